@@ -1,0 +1,1 @@
+"""Sub-commands of the `pairedbus` CLI; see pairedbus.cli."""

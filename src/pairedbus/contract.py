@@ -1,0 +1,230 @@
+"""The contract: every name and number of the spec (`shared/spec/`), stated once.
+
+Components, policies, the syphon, the sender and the Spark pipeline import from here; nothing
+else restates a backlog property, an alias, a limit or the ping content type.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from typing import Final
+
+# --- Backlog queues (paired-namespaces.md, "Backlog queues") --------------------------------
+
+BACKLOG_QUEUE_SEGMENT: Final = "x-servicebus-transfer"
+DEFAULT_BACKLOG_QUEUE_COUNT: Final = 10
+
+#: .NET TimeSpan.MaxValue (10675199 days 02:48:05.4775807) in ISO 8601, as the service reads it back.
+TIMESPAN_MAX_ISO: Final = "P10675199DT2H48M5.4775807S"
+#: TimeSpan.MaxValue in .NET ticks (100 ns); Python's timedelta cannot hold the last 0.7 µs.
+TIMESPAN_MAX_TICKS: Final = 9_223_372_036_854_775_807
+TICKS_PER_SECOND: Final = 10_000_000
+INT32_MAX: Final = 2_147_483_647
+
+#: The exact backlog-queue property table in ARM / azure-native camelCase names.
+BACKLOG_QUEUE_PROPERTIES: Final[dict[str, object]] = {
+    "maxSizeInMegabytes": 5120,
+    "maxDeliveryCount": INT32_MAX,
+    "defaultMessageTimeToLive": TIMESPAN_MAX_ISO,
+    "autoDeleteOnIdle": TIMESPAN_MAX_ISO,
+    "lockDuration": "PT1M",
+    "deadLetteringOnMessageExpiration": True,
+    "enableBatchedOperations": True,
+}
+#: Table properties whose values are ISO 8601 durations (compared as durations, not strings).
+DURATION_PROPERTIES: Final = frozenset(
+    {"defaultMessageTimeToLive", "autoDeleteOnIdle", "lockDuration", "duplicateDetectionHistoryTimeWindow"}
+)
+#: ARM camelCase name -> azure-servicebus `QueueProperties` attribute / `create_queue` keyword.
+ARM_TO_SDK_QUEUE_FIELD: Final[dict[str, str]] = {
+    "maxSizeInMegabytes": "max_size_in_megabytes",
+    "maxDeliveryCount": "max_delivery_count",
+    "defaultMessageTimeToLive": "default_message_time_to_live",
+    "autoDeleteOnIdle": "auto_delete_on_idle",
+    "lockDuration": "lock_duration",
+    "deadLetteringOnMessageExpiration": "dead_lettering_on_message_expiration",
+    "enableBatchedOperations": "enable_batched_operations",
+    "enablePartitioning": "enable_partitioning",
+    "requiresSession": "requires_session",
+    "requiresDuplicateDetection": "requires_duplicate_detection",
+}
+#: Partitioning is the one property beyond the table a backlog queue may carry, and only where
+#: its namespace requires it (Premium with >= 2 messaging partitions).
+BACKLOG_PARTITIONING_PROPERTY: Final = "enablePartitioning"
+
+_BACKLOG_NAME = re.compile(rf"^(?P<primary>[^/]+)/{BACKLOG_QUEUE_SEGMENT}/(?P<index>0|[1-9][0-9]*)$")
+
+
+def backlog_queue_prefix(primary_namespace: str) -> str:
+    """`contoso` -> `contoso/x-servicebus-transfer/`: every backlog queue name starts with it."""
+    return f"{primary_namespace}/{BACKLOG_QUEUE_SEGMENT}/"
+
+
+def backlog_queue_name(primary_namespace: str, index: int) -> str:
+    """The index-th backlog queue for a primary namespace, e.g. `contoso/x-servicebus-transfer/0`."""
+    if index < 0:
+        raise ValueError(f"backlog queue index must be >= 0, got {index}")
+    return f"{backlog_queue_prefix(primary_namespace)}{index}"
+
+
+def backlog_queue_names(primary_namespace: str, count: int) -> list[str]:
+    return [backlog_queue_name(primary_namespace, i) for i in range(count)]
+
+
+def parse_backlog_queue_name(name: str) -> tuple[str, int] | None:
+    """(primary namespace, index) for a backlog queue name, or None for any other entity name."""
+    match = _BACKLOG_NAME.match(name)
+    if match is None:
+        return None
+    return match["primary"], int(match["index"])
+
+
+def is_backlog_queue_name(name: str) -> bool:
+    return parse_backlog_queue_name(name) is not None
+
+
+# --- ISO 8601 durations, exact to the .NET tick ---------------------------------------------
+
+_ISO_DURATION = re.compile(
+    r"^P(?:(?P<days>\d+)D)?(?:T(?:(?P<hours>\d+)H)?(?:(?P<minutes>\d+)M)?"
+    r"(?:(?P<seconds>\d+)(?:\.(?P<fraction>\d{1,7}))?S)?)?$"
+)
+
+
+def duration_ticks(value: str | timedelta) -> int:
+    """An ISO 8601 duration (days and time parts, as Service Bus writes them) or a timedelta, in
+    100 ns ticks. Raises ValueError for anything else."""
+    if isinstance(value, timedelta):
+        return ((value.days * 86_400 + value.seconds) * 1_000_000 + value.microseconds) * 10
+    match = _ISO_DURATION.match(value) if isinstance(value, str) and value != "P" else None
+    if match is None or value.endswith("T"):
+        raise ValueError(f"not an ISO 8601 duration: {value!r}")
+    seconds = (
+        int(match["days"] or 0) * 86_400
+        + int(match["hours"] or 0) * 3_600
+        + int(match["minutes"] or 0) * 60
+        + int(match["seconds"] or 0)
+    )
+    fraction = (match["fraction"] or "").ljust(7, "0")
+    return seconds * TICKS_PER_SECOND + int(fraction)
+
+
+def duration_timedelta(value: str | timedelta) -> timedelta:
+    """A duration as a timedelta; TimeSpan.MaxValue maps to its nearest microsecond."""
+    return timedelta(microseconds=duration_ticks(value) // 10)
+
+
+def durations_equal(a: str | timedelta, b: str | timedelta) -> bool:
+    """Equal to within the microsecond that Python's timedelta can represent."""
+    return abs(duration_ticks(a) - duration_ticks(b)) < 10
+
+
+def backlog_value_matches(prop: str, expected: object, actual: object) -> bool:
+    """Whether a live or declared value equals the table's, comparing durations as durations."""
+    if prop in DURATION_PROPERTIES:
+        try:
+            return actual is not None and durations_equal(expected, actual)  # type: ignore[arg-type]
+        except ValueError:
+            return False
+    if isinstance(expected, bool) or isinstance(actual, bool):
+        return expected is actual
+    return expected == actual
+
+
+# --- Failover sender and pings (paired-namespaces.md, "The failover sender", "Pings") -------
+
+#: Properties cleared on a parked message and stored under these application-property aliases.
+ALIAS_PATH: Final = "x-ms-path"
+ALIAS_SESSION_ID: Final = "x-ms-sessionid"
+ALIAS_TIME_TO_LIVE: Final = "x-ms-timetolive"  # integer milliseconds
+#: Erratum: the public table says `x-ms-path`; see paired-namespaces.md.
+ALIAS_SCHEDULED_ENQUEUE_TIME: Final = "x-ms-scheduledenqueuetimeutc"
+ALIASES: Final = (ALIAS_PATH, ALIAS_SESSION_ID, ALIAS_TIME_TO_LIVE, ALIAS_SCHEDULED_ENQUEUE_TIME)
+
+PING_CONTENT_TYPE: Final = "application/vnd.ms-servicebus-ping"
+PING_TIME_TO_LIVE: Final = timedelta(seconds=1)
+
+DEFAULT_FAILOVER_INTERVAL: Final = timedelta(minutes=1)
+MIN_FAILOVER_INTERVAL: Final = timedelta(0)
+MAX_FAILOVER_INTERVAL: Final = timedelta(minutes=60)
+DEFAULT_PING_PRIMARY_INTERVAL: Final = timedelta(minutes=1)
+MIN_PING_PRIMARY_INTERVAL: Final = timedelta(seconds=1)
+MAX_PING_PRIMARY_INTERVAL: Final = timedelta(minutes=30)
+
+#: The message-size limit failover must respect once aliases are added (256 KB).
+MAX_MESSAGE_SIZE_BYTES: Final = 256 * 1024
+
+# --- Syphon and cost (paired-namespaces.md, "The syphon", "Close/fault behaviour") ----------
+
+SYPHON_LONG_POLL: Final = timedelta(minutes=15)
+SYPHON_RECEIVES_PER_HOUR_PER_QUEUE: Final = int(timedelta(hours=1) / SYPHON_LONG_POLL)  # 4
+#: A message through the backlog is billed four times: send/receive backlog, send/receive primary.
+BILLED_OPERATIONS_PER_BACKLOGGED_MESSAGE: Final = 4
+#: Of those, the two hops a message would not make without pairing.
+EXTRA_OPERATIONS_PER_BACKLOGGED_MESSAGE: Final = 2
+CLOSE_FAULT_GRACE: Final = timedelta(seconds=5)
+#: Dead-letter reason when a parked message's time to live ran out in the backlog.
+DEAD_LETTER_TTL_EXPIRED_IN_BACKLOG: Final = "TTLExpiredInBacklog"
+
+# --- Tiers, partitioning and limits (partitioning.md) ---------------------------------------
+
+SKU_STANDARD: Final = "Standard"
+SKU_PREMIUM: Final = "Premium"
+SKUS: Final = (SKU_STANDARD, SKU_PREMIUM)
+MEGABYTES_PER_GIGABYTE: Final = 1024
+STANDARD_ENTITY_SIZES_MB: Final = tuple(g * MEGABYTES_PER_GIGABYTE for g in (1, 2, 3, 4, 5))
+PREMIUM_ENTITY_SIZES_MB: Final = tuple(g * MEGABYTES_PER_GIGABYTE for g in (1, 2, 3, 4, 5, 10, 20, 40, 80))
+ENTITY_SIZES_MB: Final = {SKU_STANDARD: STANDARD_ENTITY_SIZES_MB, SKU_PREMIUM: PREMIUM_ENTITY_SIZES_MB}
+DEFAULT_ENTITY_SIZE_MB: Final = 1 * MEGABYTES_PER_GIGABYTE
+#: Fragments the service makes for a partitioned entity; a Standard partitioned entity reports
+#: this many times its configured size (5 GB -> 80 GB).
+PARTITIONS_PER_ENTITY: Final = {SKU_STANDARD: 16, SKU_PREMIUM: 2}
+PREMIUM_MESSAGING_PARTITIONS: Final = (1, 2, 4)
+MIN_PREMIUM_PARTITIONS_FOR_ENTITIES: Final = 2
+MAX_PARTITIONED_ENTITIES_PER_STANDARD_NAMESPACE: Final = 100
+MAX_ENTITIES_PER_NAMESPACE: Final = 10_000
+#: Client operation timeout must exceed this so the service can re-route to another fragment.
+MIN_CLIENT_OPERATION_TIMEOUT: Final = timedelta(seconds=15)
+RECOMMENDED_CLIENT_OPERATION_TIMEOUT: Final = timedelta(seconds=60)
+
+# --- Names --------------------------------------------------------------------------------
+
+NAMESPACE_NAME_MIN: Final = 6
+NAMESPACE_NAME_MAX: Final = 50
+NAMESPACE_NAME_PATTERN: Final = re.compile(r"^[A-Za-z][A-Za-z0-9-]*$")
+NAMESPACE_NAME_FORBIDDEN_SUFFIXES: Final = ("-", "-sb", "-mgmt")
+ENTITY_NAME_MAX: Final = 260
+SUBSCRIPTION_NAME_MAX: Final = 50
+
+# --- Security baseline ----------------------------------------------------------------------
+
+MINIMUM_TLS_VERSION: Final = "1.2"
+
+#: Built-in Azure role definition ids (the same GUID in every subscription).
+ROLE_SERVICE_BUS_DATA_OWNER: Final = "090c5cfd-751d-490a-894a-3ce6f1109419"
+ROLE_SERVICE_BUS_DATA_SENDER: Final = "69a216fc-b8fb-44d8-bc22-1f3c2cd27a39"
+ROLE_SERVICE_BUS_DATA_RECEIVER: Final = "4f6d3b9b-027b-4f4c-9142-0e5a2a2247e0"
+ROLE_ACR_PULL: Final = "7f951dda-4ed3-4680-a7ca-43fe172d538d"
+
+# --- Resource type tokens (components and policies agree on these) --------------------------
+
+PACKAGE: Final = "pairedbus"
+TYPE_NAMESPACE: Final = "azure-native:servicebus:Namespace"
+TYPE_QUEUE: Final = "azure-native:servicebus:Queue"
+TYPE_TOPIC: Final = "azure-native:servicebus:Topic"
+TYPE_SUBSCRIPTION: Final = "azure-native:servicebus:Subscription"
+#: Pulumi gives every Python dynamic resource this type; the backlog queue is recognised by
+#: carrying `queueName` and `namespaceName` inputs.
+TYPE_DYNAMIC_RESOURCE: Final = "pulumi-python:dynamic:Resource"
+QUEUE_LIKE_TYPES: Final = frozenset({TYPE_QUEUE, TYPE_DYNAMIC_RESOURCE})
+
+
+def service_bus_fqdn(namespace_name: str) -> str:
+    """The data-plane host of a namespace in Azure's public cloud."""
+    return f"{namespace_name}.servicebus.windows.net"
+
+
+def namespace_from_fqdn(fqdn: str) -> str:
+    """The namespace name (first DNS label) of a fully qualified namespace."""
+    return fqdn.split(".", 1)[0]

@@ -1,0 +1,7 @@
+"""Errors a user can fix: the CLI prints them as one line and exits non-zero, no traceback."""
+
+
+class UserError(Exception):
+    """Bad input: a flag, a file or a config value. The message names it and what was expected."""
+
+    exit_code = 2

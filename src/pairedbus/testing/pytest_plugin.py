@@ -1,0 +1,1 @@
+"""pytest plugin registered by the pairedbus package (fixtures for the Service Bus fake)."""
