@@ -115,6 +115,20 @@ def duration_timedelta(value: str | timedelta) -> timedelta:
     return timedelta(microseconds=duration_ticks(value) // 10)
 
 
+def iso_duration(value: str | timedelta | int) -> str:
+    """A duration (ISO string, timedelta or ticks) as Service Bus writes it: `P{d}DT{h}H{m}M{s}S`."""
+    ticks = value if isinstance(value, int) else duration_ticks(value)
+    seconds, fraction = divmod(ticks, TICKS_PER_SECOND)
+    days, seconds = divmod(seconds, 86_400)
+    hours, seconds = divmod(seconds, 3_600)
+    minutes, seconds = divmod(seconds, 60)
+    time = "".join(f"{n}{unit}" for n, unit in ((hours, "H"), (minutes, "M")) if n)
+    if seconds or fraction:
+        time += f"{seconds}.{fraction:07d}".rstrip("0").rstrip(".") + "S"
+    text = "P" + (f"{days}D" if days else "") + (f"T{time}" if time else "")
+    return text if text != "P" else "PT0S"
+
+
 def durations_equal(a: str | timedelta, b: str | timedelta) -> bool:
     """Equal to within the microsecond that Python's timedelta can represent."""
     return abs(duration_ticks(a) - duration_ticks(b)) < 10
@@ -183,6 +197,18 @@ PARTITIONS_PER_ENTITY: Final = {SKU_STANDARD: 16, SKU_PREMIUM: 2}
 PREMIUM_MESSAGING_PARTITIONS: Final = (1, 2, 4)
 MIN_PREMIUM_PARTITIONS_FOR_ENTITIES: Final = 2
 MAX_PARTITIONED_ENTITIES_PER_STANDARD_NAMESPACE: Final = 100
+
+
+def configured_size_mb(reported_mb: int, *, partitioned: bool, expected_mb: int | None = None) -> int:
+    """The size an entity was configured with, from the size the service reports for it.
+
+    The service reports a partitioned entity's size summed over its fragments (16 x 5120 = 81920
+    on Standard). Given the expected size, a reported multiple for either tier maps back to it.
+    """
+    if partitioned and expected_mb is not None and reported_mb != expected_mb:
+        if reported_mb in {expected_mb * n for n in PARTITIONS_PER_ENTITY.values()}:
+            return expected_mb
+    return reported_mb
 MAX_ENTITIES_PER_NAMESPACE: Final = 10_000
 #: Client operation timeout must exceed this so the service can re-route to another fragment.
 MIN_CLIENT_OPERATION_TIMEOUT: Final = timedelta(seconds=15)
@@ -214,10 +240,25 @@ TYPE_NAMESPACE: Final = "azure-native:servicebus:Namespace"
 TYPE_QUEUE: Final = "azure-native:servicebus:Queue"
 TYPE_TOPIC: Final = "azure-native:servicebus:Topic"
 TYPE_SUBSCRIPTION: Final = "azure-native:servicebus:Subscription"
-#: Pulumi gives every Python dynamic resource this type; the backlog queue is recognised by
-#: carrying `queueName` and `namespaceName` inputs.
+#: Pulumi's type for a Python dynamic resource declared without a module and name.
 TYPE_DYNAMIC_RESOURCE: Final = "pulumi-python:dynamic:Resource"
-QUEUE_LIKE_TYPES: Final = frozenset({TYPE_QUEUE, TYPE_DYNAMIC_RESOURCE})
+#: The backlog queue's dynamic resource (`pulumi.dynamic.Resource`, module "pairedbus").
+TYPE_BACKLOG_QUEUE: Final = "pulumi-python:dynamic/pairedbus:BacklogQueue"
+#: Types that may carry a queue: a dynamic resource is queue-like when it has `queueName` and
+#: `namespaceName` inputs.
+QUEUE_LIKE_TYPES: Final = frozenset({TYPE_QUEUE, TYPE_BACKLOG_QUEUE, TYPE_DYNAMIC_RESOURCE})
+
+
+#: This project's component tokens (`<package>:<module>:<Type>`).
+TYPE_NAMESPACE_PAIR: Final = f"{PACKAGE}:namespaces:NamespacePair"
+TYPE_BACKLOG_QUEUES: Final = f"{PACKAGE}:backlog:BacklogQueues"
+TYPE_MESSAGING_ENTITIES: Final = f"{PACKAGE}:entities:MessagingEntities"
+TYPE_SYPHON_HOST: Final = f"{PACKAGE}:syphon:SyphonHost"
+#: Tags that mark a namespace's role in a pair (read by the audit and the policies).
+TAG_ROLE: Final = "pairedbus-role"
+TAG_PAIR: Final = "pairedbus-pair"
+ROLE_PRIMARY: Final = "primary"
+ROLE_SECONDARY: Final = "secondary"
 
 
 def service_bus_fqdn(namespace_name: str) -> str:
@@ -228,3 +269,9 @@ def service_bus_fqdn(namespace_name: str) -> str:
 def namespace_from_fqdn(fqdn: str) -> str:
     """The namespace name (first DNS label) of a fully qualified namespace."""
     return fqdn.split(".", 1)[0]
+
+# --- Spark pipeline (issue 6) ---------------------------------------------------------------
+
+#: The backlog-queue name pattern as a regex source, for engines that match names without Python
+#: (Spark SQL `rlike`, DuckDB `regexp_matches`); the same expression `parse_backlog_queue_name` uses.
+BACKLOG_QUEUE_NAME_PATTERN: Final = _BACKLOG_NAME.pattern

@@ -103,6 +103,11 @@ class NamespaceConfig(_Model):
         return self.premium_messaging_partitions or 1
 
     @property
+    def messaging_units(self) -> int | None:
+        """Premium capacity in effect: as configured, else one unit per partition."""
+        return (self.capacity or self.partitions) if self.is_premium else None
+
+    @property
     def requires_partitioned_entities(self) -> bool:
         return self.is_premium and self.partitions >= contract.MIN_PREMIUM_PARTITIONS_FOR_ENTITIES
 
@@ -250,6 +255,14 @@ def _entity_problems(config: StackConfig) -> Iterable[str]:
         for j, sub_name in enumerate(sub_names):
             if sub_name in sub_names[:j]:
                 yield f"{path}.subscriptions[{j}].name: expected a name unique within topic {entity.name!r}, got {sub_name!r} twice"
+    forwards = {q.name.lower(): q.forward_to.lower() for q in config.queues if q.forward_to}
+    for i, queue in enumerate(config.queues):
+        seen_chain, current = [], queue.name.lower()
+        while current in forwards and current not in seen_chain:
+            seen_chain.append(current)
+            current = forwards[current]
+        if current == queue.name.lower() and len(seen_chain) > 1:
+            yield f"queues[{i}].forwardTo: expected no forwarding cycle, got {' -> '.join([*seen_chain, current])}"
     if ns.is_premium and entities and ns.partitions < contract.MIN_PREMIUM_PARTITIONS_FOR_ENTITIES:
         yield (
             f"primary.premiumMessagingPartitions: expected >= {contract.MIN_PREMIUM_PARTITIONS_FOR_ENTITIES} "
@@ -274,7 +287,7 @@ def _namespace_problems(config: StackConfig) -> Iterable[str]:
             if ns.premium_messaging_partitions is not None:
                 yield f"{role}.premiumMessagingPartitions: expected none for a Standard namespace, got {ns.premium_messaging_partitions}"
             continue
-        capacity = ns.capacity or 1
+        capacity = ns.messaging_units or 1
         if capacity % ns.partitions:
             yield f"{role}.capacity: expected a multiple of premiumMessagingPartitions ({ns.partitions}), got {capacity}"
     if config.primary.location.lower() == config.secondary.location.lower():
@@ -362,3 +375,16 @@ def config_from_pulumi_settings(settings: Mapping[str, str]) -> dict[str, Any]:
         for key, value in settings.items()
         if key.startswith(prefix)
     }
+
+
+def load_pulumi_stack_config() -> StackConfig:
+    """The running Pulumi program's validated config; a bad one ends the program with one line
+    per problem and no traceback (pulumi.RunError), before any resource is registered."""
+    import pulumi
+    from pulumi.runtime import config as runtime_config
+
+    settings = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
+    try:
+        return parse_stack_config(config_from_pulumi_settings(settings))
+    except StackConfigError as exc:
+        raise pulumi.RunError("invalid stack config:\n" + "\n".join(exc.problems)) from None

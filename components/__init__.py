@@ -1,0 +1,1 @@
+"""The Pulumi components of the pairedbus program, one per file."""

@@ -1,0 +1,159 @@
+"""SyphonHost: where the syphon runs, an Azure Container App with its own identity.
+
+At least one process must host the syphon (paired-namespaces.md, "Sequence"), so the app keeps
+`minReplicas >= 1`. The app's user-assigned identity gets exactly two data-plane roles: receive
+from the secondary (the backlog queues) and send to the primary (their destinations). Role
+assignments exist before the app starts, so its first receive is not refused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pulumi
+from pulumi_azure_native import app, authorization, managedidentity, operationalinsights
+
+from components.roles import role_definition_id
+from pairedbus import contract
+from pairedbus.service.endpoints import (
+    DEFAULT_PORT,
+    ENV_AZURE_CLIENT_ID,
+    ENV_PRIMARY,
+    ENV_SECONDARY,
+    HEALTH_PATH,
+)
+from pairedbus.stack_config import SyphonConfig
+
+CONTAINER_NAME = "syphon"
+SERVICE_PRINCIPAL = "ServicePrincipal"
+LOG_ANALYTICS_SKU = "PerGB2018"
+
+#: Probe timings (seconds). Startup allows two minutes for the first AMQP links and token; after
+#: that three failed checks in a row restart (liveness) or unroute (readiness) the replica.
+_STARTUP = {"period_seconds": 5, "failure_threshold": 24, "timeout_seconds": 3}
+_LIVENESS = {"period_seconds": 10, "failure_threshold": 3, "timeout_seconds": 5}
+_READINESS = {"period_seconds": 10, "failure_threshold": 3, "timeout_seconds": 5}
+
+
+@dataclass
+class SyphonHostArgs:
+    config: SyphonConfig
+    location: pulumi.Input[str]
+    resource_group_name: pulumi.Input[str]
+    primary_namespace_id: pulumi.Input[str]
+    secondary_namespace_id: pulumi.Input[str]
+    primary_fqdn: pulumi.Input[str]
+    secondary_fqdn: pulumi.Input[str]
+    tags: dict[str, str] = field(default_factory=dict)
+
+
+def _probe(kind: str, timings: dict[str, int]) -> dict[str, object]:
+    return {"type": kind, "http_get": {"path": HEALTH_PATH, "port": DEFAULT_PORT}, **timings}
+
+
+class SyphonHost(pulumi.ComponentResource):
+    app_name: pulumi.Output[str]
+    fqdn: pulumi.Output[str]
+    principal_id: pulumi.Output[str]
+    client_id: pulumi.Output[str]
+
+    def __init__(self, name: str, args: SyphonHostArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(contract.TYPE_SYPHON_HOST, name, None, opts)
+        config = args.config
+        if config.min_replicas < 1:  # the model says so too; the spec needs a syphon always running
+            raise ValueError(f"syphon.minReplicas: expected >= 1, got {config.min_replicas}")
+        child = pulumi.ResourceOptions(parent=self)
+        common = {"resource_group_name": args.resource_group_name, "location": args.location, "tags": args.tags}
+
+        workspace = operationalinsights.Workspace(
+            f"{name}-logs",
+            sku={"name": LOG_ANALYTICS_SKU},
+            retention_in_days=config.log_retention_days,
+            **common,
+            opts=child,
+        )
+        shared_key = operationalinsights.get_shared_keys_output(
+            resource_group_name=args.resource_group_name,
+            workspace_name=workspace.name,
+            opts=pulumi.InvokeOutputOptions(parent=self),
+        ).primary_shared_key
+        environment = app.ManagedEnvironment(
+            f"{name}-env",
+            app_logs_configuration={
+                "destination": "log-analytics",
+                "log_analytics_configuration": {
+                    "customer_id": workspace.customer_id,
+                    "shared_key": pulumi.Output.secret(shared_key),
+                },
+            },
+            **common,
+            opts=child,
+        )
+        identity = managedidentity.UserAssignedIdentity(f"{name}-identity", **common, opts=child)
+
+        def grant(suffix: str, role_guid: str, scope: pulumi.Input[str]) -> authorization.RoleAssignment:
+            return authorization.RoleAssignment(
+                f"{name}-{suffix}",
+                principal_id=identity.principal_id,
+                principal_type=SERVICE_PRINCIPAL,
+                role_definition_id=role_definition_id(role_guid),
+                scope=scope,
+                opts=child,
+            )
+
+        grants = [
+            grant("receive-secondary", contract.ROLE_SERVICE_BUS_DATA_RECEIVER, args.secondary_namespace_id),
+            grant("send-primary", contract.ROLE_SERVICE_BUS_DATA_SENDER, args.primary_namespace_id),
+        ]
+        registries: list[dict[str, pulumi.Input[str]]] = []
+        if config.registry is not None:
+            grants.append(grant("acr-pull", contract.ROLE_ACR_PULL, config.registry.resource_id))
+            registries.append({"server": config.registry.server, "identity": identity.id})
+
+        container_app = app.ContainerApp(
+            f"{name}-app",
+            managed_environment_id=environment.id,
+            identity={"type": "UserAssigned", "user_assigned_identities": [identity.id]},
+            configuration={
+                "active_revisions_mode": "Single",
+                # Internal only: /metrics is reachable from inside the environment, nothing public.
+                "ingress": {"external": False, "target_port": DEFAULT_PORT, "transport": "http"},
+                "registries": registries or None,
+            },
+            template={
+                "containers": [
+                    {
+                        "name": CONTAINER_NAME,
+                        "image": config.image,
+                        "env": [
+                            {"name": ENV_PRIMARY, "value": args.primary_fqdn},
+                            {"name": ENV_SECONDARY, "value": args.secondary_fqdn},
+                            {"name": ENV_AZURE_CLIENT_ID, "value": identity.client_id},
+                        ],
+                        "resources": {"cpu": config.cpu, "memory": config.memory},
+                        "probes": [
+                            _probe("Startup", _STARTUP),
+                            _probe("Liveness", _LIVENESS),
+                            _probe("Readiness", _READINESS),
+                        ],
+                    }
+                ],
+                "scale": {"min_replicas": config.min_replicas, "max_replicas": config.max_replicas},
+            },
+            **common,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=grants),
+        )
+
+        self.app_name = container_app.name
+        self.fqdn = container_app.latest_revision_fqdn
+        self.principal_id = identity.principal_id
+        self.client_id = identity.client_id
+        self.register_outputs(
+            {
+                "appName": self.app_name,
+                "fqdn": self.fqdn,
+                "principalId": self.principal_id,
+                "clientId": self.client_id,
+                "workspaceId": workspace.id,
+            }
+        )

@@ -1,0 +1,76 @@
+"""What an offline render of the Pulumi program produces: the resources it would register."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class PlannedResource:
+    """One resource registration as the engine receives it.
+
+    `inputs` carry the engine's property names (camelCase, e.g. `enablePartitioning`); a value not
+    known until deployment (an output of another resource) is None. `parent` and `dependencies`
+    are URNs of other planned resources.
+    """
+
+    urn: str
+    type: str
+    name: str
+    inputs: dict[str, Any]
+    custom: bool
+    parent: str | None = None
+    dependencies: tuple[str, ...] = ()
+    property_dependencies: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    protect: bool = False
+    retain_on_delete: bool = False
+    provider: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["dependencies"] = list(self.dependencies)
+        data["property_dependencies"] = {k: list(v) for k, v in self.property_dependencies.items()}
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> PlannedResource:
+        return cls(
+            **{
+                **data,
+                "dependencies": tuple(data.get("dependencies", ())),
+                "property_dependencies": {k: tuple(v) for k, v in data.get("property_dependencies", {}).items()},
+            }
+        )
+
+
+@dataclass(frozen=True)
+class Plan:
+    project: str
+    stack: str
+    resources: tuple[PlannedResource, ...]
+    outputs: dict[str, Any] = field(default_factory=dict)
+
+    def by_urn(self) -> dict[str, PlannedResource]:
+        return {r.urn: r for r in self.resources}
+
+    def of_type(self, type_: str) -> list[PlannedResource]:
+        return [r for r in self.resources if r.type == type_]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "project": self.project,
+            "stack": self.stack,
+            "offline_render": True,
+            "resources": [r.to_json() for r in self.resources],
+            "outputs": self.outputs,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Plan:
+        return cls(
+            project=data["project"],
+            stack=data["stack"],
+            resources=tuple(PlannedResource.from_json(r) for r in data["resources"]),
+            outputs=data.get("outputs", {}),
+        )
