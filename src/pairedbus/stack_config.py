@@ -333,9 +333,10 @@ def _describe(error: Mapping[str, Any]) -> str:
     if error["type"] == "extra_forbidden":
         return "unknown key (check its spelling against the config reference in README.md)"
     message = str(error["msg"]).removeprefix("Value error, ")
-    if error["type"] in ("literal_error", "enum") or not message.startswith("expected"):
-        message = f"expected {message[0].lower()}{message[1:]}, got {error.get('input')!r}"
-    return message
+    if message.startswith("expected"):
+        return message
+    message = message.removeprefix("Input should be ").removeprefix("Input should ")
+    return f"expected {message[0].lower()}{message[1:]}, got {error.get('input')!r}"
 
 
 def _qualified(problem: str) -> str:

@@ -34,7 +34,16 @@ _ARM_PROVIDERS = {
     "azure-native:app:ContainerApp": "Microsoft.App/containerApps",
     "azure-native:managedidentity:UserAssignedIdentity": "Microsoft.ManagedIdentity/userAssignedIdentities",
 }
-_NAME_INPUTS = ("namespaceName", "workspaceName", "environmentName", "containerAppName", "resourceName")
+_NAME_INPUTS = (
+    "queueName",
+    "topicName",
+    "subscriptionName",
+    "namespaceName",
+    "workspaceName",
+    "environmentName",
+    "containerAppName",
+    "resourceName",
+)
 
 
 class PlanMocks(pulumi.runtime.Mocks):

@@ -1,0 +1,46 @@
+"""Render components with Pulumi's mock runtime (the same renderer `pairedbus plan` uses)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pulumi
+import pytest
+
+from pairedbus.plan.model import Plan, PlannedResource
+from pairedbus.plan.render import render
+
+Build = Callable[[], None]
+
+
+def render_config(config: dict[str, Any], build: Build, stack: str = "test") -> Plan:
+    """Render `build` with `config` set as this stack's `pairedbus:` config."""
+    settings = {f"pairedbus:{k}": v if isinstance(v, str) else json.dumps(v) for k, v in config.items()}
+    return render(build, project="pairedbus", stack=stack, config=settings)
+
+
+def build_core() -> None:
+    """The program's infrastructure core: the pair, its backlog queues, the entities."""
+    from components.backlog_queues import BacklogQueues, BacklogQueuesArgs
+    from components.messaging_entities import MessagingEntities, MessagingEntitiesArgs
+    from components.namespace_pair import NamespacePair, NamespacePairArgs
+    from pairedbus.stack_config import load_pulumi_stack_config
+
+    config = load_pulumi_stack_config()
+    pair = NamespacePair("pair", NamespacePairArgs(config))
+    BacklogQueues("backlog", BacklogQueuesArgs(config, pair.secondary, pair.secondary_resource_group_name))
+    MessagingEntities("entities", MessagingEntitiesArgs(config, pair.primary, pair.primary_resource_group_name))
+    pulumi.export("primaryEndpoint", pair.primary.service_bus_endpoint)
+
+
+def only(plan: Plan, type_: str, **inputs: Any) -> PlannedResource:
+    matches = [r for r in plan.of_type(type_) if all(r.inputs.get(k) == v for k, v in inputs.items())]
+    assert len(matches) == 1, f"{len(matches)} {type_} with {inputs}"
+    return matches[0]
+
+
+@pytest.fixture
+def render_core() -> Callable[[dict[str, Any]], Plan]:
+    return lambda config: render_config(config, build_core)

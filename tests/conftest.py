@@ -1,0 +1,45 @@
+"""Shared fixtures: a valid stack config to vary, and an offline render of components."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from pairedbus.stack_config import StackConfig, parse_stack_config
+
+BASE_CONFIG: dict[str, Any] = {
+    "production": False,
+    "resourceGroups": {"primary": {"name": "rg-primary"}, "secondary": {"name": "rg-secondary"}},
+    "primary": {"name": "contoso-primary", "location": "westeurope", "sku": "Standard"},
+    "secondary": {"name": "contoso-secondary", "location": "northeurope", "sku": "Standard"},
+    "backlogQueueCount": 3,
+    "queues": [
+        {"name": "orders", "requiresSession": True},
+        {"name": "invoices"},
+    ],
+    "topics": [{"name": "events", "subscriptions": [{"name": "audit"}, {"name": "billing"}]}],
+    "syphon": {"image": "example.azurecr.io/pairedbus-syphon:1.0.0"},
+}
+
+PREMIUM = {"sku": "Premium", "capacity": 2, "premiumMessagingPartitions": 2}
+
+
+@pytest.fixture
+def config_dict() -> dict[str, Any]:
+    """A fresh, valid `pairedbus:` config (keys without the prefix) to modify in a test."""
+    return copy.deepcopy(BASE_CONFIG)
+
+
+@pytest.fixture
+def premium_config_dict(config_dict: dict[str, Any]) -> dict[str, Any]:
+    config_dict["primary"].update(PREMIUM)
+    config_dict["secondary"].update(PREMIUM)
+    return config_dict
+
+
+@pytest.fixture
+def make_config() -> Callable[[dict[str, Any]], StackConfig]:
+    return parse_stack_config
