@@ -26,6 +26,8 @@ class PlannedResource:
     protect: bool = False
     retain_on_delete: bool = False
     provider: str | None = None
+    #: How many aliases (type or name history) the registration carried to the engine.
+    aliases: int = 0
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

@@ -1,0 +1,235 @@
+"""SyphonHost rendered offline with Pulumi's mock runtime: what it would register, input by input."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import pytest
+
+from pairedbus import contract
+from pairedbus.plan.model import Plan, PlannedResource
+from pairedbus.plan.render import FAKE_SUBSCRIPTION_ID, render
+from pairedbus.service.endpoints import DEFAULT_PORT, ENV_AZURE_CLIENT_ID, ENV_PRIMARY, ENV_SECONDARY, HEALTH_PATH
+from pairedbus.stack_config import SyphonConfig
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:  # `components` is the Pulumi program's package at the repo root
+    sys.path.insert(0, str(ROOT))
+
+from components import syphon_host  # noqa: E402
+from components.syphon_host import SyphonHost, SyphonHostArgs  # noqa: E402
+
+PRIMARY_ID = (
+    f"/subscriptions/{FAKE_SUBSCRIPTION_ID}/resourceGroups/rg-p/providers/Microsoft.ServiceBus/namespaces/contoso"
+)
+SECONDARY_ID = (
+    f"/subscriptions/{FAKE_SUBSCRIPTION_ID}/resourceGroups/rg-s/providers/Microsoft.ServiceBus/namespaces/contoso-dr"
+)
+REGISTRY_ID = (
+    f"/subscriptions/{FAKE_SUBSCRIPTION_ID}/resourceGroups/rg-acr/providers/Microsoft.ContainerRegistry/registries/acme"
+)
+
+ROLE_ASSIGNMENT = "azure-native:authorization:RoleAssignment"
+CONTAINER_APP = "azure-native:app:ContainerApp"
+IDENTITY = "azure-native:managedidentity:UserAssignedIdentity"
+WORKSPACE = "azure-native:operationalinsights:Workspace"
+ENVIRONMENT = "azure-native:app:ManagedEnvironment"
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _event_loop_for_pulumi() -> Iterator[None]:
+    """Pulumi's runtime asks for the current loop; async tests earlier in the session leave none."""
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    yield
+    asyncio.set_event_loop(None)
+    loop.close()
+
+
+def _role_id(guid: str) -> str:
+    return f"/subscriptions/{FAKE_SUBSCRIPTION_ID}/providers/Microsoft.Authorization/roleDefinitions/{guid}"
+
+
+def _render(**config: Any) -> tuple[Plan, dict[str, Any]]:
+    syphon_config = SyphonConfig.model_validate({"image": "acme.azurecr.io/pairedbus:1.2.3", **config})
+    registered: dict[str, Any] = {}
+
+    def program() -> None:
+        host = SyphonHost(
+            "syphon",
+            SyphonHostArgs(
+                config=syphon_config,
+                location="westeurope",
+                resource_group_name="rg-p",
+                primary_namespace_id=PRIMARY_ID,
+                secondary_namespace_id=SECONDARY_ID,
+                primary_fqdn=contract.service_bus_fqdn("contoso"),
+                secondary_fqdn=contract.service_bus_fqdn("contoso-dr"),
+                tags={"team": "messaging"},
+            ),
+        )
+        registered["host"] = host
+        pulumi.export("appName", host.app_name)
+        pulumi.export("fqdn", host.fqdn)
+        pulumi.export("principalId", host.principal_id)
+
+    plan = render(program, project="pairedbus", stack="test")
+    return plan, registered
+
+
+def _one(plan: Plan, type_: str) -> PlannedResource:
+    (resource,) = plan.of_type(type_)
+    return resource
+
+
+def _container(app: PlannedResource) -> dict[str, Any]:
+    (container,) = app.inputs["template"]["containers"]
+    return container
+
+
+@pytest.fixture(scope="module")
+def plain() -> Plan:
+    return _render()[0]
+
+
+@pytest.fixture(scope="module")
+def with_registry() -> Plan:
+    return _render(registry={"server": "acme.azurecr.io", "resourceId": REGISTRY_ID})[0]
+
+
+def test_component_has_the_contract_type_and_parents_every_child(plain: Plan) -> None:
+    (component,) = plain.of_type(contract.TYPE_SYPHON_HOST)
+    children = [r for r in plain.resources if r is not component]
+    assert {r.type for r in children} == {WORKSPACE, ENVIRONMENT, IDENTITY, ROLE_ASSIGNMENT, CONTAINER_APP}
+    assert all(r.parent == component.urn for r in children)
+
+
+def test_identity_gets_exactly_receiver_on_secondary_and_sender_on_primary(plain: Plan) -> None:
+    identity = _one(plain, IDENTITY)
+    grants = {(r.inputs["roleDefinitionId"], r.inputs["scope"]) for r in plain.of_type(ROLE_ASSIGNMENT)}
+    assert grants == {
+        (_role_id(contract.ROLE_SERVICE_BUS_DATA_RECEIVER), SECONDARY_ID),
+        (_role_id(contract.ROLE_SERVICE_BUS_DATA_SENDER), PRIMARY_ID),
+    }
+    for assignment in plain.of_type(ROLE_ASSIGNMENT):
+        assert assignment.inputs["principalType"] == "ServicePrincipal"
+        assert assignment.inputs["principalId"] == "syphon-identity-principal"
+        assert identity.urn in assignment.property_dependencies["principalId"]
+
+
+def test_registry_adds_acr_pull_and_pulls_with_the_identity(with_registry: Plan) -> None:
+    grants = {(r.inputs["roleDefinitionId"], r.inputs["scope"]) for r in with_registry.of_type(ROLE_ASSIGNMENT)}
+    assert (_role_id(contract.ROLE_ACR_PULL), REGISTRY_ID) in grants
+    assert len(grants) == 3
+    identity = _one(with_registry, IDENTITY)
+    app = _one(with_registry, CONTAINER_APP)
+    identity_id = f"/subscriptions/{FAKE_SUBSCRIPTION_ID}/resourceGroups/rg-p/providers/Microsoft.ManagedIdentity/userAssignedIdentities/syphon-identity"
+    assert app.inputs["configuration"]["registries"] == [{"server": "acme.azurecr.io", "identity": identity_id}]
+    assert identity.urn in app.dependencies
+
+
+def test_without_registry_there_is_no_acr_pull_and_no_registries(plain: Plan) -> None:
+    roles = {r.inputs["roleDefinitionId"] for r in plain.of_type(ROLE_ASSIGNMENT)}
+    assert _role_id(contract.ROLE_ACR_PULL) not in roles
+    assert "registries" not in _one(plain, CONTAINER_APP).inputs["configuration"]
+
+
+def test_container_app_depends_on_every_role_assignment(with_registry: Plan) -> None:
+    app = _one(with_registry, CONTAINER_APP)
+    grants = {r.urn for r in with_registry.of_type(ROLE_ASSIGNMENT)}
+    assert len(grants) == 3
+    assert grants <= set(app.dependencies)
+
+
+def test_container_runs_the_configured_image_with_the_pair_and_identity_in_its_env(plain: Plan) -> None:
+    container = _container(_one(plain, CONTAINER_APP))
+    assert container["image"] == "acme.azurecr.io/pairedbus:1.2.3"
+    env = {e["name"]: e["value"] for e in container["env"]}
+    assert env == {
+        ENV_PRIMARY: "contoso.servicebus.windows.net",
+        ENV_SECONDARY: "contoso-dr.servicebus.windows.net",
+        ENV_AZURE_CLIENT_ID: "syphon-identity-client",
+    }
+    assert container["resources"] == {"cpu": 0.5, "memory": "1Gi"}
+
+
+def test_user_assigned_identity_is_attached(plain: Plan) -> None:
+    app = _one(plain, CONTAINER_APP)
+    assert app.inputs["identity"]["type"] == "UserAssigned"
+    (identity_id,) = app.inputs["identity"]["userAssignedIdentities"]
+    assert identity_id.endswith("/userAssignedIdentities/syphon-identity")
+
+
+def test_replicas_come_from_config_and_at_least_one_syphon_always_runs(plain: Plan) -> None:
+    assert _one(plain, CONTAINER_APP).inputs["template"]["scale"] == {"minReplicas": 1, "maxReplicas": 1}
+    scaled, _ = _render(minReplicas=2, maxReplicas=4, cpu=1.0, memory="2Gi")
+    app = _one(scaled, CONTAINER_APP)
+    assert app.inputs["template"]["scale"] == {"minReplicas": 2, "maxReplicas": 4}
+    assert _container(app)["resources"] == {"cpu": 1.0, "memory": "2Gi"}
+
+
+def test_zero_min_replicas_is_refused_even_if_the_model_was_bypassed() -> None:
+    config = SyphonConfig.model_construct(**{**SyphonConfig(image="x").model_dump(), "min_replicas": 0})
+    args = SyphonHostArgs(
+        config=config,
+        location="westeurope",
+        resource_group_name="rg",
+        primary_namespace_id=PRIMARY_ID,
+        secondary_namespace_id=SECONDARY_ID,
+        primary_fqdn="a",
+        secondary_fqdn="b",
+    )
+    with pytest.raises(ValueError, match=r"minReplicas: expected >= 1"):
+        render(lambda: SyphonHost("syphon", args), project="pairedbus", stack="test")
+
+
+def test_liveness_and_readiness_probe_healthz_on_the_service_port(plain: Plan) -> None:
+    probes = {p["type"]: p for p in _container(_one(plain, CONTAINER_APP))["probes"]}
+    assert {"Liveness", "Readiness"} <= set(probes)
+    for probe in probes.values():
+        assert probe["httpGet"] == {"path": HEALTH_PATH, "port": DEFAULT_PORT}
+        assert probe["periodSeconds"] > 0 and probe["failureThreshold"] >= 1
+
+
+def test_ingress_is_internal_only(plain: Plan) -> None:
+    ingress = _one(plain, CONTAINER_APP).inputs["configuration"]["ingress"]
+    assert ingress["external"] is False
+    assert ingress["targetPort"] == DEFAULT_PORT
+
+
+def test_logs_go_to_a_workspace_with_the_configured_retention_and_the_key_stays_secret(mocker: Any) -> None:
+    environment_args = mocker.spy(syphon_host.app, "ManagedEnvironment")
+    plan, _ = _render(logRetentionDays=90)
+    workspace = _one(plan, WORKSPACE)
+    assert workspace.inputs["retentionInDays"] == 90
+    assert workspace.inputs["sku"] == {"name": "PerGB2018"}
+    logs = environment_args.call_args.kwargs["app_logs_configuration"]
+    assert logs["destination"] == "log-analytics"
+    environment = _one(plan, ENVIRONMENT)
+    # The shared key makes the whole block secret: the workspace key never lands in plain state.
+    assert environment.inputs["appLogsConfiguration"] in ("[secret]", {"secret": True})
+    assert workspace.urn in environment.property_dependencies["appLogsConfiguration"]
+    app = _one(plan, CONTAINER_APP)
+    assert environment.urn in app.property_dependencies["managedEnvironmentId"]
+
+
+def test_every_resource_carries_the_stack_tags(plain: Plan) -> None:
+    for resource in (_one(plain, t) for t in (WORKSPACE, ENVIRONMENT, IDENTITY, CONTAINER_APP)):
+        assert resource.inputs["tags"] == {"team": "messaging"}
+
+
+def test_outputs_name_the_app_its_fqdn_and_the_identity(mocker: Any) -> None:
+    register_outputs = mocker.spy(SyphonHost, "register_outputs")
+    plan, _ = _render()
+    assert plan.outputs == {
+        "appName": "syphon-app",
+        "fqdn": "syphon-app.internal.example",
+        "principalId": "syphon-identity-principal",
+    }
+    (call,) = register_outputs.call_args_list
+    assert {"appName", "fqdn", "principalId"} <= set(call.args[1])
