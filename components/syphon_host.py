@@ -33,6 +33,11 @@ LOG_ANALYTICS_SKU = "PerGB2018"
 _STARTUP = {"period_seconds": 5, "failure_threshold": 24, "timeout_seconds": 3}
 _LIVENESS = {"period_seconds": 10, "failure_threshold": 3, "timeout_seconds": 5}
 _READINESS = {"period_seconds": 10, "failure_threshold": 3, "timeout_seconds": 5}
+#: On SIGTERM the syphon settles what it holds. Waiting longer than a backlog message's lock is
+#: pointless: by then the broker has released it for redelivery anyway.
+TERMINATION_GRACE_SECONDS = int(
+    contract.duration_timedelta(str(contract.BACKLOG_QUEUE_PROPERTIES["lockDuration"])).total_seconds()
+)
 
 
 @dataclass
@@ -139,6 +144,7 @@ class SyphonHost(pulumi.ComponentResource):
                     }
                 ],
                 "scale": {"min_replicas": config.min_replicas, "max_replicas": config.max_replicas},
+                "termination_grace_period_seconds": TERMINATION_GRACE_SECONDS,
             },
             **common,
             opts=pulumi.ResourceOptions(parent=self, depends_on=grants),

@@ -16,6 +16,20 @@ from pairedbus.errors import UserError
 from pairedbus.stack_config import StackConfigError
 
 COMMAND_MODULES = ("plan", "drift", "syphon", "drill", "inventory", "metrics", "audit")
+#: Top-level module of an optional dependency -> the extra that installs it.
+OPTIONAL_MODULES = {
+    "pulumi": "iac",
+    "pulumi_azure_native": "iac",
+    "pulumi_policy": "iac",
+    "pyspark": "audit",
+    "azure.mgmt": "audit",
+    "azure.monitor": "audit",
+}
+
+
+def _missing_extra(exc: ModuleNotFoundError) -> str | None:
+    name = exc.name or ""
+    return next((extra for module, extra in OPTIONAL_MODULES.items() if name == module or name.startswith(module + ".")), None)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -46,6 +60,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UserError as exc:
         print(f"pairedbus: error: {exc}", file=sys.stderr)
         return exc.exit_code
+    except ModuleNotFoundError as exc:
+        extra = _missing_extra(exc)
+        if extra is None:
+            raise
+        print(f"pairedbus: error: '{args.command}' needs {exc.name}: pip install 'pairedbus[{extra}]'", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130
 

@@ -114,3 +114,31 @@ def test_secure_values_are_masked_not_decrypted(project_copy: Path) -> None:
     settings, secrets = PulumiProject.find(project_copy).stack_settings("dev")
     assert secrets == ["azure-native:clientSecret"]
     assert settings["azure-native:clientSecret"] == "[secret]"
+
+
+def test_baseline_catches_a_partitioning_flip_unless_replacement_is_allowed(project_copy: Path, tmp_path: Path, capsys) -> None:
+    baseline = tmp_path / "baseline.json"
+    assert main(["plan", "dev", "--project-dir", str(project_copy), "--json", str(baseline)]) == 0
+    path = project_copy / "stacks" / "Pulumi.dev.yaml"
+    document = yaml.safe_load(path.read_text())
+    document["config"]["pairedbus:queues"][1]["enablePartitioning"] = False
+    path.write_text(yaml.safe_dump(document))
+    capsys.readouterr()
+
+    assert main(["plan", "dev", "--project-dir", str(project_copy), "--baseline", str(baseline)]) == 1
+    out = capsys.readouterr().out
+    assert "invoices" in out and "enablePartitioning" in out
+    assert main(["plan", "dev", "--project-dir", str(project_copy), "--baseline", str(baseline), "--allow-replace"]) == 0
+
+
+def test_plan_json_carries_the_gate_verdict(tmp_path: Path) -> None:
+    out = tmp_path / "plan.json"
+    assert main(["plan", "prod", "--project-dir", str(REPO), "--json", str(out)]) == 0
+    document = json.loads(out.read_text())
+    assert document["policy"]["violations"] == []
+
+
+def test_a_missing_baseline_file_is_a_one_line_error(capsys) -> None:
+    assert main(["plan", "dev", "--project-dir", str(REPO), "--baseline", "/nonexistent/plan.json"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "baseline" in err

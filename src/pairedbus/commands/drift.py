@@ -1,0 +1,67 @@
+"""`pairedbus drift --secondary FQDN --primary-name NAME`: live backlog queues against the table."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from pairedbus import contract
+from pairedbus.errors import UserError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "drift",
+        help="compare the live backlog queues of a secondary namespace with the backlog table",
+        description="List NAME/x-servicebus-transfer/* in the secondary through the data plane (signing in "
+        "with DefaultAzureCredential) and report every property off the table, missing indices and queues "
+        "beyond --count. Exit 1 on drift, 0 when clean.",
+    )
+    parser.add_argument(
+        "--secondary", required=True, metavar="FQDN", help="e.g. contoso-backlog.servicebus.windows.net"
+    )
+    parser.add_argument(
+        "--primary-name", required=True, metavar="NAME", help="the primary namespace: the queues' prefix"
+    )
+    parser.add_argument(
+        "--count",
+        type=int,
+        default=contract.DEFAULT_BACKLOG_QUEUE_COUNT,
+        help=f"configured backlogQueueCount (default {contract.DEFAULT_BACKLOG_QUEUE_COUNT})",
+    )
+    parser.add_argument("--json", type=Path, metavar="FILE", help="also write the report as JSON")
+    parser.set_defaults(handler=run)
+
+
+def _validate(args: argparse.Namespace) -> None:
+    if "." not in args.secondary or "/" in args.secondary or ":" in args.secondary:
+        raise UserError(
+            f"--secondary: expected a fully qualified namespace such as "
+            f"{contract.service_bus_fqdn('NAME')}, got {args.secondary!r}"
+        )
+    if not contract.NAMESPACE_NAME_PATTERN.match(args.primary_name) or "." in args.primary_name:
+        raise UserError(f"--primary-name: expected a namespace name (not an FQDN), got {args.primary_name!r}")
+    if not 1 <= args.count <= contract.MAX_ENTITIES_PER_NAMESPACE:
+        raise UserError(f"--count: expected 1..{contract.MAX_ENTITIES_PER_NAMESPACE}, got {args.count}")
+
+
+def run(args: argparse.Namespace) -> int:
+    _validate(args)
+    from azure.core.exceptions import AzureError
+
+    from pairedbus.drift import check_live_backlog
+
+    try:
+        report = check_live_backlog(args.secondary, args.primary_name, args.count)
+    except AzureError as exc:
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UserError(f"--secondary {args.secondary}: {type(exc).__name__}: {first_line}") from None
+    for line in report.lines():
+        print(line)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(report.to_json(), indent=2) + "\n")
+        print(f"Wrote {args.json}", file=sys.stderr)
+    return 1 if report.drifted else 0

@@ -1,0 +1,142 @@
+"""Drift of live backlog queues: what the secondary namespace really holds, against the table.
+
+Lists `<primary>/x-servicebus-transfer/*` through the data plane and applies the same
+`check_backlog_queue` the policy pack applies to declarations, in live mode (service defaults
+present, sizes partition-aware, durations as durations). Missing indices and queues beyond the
+configured count are drift too; extras are never deleted (the spec keeps them), only reported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from azure.core.exceptions import HttpResponseError
+from azure.identity import DefaultAzureCredential
+from azure.servicebus.management import NamespaceProperties, QueueProperties, ServiceBusAdministrationClient
+
+from pairedbus import contract
+from pairedbus.rules import Finding, check_backlog_queue
+
+
+class AdministrationClient(Protocol):
+    def get_namespace_properties(self) -> NamespaceProperties: ...
+
+    def list_queues(self) -> Iterable[QueueProperties]: ...
+
+
+def live_properties(queue: QueueProperties) -> dict[str, object]:
+    """A queue's properties under their ARM names, as the rules read them."""
+    values = {arm: getattr(queue, sdk, None) for arm, sdk in contract.ARM_TO_SDK_QUEUE_FIELD.items()}
+    return {k: v for k, v in values.items() if v is not None}
+
+
+@dataclass(frozen=True)
+class DriftReport:
+    secondary: str
+    primary_name: str
+    count: int
+    sku: str | None
+    found: tuple[str, ...]
+    findings: tuple[Finding, ...] = ()
+    missing: tuple[str, ...] = ()
+    #: Backlog-looking names beyond the configured count (or not a valid index at all).
+    extra: tuple[str, ...] = ()
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def drifted(self) -> bool:
+        return bool(self.findings or self.missing or self.extra)
+
+    def lines(self) -> list[str]:
+        head = (
+            f"{self.secondary} ({self.sku or 'tier unknown'}): {self.count} backlog queues expected for primary "
+            f"{self.primary_name}, {len(self.found)} found"
+        )
+        body = [f"DRIFT    {f.message}" for f in self.findings]
+        body += [f"MISSING  {name}" for name in self.missing]
+        body += [
+            f"EXTRA    {name} (beyond backlogQueueCount {self.count}; never deleted, unused)" for name in self.extra
+        ]
+        body += [f"NOTE     {note}" for note in self.notes]
+        verdict = "drift: " + ", ".join(
+            f"{n} {what}"
+            for n, what in (
+                (len(self.findings), "properties off the table"),
+                (len(self.missing), "missing"),
+                (len(self.extra), "extra"),
+            )
+            if n
+        )
+        return [head, *body, verdict if self.drifted else "no drift"]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "secondary": self.secondary,
+            "primaryName": self.primary_name,
+            "count": self.count,
+            "sku": self.sku,
+            "found": list(self.found),
+            "findings": [f.to_json() for f in self.findings],
+            "missing": list(self.missing),
+            "extra": list(self.extra),
+            "notes": list(self.notes),
+            "drift": self.drifted,
+        }
+
+
+def _index_order(name: str) -> tuple[int, str]:
+    parsed = contract.parse_backlog_queue_name(name)
+    return (parsed[1], name) if parsed else (contract.INT32_MAX, name)
+
+
+def detect_drift(client: AdministrationClient, *, secondary: str, primary_name: str, count: int) -> DriftReport:
+    notes: list[str] = []
+    try:
+        ns = client.get_namespace_properties()
+        namespace: dict[str, object] | None = {"name": ns.name, "sku": ns.messaging_sku}
+        sku = str(ns.messaging_sku) if ns.messaging_sku else None
+    except HttpResponseError as exc:
+        # The tier only sharpens the partition-aware size comparison; the queues still tell drift.
+        namespace, sku = None, None
+        notes.append(f"namespace properties unavailable ({exc.status_code or type(exc).__name__}): tier unknown")
+
+    prefix = contract.backlog_queue_prefix(primary_name).lower()
+    queues = sorted(
+        (q for q in client.list_queues() if q.name.lower().startswith(prefix)), key=lambda q: _index_order(q.name)
+    )
+    expected = set(contract.backlog_queue_names(primary_name, count))
+    present: set[str] = set()
+    findings: list[Finding] = []
+    extra: list[str] = []
+    for queue in queues:
+        parsed = contract.parse_backlog_queue_name(queue.name)
+        canonical = contract.backlog_queue_name(primary_name, parsed[1]) if parsed else None
+        if canonical not in expected:
+            extra.append(queue.name)
+        else:
+            present.add(canonical)
+        if parsed is not None:
+            findings.extend(check_backlog_queue(queue.name, live_properties(queue), namespace, live=True))
+    missing = sorted(expected - present, key=_index_order)
+    return DriftReport(
+        secondary=secondary,
+        primary_name=primary_name,
+        count=count,
+        sku=sku,
+        found=tuple(q.name for q in queues),
+        findings=tuple(findings),
+        missing=tuple(missing),
+        extra=tuple(extra),
+        notes=tuple(notes),
+    )
+
+
+def check_live_backlog(secondary: str, primary_name: str, count: int) -> DriftReport:
+    """Sign in with DefaultAzureCredential (Service Bus Data Owner on the secondary lists queues)."""
+    with (
+        DefaultAzureCredential() as credential,
+        ServiceBusAdministrationClient(secondary, credential=credential) as client,
+    ):
+        return detect_drift(client, secondary=secondary, primary_name=primary_name, count=count)

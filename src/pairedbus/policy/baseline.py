@@ -1,0 +1,119 @@
+"""Comparing a plan with an earlier one: which changes would REPLACE an entity.
+
+Replacing a queue, topic or subscription deletes it with its messages. Partitioning, sessions and
+duplicate detection can only be set when an entity is created (partitioning.md; the ARM specs lack
+the create-only marker, azure-rest-api-specs#16679, so the provider would try an update the service
+rejects, or replace); the names in an entity's ARM path (namespace, entity, resource group) and a
+namespace's location or Premium partition count force a new resource. A logical-name change
+(new URN, same entity) is a delete plus a create as well, unless the program adds an alias.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
+
+from pairedbus import contract
+from pairedbus.plan.model import Plan, PlannedResource
+from pairedbus.rules.namespace import normalise_region
+
+#: Create-only inputs per resource type (ARM camelCase).
+CREATE_ONLY: Final[Mapping[str, tuple[str, ...]]] = {
+    contract.TYPE_NAMESPACE: ("namespaceName", "resourceGroupName", "location", "premiumMessagingPartitions"),
+    contract.TYPE_QUEUE: (
+        "namespaceName",
+        "queueName",
+        "resourceGroupName",
+        "enablePartitioning",
+        "requiresSession",
+        "requiresDuplicateDetection",
+    ),
+    contract.TYPE_TOPIC: (
+        "namespaceName",
+        "topicName",
+        "resourceGroupName",
+        "enablePartitioning",
+        "requiresDuplicateDetection",
+    ),
+    contract.TYPE_SUBSCRIPTION: (
+        "namespaceName",
+        "topicName",
+        "subscriptionName",
+        "resourceGroupName",
+        "requiresSession",
+    ),
+    # The backlog dynamic resources: their provider re-creates the queue when these change.
+    contract.TYPE_BACKLOG_QUEUE: ("namespaceName", "queueName", "enablePartitioning"),
+    contract.TYPE_DYNAMIC_RESOURCE: ("namespaceName", "queueName", "enablePartitioning"),
+}
+_ABSENT: Final = object()
+
+
+def _is_entity(resource: PlannedResource) -> bool:
+    if resource.type not in (contract.TYPE_DYNAMIC_RESOURCE, contract.TYPE_BACKLOG_QUEUE):
+        return resource.type in CREATE_ONLY
+    return {"queueName", "namespaceName"} <= resource.inputs.keys()
+
+
+def _identity(resource: PlannedResource) -> tuple[str, ...] | None:
+    """What the service knows the entity by; None when a part is not known offline."""
+    inputs = resource.inputs
+    keys = [k for k in ("namespaceName", "topicName", "queueName", "subscriptionName") if k in inputs]
+    values = [inputs[k] for k in keys]
+    if not keys or any(not isinstance(v, str) for v in values):
+        return None
+    return (resource.type, *(v.lower() for v in values))
+
+
+def _label(resource: PlannedResource) -> str:
+    inputs = resource.inputs
+    for key in ("queueName", "topicName", "namespaceName"):
+        value = inputs.get(key)
+        if isinstance(value, str):
+            sub = inputs.get("subscriptionName")
+            return f"{value}/subscriptions/{sub}" if isinstance(sub, str) else value
+    return resource.name
+
+
+def _show(value: Any) -> str:
+    return "<absent>" if value is _ABSENT else ("<unknown>" if value is None else repr(value))
+
+
+def _changed(prop: str, old: Any, new: Any) -> bool:
+    # None is an output not known offline: not evidence of a change.
+    if old is None or new is None:
+        return False
+    if prop == "location" and isinstance(old, str) and isinstance(new, str):
+        return normalise_region(old) != normalise_region(new)  # "West Europe" is "westeurope"
+    return old != new or type(old) is not type(new)
+
+
+def find_replacements(baseline: Plan, current: Plan, *, types: Iterable[str] | None = None) -> list[str]:
+    """One line per change in `current` that would replace an entity or namespace of `baseline`."""
+    wanted = set(types) if types is not None else set(CREATE_ONLY)
+    old_by_urn = baseline.by_urn()
+    new_by_urn = current.by_urn()
+    lines: list[str] = []
+    for new in current.resources:
+        old = old_by_urn.get(new.urn)
+        if old is None or new.type not in wanted or not _is_entity(new):
+            continue
+        for prop in CREATE_ONLY[new.type]:
+            before, after = old.inputs.get(prop, _ABSENT), new.inputs.get(prop, _ABSENT)
+            if _changed(prop, before, after):
+                lines.append(
+                    f"{_label(new)} ({new.type}) would be replaced: {prop} {_show(before)} -> {_show(after)} "
+                    "can only be set at creation; replacing deletes its messages"
+                )
+    # Same entity, new URN: Pulumi deletes the old resource and creates a new one.
+    new_identities = {_identity(r): r for r in current.resources if _is_entity(r) and _identity(r) is not None}
+    for old in baseline.resources:
+        if old.urn in new_by_urn or old.type not in wanted or not _is_entity(old):
+            continue
+        moved = new_identities.get(_identity(old)) if _identity(old) is not None else None
+        if moved is not None:
+            lines.append(
+                f"{_label(old)} ({old.type}) would be replaced: URN {old.urn} -> {moved.urn} "
+                "(add an alias to keep the entity and its messages)"
+            )
+    return lines
