@@ -2,27 +2,18 @@
 
 from __future__ import annotations
 
-import asyncio
-import sys
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pulumi
 import pytest
 
+from components import syphon_host
+from components.syphon_host import SyphonHost, SyphonHostArgs
 from pairedbus import contract
 from pairedbus.plan.model import Plan, PlannedResource
 from pairedbus.plan.render import FAKE_SUBSCRIPTION_ID, render
 from pairedbus.service.endpoints import DEFAULT_PORT, ENV_AZURE_CLIENT_ID, ENV_PRIMARY, ENV_SECONDARY, HEALTH_PATH
 from pairedbus.stack_config import SyphonConfig
-
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:  # `components` is the Pulumi program's package at the repo root
-    sys.path.insert(0, str(ROOT))
-
-from components import syphon_host  # noqa: E402
-from components.syphon_host import SyphonHost, SyphonHostArgs  # noqa: E402
 
 PRIMARY_ID = (
     f"/subscriptions/{FAKE_SUBSCRIPTION_ID}/resourceGroups/rg-p/providers/Microsoft.ServiceBus/namespaces/contoso"
@@ -41,23 +32,12 @@ WORKSPACE = "azure-native:operationalinsights:Workspace"
 ENVIRONMENT = "azure-native:app:ManagedEnvironment"
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _event_loop_for_pulumi() -> Iterator[None]:
-    """Pulumi's runtime asks for the current loop; async tests earlier in the session leave none."""
-    loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(loop)
-    yield
-    asyncio.set_event_loop(None)
-    loop.close()
-
-
 def _role_id(guid: str) -> str:
     return f"/subscriptions/{FAKE_SUBSCRIPTION_ID}/providers/Microsoft.Authorization/roleDefinitions/{guid}"
 
 
-def _render(**config: Any) -> tuple[Plan, dict[str, Any]]:
+def _render(**config: Any) -> Plan:
     syphon_config = SyphonConfig.model_validate({"image": "acme.azurecr.io/pairedbus:1.2.3", **config})
-    registered: dict[str, Any] = {}
 
     def program() -> None:
         host = SyphonHost(
@@ -73,13 +53,11 @@ def _render(**config: Any) -> tuple[Plan, dict[str, Any]]:
                 tags={"team": "messaging"},
             ),
         )
-        registered["host"] = host
         pulumi.export("appName", host.app_name)
         pulumi.export("fqdn", host.fqdn)
         pulumi.export("principalId", host.principal_id)
 
-    plan = render(program, project="pairedbus", stack="test")
-    return plan, registered
+    return render(program, project="pairedbus", stack="test")
 
 
 def _one(plan: Plan, type_: str) -> PlannedResource:
@@ -94,12 +72,12 @@ def _container(app: PlannedResource) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def plain() -> Plan:
-    return _render()[0]
+    return _render()
 
 
 @pytest.fixture(scope="module")
 def with_registry() -> Plan:
-    return _render(registry={"server": "acme.azurecr.io", "resourceId": REGISTRY_ID})[0]
+    return _render(registry={"server": "acme.azurecr.io", "resourceId": REGISTRY_ID})
 
 
 def test_component_has_the_contract_type_and_parents_every_child(plain: Plan) -> None:
@@ -167,7 +145,7 @@ def test_user_assigned_identity_is_attached(plain: Plan) -> None:
 
 def test_replicas_come_from_config_and_at_least_one_syphon_always_runs(plain: Plan) -> None:
     assert _one(plain, CONTAINER_APP).inputs["template"]["scale"] == {"minReplicas": 1, "maxReplicas": 1}
-    scaled, _ = _render(minReplicas=2, maxReplicas=4, cpu=1.0, memory="2Gi")
+    scaled = _render(minReplicas=2, maxReplicas=4, cpu=1.0, memory="2Gi")
     app = _one(scaled, CONTAINER_APP)
     assert app.inputs["template"]["scale"] == {"minReplicas": 2, "maxReplicas": 4}
     assert _container(app)["resources"] == {"cpu": 1.0, "memory": "2Gi"}
@@ -196,6 +174,12 @@ def test_liveness_and_readiness_probe_healthz_on_the_service_port(plain: Plan) -
         assert probe["periodSeconds"] > 0 and probe["failureThreshold"] >= 1
 
 
+def test_shutdown_grace_is_the_backlog_lock_duration(plain: Plan) -> None:
+    template = _one(plain, CONTAINER_APP).inputs["template"]
+    lock = contract.duration_timedelta(str(contract.BACKLOG_QUEUE_PROPERTIES["lockDuration"]))
+    assert template["terminationGracePeriodSeconds"] == lock.total_seconds() == 60
+
+
 def test_ingress_is_internal_only(plain: Plan) -> None:
     ingress = _one(plain, CONTAINER_APP).inputs["configuration"]["ingress"]
     assert ingress["external"] is False
@@ -204,7 +188,7 @@ def test_ingress_is_internal_only(plain: Plan) -> None:
 
 def test_logs_go_to_a_workspace_with_the_configured_retention_and_the_key_stays_secret(mocker: Any) -> None:
     environment_args = mocker.spy(syphon_host.app, "ManagedEnvironment")
-    plan, _ = _render(logRetentionDays=90)
+    plan = _render(logRetentionDays=90)
     workspace = _one(plan, WORKSPACE)
     assert workspace.inputs["retentionInDays"] == 90
     assert workspace.inputs["sku"] == {"name": "PerGB2018"}
@@ -225,7 +209,7 @@ def test_every_resource_carries_the_stack_tags(plain: Plan) -> None:
 
 def test_outputs_name_the_app_its_fqdn_and_the_identity(mocker: Any) -> None:
     register_outputs = mocker.spy(SyphonHost, "register_outputs")
-    plan, _ = _render()
+    plan = _render()
     assert plan.outputs == {
         "appName": "syphon-app",
         "fqdn": "syphon-app.internal.example",

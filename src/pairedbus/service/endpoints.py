@@ -1,0 +1,19 @@
+"""What the syphon image and its host agree on: port, probe paths, environment variables.
+
+Kept free of heavy imports: the Pulumi program reads these too.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+DEFAULT_PORT: Final = 8080
+HEALTH_PATH: Final = "/healthz"
+METRICS_PATH: Final = "/metrics"
+
+#: The container app sets these; `pairedbus syphon` reads them when the flags are not given.
+ENV_PRIMARY: Final = "PAIREDBUS_PRIMARY"
+ENV_SECONDARY: Final = "PAIREDBUS_SECONDARY"
+ENV_LOG_LEVEL: Final = "PAIREDBUS_LOG_LEVEL"
+#: azure-identity's DefaultAzureCredential picks the user-assigned managed identity by this client id.
+ENV_AZURE_CLIENT_ID: Final = "AZURE_CLIENT_ID"
