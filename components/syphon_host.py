@@ -2,8 +2,10 @@
 
 At least one process must host the syphon (paired-namespaces.md, "Sequence"), so the app keeps
 `minReplicas >= 1`. The app's user-assigned identity gets exactly two data-plane roles: receive
-from the secondary (the backlog queues) and send to the primary (their destinations). Role
-assignments exist before the app starts, so its first receive is not refused.
+from the secondary (the backlog queues) and send to the primary (their destinations), plus
+control-plane Reader on the secondary so it can list every backlog queue through ARM (listing
+through the data plane would need Manage, i.e. Data Owner). Role assignments exist before the
+app starts, so its first receive is not refused.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pairedbus.service.endpoints import (
     ENV_AZURE_CLIENT_ID,
     ENV_PRIMARY,
     ENV_SECONDARY,
+    ENV_SECONDARY_RESOURCE_ID,
     HEALTH_PATH,
 )
 from pairedbus.stack_config import SyphonConfig
@@ -109,6 +112,7 @@ class SyphonHost(pulumi.ComponentResource):
         grants = [
             grant("receive-secondary", contract.ROLE_SERVICE_BUS_DATA_RECEIVER, args.secondary_namespace_id),
             grant("send-primary", contract.ROLE_SERVICE_BUS_DATA_SENDER, args.primary_namespace_id),
+            grant("list-secondary", contract.ROLE_READER, args.secondary_namespace_id),
         ]
         registries: list[dict[str, pulumi.Input[str]]] = []
         if config.registry is not None:
@@ -133,6 +137,7 @@ class SyphonHost(pulumi.ComponentResource):
                         "env": [
                             {"name": ENV_PRIMARY, "value": args.primary_fqdn},
                             {"name": ENV_SECONDARY, "value": args.secondary_fqdn},
+                            {"name": ENV_SECONDARY_RESOURCE_ID, "value": args.secondary_namespace_id},
                             {"name": ENV_AZURE_CLIENT_ID, "value": identity.client_id},
                         ],
                         "resources": {"cpu": config.cpu, "memory": config.memory},

@@ -84,6 +84,19 @@ def is_backlog_queue_name(name: str) -> bool:
     return parse_backlog_queue_name(name) is not None
 
 
+#: ARM reserves '/', so Service Bus shows an entity `a/b` to ARM (ids, names, the portal) as `a~b`.
+ARM_PATH_SEPARATOR: Final = "~"
+
+
+def entity_name_from_arm(arm_name: str) -> str:
+    """`contoso~x-servicebus-transfer~0` (as ARM lists it) -> `contoso/x-servicebus-transfer/0`."""
+    return arm_name.replace(ARM_PATH_SEPARATOR, "/")
+
+
+def arm_entity_name(entity_name: str) -> str:
+    return entity_name.replace("/", ARM_PATH_SEPARATOR)
+
+
 # --- ISO 8601 durations, exact to the .NET tick ---------------------------------------------
 
 _ISO_DURATION = re.compile(
@@ -232,6 +245,8 @@ ROLE_SERVICE_BUS_DATA_OWNER: Final = "090c5cfd-751d-490a-894a-3ce6f1109419"
 ROLE_SERVICE_BUS_DATA_SENDER: Final = "69a216fc-b8fb-44d8-bc22-1f3c2cd27a39"
 ROLE_SERVICE_BUS_DATA_RECEIVER: Final = "4f6d3b9b-027b-4f4c-9142-0e5a2a2247e0"
 ROLE_ACR_PULL: Final = "7f951dda-4ed3-4680-a7ca-43fe172d538d"
+#: Control-plane read only (no messages, no keys): lets the syphon list backlog queues via ARM.
+ROLE_READER: Final = "acdd72a7-3385-48ef-bd42-f606fba81ae7"
 
 # --- Resource type tokens (components and policies agree on these) --------------------------
 

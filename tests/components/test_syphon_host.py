@@ -12,7 +12,14 @@ from components.syphon_host import SyphonHost, SyphonHostArgs
 from pairedbus import contract
 from pairedbus.plan.model import Plan, PlannedResource
 from pairedbus.plan.render import FAKE_SUBSCRIPTION_ID, render
-from pairedbus.service.endpoints import DEFAULT_PORT, ENV_AZURE_CLIENT_ID, ENV_PRIMARY, ENV_SECONDARY, HEALTH_PATH
+from pairedbus.service.endpoints import (
+    DEFAULT_PORT,
+    ENV_AZURE_CLIENT_ID,
+    ENV_PRIMARY,
+    ENV_SECONDARY,
+    ENV_SECONDARY_RESOURCE_ID,
+    HEALTH_PATH,
+)
 from pairedbus.stack_config import SyphonConfig
 
 PRIMARY_ID = (
@@ -87,12 +94,14 @@ def test_component_has_the_contract_type_and_parents_every_child(plain: Plan) ->
     assert all(r.parent == component.urn for r in children)
 
 
-def test_identity_gets_exactly_receiver_on_secondary_and_sender_on_primary(plain: Plan) -> None:
+def test_identity_gets_exactly_receiver_on_secondary_sender_on_primary_and_reader_to_list(plain: Plan) -> None:
     identity = _one(plain, IDENTITY)
     grants = {(r.inputs["roleDefinitionId"], r.inputs["scope"]) for r in plain.of_type(ROLE_ASSIGNMENT)}
     assert grants == {
         (_role_id(contract.ROLE_SERVICE_BUS_DATA_RECEIVER), SECONDARY_ID),
         (_role_id(contract.ROLE_SERVICE_BUS_DATA_SENDER), PRIMARY_ID),
+        # control plane only: lists backlog queues through ARM; no Data Owner, no keys
+        (_role_id(contract.ROLE_READER), SECONDARY_ID),
     }
     for assignment in plain.of_type(ROLE_ASSIGNMENT):
         assert assignment.inputs["principalType"] == "ServicePrincipal"
@@ -103,7 +112,7 @@ def test_identity_gets_exactly_receiver_on_secondary_and_sender_on_primary(plain
 def test_registry_adds_acr_pull_and_pulls_with_the_identity(with_registry: Plan) -> None:
     grants = {(r.inputs["roleDefinitionId"], r.inputs["scope"]) for r in with_registry.of_type(ROLE_ASSIGNMENT)}
     assert (_role_id(contract.ROLE_ACR_PULL), REGISTRY_ID) in grants
-    assert len(grants) == 3
+    assert len(grants) == 4
     identity = _one(with_registry, IDENTITY)
     app = _one(with_registry, CONTAINER_APP)
     identity_id = f"/subscriptions/{FAKE_SUBSCRIPTION_ID}/resourceGroups/rg-p/providers/Microsoft.ManagedIdentity/userAssignedIdentities/syphon-identity"
@@ -120,7 +129,7 @@ def test_without_registry_there_is_no_acr_pull_and_no_registries(plain: Plan) ->
 def test_container_app_depends_on_every_role_assignment(with_registry: Plan) -> None:
     app = _one(with_registry, CONTAINER_APP)
     grants = {r.urn for r in with_registry.of_type(ROLE_ASSIGNMENT)}
-    assert len(grants) == 3
+    assert len(grants) == 4
     assert grants <= set(app.dependencies)
 
 
@@ -131,6 +140,7 @@ def test_container_runs_the_configured_image_with_the_pair_and_identity_in_its_e
     assert env == {
         ENV_PRIMARY: "contoso.servicebus.windows.net",
         ENV_SECONDARY: "contoso-dr.servicebus.windows.net",
+        ENV_SECONDARY_RESOURCE_ID: SECONDARY_ID,
         ENV_AZURE_CLIENT_ID: "syphon-identity-client",
     }
     assert container["resources"] == {"cpu": 0.5, "memory": "1Gi"}

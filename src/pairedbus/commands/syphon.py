@@ -5,7 +5,13 @@ from __future__ import annotations
 import argparse
 import os
 
-from pairedbus.service.endpoints import DEFAULT_PORT, ENV_LOG_LEVEL, ENV_PRIMARY, ENV_SECONDARY
+from pairedbus.service.endpoints import (
+    DEFAULT_PORT,
+    ENV_LOG_LEVEL,
+    ENV_PRIMARY,
+    ENV_SECONDARY,
+    ENV_SECONDARY_RESOURCE_ID,
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -30,6 +36,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help=f"secondary namespace host holding the backlog queues (default: ${ENV_SECONDARY})",
     )
     parser.add_argument(
+        "--secondary-resource-id",
+        metavar="ARM_ID",
+        help="ARM id of the secondary namespace: list backlog queues through ARM, which needs only the Reader "
+        f"role, instead of the data plane, which needs Manage (default: ${ENV_SECONDARY_RESOURCE_ID})",
+    )
+    parser.add_argument(
         "--port", metavar="PORT", help=f"port for /healthz and /metrics (default: {DEFAULT_PORT}; 0 picks a free one)"
     )
     parser.add_argument("--host", default="0.0.0.0", help="address to listen on (default: 0.0.0.0)")
@@ -49,5 +61,6 @@ def _run(args: argparse.Namespace) -> int:
         log_level=args.log_level,
         host=args.host,
         env=os.environ,
+        secondary_resource_id=args.secondary_resource_id,
     )
     return run_service(options)

@@ -15,5 +15,7 @@ METRICS_PATH: Final = "/metrics"
 ENV_PRIMARY: Final = "PAIREDBUS_PRIMARY"
 ENV_SECONDARY: Final = "PAIREDBUS_SECONDARY"
 ENV_LOG_LEVEL: Final = "PAIREDBUS_LOG_LEVEL"
+#: ARM id of the secondary namespace: the syphon lists backlog queues through ARM (Reader role).
+ENV_SECONDARY_RESOURCE_ID: Final = "PAIREDBUS_SECONDARY_RESOURCE_ID"
 #: azure-identity's DefaultAzureCredential picks the user-assigned managed identity by this client id.
 ENV_AZURE_CLIENT_ID: Final = "AZURE_CLIENT_ID"

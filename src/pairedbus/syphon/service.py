@@ -30,9 +30,11 @@ from pairedbus.service.endpoints import (
     ENV_LOG_LEVEL,
     ENV_PRIMARY,
     ENV_SECONDARY,
+    ENV_SECONDARY_RESOURCE_ID,
 )
 from pairedbus.service.health_server import HealthServer
 from pairedbus.service.logs import LOG_LEVELS, configure_json_logging
+from pairedbus.syphon.backlog_directory import validate_namespace_resource_id
 from pairedbus.syphon.close_fault import SyphonFaulted
 from pairedbus.syphon.stats import SyphonStats
 from pairedbus.syphon.syphon import Syphon
@@ -58,6 +60,8 @@ class ServiceOptions:
     host: str = "0.0.0.0"
     port: int = DEFAULT_PORT
     log_level: str = "INFO"
+    #: Set in Azure: backlog queues are listed through ARM with Reader (see backlog_directory.py).
+    secondary_resource_id: str | None = None
 
 
 def namespace_fqdn(source: str, value: str | None) -> str:
@@ -118,12 +122,20 @@ def options_from(
     log_level: str | None,
     host: str,
     env: Mapping[str, str],
+    secondary_resource_id: str | None = None,
 ) -> ServiceOptions:
     """Validated options from flags, falling back to the environment the container app sets."""
     primary_source, primary_value = _given("--primary", primary, ENV_PRIMARY, env)
     secondary_source, secondary_value = _given("--secondary", secondary, ENV_SECONDARY, env)
     level_source, level_value = _given("--log-level", log_level, ENV_LOG_LEVEL, env)
+    arm_source, arm_value = _given("--secondary-resource-id", secondary_resource_id, ENV_SECONDARY_RESOURCE_ID, env)
+    if arm_value is not None:
+        try:
+            validate_namespace_resource_id(arm_value)
+        except ValueError as exc:
+            raise UserError(f"{arm_source}: {exc}, got {arm_value!r}") from None
     options = ServiceOptions(
+        secondary_resource_id=arm_value,
         primary=namespace_fqdn(primary_source, primary_value),
         secondary=namespace_fqdn(secondary_source, secondary_value),
         host=host,
@@ -218,8 +230,12 @@ def default_credential() -> AbstractAsyncContextManager[Any]:
     return DefaultAzureCredential(managed_identity_client_id=os.environ.get(ENV_AZURE_CLIENT_ID))
 
 
-def default_syphon(*, primary: str, secondary: str, credential: Any) -> RunnableSyphon:
-    return Syphon(primary=primary, secondary=secondary, credential=credential)
+def default_syphon(
+    *, primary: str, secondary: str, credential: Any, secondary_resource_id: str | None = None
+) -> RunnableSyphon:
+    return Syphon(
+        primary=primary, secondary=secondary, credential=credential, secondary_resource_id=secondary_resource_id
+    )
 
 
 class SyphonService:
@@ -265,8 +281,13 @@ class SyphonService:
                 "syphon service listening",
                 extra={"port": server.port, "primary": self.options.primary, "secondary": self.options.secondary},
             )
+            listing = (
+                {"secondary_resource_id": self.options.secondary_resource_id}
+                if self.options.secondary_resource_id
+                else {}
+            )
             syphon = self._syphon_factory(
-                primary=self.options.primary, secondary=self.options.secondary, credential=credential
+                primary=self.options.primary, secondary=self.options.secondary, credential=credential, **listing
             )
             self._syphon = syphon
             try:

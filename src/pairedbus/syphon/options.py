@@ -1,0 +1,68 @@
+"""The syphon's keyword-only options, validated when a Syphon is constructed."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from pairedbus import contract
+from pairedbus.syphon.backlog_directory import validate_namespace_resource_id
+
+#: Backlog queues are created with this lock duration (the spec's table); renewal is timed by it.
+BACKLOG_LOCK_DURATION = contract.duration_timedelta(str(contract.BACKLOG_QUEUE_PROPERTIES["lockDuration"]))
+
+
+class SyphonOptions(BaseModel):
+    """Tuning of a Syphon; every field has a documented default and range."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    #: Backlog queue name prefix is `<backlog_prefix>/x-servicebus-transfer/`; None: the primary's
+    #: namespace name (its first DNS label).
+    backlog_prefix: str | None = Field(default=None, min_length=1)
+    #: Messages received and not yet settled, across all backlog queues (1..100,000).
+    max_in_flight: int = Field(default=2_000, ge=1, le=100_000)
+    #: Largest receive per call on one backlog queue (1..5,000; capped by max_in_flight).
+    receive_batch_size: int = Field(default=250, ge=1, le=5_000)
+    #: How long one receive waits for messages in `run()` (the spec's 15-minute long poll).
+    long_poll: timedelta = Field(default=contract.SYPHON_LONG_POLL, gt=timedelta(0))
+    #: How long one receive waits in `drain()` before a queue counts as empty (then its depth is
+    #: checked through the administration client).
+    drain_wait: timedelta = Field(default=timedelta(seconds=2), gt=timedelta(0), le=contract.SYPHON_LONG_POLL)
+    #: How often `run()` lists the secondary's queues to serve new backlog queues and read depths.
+    relist_interval: timedelta = Field(default=timedelta(minutes=5), gt=timedelta(0))
+    #: The backlog queues' lock duration; a message is renewed every `lock_renewal_fraction` of it
+    #: while its send is still running.
+    lock_duration: timedelta = Field(default=BACKLOG_LOCK_DURATION, gt=timedelta(0))
+    lock_renewal_fraction: float = Field(default=0.5, gt=0.0, lt=1.0)
+    #: Per-destination back-off after a retryable send failure: doubles from `backoff_initial` up to
+    #: `backoff_max`.
+    backoff_initial: timedelta = Field(default=timedelta(seconds=1), gt=timedelta(0))
+    backoff_max: timedelta = Field(default=timedelta(minutes=1), gt=timedelta(0))
+    #: A failed send is retried in place (message kept locked and renewed) while the destination's
+    #: back-off is at most this; beyond it the message is left locked, unrenewed, and the broker
+    #: redelivers it when the lock expires, so an outage costs no busy loop.
+    retry_hold: timedelta = Field(default=timedelta(seconds=10), ge=timedelta(0))
+    #: ARM id of the secondary namespace: when set, backlog queues are listed through ARM (Reader
+    #: role) instead of the data plane (which needs Manage); see backlog_directory.py.
+    secondary_resource_id: str | None = None
+    #: The spec's close/fault grace: how long a closed namespace's partner has to follow.
+    close_fault_grace: timedelta = Field(default=contract.CLOSE_FAULT_GRACE, gt=timedelta(0))
+
+    @field_validator("secondary_resource_id")
+    @classmethod
+    def _arm_id(cls, value: str | None) -> str | None:
+        return None if value is None else validate_namespace_resource_id(value)
+
+    @model_validator(mode="after")
+    def _ranges_agree(self) -> SyphonOptions:
+        if self.backoff_max < self.backoff_initial:
+            raise ValueError("backoff_max must be >= backoff_initial")
+        if self.retry_hold >= self.lock_duration:
+            raise ValueError("retry_hold must be shorter than lock_duration")
+        return self
+
+    @property
+    def lock_renewal_interval(self) -> float:
+        return self.lock_duration.total_seconds() * self.lock_renewal_fraction

@@ -1,0 +1,263 @@
+"""The Syphon: moves every parked message from the backlog queues to its destination in the primary.
+
+    async with Syphon(primary="contoso.servicebus.windows.net",
+                      secondary="contoso-dr.servicebus.windows.net",
+                      credential=credential) as syphon:
+        await syphon.run(stop_event)      # the service loop, or
+        stats = await syphon.drain()      # once, until every backlog queue is empty
+
+It serves every `<prefix>/x-servicebus-transfer/<index>` queue it finds in the secondary namespace
+(extra ones beyond the configured count included, so nothing is stranded) and applies the spec's
+close/fault rule to its two connections.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Coroutine
+from datetime import UTC, datetime
+from typing import Any
+
+from azure.core.exceptions import AzureError
+
+from pairedbus import contract
+from pairedbus.syphon.backlog_directory import ArmDirectory, BacklogDirectory, DataPlaneDirectory
+from pairedbus.syphon.backoff import Backoff
+from pairedbus.syphon.close_fault import PRIMARY, SECONDARY, ConnectionPair
+from pairedbus.syphon.destinations import Destinations
+from pairedbus.syphon.in_flight import InFlightBudget
+from pairedbus.syphon.options import SyphonOptions
+from pairedbus.syphon.pump import BacklogPump, SyphonContext
+from pairedbus.syphon.stats import SyphonStats
+
+log = logging.getLogger("pairedbus.syphon")
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Syphon:
+    """Async context manager owning one aio ServiceBusClient per namespace and an aio
+    ServiceBusAdministrationClient for the secondary. Options are keyword-only and validated here
+    (see `SyphonOptions` for defaults and ranges); `clock` gives "now" for time-to-live arithmetic.
+    """
+
+    def __init__(
+        self,
+        *,
+        primary: str,
+        secondary: str,
+        credential: Any,
+        clock: Callable[[], datetime] = _utc_now,
+        client_kwargs: dict[str, Any] | None = None,
+        **options: Any,
+    ) -> None:
+        if not primary or not secondary:
+            raise ValueError("primary and secondary must be fully qualified namespace names")
+        if primary.lower() == secondary.lower():
+            raise ValueError(f"primary and secondary must differ, both are {primary!r}")
+        self.options = SyphonOptions(**options)
+        self.primary = primary
+        self.secondary = secondary
+        self.backlog_prefix = self.options.backlog_prefix or contract.namespace_from_fqdn(primary)
+        self._credential = credential
+        self._clock = clock
+        self._client_kwargs = dict(client_kwargs or {})
+        self._stats = SyphonStats()
+        self._pair = ConnectionPair(self.options.close_fault_grace.total_seconds())
+        self._primary_client: Any = None
+        self._secondary_client: Any = None
+        self._directory: BacklogDirectory | None = None
+        self._destinations: Destinations | None = None
+        self._context: SyphonContext | None = None
+
+    # --- lifecycle -----------------------------------------------------------------------
+
+    async def __aenter__(self) -> Syphon:
+        # Looked up at call time so a test double patched into the SDK modules is picked up.
+        from azure.servicebus import aio as servicebus_aio
+        from azure.servicebus.aio import management as servicebus_management
+
+        # A fresh pair each time: a Syphon that faulted may be entered again with new connections
+        # (its counters carry on).
+        self._pair = ConnectionPair(self.options.close_fault_grace.total_seconds())
+        self._primary_client = servicebus_aio.ServiceBusClient(self.primary, self._credential, **self._client_kwargs)
+        self._secondary_client = servicebus_aio.ServiceBusClient(
+            self.secondary, self._credential, **self._client_kwargs
+        )
+        self._directory = (
+            ArmDirectory(self._credential, self.options.secondary_resource_id)
+            if self.options.secondary_resource_id
+            else DataPlaneDirectory(
+                servicebus_management.ServiceBusAdministrationClient(self.secondary, self._credential)
+            )
+        )
+        self._pair.watch_close(PRIMARY, self._primary_client)
+        self._pair.watch_close(SECONDARY, self._secondary_client)
+        self._destinations = Destinations(self._primary_client)
+        self._context = SyphonContext(
+            options=self.options,
+            stats=self._stats,
+            budget=InFlightBudget(self.options.max_in_flight),
+            backoff=Backoff(self.options.backoff_initial.total_seconds(), self.options.backoff_max.total_seconds()),
+            destinations=self._destinations,
+            secondary=self._secondary_client,
+            pair=self._pair,
+            now=self._clock,
+        )
+        log.info(
+            "syphon open",
+            extra={"primary": self.primary, "secondary": self.secondary, "backlog_prefix": self.backlog_prefix},
+        )
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        self._pair.shutting_down = True
+        try:
+            if self._destinations is not None:
+                await self._destinations.close()
+        finally:
+            await self._pair.close_quietly(PRIMARY)
+            await self._pair.close_quietly(SECONDARY)
+            if self._directory is not None:
+                await self._directory.close()
+                self._directory = None
+            self._context = None
+
+    # --- what the service reads ----------------------------------------------------------
+
+    @property
+    def stats(self) -> SyphonStats:
+        """A snapshot of the counters (moved, dead_lettered, dropped_pings, errors, depth...)."""
+        return self._stats.snapshot()
+
+    @property
+    def clients_open(self) -> bool:
+        return self._context is not None and self._pair.both_up
+
+    @property
+    def in_flight(self) -> int:
+        """Backlog messages received and not yet settled (or left to the broker)."""
+        return self._context.budget.held if self._context is not None else 0
+
+    def report_fault(self, side: str, cause: str = "faulted") -> None:
+        """Tell the syphon that the `primary` or `secondary` connection faulted."""
+        if side not in (PRIMARY, SECONDARY):
+            raise ValueError(f"side must be {PRIMARY!r} or {SECONDARY!r}, got {side!r}")
+        self._pair.mark_down(side, cause)
+
+    # --- the two modes -------------------------------------------------------------------
+
+    async def drain(self) -> SyphonStats:
+        """Move everything parked now; returns once every backlog queue is empty (a message left
+        locked while its destination backs off is waited for, so an outage makes this wait)."""
+        ctx = self._require_open()
+
+        async def rounds(halt: asyncio.Event) -> None:
+            while not halt.is_set():
+                if not self._pair.both_up:
+                    await halt.wait()  # the close/fault rule is deciding; nothing to receive with
+                    return
+                queues = await self.list_backlog_queues()
+                async with asyncio.TaskGroup() as pumps:
+                    for queue in queues:
+                        pump = BacklogPump(ctx, queue)
+                        pumps.create_task(
+                            pump.run(wait=self.options.drain_wait.total_seconds(), halt=halt, until_empty=True)
+                        )
+                await ctx.budget.idle()
+                if not any(self._stats.backlog_depth.get(q, 0) for q in await self.list_backlog_queues()):
+                    return
+
+        await self._guarded(rounds)
+        log.info("backlog drained", extra=self._summary())
+        return self.stats
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """The service loop: a long poll on every backlog queue, re-listing the queues every
+        `relist_interval`. Returns after `stop` is set, once everything received is settled (or
+        left locked for redelivery); raises SyphonFaulted under the close/fault rule."""
+        ctx = self._require_open()
+        wait = self.options.long_poll.total_seconds()
+
+        async def serve(halt: asyncio.Event) -> None:
+            pumps: dict[str, asyncio.Task[None]] = {}
+            async with asyncio.TaskGroup() as group:
+                while not halt.is_set():
+                    try:
+                        queues = await self.list_backlog_queues()
+                    except AzureError as exc:  # HTTP errors of the administration client included
+                        self._stats.count_error(exc)
+                        log.warning("listing backlog queues failed", extra={"error": repr(exc)})
+                        queues = []
+                    for queue in queues if self._pair.both_up else ():
+                        running = pumps.get(queue)
+                        if running is None or running.done():
+                            pumps[queue] = group.create_task(
+                                BacklogPump(ctx, queue).run(wait=wait, halt=halt, until_empty=False)
+                            )
+                    try:
+                        await asyncio.wait_for(halt.wait(), self.options.relist_interval.total_seconds())
+                    except TimeoutError:
+                        pass
+
+        async def until_stopped(halt: asyncio.Event) -> None:
+            await stop.wait()
+            halt.set()
+
+        log.info("syphon running", extra={"backlog_prefix": self.backlog_prefix})
+        await self._guarded(serve, until_stopped)
+        log.info("syphon stopped", extra=self._summary())
+
+    async def list_backlog_queues(self) -> list[str]:
+        """This primary's backlog queues in the secondary (by index), recording their depths."""
+        found: list[tuple[int, str]] = []
+        depth: dict[str, int] = {}
+        if self._directory is None:
+            raise RuntimeError("use the Syphon as an async context manager: async with Syphon(...) as syphon")
+        for queue in await self._directory.list_queues():
+            parsed = contract.parse_backlog_queue_name(queue.name)
+            if parsed is None or parsed[0] != self.backlog_prefix:
+                continue
+            found.append((parsed[1], queue.name))
+            depth[queue.name] = queue.active_messages
+        self._stats.backlog_depth = depth
+        return [name for _, name in sorted(found)]
+
+    # --- helpers -------------------------------------------------------------------------
+
+    def _require_open(self) -> SyphonContext:
+        if self._context is None:
+            raise RuntimeError("use the Syphon as an async context manager: async with Syphon(...) as syphon")
+        return self._context
+
+    async def _guarded(self, *work: Callable[[asyncio.Event], Coroutine[Any, Any, None]]) -> None:
+        """Run `work` with the close/fault watch; a fault halts the work, then is raised."""
+        halt = asyncio.Event()
+        try:
+            async with asyncio.TaskGroup() as group:
+                watcher = group.create_task(self._pair.watch())
+                watcher.add_done_callback(lambda _: halt.set())
+                tasks = [group.create_task(w(halt)) for w in work]
+                await asyncio.wait(tasks[:1])  # its failure, if any, is raised by the group
+                halt.set()
+                for task in (watcher, *tasks[1:]):
+                    task.cancel()
+        except BaseExceptionGroup as group_error:
+            if len(group_error.exceptions) == 1:
+                raise group_error.exceptions[0] from None
+            raise
+        if self._pair.fault is not None:
+            raise self._pair.fault
+
+    def _summary(self) -> dict[str, Any]:
+        stats = self._stats
+        return {
+            "moved": stats.moved,
+            "dead_lettered": stats.dead_lettered,
+            "dropped_pings": stats.dropped_pings,
+            "left_locked": stats.left_locked,
+            "errors": dict(stats.errors),
+        }

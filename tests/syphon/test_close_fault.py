@@ -1,0 +1,133 @@
+"""The close/fault rule: a namespace connection that closes or faults takes its partner with it."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+import pytest
+from azure.servicebus import ServiceBusMessage
+
+from pairedbus import contract
+from pairedbus.syphon import SyphonFaulted
+from pairedbus.syphon.close_fault import PRIMARY as PRIMARY_SIDE
+from pairedbus.syphon.close_fault import SECONDARY as SECONDARY_SIDE
+from pairedbus.syphon.close_fault import ConnectionPair
+from pairedbus.testing.world import ServiceBusWorld
+
+from .helpers import PRIMARY, SECONDARY, create_backlog_queues, eventually, make_syphon, park
+
+
+async def test_secondary_fault_faults_the_primary_after_the_grace(world: ServiceBusWorld) -> None:
+    create_backlog_queues(world, 2)
+    stop = asyncio.Event()
+
+    async with make_syphon(world) as syphon:
+        running = asyncio.create_task(syphon.run(stop))
+        await eventually(lambda: world.operations.get("receive", 0) >= 2)  # long-polling
+        world.close_connections(SECONDARY)
+        with pytest.raises(SyphonFaulted) as caught:
+            await asyncio.wait_for(running, 10)
+        assert world.open_clients(PRIMARY) == []
+        assert not syphon.clients_open
+
+    assert caught.value.side == SECONDARY_SIDE
+    assert caught.value.partner_followed is False
+    assert not stop.is_set()
+
+
+async def test_primary_closed_by_someone_else_faults_the_secondary(world: ServiceBusWorld) -> None:
+    create_backlog_queues(world, 1)
+    stop = asyncio.Event()
+
+    async with make_syphon(world) as syphon:
+        running = asyncio.create_task(syphon.run(stop))
+        await eventually(lambda: len(syphon.stats.backlog_depth) == 1)
+        (primary_client,) = world.open_clients(PRIMARY)
+        await primary_client.close()
+        with pytest.raises(SyphonFaulted) as caught:
+            await asyncio.wait_for(running, 10)
+        assert world.open_clients(SECONDARY) == []
+
+    assert (caught.value.side, caught.value.partner_followed) == (PRIMARY_SIDE, False)
+
+
+async def test_primary_fault_seen_on_send_faults_the_syphon(world: ServiceBusWorld) -> None:
+    create_backlog_queues(world, 1)
+    orders = world.namespace(PRIMARY).create_queue("orders")
+    stop = asyncio.Event()
+
+    async with make_syphon(world) as syphon:
+        world.close_connections(PRIMARY)  # the primary's connection breaks before anything is sent
+        running = asyncio.create_task(syphon.run(stop))
+        await park("orders", ServiceBusMessage(b"kept"))
+        with pytest.raises(SyphonFaulted) as caught:
+            await asyncio.wait_for(running, 10)
+
+    assert caught.value.side == PRIMARY_SIDE
+    # Nothing lost: the message is still in the backlog, for the next syphon.
+    assert orders.active_messages() == []
+    assert (
+        world.namespace(SECONDARY).queue(contract.backlog_queue_name("contoso-primary", 0)).message_counts()["active"]
+        == 1
+    )
+
+
+async def test_partner_that_follows_within_the_grace_is_not_faulted_by_the_syphon(world: ServiceBusWorld) -> None:
+    create_backlog_queues(world, 1)
+    stop = asyncio.Event()
+
+    async with make_syphon(world, close_fault_grace=timedelta(seconds=5)) as syphon:
+        running = asyncio.create_task(syphon.run(stop))
+        await eventually(lambda: world.operations.get("receive", 0) >= 1)  # long-polling
+        world.close_connections(SECONDARY)
+        (primary_client,) = world.open_clients(PRIMARY)
+        await primary_client.close()
+        with pytest.raises(SyphonFaulted) as caught:
+            await asyncio.wait_for(running, 10)
+
+    assert caught.value.partner_followed is True
+
+
+async def test_reported_fault_stops_drain_too(world: ServiceBusWorld) -> None:
+    create_backlog_queues(world, 1)
+    world.namespace(PRIMARY).create_queue("orders")
+
+    async with make_syphon(world) as syphon:
+        syphon.report_fault("secondary", "lost its connection")
+        with pytest.raises(SyphonFaulted, match="lost its connection"):
+            await asyncio.wait_for(syphon.drain(), 10)
+
+
+async def test_own_shutdown_is_not_a_fault(world: ServiceBusWorld) -> None:
+    create_backlog_queues(world, 1)
+    async with make_syphon(world) as syphon:
+        await syphon.drain()
+    assert syphon._pair.fault is None
+    assert world.open_clients() == []
+
+
+async def test_pair_watch_uses_the_grace_given() -> None:
+    pair = ConnectionPair(grace=0.01)
+    watching = asyncio.create_task(pair.watch())
+    pair.mark_down(PRIMARY_SIDE, "was closed")
+    fault = await asyncio.wait_for(watching, 5)
+    assert (fault.side, fault.partner_followed) == (PRIMARY_SIDE, False)
+    assert "did not follow" in str(fault)
+
+
+async def test_a_faulted_syphon_can_be_entered_again_with_fresh_connections(world: ServiceBusWorld) -> None:
+    create_backlog_queues(world, 1)
+    orders = world.namespace(PRIMARY).create_queue("orders")
+    syphon = make_syphon(world)
+    async with syphon:
+        syphon.report_fault("primary")
+        with pytest.raises(SyphonFaulted):
+            await syphon.drain()
+
+    await park("orders", ServiceBusMessage(b"after restart"))
+    async with syphon:
+        stats = await syphon.drain()
+
+    assert stats.moved == 1
+    assert [b"".join(m.body) for m in orders.active_messages()] == [b"after restart"]

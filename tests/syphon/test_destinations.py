@@ -1,0 +1,92 @@
+"""Senders to the primary's destinations: topic fallback, fresh senders, batching by key."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from azure.servicebus import ServiceBusMessage
+from azure.servicebus.exceptions import MessagingEntityNotFoundError
+
+from pairedbus.syphon.destinations import Destinations, batch_key, is_retryable
+
+
+class StubSender:
+    def __init__(self, kind: str, name: str, *, missing: bool = False, closed: bool = False) -> None:
+        self.kind, self.name, self.missing, self.closed = kind, name, missing, closed
+        self.sent: list[Any] = []
+
+    async def send_messages(self, batch: Any) -> None:
+        if self.closed:
+            raise ValueError("The handler has already been shutdown.")
+        if self.missing:
+            raise MessagingEntityNotFoundError(message=f"{self.name} not found")
+        self.sent.append(batch)
+
+    async def close(self) -> None:
+        self.closed = True
+
+
+class StubClient:
+    def __init__(self, *, topics: set[str], closed_first: bool = False) -> None:
+        self.topics = topics
+        self.closed_first = closed_first
+        self.made: list[StubSender] = []
+
+    def get_queue_sender(self, name: str) -> StubSender:
+        closed = self.closed_first and not self.made
+        sender = StubSender("queue", name, missing=name in self.topics, closed=closed)
+        self.made.append(sender)
+        return sender
+
+    def get_topic_sender(self, name: str) -> StubSender:
+        sender = StubSender("topic", name)
+        self.made.append(sender)
+        return sender
+
+
+async def test_a_name_not_found_as_a_queue_is_sent_to_as_a_topic_from_then_on() -> None:
+    client = StubClient(topics={"events"})
+    destinations = Destinations(client)
+
+    await destinations.send("events", "batch-1")
+    await destinations.send("events", "batch-2")
+
+    assert [(s.kind, s.sent) for s in client.made] == [("queue", []), ("topic", ["batch-1", "batch-2"])]
+
+
+async def test_a_name_that_is_neither_is_reported_missing() -> None:
+    class Nowhere(StubClient):
+        def get_topic_sender(self, name: str) -> StubSender:
+            sender = StubSender("topic", name, missing=True)
+            self.made.append(sender)
+            return sender
+
+    destinations = Destinations(Nowhere(topics={"gone"}))
+    with pytest.raises(MessagingEntityNotFoundError):
+        await destinations.send("gone", "batch")
+
+
+async def test_a_sender_shut_down_under_it_is_replaced_on_the_next_send() -> None:
+    client = StubClient(topics=set(), closed_first=True)
+    destinations = Destinations(client)
+
+    with pytest.raises(ValueError):
+        await destinations.send("orders", "batch-1")
+    await destinations.send("orders", "batch-2")
+
+    assert [s.sent for s in client.made] == [[], ["batch-2"]]
+
+
+def test_batch_key_is_the_session_else_the_partition_key() -> None:
+    assert batch_key(ServiceBusMessage(b"x", session_id="s", partition_key="s")) == "s"
+    assert batch_key(ServiceBusMessage(b"x", partition_key="p")) == "p"
+    assert batch_key(ServiceBusMessage(b"x")) is None
+
+
+def test_retryable_reads_the_sdk_flag() -> None:
+    from azure.servicebus.exceptions import MessageSizeExceededError, ServiceBusServerBusyError
+
+    assert is_retryable(ServiceBusServerBusyError(message="busy"))
+    assert not is_retryable(MessageSizeExceededError(message="big"))
+    assert not is_retryable(RuntimeError("other"))

@@ -1,0 +1,51 @@
+"""Lock renewal of backlog messages while their hop to the primary is slow."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from azure.servicebus import ServiceBusMessage
+
+from pairedbus import contract
+from pairedbus.testing import aio_client
+from pairedbus.testing.world import ServiceBusWorld
+
+from .helpers import PRIMARY, SECONDARY, backlog_depth, create_backlog_queues, eventually, make_syphon, park
+
+
+async def test_lock_is_renewed_while_a_slow_send_runs(world: ServiceBusWorld, monkeypatch: pytest.MonkeyPatch) -> None:
+    lock = timedelta(seconds=5)
+    create_backlog_queues(world, 1, lock_duration=lock)
+    orders = world.namespace(PRIMARY).create_queue("orders")  # no duplicate detection: a redelivery would show
+    await park("orders", ServiceBusMessage(b"slow"))
+    release = asyncio.Event()
+    real_send = aio_client.ServiceBusSender.send_messages
+
+    async def slow_send(self: Any, message: Any, **kwargs: Any) -> None:
+        if self.fully_qualified_namespace == PRIMARY:
+            await release.wait()
+        await real_send(self, message, **kwargs)
+
+    monkeypatch.setattr(aio_client.ServiceBusSender, "send_messages", slow_send)
+    stop = asyncio.Event()
+
+    async with make_syphon(world, lock_duration=lock, lock_renewal_fraction=0.01) as syphon:
+        running = asyncio.create_task(syphon.run(stop))
+        await eventually(lambda: syphon.in_flight == 1)
+        # Four lock durations pass while the send hangs; the lock is renewed between steps.
+        for _ in range(10):
+            renewed = syphon.stats.lock_renewals
+            await eventually(lambda renewed=renewed: syphon.stats.lock_renewals > renewed)
+            world.clock.advance(lock * 0.6)
+        release.set()
+        await eventually(lambda: syphon.stats.moved == 1)
+        stop.set()
+        await asyncio.wait_for(running, 30)
+
+    assert [b"".join(m.body) for m in orders.active_messages()] == [b"slow"]
+    assert syphon.stats.errors == {}
+    assert world.namespace(SECONDARY).queue(contract.backlog_queue_name("contoso-primary", 0)).counts.receives == 1
+    assert backlog_depth(world) == 0

@@ -1,0 +1,53 @@
+"""Syphon options: keyword-only, with defaults from the contract, validated at construction."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from pairedbus import contract
+from pairedbus.syphon import Syphon, SyphonOptions
+
+from .helpers import CREDENTIAL, PRIMARY, SECONDARY
+
+
+def test_defaults_come_from_the_spec() -> None:
+    options = SyphonOptions()
+    assert options.long_poll == contract.SYPHON_LONG_POLL
+    assert options.close_fault_grace == contract.CLOSE_FAULT_GRACE
+    assert options.lock_duration == contract.duration_timedelta("PT1M")
+    assert options.lock_renewal_interval == 30.0
+
+
+def test_backlog_prefix_defaults_to_the_primary_namespace_name() -> None:
+    syphon = Syphon(primary=PRIMARY, secondary=SECONDARY, credential=CREDENTIAL)
+    assert syphon.backlog_prefix == "contoso-primary"
+    assert (
+        Syphon(primary=PRIMARY, secondary=SECONDARY, credential=CREDENTIAL, backlog_prefix="legacy").backlog_prefix
+        == "legacy"
+    )
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"max_in_flight": 0},
+        {"receive_batch_size": 0},
+        {"lock_renewal_fraction": 1.0},
+        {"backoff_initial": 0},
+        {"backoff_initial": 10, "backoff_max": 1},
+        {"retry_hold": 60},
+        {"long_poll": -1},
+        {"no_such_option": 1},
+    ],
+)
+def test_invalid_options_are_refused_at_construction(options: dict[str, Any]) -> None:
+    with pytest.raises(ValidationError):
+        Syphon(primary=PRIMARY, secondary=SECONDARY, credential=CREDENTIAL, **options)
+
+
+def test_primary_and_secondary_must_differ() -> None:
+    with pytest.raises(ValueError, match="differ"):
+        Syphon(primary=PRIMARY, secondary=PRIMARY.upper(), credential=CREDENTIAL)

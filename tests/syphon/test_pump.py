@@ -1,0 +1,297 @@
+"""Per-message behaviour of the syphon's pump, on the Service Bus fake."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from azure.servicebus import ServiceBusMessage
+from azure.servicebus.exceptions import MessageLockLostError, ServiceBusServerBusyError
+
+from pairedbus import contract
+from pairedbus.aliasing import DEAD_LETTER_MALFORMED_ALIAS, DEAD_LETTER_MISSING_PATH
+from pairedbus.syphon.pump import DEAD_LETTER_DESTINATION_NOT_FOUND, DEAD_LETTER_MESSAGE_SIZE_EXCEEDED
+from pairedbus.testing import aio_client
+from pairedbus.testing.world import ServiceBusWorld
+
+from .helpers import (
+    PRIMARY,
+    SECONDARY,
+    FastForward,
+    backlog_depth,
+    create_backlog_queues,
+    eventually,
+    make_syphon,
+    park,
+    send_raw,
+)
+
+
+def primary_queue(world: ServiceBusWorld, name: str, **settings: Any) -> Any:
+    return world.namespace(PRIMARY).create_queue(name, **settings)
+
+
+def backlog(world: ServiceBusWorld, index: int = 0) -> Any:
+    return world.namespace(SECONDARY).queue(contract.backlog_queue_name("contoso-primary", index))
+
+
+async def test_moved_message_arrives_with_every_property_restored(world: ServiceBusWorld) -> None:
+    create_backlog_queues(world)
+    orders = primary_queue(world, "orders", requires_session=True)
+    message = ServiceBusMessage(
+        b'{"order": 42}',
+        application_properties={"tenant": "contoso", "attempt": 3, "urgent": True},
+        session_id="customer-7",
+        partition_key="customer-7",
+        message_id="order-42",
+        content_type="application/json",
+        correlation_id="corr-1",
+        subject="order.created",
+        to="billing",
+        reply_to="replies",
+        reply_to_session_id="reply-7",
+        time_to_live=timedelta(hours=1),
+    )
+    await park("orders", message)
+
+    async with make_syphon(world) as syphon:
+        stats = await syphon.drain()
+
+    assert stats.moved == 1
+    (arrived,) = orders.active_messages()
+    assert b"".join(arrived.body) == b'{"order": 42}'
+    assert arrived.application_properties == {b"tenant": b"contoso", b"attempt": 3, b"urgent": True}
+    assert (arrived.session_id, arrived.partition_key, arrived.message_id) == ("customer-7", "customer-7", "order-42")
+    assert (arrived.content_type, arrived.correlation_id, arrived.subject) == (
+        "application/json",
+        "corr-1",
+        "order.created",
+    )
+    assert (arrived.to, arrived.reply_to, arrived.reply_to_session_id) == ("billing", "replies", "reply-7")
+    assert timedelta(minutes=59) < arrived.time_to_live <= timedelta(hours=1)
+    assert backlog_depth(world) == 0
+
+
+async def test_restored_time_to_live_is_what_the_backlog_left(world: ServiceBusWorld) -> None:
+    create_backlog_queues(world)
+    orders = primary_queue(world, "orders")
+    await park("orders", ServiceBusMessage(b"x", time_to_live=timedelta(seconds=60)))
+
+    async with make_syphon(world, clock=lambda: world.clock.now() + timedelta(seconds=20)) as syphon:
+        await syphon.drain()
+
+    (arrived,) = orders.active_messages()
+    assert timedelta(seconds=39) < arrived.time_to_live <= timedelta(seconds=40)
+
+
+async def test_scheduled_message_is_scheduled_at_its_destination(world: ServiceBusWorld) -> None:
+    create_backlog_queues(world)
+    orders = primary_queue(world, "orders")
+    when = (world.clock.now() + timedelta(hours=2)).replace(microsecond=0)
+    await park("orders", ServiceBusMessage(b"later", scheduled_enqueue_time_utc=when))
+
+    async with make_syphon(world) as syphon:
+        await syphon.drain()
+
+    assert orders.active_messages() == []
+    (scheduled,) = orders.scheduled_messages()
+    assert scheduled.scheduled_enqueue_time_utc == when
+
+
+async def test_topic_destination_reaches_its_subscriptions(world: ServiceBusWorld) -> None:
+    create_backlog_queues(world)
+    ns = world.namespace(PRIMARY)
+    ns.create_topic("events")
+    audit = ns.create_subscription("events", "audit")
+    await park("events", ServiceBusMessage(b"e1"), ServiceBusMessage(b"e2"))
+
+    async with make_syphon(world) as syphon:
+        stats = await syphon.drain()
+
+    assert stats.moved == 2
+    assert sorted(b"".join(m.body) for m in audit.active_messages()) == [b"e1", b"e2"]
+
+
+async def test_pings_are_completed_and_never_forwarded(world: ServiceBusWorld) -> None:
+    create_backlog_queues(world)
+    orders = primary_queue(world, "orders")
+    ping = ServiceBusMessage(None, content_type=contract.PING_CONTENT_TYPE)
+    await park("orders", ping, ServiceBusMessage(b"real"))
+
+    async with make_syphon(world) as syphon:
+        stats = await syphon.drain()
+
+    assert (stats.dropped_pings, stats.moved) == (1, 1)
+    assert [b"".join(m.body) for m in orders.active_messages()] == [b"real"]
+    assert backlog(world).dead_letters() == []
+    assert backlog_depth(world) == 0
+
+
+async def test_time_to_live_spent_in_the_backlog_is_dead_lettered_there(world: ServiceBusWorld) -> None:
+    create_backlog_queues(world)
+    orders = primary_queue(world, "orders")
+    await park("orders", ServiceBusMessage(b"stale", time_to_live=timedelta(seconds=30)))
+
+    async with make_syphon(world, clock=lambda: world.clock.now() + timedelta(minutes=5)) as syphon:
+        stats = await syphon.drain()
+
+    assert orders.active_messages() == []
+    (dead,) = backlog(world).dead_letters()
+    assert dead.dead_letter_reason == contract.DEAD_LETTER_TTL_EXPIRED_IN_BACKLOG
+    assert stats.dead_letter_reasons == {contract.DEAD_LETTER_TTL_EXPIRED_IN_BACKLOG: 1}
+
+
+@pytest.mark.parametrize(
+    ("properties", "reason"),
+    [
+        ({"tenant": "contoso"}, DEAD_LETTER_MISSING_PATH),
+        ({contract.ALIAS_PATH: "orders", contract.ALIAS_TIME_TO_LIVE: "soon"}, DEAD_LETTER_MALFORMED_ALIAS),
+    ],
+)
+async def test_unrestorable_backlog_message_is_dead_lettered_with_its_reason(
+    world: ServiceBusWorld, properties: dict[str, Any], reason: str
+) -> None:
+    create_backlog_queues(world)
+    orders = primary_queue(world, "orders")
+    await send_raw(
+        contract.backlog_queue_name("contoso-primary", 0), ServiceBusMessage(b"?", application_properties=properties)
+    )
+
+    async with make_syphon(world) as syphon:
+        stats = await syphon.drain()
+
+    (dead,) = backlog(world).dead_letters()
+    assert dead.dead_letter_reason == reason
+    assert dead.dead_letter_error_description
+    assert orders.active_messages() == []
+    assert (stats.dead_lettered, stats.moved) == (1, 0)
+
+
+async def test_unknown_destination_is_dead_lettered_and_the_rest_still_moves(world: ServiceBusWorld) -> None:
+    create_backlog_queues(world)
+    orders = primary_queue(world, "orders")
+    await park("no-such-queue", ServiceBusMessage(b"lost"))
+    await park("orders", ServiceBusMessage(b"fine"))
+
+    async with make_syphon(world) as syphon:
+        stats = await syphon.drain()
+
+    (dead,) = backlog(world).dead_letters()
+    assert dead.dead_letter_reason == DEAD_LETTER_DESTINATION_NOT_FOUND
+    assert "no-such-queue" in dead.dead_letter_error_description
+    assert [b"".join(m.body) for m in orders.active_messages()] == [b"fine"]
+    assert stats.moved == 1
+
+
+async def test_message_too_large_for_the_primary_is_dead_lettered(world: ServiceBusWorld) -> None:
+    # A Premium secondary takes 1 MB messages; the Standard primary only 256 KB.
+    world.namespace(SECONDARY, sku=contract.SKU_PREMIUM)
+    create_backlog_queues(world)
+    orders = primary_queue(world, "orders")
+    await park(
+        "orders", ServiceBusMessage(b"x" * (contract.MAX_MESSAGE_SIZE_BYTES + 1024)), ServiceBusMessage(b"small")
+    )
+
+    async with make_syphon(world) as syphon:
+        stats = await syphon.drain()
+
+    (dead,) = backlog(world).dead_letters()
+    assert dead.dead_letter_reason == DEAD_LETTER_MESSAGE_SIZE_EXCEEDED
+    assert [b"".join(m.body) for m in orders.active_messages()] == [b"small"]
+    assert stats.moved == 1
+
+
+async def test_messages_for_one_destination_are_sent_in_batches(world: ServiceBusWorld) -> None:
+    create_backlog_queues(world, 1)
+    orders = primary_queue(world, "orders")
+    await park("orders", *(ServiceBusMessage(f"m{i}") for i in range(200)))
+    sends_before = world.operations.get("send", 0)
+
+    async with make_syphon(world) as syphon:
+        stats = await syphon.drain()
+
+    assert stats.moved == 200
+    assert [b"".join(m.body) for m in orders.active_messages()] == [f"m{i}".encode() for i in range(200)]
+    assert world.operations["send"] - sends_before <= 4
+
+
+async def test_messages_of_different_sessions_are_batched_apart(world: ServiceBusWorld) -> None:
+    create_backlog_queues(world, 1)
+    orders = primary_queue(world, "orders", requires_session=True)
+    await park("orders", *(ServiceBusMessage(f"m{i}", session_id=f"s{i % 3}") for i in range(30)))
+
+    async with make_syphon(world) as syphon:
+        stats = await syphon.drain()
+
+    assert stats.moved == 30
+    bodies = {s: [b"".join(m.body) for m in orders.active_messages() if m.session_id == s] for s in ("s0", "s1", "s2")}
+    assert bodies["s1"] == [f"m{i}".encode() for i in range(1, 30, 3)]
+
+
+async def test_destination_outage_loses_nothing_and_moves_once_healed(world: ServiceBusWorld) -> None:
+    create_backlog_queues(world, 2)
+    orders = primary_queue(world, "orders")
+    invoices = primary_queue(world, "invoices")
+    world.fail(PRIMARY, "orders", ServiceBusServerBusyError)
+    await park("orders", *(ServiceBusMessage(f"o{i}") for i in range(20)), backlog=0)
+    await park("invoices", *(ServiceBusMessage(f"i{i}") for i in range(20)), backlog=1)
+
+    async with make_syphon(world) as syphon, FastForward(world):
+        drain = asyncio.create_task(syphon.drain())
+        # The healthy destination is served while the other one is down.
+        await eventually(lambda: len(invoices.active_messages()) == 20)
+        await eventually(lambda: syphon.stats.left_locked >= 20)
+        assert orders.active_messages() == []
+        assert backlog(world, 0).message_counts()["active"] == 20
+        assert not drain.done()
+
+        world.heal(PRIMARY, "orders")
+        stats = await asyncio.wait_for(drain, 30)
+
+    assert sorted(b"".join(m.body) for m in orders.active_messages()) == sorted(f"o{i}".encode() for i in range(20))
+    assert stats.moved == 40
+    assert stats.dead_lettered == 0
+    assert stats.errors["ServiceBusServerBusyError"] >= 1
+    assert backlog_depth(world) == 0
+
+
+async def test_crash_between_send_and_complete_is_redelivered_and_dropped_as_duplicate(
+    world: ServiceBusWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    create_backlog_queues(world, 1)
+    orders = primary_queue(world, "orders", requires_duplicate_detection=True)
+    await park("orders", ServiceBusMessage(b"once", message_id="order-1"))
+    real_complete = aio_client.ServiceBusReceiver.complete_message
+    crashed: list[str] = []
+
+    async def complete_after_crash(self: Any, message: Any) -> None:
+        if not crashed:  # the first process died after the send: the lock lapses
+            crashed.append(message.message_id)
+            raise MessageLockLostError(message="The lock supplied is invalid.")
+        await real_complete(self, message)
+
+    monkeypatch.setattr(aio_client.ServiceBusReceiver, "complete_message", complete_after_crash)
+
+    async with make_syphon(world) as syphon, FastForward(world):
+        stats = await syphon.drain()
+
+    assert crashed == ["order-1"]
+    assert [m.message_id for m in orders.active_messages()] == ["order-1"]
+    assert stats.moved == 1
+    assert stats.errors["MessageLockLostError"] == 1
+    assert world.operations["send"] >= 3  # the park, and the send made twice
+    assert backlog_depth(world) == 0
+
+
+async def test_time_to_live_beyond_int32_milliseconds_survives_the_backlog(world: ServiceBusWorld) -> None:
+    create_backlog_queues(world)
+    orders = primary_queue(world, "orders")
+    await park("orders", ServiceBusMessage(b"x", time_to_live=timedelta(days=40)))
+
+    async with make_syphon(world) as syphon:
+        await syphon.drain()
+
+    (arrived,) = orders.active_messages()
+    assert timedelta(days=40) - timedelta(minutes=1) < arrived.time_to_live <= timedelta(days=40)

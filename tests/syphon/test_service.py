@@ -1,0 +1,456 @@
+"""The syphon service: health, metrics, JSON logs, graceful stop and faults, over a real HTTP server."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import signal
+from collections import Counter
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+import pytest
+from azure.servicebus import ServiceBusMessage
+from prometheus_client.parser import text_string_to_metric_families
+
+from pairedbus import cli, contract
+from pairedbus.errors import UserError
+from pairedbus.service.endpoints import (
+    ENV_AZURE_CLIENT_ID,
+    ENV_LOG_LEVEL,
+    ENV_PRIMARY,
+    ENV_SECONDARY,
+    ENV_SECONDARY_RESOURCE_ID,
+)
+from pairedbus.service.logs import configure_json_logging
+from pairedbus.syphon import Syphon, SyphonFaulted, SyphonStats
+from pairedbus.syphon import service as syphon_service
+from pairedbus.syphon.service import (
+    EXIT_FAILED,
+    EXIT_STOPPED,
+    ServiceOptions,
+    SyphonService,
+    options_from,
+    serve,
+)
+from pairedbus.testing.world import ServiceBusWorld
+
+from . import helpers
+
+PRIMARY = "contoso.servicebus.windows.net"
+SECONDARY = "contoso-dr.servicebus.windows.net"
+#: Bounds a test's waits so a bug hangs nothing; no test asserts on how long anything took.
+WAIT = 10
+
+
+class FakeSyphon:
+    """Stands in for pairedbus.syphon.Syphon: holds `in_flight` moves open until stop is set,
+    then settles them before `run` returns, the way the real one must."""
+
+    def __init__(self, *, in_flight: int = 3, fault: BaseException | None = None, ends_alone: bool = False) -> None:
+        self.stats = SyphonStats()
+        self.clients_open = False
+        self.in_flight = 0
+        self.in_flight = in_flight
+        self.fault = fault
+        self.ends_alone = ends_alone
+        self.events: list[str] = []
+        self.kwargs: dict[str, Any] = {}
+        self.running = asyncio.Event()
+        self.enter_gate: asyncio.Event | None = None
+
+    def __call__(self, **kwargs: Any) -> FakeSyphon:
+        self.kwargs = kwargs
+        return self
+
+    async def __aenter__(self) -> FakeSyphon:
+        if self.enter_gate is not None:
+            await self.enter_gate.wait()
+        self.clients_open = True
+        self.events.append("open")
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        self.clients_open = False
+        self.events.append("close")
+
+    async def run(self, stop: asyncio.Event) -> None:
+        self.running.set()
+        if self.ends_alone:
+            return
+        if self.fault is not None:
+            raise self.fault
+
+        async def move(index: int) -> None:
+            await stop.wait()
+            await asyncio.sleep(0)  # the send's acknowledgement arrives after the stop request
+            self.stats.moved += 1
+            self.events.append(f"settled {index}")
+
+        async with asyncio.TaskGroup() as moves:
+            for i in range(self.in_flight):
+                moves.create_task(move(i))
+        self.events.append("run returned")
+
+
+class FakeCredential:
+    def __init__(self) -> None:
+        self.closed = False
+
+    async def __aenter__(self) -> FakeCredential:
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        self.closed = True
+
+
+def _options(**overrides: Any) -> ServiceOptions:
+    return ServiceOptions(**{"primary": PRIMARY, "secondary": SECONDARY, "host": "127.0.0.1", "port": 0, **overrides})
+
+
+@asynccontextmanager
+async def running(
+    syphon: FakeSyphon, *, wait_for_loop: bool = True
+) -> AsyncIterator[tuple[SyphonService, asyncio.Event, asyncio.Task[int]]]:
+    credential = FakeCredential()
+    service = SyphonService(_options(), syphon_factory=syphon, credential_factory=lambda: credential)
+    stop = asyncio.Event()
+    task = asyncio.create_task(service.run(stop))
+    try:
+        if wait_for_loop:
+            await asyncio.wait_for(service.started.wait(), WAIT)
+        else:
+            await asyncio.wait_for(service.listening.wait(), WAIT)
+        yield service, stop, task
+    finally:
+        stop.set()
+        if syphon.enter_gate is not None:
+            syphon.enter_gate.set()
+        await asyncio.wait_for(task, WAIT)
+    assert credential.closed
+
+
+async def _get(service: SyphonService, path: str) -> tuple[int, str, str]:
+    async with aiohttp.ClientSession() as session, session.get(f"http://127.0.0.1:{service.port}{path}") as response:
+        return response.status, response.headers["Content-Type"], await response.text()
+
+
+# --- /healthz ---------------------------------------------------------------------------------
+
+
+async def test_healthz_is_200_while_the_loop_runs_with_clients_open() -> None:
+    syphon = FakeSyphon()
+    async with running(syphon) as (service, _, _):
+        status, _, body = await _get(service, "/healthz")
+    assert status == 200
+    assert json.loads(body) == {"status": "ok"}
+
+
+async def test_healthz_is_503_when_a_client_has_closed() -> None:
+    syphon = FakeSyphon()
+    async with running(syphon) as (service, _, _):
+        syphon.clients_open = False
+        status, _, _ = await _get(service, "/healthz")
+    assert status == 503
+
+
+async def test_healthz_is_503_until_the_syphon_has_opened_its_clients() -> None:
+    syphon = FakeSyphon()
+    syphon.enter_gate = asyncio.Event()
+    async with running(syphon, wait_for_loop=False) as (service, _, _):
+        status, _, _ = await _get(service, "/healthz")
+    assert status == 503
+
+
+async def test_healthz_is_503_once_the_loop_has_returned() -> None:
+    syphon = FakeSyphon(in_flight=0)
+    async with running(syphon) as (service, stop, task):
+        stop.set()
+        await asyncio.wait_for(asyncio.shield(task), WAIT)
+        assert not service.healthy()
+
+
+# --- /metrics ---------------------------------------------------------------------------------
+
+
+async def test_metrics_expose_the_syphon_counters_in_prometheus_text_format() -> None:
+    syphon = FakeSyphon()
+    syphon.stats = SyphonStats(
+        moved=7,
+        dead_lettered=2,
+        dropped_pings=5,
+        left_locked=6,
+        retries=8,
+        errors=Counter({"ServiceBusConnectionError": 3, "ClientAuthenticationError": 1}),
+        backlog_depth={"contoso/x-servicebus-transfer/0": 4, "contoso/x-servicebus-transfer/1": 0},
+    )
+    syphon.in_flight = 9
+    async with running(syphon) as (service, _, _):
+        status, content_type, body = await _get(service, "/metrics")
+    assert status == 200
+    assert content_type.startswith("text/plain")
+    samples = {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(body)
+        for s in family.samples
+    }
+    assert samples[("pairedbus_syphon_up", ())] == 1
+    assert samples[("pairedbus_syphon_messages_moved_total", ())] == 7
+    assert samples[("pairedbus_syphon_messages_dead_lettered_total", ())] == 2
+    assert samples[("pairedbus_syphon_pings_dropped_total", ())] == 5
+    assert samples[("pairedbus_syphon_messages_left_locked_total", ())] == 6
+    assert samples[("pairedbus_syphon_send_retries_total", ())] == 8
+    assert samples[("pairedbus_syphon_in_flight", ())] == 9
+    assert samples[("pairedbus_syphon_errors_total", (("kind", "ServiceBusConnectionError"),))] == 3
+    assert samples[("pairedbus_syphon_errors_total", (("kind", "ClientAuthenticationError"),))] == 1
+    assert samples[("pairedbus_syphon_backlog_depth", (("queue", "contoso/x-servicebus-transfer/0"),))] == 4
+    assert samples[("pairedbus_syphon_backlog_depth", (("queue", "contoso/x-servicebus-transfer/1"),))] == 0
+
+
+async def test_metrics_before_the_syphon_exists_report_it_down() -> None:
+    syphon = FakeSyphon()
+    syphon.enter_gate = asyncio.Event()
+    async with running(syphon, wait_for_loop=False) as (service, _, _):
+        _, _, body = await _get(service, "/metrics")
+    assert "pairedbus_syphon_up 0.0" in body
+
+
+# --- Stop, fault, exit codes --------------------------------------------------------------------
+
+
+async def test_stop_request_lets_in_flight_messages_settle_then_exits_zero() -> None:
+    syphon = FakeSyphon(in_flight=3)
+    credential = FakeCredential()
+    service = SyphonService(_options(), syphon_factory=syphon, credential_factory=lambda: credential)
+    stop = asyncio.Event()
+    task = asyncio.create_task(service.run(stop))
+    await asyncio.wait_for(syphon.running.wait(), WAIT)
+    stop.set()
+    assert await asyncio.wait_for(task, WAIT) == EXIT_STOPPED
+    assert syphon.stats.moved == 3
+    assert syphon.events[-2:] == ["run returned", "close"]
+    assert sorted(syphon.events[1:4]) == ["settled 0", "settled 1", "settled 2"]
+    assert credential.closed
+    assert syphon.kwargs == {"primary": PRIMARY, "secondary": SECONDARY, "credential": credential}
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+async def test_sigterm_or_sigint_requests_a_graceful_stop_and_exits_zero(signum: signal.Signals) -> None:
+    syphon = FakeSyphon(in_flight=2)
+    before = signal.getsignal(signum)
+    task = asyncio.create_task(serve(_options(), syphon_factory=syphon, credential_factory=FakeCredential))
+    await asyncio.wait_for(syphon.running.wait(), WAIT)  # serve() installed its handlers before this
+    os.kill(os.getpid(), signum)
+    assert await asyncio.wait_for(task, WAIT) == EXIT_STOPPED
+    assert syphon.stats.moved == 2
+    assert signal.getsignal(signum) == before  # the process's own handler is back
+
+
+async def test_syphon_fault_exits_non_zero() -> None:
+    syphon = FakeSyphon(fault=SyphonFaulted("secondary", partner_followed=False, cause="was closed"))
+    service = SyphonService(_options(), syphon_factory=syphon, credential_factory=FakeCredential)
+    assert await asyncio.wait_for(service.run(asyncio.Event()), WAIT) == EXIT_FAILED
+    assert syphon.events == ["open", "close"]
+
+
+async def test_loop_that_ends_without_a_stop_request_exits_non_zero() -> None:
+    syphon = FakeSyphon(ends_alone=True)
+    service = SyphonService(_options(), syphon_factory=syphon, credential_factory=FakeCredential)
+    assert await asyncio.wait_for(service.run(asyncio.Event()), WAIT) == EXIT_FAILED
+
+
+async def test_port_in_use_is_a_one_line_user_error() -> None:
+    syphon = FakeSyphon()
+    async with running(syphon) as (busy, _, _):
+        service = SyphonService(
+            _options(port=busy.port), syphon_factory=FakeSyphon(), credential_factory=FakeCredential
+        )
+        with pytest.raises(UserError, match=r"^--port: cannot listen on 127\.0\.0\.1:\d+") as error:
+            await service.run(asyncio.Event())
+    assert "\n" not in str(error.value)
+
+
+def test_run_service_maps_a_crash_to_a_non_zero_exit_with_a_json_log_line(capsys: pytest.CaptureFixture[str]) -> None:
+    class Boom(Exception):
+        pass
+
+    syphon = FakeSyphon(fault=Boom("link detached"))
+    code = syphon_service.run_service(_options(), syphon_factory=syphon, credential_factory=FakeCredential)
+    assert code == EXIT_FAILED
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    (crash,) = [entry for entry in lines if entry["message"] == "syphon service failed"]
+    assert crash["level"] == "ERROR" and "link detached" in crash["exception"]
+
+
+# --- JSON logs --------------------------------------------------------------------------------
+
+
+async def test_every_log_line_is_one_json_object_with_time_level_logger_message() -> None:
+    stream = io.StringIO()
+    configure_json_logging("INFO", stream=stream)
+    syphon = FakeSyphon(in_flight=1)
+    async with running(syphon) as (service, stop, task):
+        stop.set()
+        await asyncio.wait_for(asyncio.shield(task), WAIT)
+    entries = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert entries, "the service logged nothing"
+    for entry in entries:
+        assert {"time", "level", "logger", "message"} <= set(entry)
+    listening = next(e for e in entries if e["message"] == "syphon service listening")
+    assert listening["primary"] == PRIMARY and listening["port"] == service.port
+    stopped = next(e for e in entries if e["message"] == "syphon service stopped")
+    assert stopped["moved"] == 1
+
+
+# --- Options and flags ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("flags", "names"),
+    [
+        ({"primary": "sb://contoso.servicebus.windows.net"}, "--primary"),
+        ({"primary": "contoso"}, "--primary"),
+        ({"primary": "contoso.servicebus.windows.net:5671"}, "--primary"),
+        ({"primary": "contoso.servicebus.windows.net/queue"}, "--primary"),
+        ({"primary": "1contoso.servicebus.windows.net"}, "--primary"),
+        ({"secondary": "dr.servicebus.windows.net"}, "--secondary"),
+        ({"secondary": PRIMARY.upper()}, "--secondary"),
+        ({"port": "http"}, "--port"),
+        ({"port": "70000"}, "--port"),
+        ({"log_level": "verbose"}, "--log-level"),
+    ],
+)
+def test_bad_flags_are_one_line_user_errors_naming_the_flag(flags: dict[str, str], names: str) -> None:
+    args = {"primary": PRIMARY, "secondary": SECONDARY, "port": None, "log_level": None, "host": "0.0.0.0", **flags}
+    with pytest.raises(UserError) as error:
+        options_from(**args, env={})
+    message = str(error.value)
+    assert message.startswith(f"{names}: expected ")
+    assert "\n" not in message
+
+
+def test_missing_namespace_names_both_the_flag_and_its_environment_variable() -> None:
+    with pytest.raises(UserError, match=rf"^--primary \(or {ENV_PRIMARY}\): expected .* got nothing$"):
+        options_from(primary=None, secondary=SECONDARY, port=None, log_level=None, host="0.0.0.0", env={})
+
+
+def test_environment_supplies_what_the_flags_do_not() -> None:
+    env = {ENV_PRIMARY: PRIMARY, ENV_SECONDARY: SECONDARY, ENV_LOG_LEVEL: "debug"}
+    options = options_from(primary=None, secondary=None, port=None, log_level=None, host="0.0.0.0", env=env)
+    assert options == ServiceOptions(primary=PRIMARY, secondary=SECONDARY, port=8080, log_level="DEBUG")
+
+
+def test_a_bad_environment_value_is_reported_under_the_variable_name() -> None:
+    env = {ENV_PRIMARY: "https://contoso.servicebus.windows.net/", ENV_SECONDARY: SECONDARY}
+    with pytest.raises(UserError, match=rf"^{ENV_PRIMARY}: expected "):
+        options_from(primary=None, secondary=None, port=None, log_level=None, host="0.0.0.0", env=env)
+
+
+def test_flags_win_over_the_environment() -> None:
+    env = {ENV_PRIMARY: "other-primary.servicebus.windows.net", ENV_SECONDARY: SECONDARY}
+    options = options_from(primary=PRIMARY, secondary=None, port="0", log_level=None, host="127.0.0.1", env=env)
+    assert (options.primary, options.port) == (PRIMARY, 0)
+
+
+def test_cli_prints_a_bad_flag_as_one_line_and_exits_2(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(ENV_PRIMARY, raising=False)
+    monkeypatch.delenv(ENV_SECONDARY, raising=False)
+    monkeypatch.setattr(cli, "COMMAND_MODULES", ("syphon",))  # other commands' imports are not under test
+    assert cli.main(["syphon", "--primary", "sb://contoso", "--secondary", SECONDARY]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith("pairedbus: error: --primary: expected a fully qualified namespace")
+
+
+def test_credential_uses_the_user_assigned_identity_named_by_azure_client_id(
+    monkeypatch: pytest.MonkeyPatch, mocker: Any
+) -> None:
+    monkeypatch.setenv(ENV_AZURE_CLIENT_ID, "33333333-3333-3333-3333-333333333333")
+    credential_class = mocker.patch("azure.identity.aio.DefaultAzureCredential")
+    syphon_service.default_credential()
+    credential_class.assert_called_once_with(managed_identity_client_id="33333333-3333-3333-3333-333333333333")
+
+
+# --- End to end on the Service Bus fake ---------------------------------------------------------
+
+
+@dataclass
+class FakePair:
+    """The real Syphon on the Service Bus fake: primary queue `orders`, two backlog queues."""
+
+    world: ServiceBusWorld
+    made: list[Syphon] = field(default_factory=list)
+
+    def syphon_factory(self, **kwargs: Any) -> Syphon:
+        assert (kwargs["primary"], kwargs["secondary"]) == (helpers.PRIMARY, helpers.SECONDARY)
+        self.made.append(helpers.make_syphon(self.world))
+        return self.made[-1]
+
+    def service(self) -> SyphonService:
+        options = ServiceOptions(primary=helpers.PRIMARY, secondary=helpers.SECONDARY, host="127.0.0.1", port=0)
+        return SyphonService(options, syphon_factory=self.syphon_factory, credential_factory=FakeCredential)
+
+
+@pytest.fixture
+def fake_pair(world: ServiceBusWorld) -> FakePair:
+    world.namespace(helpers.PRIMARY).create_queue("orders")
+    helpers.create_backlog_queues(world, 2)
+    return FakePair(world)
+
+
+async def test_service_moves_parked_messages_reports_them_and_stops_cleanly(fake_pair: FakePair) -> None:
+    orders = fake_pair.world.namespace(helpers.PRIMARY).queue("orders")
+    await helpers.park("orders", ServiceBusMessage("a"), ServiceBusMessage("b"), backlog=1)
+    service = fake_pair.service()
+    stop = asyncio.Event()
+    task = asyncio.create_task(service.run(stop))
+    await asyncio.wait_for(service.started.wait(), WAIT)
+    await helpers.eventually(lambda: orders.message_counts()["active"] == 2)
+    await helpers.eventually(lambda: (service.stats() or SyphonStats()).moved == 2)
+    status, _, _ = await _get(service, "/healthz")
+    _, _, body = await _get(service, "/metrics")
+    stop.set()
+    assert await asyncio.wait_for(task, WAIT) == EXIT_STOPPED
+    assert status == 200
+    samples = {
+        (s.name, tuple(s.labels.values())): s.value for f in text_string_to_metric_families(body) for s in f.samples
+    }
+    assert samples[("pairedbus_syphon_messages_moved_total", ())] == 2
+    assert ("pairedbus_syphon_backlog_depth", (contract.backlog_queue_name(helpers.PRIMARY_NAME, 1),)) in samples
+    assert helpers.backlog_depth(fake_pair.world) == 0
+
+
+async def test_service_exits_non_zero_when_a_namespace_connection_faults(fake_pair: FakePair) -> None:
+    service = fake_pair.service()
+    task = asyncio.create_task(service.run(asyncio.Event()))
+    await asyncio.wait_for(service.started.wait(), WAIT)
+    fake_pair.made[0].report_fault("secondary", "faulted")
+    assert await asyncio.wait_for(task, WAIT) == EXIT_FAILED
+    assert not service.healthy()
+
+
+def test_the_secondary_arm_id_comes_from_the_environment_the_host_sets() -> None:
+    arm_id = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.ServiceBus/namespaces/contoso-dr"
+    env = {ENV_PRIMARY: PRIMARY, ENV_SECONDARY: SECONDARY, ENV_SECONDARY_RESOURCE_ID: arm_id}
+    options = options_from(primary=None, secondary=None, port=None, log_level=None, host="0.0.0.0", env=env)
+    assert options.secondary_resource_id == arm_id
+
+
+def test_a_malformed_secondary_arm_id_is_a_one_line_error() -> None:
+    with pytest.raises(UserError, match=r"^--secondary-resource-id: expected /subscriptions/"):
+        options_from(
+            primary=PRIMARY,
+            secondary=SECONDARY,
+            port=None,
+            log_level=None,
+            host="0.0.0.0",
+            env={},
+            secondary_resource_id="contoso-dr",
+        )

@@ -1,0 +1,223 @@
+"""The Syphon as a whole on the Service Bus fake: which queues it serves, drain(), run() and stop."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from azure.servicebus import ServiceBusMessage
+
+from pairedbus import contract
+from pairedbus.testing import aio_client
+from pairedbus.testing.world import ServiceBusWorld
+
+from .helpers import (
+    PRIMARY,
+    SECONDARY,
+    backlog_depth,
+    backlog_settings,
+    bodies,
+    create_backlog_queues,
+    eventually,
+    make_syphon,
+    park,
+)
+
+
+async def test_drain_serves_every_backlog_queue_including_extras_beyond_the_count(world: ServiceBusWorld) -> None:
+    create_backlog_queues(world, 3)
+    extra = contract.backlog_queue_name("contoso-primary", 7)
+    world.namespace(SECONDARY).create_queue(extra, **backlog_settings())
+    orders = world.namespace(PRIMARY).create_queue("orders")
+    for index in (0, 1, 2, 7):
+        await park("orders", ServiceBusMessage(f"from-{index}"), backlog=index)
+
+    async with make_syphon(world) as syphon:
+        assert await syphon.list_backlog_queues() == [*contract.backlog_queue_names("contoso-primary", 3), extra]
+        stats = await syphon.drain()
+
+    assert bodies(orders) == [b"from-0", b"from-1", b"from-2", b"from-7"]
+    assert stats.moved == 4
+    assert stats.backlog_depth == {name: 0 for name in [*contract.backlog_queue_names("contoso-primary", 3), extra]}
+
+
+async def test_backlog_queues_of_another_primary_are_left_alone(world: ServiceBusWorld) -> None:
+    create_backlog_queues(world, 1)
+    create_backlog_queues(world, 1, prefix="other-primary")
+    world.namespace(SECONDARY).create_queue("orders")  # an ordinary queue in the secondary
+    orders = world.namespace(PRIMARY).create_queue("orders")
+    await park("orders", ServiceBusMessage(b"mine"))
+    await park("orders", ServiceBusMessage(b"theirs"), prefix="other-primary")
+
+    async with make_syphon(world) as syphon:
+        await syphon.drain()
+
+    assert bodies(orders) == [b"mine"]
+    assert backlog_depth(world, "other-primary") == 1
+
+
+async def test_drain_of_empty_backlog_returns_zero_stats(world: ServiceBusWorld) -> None:
+    create_backlog_queues(world, 2)
+    async with make_syphon(world) as syphon:
+        stats = await syphon.drain()
+    assert (stats.moved, stats.dead_lettered, stats.dropped_pings) == (0, 0, 0)
+
+
+async def test_drain_keeps_in_flight_within_its_bound(world: ServiceBusWorld, monkeypatch: pytest.MonkeyPatch) -> None:
+    create_backlog_queues(world, 3)
+    orders = world.namespace(PRIMARY).create_queue("orders")
+    for index in range(3):
+        await park("orders", *(ServiceBusMessage(f"{index}-{i}") for i in range(40)), backlog=index)
+    seen: list[int] = []
+    real_send = aio_client.ServiceBusSender.send_messages
+
+    async def watched_send(self: Any, message: Any, **kwargs: Any) -> None:
+        seen.append(syphon.in_flight)
+        await real_send(self, message, **kwargs)
+
+    monkeypatch.setattr(aio_client.ServiceBusSender, "send_messages", watched_send)
+
+    async with make_syphon(world, max_in_flight=7, receive_batch_size=5) as syphon:
+        stats = await syphon.drain()
+
+    assert stats.moved == 120
+    assert len(orders.active_messages()) == 120
+    assert seen and max(seen) <= 7
+
+
+async def test_run_moves_messages_and_stops_gracefully_with_nothing_unsettled(world: ServiceBusWorld) -> None:
+    create_backlog_queues(world, 2)
+    orders = world.namespace(PRIMARY).create_queue("orders")
+    stop = asyncio.Event()
+
+    async with make_syphon(world) as syphon:
+        running = asyncio.create_task(syphon.run(stop))
+        await park("orders", ServiceBusMessage(b"a"), backlog=0)
+        await park("orders", ServiceBusMessage(b"b"), backlog=1)
+        await eventually(lambda: syphon.stats.moved == 2)
+        stop.set()
+        await asyncio.wait_for(running, 10)
+        assert syphon.in_flight == 0
+
+    assert bodies(orders) == [b"a", b"b"]
+    assert backlog_depth(world) == 0
+
+
+async def test_run_finishes_a_send_in_flight_before_returning_on_stop(
+    world: ServiceBusWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    create_backlog_queues(world, 1)
+    orders = world.namespace(PRIMARY).create_queue("orders")
+    release = asyncio.Event()
+    sending = asyncio.Event()
+    real_send = aio_client.ServiceBusSender.send_messages
+
+    async def slow_send(self: Any, message: Any, **kwargs: Any) -> None:
+        if self.fully_qualified_namespace == PRIMARY:
+            sending.set()
+            await release.wait()
+        await real_send(self, message, **kwargs)
+
+    monkeypatch.setattr(aio_client.ServiceBusSender, "send_messages", slow_send)
+    stop = asyncio.Event()
+
+    async with make_syphon(world) as syphon:
+        running = asyncio.create_task(syphon.run(stop))
+        await park("orders", ServiceBusMessage(b"in flight"))
+        await asyncio.wait_for(sending.wait(), 10)
+        stop.set()
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert not running.done()  # it waits for the send it started
+        release.set()
+        await asyncio.wait_for(running, 10)
+        assert syphon.stats.moved == 1
+
+    assert bodies(orders) == [b"in flight"]
+    assert backlog_depth(world) == 0
+
+
+async def test_run_serves_a_backlog_queue_created_after_it_started(world: ServiceBusWorld) -> None:
+    create_backlog_queues(world, 1)
+    orders = world.namespace(PRIMARY).create_queue("orders")
+    stop = asyncio.Event()
+
+    async with make_syphon(world) as syphon:
+        running = asyncio.create_task(syphon.run(stop))
+        await eventually(lambda: len(syphon.stats.backlog_depth) == 1)
+        late = contract.backlog_queue_name("contoso-primary", 5)
+        world.namespace(SECONDARY).create_queue(late, **backlog_settings())
+        await park("orders", ServiceBusMessage(b"late"), backlog=5)
+        await eventually(lambda: syphon.stats.moved == 1)
+        stop.set()
+        await asyncio.wait_for(running, 10)
+
+    assert bodies(orders) == [b"late"]
+
+
+async def test_run_uses_the_long_poll_on_every_backlog_queue(
+    world: ServiceBusWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    create_backlog_queues(world, 2)
+    waits: list[float | None] = []
+    real_receive = aio_client.ServiceBusReceiver.receive_messages
+
+    async def recording_receive(
+        self: Any, max_message_count: int | None = 1, max_wait_time: float | None = None
+    ) -> Any:
+        waits.append(max_wait_time)
+        return await real_receive(self, max_message_count, max_wait_time)
+
+    monkeypatch.setattr(aio_client.ServiceBusReceiver, "receive_messages", recording_receive)
+    stop = asyncio.Event()
+
+    async with make_syphon(world) as syphon:
+        running = asyncio.create_task(syphon.run(stop))
+        await eventually(lambda: len(waits) == 2)
+        stop.set()
+        await asyncio.wait_for(running, 10)
+
+    assert waits == [contract.SYPHON_LONG_POLL.total_seconds()] * 2
+
+
+async def test_stats_are_a_snapshot(world: ServiceBusWorld) -> None:
+    create_backlog_queues(world, 1)
+    world.namespace(PRIMARY).create_queue("orders")
+    await park("orders", ServiceBusMessage(b"x"))
+    async with make_syphon(world) as syphon:
+        before = syphon.stats
+        await syphon.drain()
+        assert (before.moved, syphon.stats.moved) == (0, 1)
+
+
+async def test_backlog_receive_failures_are_retried_and_nothing_is_skipped(world: ServiceBusWorld) -> None:
+    from azure.servicebus.exceptions import ServiceBusServerBusyError
+
+    names = create_backlog_queues(world, 2)
+    orders = world.namespace(PRIMARY).create_queue("orders")
+    await park("orders", *(ServiceBusMessage(f"m{i}") for i in range(10)), backlog=0)
+    world.fail(SECONDARY, names[0], ServiceBusServerBusyError, times=3)
+
+    async with make_syphon(world) as syphon:
+        stats = await syphon.drain()
+
+    assert stats.moved == 10
+    assert len(orders.active_messages()) == 10
+    assert stats.errors["ServiceBusServerBusyError"] == 3
+
+
+async def test_idle_long_polls_do_not_starve_other_backlog_queues_of_in_flight_slots(world: ServiceBusWorld) -> None:
+    names = create_backlog_queues(world, 10)
+    orders = world.namespace(PRIMARY).create_queue("orders")
+    stop = asyncio.Event()
+
+    async with make_syphon(world, max_in_flight=20, receive_batch_size=250) as syphon:
+        running = asyncio.create_task(syphon.run(stop))
+        await eventually(lambda: world.operations.get("receive", 0) >= len(names))  # every queue polled
+        await park("orders", ServiceBusMessage(b"last queue"), backlog=9)
+        await eventually(lambda: syphon.stats.moved == 1)
+        stop.set()
+        await asyncio.wait_for(running, 10)
+
+    assert bodies(orders) == [b"last queue"]
