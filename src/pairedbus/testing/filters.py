@@ -1,0 +1,361 @@
+"""Subscription rules: TrueFilter, FalseFilter, correlation filters and a subset of SQL filters.
+
+The SQL subset: comparisons (`=`, `!=`, `<>`, `<`, `<=`, `>`, `>=`) between properties, string
+and number literals and `@parameters`; `AND`, `OR`, `NOT`, parentheses; `IS [NOT] NULL`,
+`[NOT] IN (...)`, `[NOT] LIKE '...'`, `EXISTS(prop)`, `TRUE`, `FALSE`, `1=1`. Properties are
+`sys.<Name>` (MessageId, CorrelationId, Label/Subject, To, ReplyTo, SessionId, ReplyToSessionId,
+ContentType), `user.<name>` or a bare application-property name. A comparison with a missing
+property is unknown (SQL three-valued logic), and a rule matches only when its filter is TRUE.
+SQL rule actions are not applied.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from azure.servicebus.management import (
+    CorrelationRuleFilter,
+    FalseRuleFilter,
+    RuleProperties,
+    SqlRuleFilter,
+    TrueRuleFilter,
+)
+
+from pairedbus.testing.messages import Content
+
+DEFAULT_RULE_NAME = "$Default"
+
+_SYSTEM = {
+    "messageid": "message_id",
+    "correlationid": "correlation_id",
+    "label": "subject",
+    "subject": "subject",
+    "to": "to",
+    "replyto": "reply_to",
+    "sessionid": "session_id",
+    "replytosessionid": "reply_to_session_id",
+    "contenttype": "content_type",
+}
+
+_TOKEN = re.compile(
+    r"\s*(?:(?P<str>'(?:[^']|'')*')|(?P<num>-?\d+(?:\.\d+)?)|(?P<op><>|!=|<=|>=|=|<|>|\(|\)|,)"
+    r"|(?P<param>@[A-Za-z_][\w]*)|(?P<ident>\[[^\]]+\]|[A-Za-z_$][\w.$-]*))"
+)
+_MISSING = object()
+
+Predicate = Callable[[Content, dict[str, Any]], bool | None]
+
+
+class FilterSyntaxError(ValueError):
+    pass
+
+
+def _tokenize(text: str) -> list[tuple[str, Any]]:
+    tokens: list[tuple[str, Any]] = []
+    pos = 0
+    text = text.rstrip()
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if m is None or m.end() == pos:
+            raise FilterSyntaxError(f"cannot parse SQL filter near {text[pos:]!r}")
+        pos = m.end()
+        kind = m.lastgroup
+        value = m.group(kind)  # type: ignore[arg-type]
+        if kind == "str":
+            tokens.append(("lit", value[1:-1].replace("''", "'")))
+        elif kind == "num":
+            tokens.append(("lit", float(value) if "." in value else int(value)))
+        elif kind == "ident":
+            upper = value.upper()
+            if upper in {"AND", "OR", "NOT", "IS", "NULL", "IN", "LIKE", "EXISTS", "TRUE", "FALSE"}:
+                tokens.append(("kw", upper))
+            else:
+                tokens.append(("ident", value.strip("[]")))
+        else:
+            tokens.append((kind, value))  # type: ignore[arg-type]
+    return tokens
+
+
+def _norm(value: Any) -> Any:
+    return value.decode("utf-8") if isinstance(value, bytes) else value
+
+
+def _property_getter(name: str) -> Callable[[Content, dict[str, Any]], Any]:
+    lowered = name.lower()
+    if lowered.startswith("sys."):
+        attr = _SYSTEM.get(lowered[4:])
+        if attr is None:
+            raise FilterSyntaxError(f"unsupported system property {name!r}")
+
+        def system(content: Content, props: dict[str, Any]) -> Any:
+            value = getattr(content, attr)
+            return _MISSING if value is None else value
+
+        return system
+    if lowered.startswith("user."):
+        name = name[5:]
+
+    def user(content: Content, props: dict[str, Any]) -> Any:
+        value = props.get(name, _MISSING)
+        if value is _MISSING:
+            for key, candidate in props.items():  # property names compare case-insensitively
+                if key.lower() == name.lower():
+                    return _norm(candidate)
+        return _norm(value)
+
+    return user
+
+
+class _Parser:
+    def __init__(self, text: str, parameters: dict[str, Any] | None) -> None:
+        self.tokens = _tokenize(text)
+        self.pos = 0
+        self.parameters = {k if k.startswith("@") else f"@{k}": v for k, v in (parameters or {}).items()}
+
+    def peek(self) -> tuple[str, Any] | None:
+        return self.tokens[self.pos] if self.pos < len(self.tokens) else None
+
+    def take(self, kind: str, value: Any = None) -> Any:
+        token = self.peek()
+        if token is None or token[0] != kind or (value is not None and token[1] != value):
+            raise FilterSyntaxError(f"expected {value or kind}, got {token}")
+        self.pos += 1
+        return token[1]
+
+    def accept(self, kind: str, value: Any = None) -> bool:
+        token = self.peek()
+        if token is not None and token[0] == kind and (value is None or token[1] == value):
+            self.pos += 1
+            return True
+        return False
+
+    def parse(self) -> Predicate:
+        predicate = self.parse_or()
+        if self.peek() is not None:
+            raise FilterSyntaxError(f"unexpected {self.peek()}")
+        return predicate
+
+    def parse_or(self) -> Predicate:
+        left = self.parse_and()
+        while self.accept("kw", "OR"):
+            right = self.parse_and()
+            left = _or(left, right)
+        return left
+
+    def parse_and(self) -> Predicate:
+        left = self.parse_not()
+        while self.accept("kw", "AND"):
+            right = self.parse_not()
+            left = _and(left, right)
+        return left
+
+    def parse_not(self) -> Predicate:
+        if self.accept("kw", "NOT"):
+            inner = self.parse_not()
+            return lambda c, p: None if (r := inner(c, p)) is None else not r
+        return self.parse_predicate()
+
+    def parse_operand(self) -> Callable[[Content, dict[str, Any]], Any]:
+        token = self.peek()
+        if token is None:
+            raise FilterSyntaxError("unexpected end of filter")
+        self.pos += 1
+        kind, value = token
+        if kind == "lit":
+            return lambda c, p, v=value: v
+        if kind == "param":
+            if value not in self.parameters:
+                raise FilterSyntaxError(f"missing parameter {value}")
+            param = self.parameters[value]
+            return lambda c, p, v=param: v
+        if kind == "ident":
+            return _property_getter(value)
+        raise FilterSyntaxError(f"unexpected {token}")
+
+    def parse_predicate(self) -> Predicate:
+        if self.accept("op", "("):
+            inner = self.parse_or()
+            self.take("op", ")")
+            return inner
+        if self.accept("kw", "TRUE"):
+            return lambda c, p: True
+        if self.accept("kw", "FALSE"):
+            return lambda c, p: False
+        if self.accept("kw", "EXISTS"):
+            self.take("op", "(")
+            getter = _property_getter(self.take("ident"))
+            self.take("op", ")")
+            return lambda c, p: getter(c, p) is not _MISSING
+        left = self.parse_operand()
+        if self.accept("kw", "IS"):
+            negate = self.accept("kw", "NOT")
+            self.take("kw", "NULL")
+            return lambda c, p: (left(c, p) in (_MISSING, None)) != negate
+        negate = self.accept("kw", "NOT")
+        if self.accept("kw", "IN"):
+            self.take("op", "(")
+            options = [self.parse_operand()]
+            while self.accept("op", ","):
+                options.append(self.parse_operand())
+            self.take("op", ")")
+
+            def is_in(c: Content, p: dict[str, Any]) -> bool | None:
+                value = left(c, p)
+                if value is _MISSING:
+                    return None
+                return any(value == o(c, p) for o in options) != negate
+
+            return is_in
+        if self.accept("kw", "LIKE"):
+            pattern = _like(self.take("lit"))
+
+            def like(c: Content, p: dict[str, Any]) -> bool | None:
+                value = left(c, p)
+                if value is _MISSING or not isinstance(value, str):
+                    return None
+                return bool(pattern.fullmatch(value)) != negate
+
+            return like
+        if negate:
+            raise FilterSyntaxError("NOT must be followed by IN or LIKE here")
+        op = self.take("op")
+        right = self.parse_operand()
+        compare = _COMPARATORS.get(op)
+        if compare is None:
+            raise FilterSyntaxError(f"unsupported operator {op}")
+
+        def comparison(c: Content, p: dict[str, Any]) -> bool | None:
+            a, b = left(c, p), right(c, p)
+            if a is _MISSING or b is _MISSING or a is None or b is None:
+                return None
+            try:
+                return compare(a, b)
+            except TypeError:
+                return None
+
+        return comparison
+
+
+_COMPARATORS: dict[str, Callable[[Any, Any], bool]] = {
+    "=": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+    "<>": lambda a, b: a != b,
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+}
+
+
+def _or(left: Predicate, right: Predicate) -> Predicate:
+    def either(c: Content, p: dict[str, Any]) -> bool | None:
+        a = left(c, p)
+        if a is True:
+            return True
+        b = right(c, p)
+        if b is True:
+            return True
+        return None if (a is None or b is None) else False
+
+    return either
+
+
+def _and(left: Predicate, right: Predicate) -> Predicate:
+    def both(c: Content, p: dict[str, Any]) -> bool | None:
+        a = left(c, p)
+        if a is False:
+            return False
+        b = right(c, p)
+        if b is False:
+            return False
+        return None if (a is None or b is None) else True
+
+    return both
+
+
+def _like(pattern: str) -> re.Pattern[str]:
+    out = []
+    for ch in pattern:
+        out.append(".*" if ch == "%" else "." if ch == "_" else re.escape(ch))
+    return re.compile("".join(out), re.DOTALL)
+
+
+def compile_sql(expression: str, parameters: dict[str, Any] | None = None) -> Predicate:
+    return _Parser(expression, parameters).parse()
+
+
+def _correlation(f: CorrelationRuleFilter) -> Predicate:
+    checks: list[tuple[str, Any]] = [
+        (attr, getattr(f, name))
+        for name, attr in (
+            ("correlation_id", "correlation_id"),
+            ("message_id", "message_id"),
+            ("to", "to"),
+            ("reply_to", "reply_to"),
+            ("label", "subject"),
+            ("session_id", "session_id"),
+            ("reply_to_session_id", "reply_to_session_id"),
+            ("content_type", "content_type"),
+        )
+        if getattr(f, name) is not None
+    ]
+    properties = dict(f.properties or {})
+
+    def matches(c: Content, p: dict[str, Any]) -> bool:
+        for attr, expected in checks:
+            if getattr(c, attr) != expected:
+                return False
+        for key, expected in properties.items():
+            if _norm(p.get(key, _MISSING)) != expected:
+                return False
+        return True
+
+    return matches
+
+
+def compile_filter(rule_filter: Any) -> Predicate:
+    if rule_filter is None or isinstance(rule_filter, TrueRuleFilter):
+        return lambda c, p: True
+    if isinstance(rule_filter, FalseRuleFilter):
+        return lambda c, p: False
+    if isinstance(rule_filter, CorrelationRuleFilter):
+        return _correlation(rule_filter)
+    if isinstance(rule_filter, SqlRuleFilter):
+        return compile_sql(rule_filter.sql_expression or "1=1", rule_filter.parameters)
+    raise TypeError(f"unsupported rule filter {type(rule_filter).__name__}")
+
+
+def is_true_filter(rule_filter: Any) -> bool:
+    if rule_filter is None or isinstance(rule_filter, TrueRuleFilter):
+        return True
+    if isinstance(rule_filter, FalseRuleFilter):
+        return False
+    return isinstance(rule_filter, SqlRuleFilter) and (rule_filter.sql_expression or "").strip() in ("1=1", "TRUE")
+
+
+class RuleSet:
+    """A subscription's rules; a message is copied once if any rule matches."""
+
+    def __init__(self) -> None:
+        self.rules: dict[str, RuleProperties] = {}
+        self._predicates: dict[str, Predicate] = {}
+        self.always_true = False
+        self.add(RuleProperties(DEFAULT_RULE_NAME, filter=TrueRuleFilter(), action=None, created_at_utc=None))
+
+    def add(self, rule: RuleProperties) -> None:
+        self._predicates[rule.name] = compile_filter(rule.filter)
+        self.rules[rule.name] = rule
+        self._refresh()
+
+    def remove(self, name: str) -> None:
+        del self.rules[name]
+        del self._predicates[name]
+        self._refresh()
+
+    def _refresh(self) -> None:
+        self.always_true = any(is_true_filter(r.filter) for r in self.rules.values())
+
+    def matches(self, content: Content, props: dict[str, Any]) -> bool:
+        return any(predicate(content, props) is True for predicate in self._predicates.values())

@@ -1,0 +1,353 @@
+"""The fake's world: namespaces keyed by fully qualified name, faults, latency and the clock."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from azure.servicebus.exceptions import (
+    MessagingEntityNotFoundError,
+    ServiceBusConnectionError,
+    ServiceBusServerBusyError,
+)
+
+from pairedbus import contract
+from pairedbus.testing.clock import Clock
+from pairedbus.testing.entities import Entity, Queue, ReceivableEntity, SendableEntity, Subscription, Topic
+from pairedbus.testing.properties import (
+    EntityKind,
+    EntitySettings,
+    check_entity_size,
+    quota_exceeded,
+    validate_entity_name,
+)
+
+ErrorFactory = type[BaseException] | BaseException | Callable[[], BaseException]
+
+
+def normalize_fqdn(value: str) -> str:
+    """`sb://Contoso.servicebus.windows.net:443/` -> `contoso.servicebus.windows.net`."""
+    host = value.strip()
+    if "://" in host:
+        host = host.split("://", 1)[1]
+    host = host.split("/", 1)[0].split(":", 1)[0]
+    return host.lower()
+
+
+def _make_error(error: ErrorFactory, what: str) -> BaseException:
+    if isinstance(error, BaseException):
+        return error
+    if isinstance(error, type):
+        try:  # the SDK's and azure.core's errors take message=
+            return error(message=f"Injected fault on {what}.")  # type: ignore[call-arg]
+        except TypeError:
+            return error()
+    return error()
+
+
+@dataclass
+class _Fault:
+    error: ErrorFactory
+    remaining: int | None  # None: until healed
+
+
+@dataclass
+class Namespace:
+    """One Service Bus namespace: queues and topics share one path space, as in the service."""
+
+    world: ServiceBusWorld
+    fqdn: str
+    sku: str = contract.SKU_STANDARD
+    entities: dict[str, SendableEntity] = field(default_factory=dict)
+    #: Premium messaging partitions (1, 2 or 4); with 2 or more every entity is partitioned.
+    messaging_partitions: int = 1
+
+    @property
+    def name(self) -> str:
+        return contract.namespace_from_fqdn(self.fqdn)
+
+    @property
+    def max_message_size_in_bytes(self) -> int:
+        return contract.MAX_MESSAGE_SIZE_BYTES if self.sku == contract.SKU_STANDARD else 1024 * 1024
+
+    # --- entities ---------------------------------------------------------------------------
+
+    def create_queue(self, name: str, **properties: Any) -> Queue:
+        validate_entity_name(name, EntityKind.QUEUE)
+        self._ensure_free(name)
+        settings = EntitySettings(EntityKind.QUEUE, self._tier_rules(properties))
+        queue = Queue(self, name, settings)
+        self.entities[name] = queue
+        return queue
+
+    def create_topic(self, name: str, **properties: Any) -> Topic:
+        validate_entity_name(name, EntityKind.TOPIC)
+        self._ensure_free(name)
+        topic = Topic(self, name, EntitySettings(EntityKind.TOPIC, self._tier_rules(properties)))
+        self.entities[name] = topic
+        return topic
+
+    def _tier_rules(self, properties: dict[str, Any]) -> dict[str, Any]:
+        """Sizes and partitioning as the tier allows (partitioning.md)."""
+        properties = dict(properties)
+        size = properties.get("max_size_in_megabytes")
+        if size is not None:
+            check_entity_size(self.sku, size)
+        if (
+            self.sku == contract.SKU_PREMIUM
+            and self.messaging_partitions >= contract.MIN_PREMIUM_PARTITIONS_FOR_ENTITIES
+        ):
+            properties["enable_partitioning"] = True  # cannot be turned off there
+        if properties.get("enable_partitioning") and self.sku == contract.SKU_STANDARD:
+            partitioned = sum(1 for e in self.entities.values() if e.settings.values.get("enable_partitioning"))
+            if partitioned >= contract.MAX_PARTITIONED_ENTITIES_PER_STANDARD_NAMESPACE:
+                raise quota_exceeded(
+                    f"{self.fqdn} already has {contract.MAX_PARTITIONED_ENTITIES_PER_STANDARD_NAMESPACE} "
+                    "partitioned queues or topics."
+                )
+        return properties
+
+    def reported_size_in_megabytes(self, entity: Entity) -> int:
+        """What a Get reports: a partitioned entity's size summed over its partitions."""
+        size: int = entity.settings.values["max_size_in_megabytes"]
+        if entity.settings.values.get("enable_partitioning"):
+            size *= contract.PARTITIONS_PER_ENTITY[self.sku]
+        return size
+
+    def create_subscription(self, topic_name: str, name: str, **properties: Any) -> Subscription:
+        topic = self.topic(topic_name)
+        validate_entity_name(name, EntityKind.SUBSCRIPTION)
+        if name in topic.subscriptions:
+            raise KeyError(f"subscription {topic_name}/{name} already exists")
+        sub = Subscription(topic, name, EntitySettings(EntityKind.SUBSCRIPTION, properties))
+        topic.subscriptions[name] = sub
+        return sub
+
+    def _ensure_free(self, name: str) -> None:
+        if name in self.entities:
+            raise KeyError(f"entity {name!r} already exists in {self.fqdn}")
+        if self.sku == contract.SKU_STANDARD and len(self.entities) >= contract.MAX_ENTITIES_PER_NAMESPACE:
+            raise quota_exceeded(f"{self.fqdn} already has {contract.MAX_ENTITIES_PER_NAMESPACE} entities")
+
+    def queue(self, name: str) -> Queue:
+        entity = self.entities.get(name)
+        if not isinstance(entity, Queue):
+            raise KeyError(f"no queue {name!r} in {self.fqdn}")
+        return entity
+
+    def topic(self, name: str) -> Topic:
+        entity = self.entities.get(name)
+        if not isinstance(entity, Topic):
+            raise KeyError(f"no topic {name!r} in {self.fqdn}")
+        return entity
+
+    def subscription(self, topic_name: str, name: str) -> Subscription:
+        sub = self.topic(topic_name).subscriptions.get(name)
+        if sub is None:
+            raise KeyError(f"no subscription {topic_name}/{name} in {self.fqdn}")
+        return sub
+
+    def queues(self) -> list[Queue]:
+        return [e for e in self.entities.values() if isinstance(e, Queue)]
+
+    def topics(self) -> list[Topic]:
+        return [e for e in self.entities.values() if isinstance(e, Topic)]
+
+    def delete(self, name: str) -> None:
+        entity = self.entities.pop(name)
+        entity.alive = False
+        receivables: list[ReceivableEntity] = (
+            [entity] if isinstance(entity, Queue) else list(getattr(entity, "subscriptions", {}).values())
+        )
+        for r in receivables:
+            r.alive = False
+            for store in r.stores():
+                store.wake()
+
+    # --- data-plane lookups (raise the SDK's errors) ------------------------------------------
+
+    def sendable(self, name: str) -> SendableEntity:
+        entity = self.entities.get(name)
+        if entity is None:
+            raise _not_found(self, name)
+        return entity
+
+    def receivable(self, queue_name: str, subscription_name: str | None = None) -> ReceivableEntity:
+        if subscription_name is None:
+            entity = self.entities.get(queue_name)
+            if not isinstance(entity, Queue):
+                raise _not_found(self, queue_name)
+            return entity
+        topic = self.entities.get(queue_name)
+        sub = topic.subscriptions.get(subscription_name) if isinstance(topic, Topic) else None
+        if sub is None:
+            raise _not_found(self, f"{queue_name}/Subscriptions/{subscription_name}")
+        return sub
+
+
+#: Operations starting this close together share one round-trip timer.
+_ROUND_TRIP_WINDOW = 0.001
+
+
+def _wake_all(waiters: list[asyncio.Future[None]]) -> None:
+    for fut in waiters:
+        if not fut.done():
+            fut.set_result(None)
+
+
+def _not_found(namespace: Namespace, path: str) -> MessagingEntityNotFoundError:
+    return MessagingEntityNotFoundError(
+        message=f"The messaging entity 'sb://{namespace.fqdn}/{path}' could not be found. "
+        "To know more visit https://aka.ms/sbResourceMgrExceptions."
+    )
+
+
+class ServiceBusWorld:
+    """Everything the fake knows. Made by `mock_servicebus()`; tests arrange and inspect it."""
+
+    def __init__(self, *, strict_namespaces: bool = False) -> None:
+        self.clock = Clock()
+        self.namespaces: dict[str, Namespace] = {}
+        #: Namespaces come into being on first use unless strict (then an unknown FQDN is a
+        #: connection error, like a DNS failure).
+        self.strict_namespaces = strict_namespaces
+        #: Simulated round trip, slept once per operation (a send of a batch is one operation).
+        self.latency: float = 0.0
+        #: Probability that any operation fails with `fault_error` (drawn from the seeded RNG).
+        self.fault_rate: float = 0.0
+        self.fault_error: ErrorFactory = ServiceBusServerBusyError
+        self._rng = random.Random(0)
+        self._faults: dict[tuple[str, str | None], _Fault] = {}
+        self._clients: weakref.WeakSet[Any] = weakref.WeakSet()
+        #: Every operation attempted, by kind (send, receive, complete, ...), faults included.
+        self.operations: dict[str, int] = {}
+        self._round_trip_batch: tuple[float, asyncio.AbstractEventLoop, float, list[asyncio.Future[None]]] | None = None
+        self.clock.subscribe(self._clock_moved)
+
+    # --- arranging ----------------------------------------------------------------------------
+
+    def namespace(self, fqdn: str, *, sku: str | None = None, messaging_partitions: int | None = None) -> Namespace:
+        """The namespace with this fully qualified name (or bare name), created on first use."""
+        key = normalize_fqdn(fqdn if "." in fqdn else contract.service_bus_fqdn(fqdn))
+        ns = self.namespaces.get(key)
+        if ns is None:
+            ns = self.namespaces[key] = Namespace(self, key, sku or contract.SKU_STANDARD)
+        elif sku is not None:
+            ns.sku = sku
+        if messaging_partitions is not None:
+            if messaging_partitions not in contract.PREMIUM_MESSAGING_PARTITIONS:
+                raise ValueError(f"messaging_partitions must be one of {contract.PREMIUM_MESSAGING_PARTITIONS}")
+            ns.messaging_partitions = messaging_partitions
+        return ns
+
+    def seed(self, seed: int) -> None:
+        self._rng.seed(seed)
+
+    def fail(
+        self,
+        fqdn: str,
+        entity: str | None = None,
+        error: ErrorFactory = ServiceBusServerBusyError,
+        *,
+        times: int | None = None,
+    ) -> None:
+        """Every operation on the namespace (or only on `entity`, a queue/topic name) raises
+        `error` until `heal` (or for the next `times` operations)."""
+        self._faults[(normalize_fqdn(fqdn), entity)] = _Fault(error, times)
+
+    def heal(self, fqdn: str, entity: str | None = None) -> None:
+        """Remove the fault on that namespace or entity (`heal(fqdn)` clears the namespace-wide
+        fault only; entity faults stay until healed by name or `heal_all()`)."""
+        self._faults.pop((normalize_fqdn(fqdn), entity), None)
+
+    def heal_all(self) -> None:
+        self._faults.clear()
+
+    def close_connections(self, fqdn: str, error: ErrorFactory = ServiceBusConnectionError) -> int:
+        """Fault every open client of the namespace: its senders and receivers raise `error`
+        from now on, their waiting receives wake up and raise, and their locks are lost.
+        Returns how many clients were faulted."""
+        key = normalize_fqdn(fqdn)
+        count = 0
+        for client in list(self._clients):
+            if client.fully_qualified_namespace == key and not client._closed:
+                client._fault(error)
+                count += 1
+        return count
+
+    def open_clients(self, fqdn: str | None = None) -> list[Any]:
+        key = normalize_fqdn(fqdn) if fqdn else None
+        return [c for c in self._clients if not c._closed and (key is None or c.fully_qualified_namespace == key)]
+
+    # --- what clients call --------------------------------------------------------------------
+
+    def _register(self, client: Any) -> None:
+        self._clients.add(client)
+
+    def resolve(self, fqdn: str) -> Namespace:
+        ns = self.namespaces.get(fqdn)  # clients hold normalized names: skip normalizing
+        if ns is not None:
+            return ns
+        key = normalize_fqdn(fqdn)
+        ns = self.namespaces.get(key)
+        if ns is None:
+            if self.strict_namespaces:
+                raise ServiceBusConnectionError(message=f"Failed to resolve host {key}.")
+            ns = self.namespace(key)
+        return ns
+
+    def check(self, fqdn: str, entity: str | None, operation: str) -> None:
+        """Raise the injected fault for this operation, if any."""
+        ops = self.operations
+        ops[operation] = ops.get(operation, 0) + 1
+        faults = self._faults
+        if faults:
+            key = normalize_fqdn(fqdn)
+            fault = faults.get((key, entity)) if entity is not None else None
+            if fault is None:
+                fault = faults.get((key, None))
+                if fault is not None:
+                    self._consume(fault, (key, None))
+                    raise _make_error(fault.error, f"{key}")
+            else:
+                self._consume(fault, (key, entity))
+                raise _make_error(fault.error, f"{key}/{entity}")
+        if self.fault_rate and self._rng.random() < self.fault_rate:
+            raise _make_error(self.fault_error, f"{fqdn}/{entity or ''}")
+
+    def _consume(self, fault: _Fault, key: tuple[str, str | None]) -> None:
+        if fault.remaining is not None:
+            fault.remaining -= 1
+            if fault.remaining <= 0:
+                self._faults.pop(key, None)
+
+    async def round_trip(self) -> None:
+        """Sleep one simulated round trip. Operations starting within the same millisecond share
+        one timer (each still awaits its own future, so cancelling one cancels only it): a
+        gather of 250 completions costs one timer, not 250."""
+        latency = self.latency
+        if not latency:
+            return
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        batch = self._round_trip_batch
+        if batch is None or batch[1] is not loop or batch[2] != latency or now - batch[0] > _ROUND_TRIP_WINDOW:
+            batch = self._round_trip_batch = (now, loop, latency, [])
+            loop.call_later(latency, _wake_all, batch[3])
+        fut = loop.create_future()
+        batch[3].append(fut)
+        await fut
+
+    def _clock_moved(self) -> None:
+        for ns in self.namespaces.values():
+            for entity in ns.entities.values():
+                receivables = (
+                    [entity] if isinstance(entity, Queue) else list(getattr(entity, "subscriptions", {}).values())
+                )
+                for r in receivables:
+                    for store in r.stores():
+                        store.wake()

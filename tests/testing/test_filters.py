@@ -1,0 +1,84 @@
+"""Subscription rule filters: the SQL subset and correlation filters."""
+
+from __future__ import annotations
+
+import pytest
+from azure.servicebus import ServiceBusMessage
+from azure.servicebus.management import CorrelationRuleFilter, FalseRuleFilter, SqlRuleFilter, TrueRuleFilter
+
+from pairedbus.testing.filters import FilterSyntaxError, compile_filter
+from pairedbus.testing.messages import content_from_message
+
+
+def matches(rule_filter: object, message: ServiceBusMessage) -> bool:
+    content = content_from_message(message)
+    return compile_filter(rule_filter)(content, content.filter_properties()) is True
+
+
+MESSAGE = ServiceBusMessage(
+    b"x",
+    subject="invoice",
+    message_id="m-1",
+    correlation_id="c-1",
+    session_id="s-1",
+    content_type="application/json",
+    to="billing",
+    reply_to="replies",
+    application_properties={"color": "red", "size": 3, "price": 9.5, b"region": b"eu"},
+)
+
+
+@pytest.mark.parametrize(
+    ("expression", "expected"),
+    [
+        ("color = 'red'", True),
+        ("color = 'blue'", False),
+        ("color != 'blue'", True),
+        ("color <> 'red'", False),
+        ("user.color = 'red' AND size > 2", True),
+        ("size >= 4 OR color = 'red'", True),
+        ("NOT (color = 'red')", False),
+        ("missing = 'x'", False),
+        ("NOT missing = 'x'", False),
+        ("missing IS NULL", True),
+        ("color IS NOT NULL", True),
+        ("EXISTS(color)", True),
+        ("EXISTS(missing)", False),
+        ("color IN ('green', 'red')", True),
+        ("color NOT IN ('green', 'red')", False),
+        ("sys.Label LIKE 'inv%'", True),
+        ("sys.Label NOT LIKE 'inv_ice'", False),
+        ("sys.MessageId = 'm-1' AND sys.CorrelationId = 'c-1'", True),
+        ("sys.SessionId = 's-1' AND sys.To = 'billing' AND sys.ReplyTo = 'replies'", True),
+        ("sys.ContentType = 'application/json'", True),
+        ("region = 'eu'", True),
+        ("price < 10", True),
+        ("1=1", True),
+        ("TRUE", True),
+        ("FALSE", False),
+    ],
+)
+def test_sql_filter_expression(expression: str, expected: bool) -> None:
+    assert matches(SqlRuleFilter(expression), MESSAGE) is expected
+
+
+def test_sql_filter_parameters() -> None:
+    assert matches(SqlRuleFilter("color = @c AND size = @n", parameters={"@c": "red", "@n": 3}), MESSAGE)
+    assert not matches(SqlRuleFilter("color = @c", parameters={"c": "blue"}), MESSAGE)
+
+
+def test_malformed_sql_filter_is_rejected() -> None:
+    with pytest.raises(FilterSyntaxError):
+        compile_filter(SqlRuleFilter("color = = 'red'"))
+
+
+def test_correlation_filter_matches_all_given_fields() -> None:
+    assert matches(CorrelationRuleFilter(label="invoice", properties={"color": "red"}), MESSAGE)
+    assert matches(CorrelationRuleFilter(correlation_id="c-1", to="billing"), MESSAGE)
+    assert not matches(CorrelationRuleFilter(label="invoice", properties={"color": "blue"}), MESSAGE)
+    assert not matches(CorrelationRuleFilter(session_id="other"), MESSAGE)
+
+
+def test_true_and_false_filters() -> None:
+    assert matches(TrueRuleFilter(), MESSAGE)
+    assert not matches(FalseRuleFilter(), MESSAGE)

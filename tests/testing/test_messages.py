@@ -1,0 +1,67 @@
+"""Received messages look like the real SDK's after a round trip through the service."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+
+from azure.servicebus import ServiceBusMessage
+
+from pairedbus.testing import received_application_properties
+from pairedbus.testing.messages import content_from_message, exact_size
+
+
+def test_received_application_properties_use_bytes_for_keys_and_strings() -> None:
+    ident = uuid.uuid4()
+    when = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    props = {"s": "text", b"b": b"raw", "i": 1, "f": 1.5, "t": True, "u": ident, "d": when, "n": None}
+    assert received_application_properties(props) == {
+        b"s": b"text",
+        b"b": b"raw",
+        b"i": 1,
+        b"f": 1.5,
+        b"t": True,
+        b"u": ident,
+        b"d": int(when.timestamp() * 1000),
+        b"n": None,
+    }
+    assert received_application_properties(None) is None
+    assert received_application_properties({}) is None
+
+
+def test_size_estimate_is_close_to_the_sdk_encoder() -> None:
+    for message in (
+        ServiceBusMessage(b""),
+        ServiceBusMessage(b"x" * 1000, message_id="abc", application_properties={"x-ms-path": "orders", "n": 5}),
+        ServiceBusMessage("y" * 100_000, session_id="s", content_type="application/json"),
+    ):
+        content = content_from_message(message)
+        assert abs(content.size - exact_size(content)) <= 64
+
+
+def test_dict_messages_are_accepted_like_the_sdk() -> None:
+    content = content_from_message({"body": "hello", "message_id": "m", "subject": "s"})
+    assert (content.body, content.message_id, content.subject) == ([b"hello"], "m", "s")
+
+
+async def test_raw_amqp_message_of_a_received_message_carries_broker_annotations(servicebus_world) -> None:  # type: ignore[no-untyped-def]
+    from azure.servicebus.aio import ServiceBusClient
+
+    fqdn = "raw-ns.servicebus.windows.net"
+    servicebus_world.namespace(fqdn).create_queue("q")
+    async with ServiceBusClient(fqdn, object()) as client:
+        await client.get_queue_sender("q").send_messages(ServiceBusMessage(b"x", application_properties={"k": "v"}))
+        [message] = await client.get_queue_receiver("q").receive_messages(max_wait_time=1)
+    raw = message.raw_amqp_message
+    assert raw.annotations[b"x-opt-sequence-number"] == 1
+    assert raw.application_properties == {b"k": b"v"}
+    assert raw.header.delivery_count == 0
+    # As with the real SDK, every ServiceBusMessage gets a generated message_id.
+    assert message.message_id
+
+
+def test_application_property_the_sdk_cannot_encode_is_a_type_error() -> None:
+    import pytest
+
+    with pytest.raises(TypeError, match="Unable to encode"):
+        content_from_message(ServiceBusMessage(b"x", application_properties={"ttl": object()}))
