@@ -21,8 +21,8 @@ class BacklogQueuesArgs:
 
 
 class BacklogQueues(pulumi.ComponentResource):
-    """`<primary>/x-servicebus-transfer/0..N-1` in the secondary, each with exactly the spec's
-    table. Queues are retained on delete: lowering the count never deletes one, since it may
+    """Backlog queues 0..N-1 (`contract.backlog_queue_name`) in the secondary, each with exactly
+    the spec's table. Queues are retained on delete: lowering the count never deletes one, since it may
     hold parked messages (the original library never cleaned up extras either)."""
 
     queues: list[BacklogQueue]

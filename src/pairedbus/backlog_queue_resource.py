@@ -1,7 +1,7 @@
 """The backlog queue as a Pulumi dynamic resource, managed through the Service Bus data plane.
 
-ARM cannot create entity names containing '/', and every backlog queue is named
-`<primary>/x-servicebus-transfer/<i>`, so the queue is created with `ServiceBusAdministrationClient`
+ARM cannot create entity names containing '/', and every backlog queue's name has them
+(`contract.backlog_queue_name`), so the queue is created with `ServiceBusAdministrationClient`
 from the dynamic-provider host that `pulumi up` starts. Inputs are ARM camelCase names:
 `namespaceName` (the secondary), `queueName`, the seven table properties, and `enablePartitioning`
 where the namespace requires it.
@@ -104,7 +104,9 @@ class DataPlaneAuth:
             return ServiceBusAdministrationClient(contract.service_bus_fqdn(namespace_name), credential)
         from azure.mgmt.servicebus import ServiceBusManagementClient
 
-        subscription = self.subscription_id or os.environ.get("AZURE_SUBSCRIPTION_ID") or os.environ.get("ARM_SUBSCRIPTION_ID")
+        subscription = (
+            self.subscription_id or os.environ.get("AZURE_SUBSCRIPTION_ID") or os.environ.get("ARM_SUBSCRIPTION_ID")
+        )
         if not subscription or not self.resource_group_name:
             raise ValueError("backlogAuth 'sas' needs the secondary's resource group and AZURE_SUBSCRIPTION_ID")
         keys = ServiceBusManagementClient(credential, subscription).namespaces.list_keys(
@@ -136,7 +138,9 @@ class BacklogQueueProvider(ResourceProvider):
 
     serialize_as_secret_always = False  # the provider holds no secret
 
-    def __init__(self, auth: DataPlaneAuth | None = None, *, rbac_timeout: timedelta = RBAC_PROPAGATION_TIMEOUT) -> None:
+    def __init__(
+        self, auth: DataPlaneAuth | None = None, *, rbac_timeout: timedelta = RBAC_PROPAGATION_TIMEOUT
+    ) -> None:
         super().__init__()
         self.auth = auth or DataPlaneAuth()
         self.rbac_timeout = rbac_timeout
@@ -151,7 +155,7 @@ class BacklogQueueProvider(ResourceProvider):
     def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:
         failures = []
         if contract.parse_backlog_queue_name(str(news.get("queueName", ""))) is None:
-            failures.append(CheckFailure("queueName", "expected <primary>/x-servicebus-transfer/<index>"))
+            failures.append(CheckFailure("queueName", f"expected {contract.backlog_queue_prefix('<primary>')}<index>"))
         failures += [
             CheckFailure(key, f"expected {key} (a backlog-queue table property)")
             for key in contract.BACKLOG_QUEUE_PROPERTIES

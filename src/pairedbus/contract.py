@@ -212,6 +212,18 @@ MIN_PREMIUM_PARTITIONS_FOR_ENTITIES: Final = 2
 MAX_PARTITIONED_ENTITIES_PER_STANDARD_NAMESPACE: Final = 100
 
 
+def effective_partitions(premium_messaging_partitions: int | None) -> int:
+    """Premium messaging partitions in effect: the service default is 1."""
+    return int(premium_messaging_partitions or 1)
+
+
+def requires_partitioned_entities(sku: str | None, premium_messaging_partitions: int | None) -> bool:
+    """A Premium namespace with >= 2 partitions holds only partitioned queues and topics."""
+    return (
+        sku == SKU_PREMIUM and effective_partitions(premium_messaging_partitions) >= MIN_PREMIUM_PARTITIONS_FOR_ENTITIES
+    )
+
+
 def configured_size_mb(reported_mb: int, *, partitioned: bool, expected_mb: int | None = None) -> int:
     """The size an entity was configured with, from the size the service reports for it.
 
@@ -222,6 +234,8 @@ def configured_size_mb(reported_mb: int, *, partitioned: bool, expected_mb: int 
         if reported_mb in {expected_mb * n for n in PARTITIONS_PER_ENTITY.values()}:
             return expected_mb
     return reported_mb
+
+
 MAX_ENTITIES_PER_NAMESPACE: Final = 10_000
 #: Client operation timeout must exceed this so the service can re-route to another fragment.
 MIN_CLIENT_OPERATION_TIMEOUT: Final = timedelta(seconds=15)
@@ -284,6 +298,7 @@ def service_bus_fqdn(namespace_name: str) -> str:
 def namespace_from_fqdn(fqdn: str) -> str:
     """The namespace name (first DNS label) of a fully qualified namespace."""
     return fqdn.split(".", 1)[0]
+
 
 # --- Spark pipeline (issue 6) ---------------------------------------------------------------
 

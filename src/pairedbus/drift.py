@@ -1,6 +1,6 @@
 """Drift of live backlog queues: what the secondary namespace really holds, against the table.
 
-Lists `<primary>/x-servicebus-transfer/*` through the data plane and applies the same
+Lists a primary's backlog queues (`contract.backlog_queue_prefix`) through the data plane and applies the same
 `check_backlog_queue` the policy pack applies to declarations, in live mode (service defaults
 present, sizes partition-aware, durations as durations). Missing indices and queues beyond the
 configured count are drift too; extras are never deleted (the spec keeps them), only reported.

@@ -15,7 +15,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "drift",
         help="compare the live backlog queues of a secondary namespace with the backlog table",
-        description="List NAME/x-servicebus-transfer/* in the secondary through the data plane (signing in "
+        description=f"List {contract.backlog_queue_prefix('NAME')}* in the secondary through the data plane (signing in "
         "with DefaultAzureCredential) and report every property off the table, missing indices and queues "
         "beyond --count. Exit 1 on drift, 0 when clean.",
     )

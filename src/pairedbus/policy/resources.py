@@ -70,7 +70,7 @@ def namespace_name(props: Mapping[str, Any]) -> str | None:
 
 def is_backlog_queue(resource_type: str, props: Mapping[str, Any]) -> bool:
     """A queue-like resource (azure-native Queue or a backlog dynamic resource) named
-    `<ns>/x-servicebus-transfer/<n>`. A dynamic resource is queue-like only when it carries
+    like a backlog queue (`contract.parse_backlog_queue_name`). A dynamic resource is queue-like only when it carries
     `queueName` and `namespaceName`."""
     if resource_type not in contract.QUEUE_LIKE_TYPES:
         return False

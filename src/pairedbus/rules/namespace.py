@@ -33,12 +33,11 @@ class NamespaceView:
 
     @property
     def partitions(self) -> int:
-        """Premium messaging partitions in effect (the service default is 1)."""
-        return self.premium_messaging_partitions or 1
+        return contract.effective_partitions(self.premium_messaging_partitions)
 
     @property
     def requires_partitioned_entities(self) -> bool:
-        return self.is_premium and self.partitions >= contract.MIN_PREMIUM_PARTITIONS_FOR_ENTITIES
+        return contract.requires_partitioned_entities(self.sku, self.premium_messaging_partitions)
 
     @property
     def label(self) -> str:

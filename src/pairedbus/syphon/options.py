@@ -18,7 +18,7 @@ class SyphonOptions(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    #: Backlog queue name prefix is `<backlog_prefix>/x-servicebus-transfer/`; None: the primary's
+    #: Backlog queue names start with `contract.backlog_queue_prefix(backlog_prefix)`; None: the primary's
     #: namespace name (its first DNS label).
     backlog_prefix: str | None = Field(default=None, min_length=1)
     #: Messages received and not yet settled, across all backlog queues (1..100,000).

@@ -6,7 +6,7 @@
         await syphon.run(stop_event)      # the service loop, or
         stats = await syphon.drain()      # once, until every backlog queue is empty
 
-It serves every `<prefix>/x-servicebus-transfer/<index>` queue it finds in the secondary namespace
+It serves every backlog queue of the prefix (`contract.parse_backlog_queue_name`) it finds in the secondary namespace
 (extra ones beyond the configured count included, so nothing is stranded) and applies the spec's
 close/fault rule to its two connections.
 """
