@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -221,3 +222,34 @@ async def test_idle_long_polls_do_not_starve_other_backlog_queues_of_in_flight_s
         await asyncio.wait_for(running, 10)
 
     assert bodies(orders) == [b"last queue"]
+
+
+async def test_a_failed_listing_is_retried_with_back_off_not_after_the_relist_interval(
+    world: ServiceBusWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from azure.servicebus.exceptions import ServiceBusConnectionError
+
+    create_backlog_queues(world, 1)
+    orders = world.namespace(PRIMARY).create_queue("orders")
+    await park("orders", ServiceBusMessage(b"parked"))
+    stop = asyncio.Event()
+
+    async with make_syphon(world, relist_interval=timedelta(hours=1)) as syphon:
+        real_list = syphon.list_backlog_queues
+        calls = 0
+
+        async def flaky_list() -> list[str]:
+            nonlocal calls
+            calls += 1
+            if calls == 1:
+                raise ServiceBusConnectionError(message="transient")
+            return await real_list()
+
+        monkeypatch.setattr(syphon, "list_backlog_queues", flaky_list)
+        running = asyncio.create_task(syphon.run(stop))
+        await eventually(lambda: syphon.stats.moved == 1)  # would take an hour without the retry
+        stop.set()
+        await asyncio.wait_for(running, 10)
+
+    assert calls == 2
+    assert bodies(orders) == [b"parked"]

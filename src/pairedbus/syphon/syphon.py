@@ -34,6 +34,19 @@ from pairedbus.syphon.stats import SyphonStats
 log = logging.getLogger("pairedbus.syphon")
 
 
+#: The back-off key of the backlog-queue listing.
+LISTING = "<listing>"
+
+
+async def _first_of(halt: asyncio.Event, tasks: list[asyncio.Task[None]], *, seconds: float) -> None:
+    """Wait until `halt` is set, one of `tasks` ends, or `seconds` pass."""
+    halted = asyncio.ensure_future(halt.wait())
+    try:
+        await asyncio.wait([halted, *tasks], timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        halted.cancel()
+
+
 def _utc_now() -> datetime:
     return datetime.now(UTC)
 
@@ -184,24 +197,28 @@ class Syphon:
 
         async def serve(halt: asyncio.Event) -> None:
             pumps: dict[str, asyncio.Task[None]] = {}
+            # A failed listing is retried with back-off rather than after a whole relist_interval,
+            # and a pump that ended (its receiver failed) is restarted as soon as it ends.
+            listing = Backoff(
+                self.options.backoff_initial.total_seconds(), self.options.relist_interval.total_seconds()
+            )
             async with asyncio.TaskGroup() as group:
                 while not halt.is_set():
+                    delay = self.options.relist_interval.total_seconds()
                     try:
                         queues = await self.list_backlog_queues()
+                        listing.succeeded(LISTING)
                     except AzureError as exc:  # HTTP errors of the administration client included
                         self._stats.count_error(exc)
                         log.warning("listing backlog queues failed", extra={"error": repr(exc)})
-                        queues = []
+                        queues, delay = list(pumps), listing.failed(LISTING)
                     for queue in queues if self._pair.both_up else ():
                         running = pumps.get(queue)
                         if running is None or running.done():
                             pumps[queue] = group.create_task(
                                 BacklogPump(ctx, queue).run(wait=wait, halt=halt, until_empty=False)
                             )
-                    try:
-                        await asyncio.wait_for(halt.wait(), self.options.relist_interval.total_seconds())
-                    except TimeoutError:
-                        pass
+                    await _first_of(halt, [t for t in pumps.values() if not t.done()], seconds=delay)
 
         async def until_stopped(halt: asyncio.Event) -> None:
             await stop.wait()

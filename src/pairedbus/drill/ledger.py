@@ -1,0 +1,153 @@
+"""The drill's accounting: every message sent is delivered exactly once to each of its
+destinations, unchanged, or dead-lettered because its time to live ran out.
+
+A delivery is recorded only after the consumer's complete succeeded: a complete that failed
+leaves the message locked, it comes back, and that redelivery is not a duplicate. A duplicate is
+a message id completed twice at one destination (the service's duplicate detection must drop a
+send or a move that was repeated).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from pairedbus import contract
+from pairedbus.drill.scenario import PlannedMessage
+
+
+def _text(value: Any) -> Any:
+    return value.decode("utf-8") if isinstance(value, bytes) else value
+
+
+def _body(message: Any) -> bytes:
+    body = message.body
+    if body is None:
+        return b""
+    if isinstance(body, bytes):
+        return body
+    return b"".join(body)
+
+
+@dataclass
+class Expected:
+    planned: PlannedMessage
+    scheduled_at: datetime | None = None
+
+
+@dataclass
+class Ledger:
+    expected: dict[str, Expected] = field(default_factory=dict)
+    send_failures: int = 0
+    deliveries: Counter[tuple[str, str]] = field(default_factory=Counter)
+    mismatches: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: Deliveries of ids not (yet) known to have been sent: checked when their send returns (a
+    #: consumer can be faster than the sender's bookkeeping); what is left at the end is unexpected.
+    early: dict[tuple[str, str], Any] = field(default_factory=dict)
+    dead_letters: dict[tuple[str, str], str] = field(default_factory=dict)
+    pings_skipped: int = 0
+
+    # --- recording ----------------------------------------------------------------------
+
+    def sent(self, planned: PlannedMessage, message_id: str, scheduled_at: datetime | None) -> None:
+        self.expected[message_id] = Expected(planned, scheduled_at)
+        for destination in planned.entity.destinations:
+            message = self.early.pop((destination, message_id), None)
+            if message is not None:
+                self._check(destination, message_id, message)
+
+    def expected_deliveries(self) -> int:
+        return sum(len(e.planned.entity.destinations) for e in self.expected.values())
+
+    def delivered_count(self) -> int:
+        """Distinct expected deliveries recorded so far."""
+        return len(self.deliveries) - len(self.early)
+
+    def delivered(self, destination: str, message: Any) -> None:
+        """A message whose complete succeeded at `destination`."""
+        message_id = _text(message.message_id)
+        key = (destination, message_id)
+        self.deliveries[key] += 1
+        if message_id in self.expected:
+            self._check(destination, message_id, message)
+        else:
+            self.early[key] = message
+
+    def _check(self, destination: str, message_id: str, message: Any) -> None:
+        expected = self.expected[message_id]
+        if destination not in expected.planned.entity.destinations:
+            self.early[(destination, message_id)] = message  # delivered where it was not sent
+            return
+        problem = _difference(expected, message)
+        if problem:
+            self.mismatches[(destination, message_id)] = problem
+
+    @property
+    def unexpected(self) -> set[tuple[str, str]]:
+        return set(self.early)
+
+    def dead_lettered(self, destination: str, message_id: str, reason: str | None) -> None:
+        self.dead_letters[(destination, message_id)] = reason or ""
+
+    # --- the verdict --------------------------------------------------------------------
+
+    def lost(self) -> list[tuple[str, str]]:
+        missing = []
+        for message_id, expected in self.expected.items():
+            for destination in expected.planned.entity.destinations:
+                key = (destination, message_id)
+                if key not in self.deliveries and key not in self.dead_letters:
+                    missing.append(key)
+        return missing
+
+    def duplicates(self) -> int:
+        return sum(count - 1 for count in self.deliveries.values() if count > 1)
+
+    def wrongly_dead_lettered(self) -> list[tuple[str, str]]:
+        """Dead letters of messages that had no time to live to run out."""
+        wrong = []
+        for key in self.dead_letters:
+            expected = self.expected.get(key[1])
+            if expected is None or expected.planned.ttl is None:
+                wrong.append(key)
+        return wrong
+
+    def dead_lettered_undelivered(self) -> int:
+        """Deliveries accounted for by a dead letter (expired before they were delivered)."""
+        return sum(1 for key in self.dead_letters if key not in self.deliveries)
+
+    def dead_lettered_copies(self) -> int:
+        """Dead letters of messages also delivered: a second copy expired (e.g. the syphon's
+        complete failed after its send, and the redelivered backlog copy ran out of time)."""
+        return sum(1 for key in self.dead_letters if key in self.deliveries)
+
+
+def _difference(expected: Expected, message: Any) -> str | None:
+    """What differs between the planned message and the received one, or None."""
+    planned = expected.planned
+    if _body(message) != planned.body:
+        return "body"
+    received = {_text(k): _text(v) for k, v in (message.application_properties or {}).items()}
+    leaked = sorted(set(received) & set(contract.ALIASES))
+    if leaked:
+        return f"failover aliases left on the message: {leaked}"
+    if received != planned.properties:
+        return f"application properties {received!r} != {planned.properties!r}"
+    for name in ("session_id", "subject", "correlation_id", "content_type"):
+        if _text(getattr(message, name)) != getattr(planned, name):
+            return name
+    if planned.ttl is not None:
+        ttl = message.time_to_live
+        if ttl is None or not ttl.total_seconds() > 0 or ttl > planned.ttl:
+            return f"time to live {ttl} (sent {planned.ttl})"
+    if expected.scheduled_at is not None:
+        scheduled = message.scheduled_enqueue_time_utc
+        if scheduled is None:
+            return "scheduled enqueue time lost"
+        if scheduled.tzinfo is None:
+            scheduled = scheduled.replace(tzinfo=UTC)
+        if abs((scheduled - expected.scheduled_at).total_seconds()) > 0.001:
+            return f"scheduled enqueue time {scheduled} (sent {expected.scheduled_at})"
+    return None

@@ -1,0 +1,129 @@
+"""The drill's report: the figures the issue asks for, and the verdict."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from pairedbus.drill.ledger import Ledger
+from pairedbus.drill.scenario import DrillConfig
+
+EXAMPLES = 5
+
+
+@dataclass
+class DrillReport:
+    sent: int
+    expected_deliveries: int
+    delivered: int
+    lost: int
+    duplicates: int
+    dead_lettered: int
+    dead_lettered_copies: int
+    wrongly_dead_lettered: int
+    property_mismatches: int
+    unexpected: int
+    send_failures: int
+    backlogged: int
+    pings: int
+    pings_failed: int
+    pings_skipped_by_consumers: int
+    failovers: int
+    returns_to_primary: int
+    backlog_send_failures: int
+    outages: int
+    syphon_kills: int
+    syphon_faults: int
+    syphon_moved: int
+    syphon_dead_lettered: int
+    left_in_backlog: int
+    left_at_destinations: int
+    settled: bool
+    sending_seconds: float
+    settling_seconds: float
+    wall_seconds: float
+    config: dict[str, Any]
+    examples: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems()
+
+    def problems(self) -> list[str]:
+        problems = []
+        for name in (
+            "lost",
+            "duplicates",
+            "property_mismatches",
+            "unexpected",
+            "wrongly_dead_lettered",
+            "send_failures",
+        ):
+            value = getattr(self, name)
+            if value:
+                problems.append(f"{name.replace('_', ' ')}: {value}")
+        return problems
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["ok"] = self.ok
+        return data
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        config: DrillConfig,
+        ledger: Ledger,
+        stats: list[Any],
+        syphon: Any,
+        outages: int,
+        left: dict[str, int],
+        settled: bool,
+        sending_seconds: float,
+        settling_seconds: float,
+        wall_seconds: float,
+    ) -> DrillReport:
+        lost = ledger.lost()
+        wrong_dead = ledger.wrongly_dead_lettered()
+        duplicates = sorted(key for key, count in ledger.deliveries.items() if count > 1)
+        examples = {
+            "lost": [f"{d} {m}" for d, m in lost[:EXAMPLES]],
+            "duplicates": [f"{d} {m}" for d, m in duplicates[:EXAMPLES]],
+            "property_mismatches": [f"{d} {m}: {why}" for (d, m), why in list(ledger.mismatches.items())[:EXAMPLES]],
+            "unexpected": [f"{d} {m}" for d, m in sorted(ledger.unexpected)[:EXAMPLES]],
+            "wrongly_dead_lettered": [f"{d} {m} ({ledger.dead_letters[(d, m)]})" for d, m in wrong_dead[:EXAMPLES]],
+        }
+        return cls(
+            sent=len(ledger.expected),
+            expected_deliveries=ledger.expected_deliveries(),
+            delivered=sum(1 for key in ledger.deliveries if key not in ledger.unexpected),
+            lost=len(lost),
+            duplicates=ledger.duplicates(),
+            dead_lettered=ledger.dead_lettered_undelivered(),
+            dead_lettered_copies=ledger.dead_lettered_copies(),
+            wrongly_dead_lettered=len(wrong_dead),
+            property_mismatches=len(ledger.mismatches),
+            unexpected=len(ledger.unexpected),
+            send_failures=ledger.send_failures,
+            backlogged=sum(s.parked_messages for s in stats),
+            pings=sum(s.pings_sent for s in stats),
+            pings_failed=sum(s.pings_failed for s in stats),
+            pings_skipped_by_consumers=ledger.pings_skipped,
+            failovers=sum(s.failovers for s in stats),
+            returns_to_primary=sum(s.returns_to_primary for s in stats),
+            backlog_send_failures=sum(s.backlog_send_failures for s in stats),
+            outages=outages,
+            syphon_kills=syphon.kills,
+            syphon_faults=syphon.faults,
+            syphon_moved=syphon.totals.moved,
+            syphon_dead_lettered=syphon.totals.dead_lettered,
+            left_in_backlog=left["backlog"],
+            left_at_destinations=left["destinations"],
+            settled=settled,
+            sending_seconds=round(sending_seconds, 3),
+            settling_seconds=round(settling_seconds, 3),
+            wall_seconds=round(wall_seconds, 3),
+            config=config.model_dump(mode="json"),
+            examples={k: v for k, v in examples.items() if v},
+        )

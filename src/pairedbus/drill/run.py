@@ -1,0 +1,510 @@
+"""The failover drill on the in-process Service Bus fake (`pairedbus.testing`).
+
+Sequence: create the primary entities (duplicate detection on, dead-lettering on expiry) and the
+backlog queues; start consumers on the primary and a syphon; send every planned message from
+concurrent failover senders (two clients, so rotation and pings are per client) while the
+dispatcher opens and closes the primary's outage windows and kills the syphon at its kill points
+(task cancelled: crash semantics, its locks run out and the messages come back); random
+retryable faults hit every operation of both namespaces throughout. Then wait until nothing is
+left in flight, stop everything, read every dead-letter queue, and account.
+
+Crash semantics: a killed syphon's receivers do not settle or release anything; the messages it
+had locked come back when their lock expires (the drill's backlog queues lock for 5 s, the service minimum, instead of
+the table's minute).
+
+Time: the drill runs in real time; failover interval and ping interval come from the config
+(50 ms and the option's 1 s minimum by default). A config ping interval under 1 s is applied
+through the client's injectable `sleep` (a private override: the option itself stays >= 1 s).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from azure.core.credentials import AzureNamedKeyCredential
+from azure.servicebus import ServiceBusMessage
+from azure.servicebus.exceptions import ServiceBusCommunicationError
+
+from pairedbus import contract
+from pairedbus.drill.consumers import Sabotage, consume
+from pairedbus.drill.ledger import Ledger
+from pairedbus.drill.progress import ProgressBar
+from pairedbus.drill.report import DrillReport
+from pairedbus.drill.scenario import (
+    PRIMARY,
+    SECONDARY,
+    SUBSCRIPTIONS,
+    DrillConfig,
+    DrillEntity,
+    EntityKind,
+    PlannedMessage,
+    drill_entities,
+    kill_points,
+    plan_messages,
+    windows,
+)
+from pairedbus.receive import is_ping
+from pairedbus.sender import PairedNamespaceClient, SendAvailabilityOptions, starts_failover_clock
+
+CLIENTS = 2
+CONSUMERS_PER_DESTINATION = 2
+CONSUMERS_PER_SESSION_QUEUE = 4
+#: Destinations keep duplicate-detection history for the whole drill.
+DUPLICATE_WINDOW = timedelta(days=1)
+#: High enough that random faults on complete never exhaust a message's deliveries.
+DESTINATION_MAX_DELIVERY_COUNT = 10_000
+#: Lock duration of the drill's backlog queues (the table says PT1M; see create_entities).
+BACKLOG_LOCK_IN_DRILL = timedelta(seconds=5)  # the service minimum
+#: The syphon's timing scaled to the drill: the backlog lock above, and back-off after a failed
+#: move in milliseconds rather than seconds (outage windows last a fraction of a second).
+SYPHON_OPTIONS: dict[str, Any] = {
+    "lock_duration": BACKLOG_LOCK_IN_DRILL,
+    "retry_hold": timedelta(milliseconds=500),
+    "backoff_initial": timedelta(milliseconds=5),
+    "backoff_max": timedelta(milliseconds=200),
+    # A listing that failed on a random fault serves no queue until the next one.
+    "relist_interval": timedelta(milliseconds=500),
+}
+#: A caller's patience: far beyond any outage window of a drill.
+MAX_SEND_ATTEMPTS = 10_000
+#: A consumer whose complete failed (and whose abandon failed too) leaves the message locked:
+#: the service minimum brings it back within seconds rather than the default minute.
+DESTINATION_LOCK = timedelta(seconds=5)
+SETTLE_POLL = 0.05
+QUIET_POLLS = 10
+
+
+def run_drill_on_fake(config: DrillConfig, *, progress: ProgressBar | None = None) -> DrillReport:
+    """Run a drill inside `mock_servicebus()` and return its report."""
+    from pairedbus.testing import mock_servicebus
+
+    # Hundreds of failovers and syphon retries are the drill's point, not news: keep stderr for
+    # the progress bar and the verdict.
+    quiet = logging.getLogger("pairedbus")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)
+    try:
+        with mock_servicebus() as world:
+            return asyncio.run(run_drill(config, world, progress=progress))
+    finally:
+        quiet.setLevel(level)
+
+
+async def run_drill(config: DrillConfig, world: Any, *, progress: ProgressBar | None = None) -> DrillReport:
+    started = time.perf_counter()
+    rng = random.Random(config.seed)
+    entities = drill_entities(config.entities)
+    create_entities(world, entities, config.backlog_queues)
+    planned = plan_messages(config, entities)
+    units = _send_units(planned)
+    ledger = Ledger()
+    progress = progress or ProgressBar(len(planned))
+
+    world.seed(config.seed)
+    world.latency = config.rtt_ms / 1000
+    world.fault_rate = config.fault_rate
+
+    credential = AzureNamedKeyCredential("drill", "fake-key")
+    options = SendAvailabilityOptions(
+        backlog_queue_count=config.backlog_queues,
+        failover_interval=config.failover_interval,
+        ping_primary_interval=max(config.ping_interval, contract.MIN_PING_PRIMARY_INTERVAL),
+    )
+    ping_sleep = _ping_sleep(config.ping_interval)
+    stop_consumers = asyncio.Event()
+    syphon = SyphonHost(credential)
+    outage_windows = windows(config.outages, len(units))
+    kills = kill_points(config.syphon_restarts, len(units), rng)
+    sent_so_far = [0]
+
+    from azure.servicebus.aio import ServiceBusClient
+
+    async with contextlib.AsyncExitStack() as stack:
+        clients = [
+            await stack.enter_async_context(
+                PairedNamespaceClient(
+                    PRIMARY,
+                    SECONDARY,
+                    credential,
+                    options=options,
+                    rng=random.Random(rng.random()),
+                    **({"sleep": ping_sleep} if ping_sleep else {}),
+                )
+            )
+            for _ in range(CLIENTS)
+        ]
+        consumer_client = await stack.enter_async_context(ServiceBusClient(PRIMARY, credential))
+        sabotage = Sabotage(config.sabotage_consumer_every)
+        consumers = [
+            asyncio.create_task(consume(consumer_client, entity, sub, ledger, sabotage, stop_consumers))
+            for entity in entities
+            for sub in (SUBSCRIPTIONS if entity.is_topic else (None,))
+            for _ in range(
+                CONSUMERS_PER_SESSION_QUEUE if entity.kind is EntityKind.SESSION_QUEUE else CONSUMERS_PER_DESTINATION
+            )
+        ]
+        syphon.start()
+        reporter = asyncio.create_task(_report_progress(progress, sent_so_far, ledger, clients))
+        work: asyncio.Queue[list[PlannedMessage] | None] = asyncio.Queue(maxsize=config.senders * 2)
+        workers = [
+            asyncio.create_task(_sender_worker(clients[i % CLIENTS], work, ledger, world, sent_so_far))
+            for i in range(config.senders)
+        ]
+        try:
+            outages = 0
+            pace = config.min_send_time.total_seconds() / max(len(units), 1)
+            dispatch_start = time.perf_counter()
+            for index, unit in enumerate(units):
+                ahead = dispatch_start + index * pace - time.perf_counter()
+                if ahead > 0.005:
+                    await asyncio.sleep(ahead)
+                for start, end in outage_windows:
+                    if index == start:
+                        world.fail(PRIMARY, error=ServiceBusCommunicationError)
+                        outages += 1
+                    elif index == end:
+                        world.heal(PRIMARY)
+                while kills and kills[0] <= index:
+                    kills.pop(0)
+                    await syphon.kill()
+                await work.put(unit)
+            for _ in workers:
+                await work.put(None)
+            await asyncio.gather(*workers)
+            world.heal(PRIMARY)
+            sending_done = time.perf_counter()
+            settled = await _settle(world, ledger, entities, syphon, kills, config.settle_timeout.total_seconds())
+            settle_done = time.perf_counter()
+        finally:
+            for task in workers:  # only still running if the drill itself failed
+                task.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+            stop_consumers.set()
+            await asyncio.gather(*consumers, return_exceptions=True)
+            await syphon.stop()
+            reporter.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reporter
+            progress.finish()
+        # Audit without faults: what is left, and every dead letter.
+        world.fault_rate = 0.0
+        world.heal_all()
+        stats = [c.stats for c in clients]
+    left = audit(world, ledger, entities)
+    return DrillReport.build(
+        config=config,
+        ledger=ledger,
+        stats=stats,
+        syphon=syphon,
+        outages=outages,
+        left=left,
+        settled=settled,
+        sending_seconds=sending_done - started,
+        settling_seconds=settle_done - sending_done,
+        wall_seconds=time.perf_counter() - started,
+    )
+
+
+# --- setup ---------------------------------------------------------------------------------
+
+
+def create_entities(world: Any, entities: list[DrillEntity], backlog_queues: int) -> None:
+    """What the Pulumi components would have created: destinations and backlog queues."""
+    primary = world.namespace(PRIMARY)
+    common = {
+        "dead_lettering_on_message_expiration": True,
+        "max_delivery_count": DESTINATION_MAX_DELIVERY_COUNT,
+        "lock_duration": DESTINATION_LOCK,
+    }
+    dedup = {"requires_duplicate_detection": True, "duplicate_detection_history_time_window": DUPLICATE_WINDOW}
+    for entity in entities:
+        if entity.is_topic:
+            primary.create_topic(entity.name, **dedup)
+            for sub in SUBSCRIPTIONS:
+                primary.create_subscription(entity.name, sub, **common)
+        else:
+            primary.create_queue(
+                entity.name, requires_session=entity.kind is EntityKind.SESSION_QUEUE, **dedup, **common
+            )
+    secondary = world.namespace(SECONDARY)
+    properties = {
+        contract.ARM_TO_SDK_QUEUE_FIELD[arm]: contract.duration_timedelta(value)
+        if arm in contract.DURATION_PROPERTIES
+        else value
+        for arm, value in contract.BACKLOG_QUEUE_PROPERTIES.items()
+    }
+    # The table's one-minute lock would make every syphon kill cost the drill a minute before the
+    # killed syphon's locked messages come back; the drill shortens it (nothing else differs).
+    properties["lock_duration"] = BACKLOG_LOCK_IN_DRILL
+    for name in contract.backlog_queue_names(contract.namespace_from_fqdn(PRIMARY), backlog_queues):
+        secondary.create_queue(name, **properties)
+
+
+def _send_units(planned: list[PlannedMessage]) -> list[list[PlannedMessage]]:
+    units: list[list[PlannedMessage]] = []
+    for message in planned:
+        if message.batch is not None and units and units[-1][0].batch == message.batch:
+            units[-1].append(message)
+        else:
+            units.append([message])
+    return units
+
+
+def _ping_sleep(interval: timedelta) -> Callable[[float], Any] | None:
+    if interval >= contract.MIN_PING_PRIMARY_INTERVAL:
+        return None
+    seconds = interval.total_seconds()
+    return lambda _requested: asyncio.sleep(seconds)
+
+
+# --- sending -------------------------------------------------------------------------------
+
+
+def build_message(planned: PlannedMessage) -> ServiceBusMessage:
+    message = ServiceBusMessage(
+        planned.body,
+        application_properties=dict(planned.properties),
+        message_id=planned.message_id,
+        session_id=planned.session_id,
+        subject=planned.subject,
+        correlation_id=planned.correlation_id,
+        content_type=planned.content_type,
+    )
+    if planned.ttl is not None:
+        message.time_to_live = planned.ttl
+    return message
+
+
+async def _sender_worker(
+    client: PairedNamespaceClient,
+    work: asyncio.Queue[list[PlannedMessage] | None],
+    ledger: Ledger,
+    world: Any,
+    sent_so_far: list[int],
+) -> None:
+    senders: dict[str, Any] = {}
+    use_batch_object = False
+    while (unit := await work.get()) is not None:
+        entity = unit[0].entity
+        sender = senders.get(entity.name)
+        if sender is None:
+            get = client.get_topic_sender if entity.is_topic else client.get_queue_sender
+            sender = senders[entity.name] = get(entity.name)
+        messages = [build_message(p) for p in unit]
+        scheduled_at: datetime | None = None
+        if unit[0].schedule_in is not None:
+            scheduled_at = _ms(datetime.fromtimestamp(world.clock.time(), UTC) + unit[0].schedule_in)
+        attempt = 0
+        while True:
+            try:
+                if scheduled_at is not None:
+                    await sender.schedule_messages(messages[0], scheduled_at)
+                elif len(messages) == 1:
+                    await sender.send_messages(messages[0])
+                elif use_batch_object:
+                    batch = await sender.create_message_batch()
+                    for message in messages:
+                        batch.add_message(message)
+                    await sender.send_messages(batch)
+                else:
+                    await sender.send_messages(messages)
+                break
+            except Exception as exc:
+                if not starts_failover_clock(exc):
+                    ledger.send_failures += len(unit)
+                    break
+                # The primary's error while the failover clock runs: retry, as any caller would.
+                attempt += 1
+                if attempt > MAX_SEND_ATTEMPTS:
+                    ledger.send_failures += len(unit)
+                    break
+                await asyncio.sleep(min(0.0005 * 2**attempt, 0.02))
+        if len(messages) > 1:
+            use_batch_object = not use_batch_object
+        for planned, message in zip(unit, messages, strict=True):
+            ledger.sent(planned, message.message_id, scheduled_at)
+        sent_so_far[0] += len(unit)
+    for sender in senders.values():
+        await sender.close()
+
+
+def _ms(moment: datetime) -> datetime:
+    """The service keeps scheduled times to the millisecond."""
+    return moment.replace(microsecond=moment.microsecond // 1000 * 1000)
+
+
+# --- the syphon ----------------------------------------------------------------------------
+
+
+@dataclass
+class SyphonCounts:
+    moved: int = 0
+    dead_lettered: int = 0
+    dropped_pings: int = 0
+
+
+class SyphonHost:
+    """Runs one syphon at a time; `kill()` cancels it mid-whatever and starts a new one. A syphon
+    that faults (random faults reach its connections too) is replaced, as the platform restarts
+    a replica that exits non-zero."""
+
+    def __init__(self, credential: Any) -> None:
+        self._credential = credential
+        self._task: asyncio.Task[None] | None = None
+        self._stop = asyncio.Event()
+        self._syphon: Any = None
+        self.kills = 0
+        self.faults = 0
+        self.totals = SyphonCounts()
+
+    def start(self) -> None:
+        self._stop = asyncio.Event()
+        self._task = asyncio.create_task(self._run(self._stop), name="drill-syphon")
+
+    async def _run(self, stop: asyncio.Event) -> None:
+        from pairedbus.syphon import Syphon
+
+        while not stop.is_set():
+            self._syphon = Syphon(primary=PRIMARY, secondary=SECONDARY, credential=self._credential, **SYPHON_OPTIONS)
+            try:
+                async with self._syphon:
+                    await self._syphon.run(stop)
+            except Exception:
+                self.faults += 1
+                await asyncio.sleep(0.01)
+            finally:
+                self._collect()
+
+    def _collect(self) -> None:
+        if self._syphon is not None:
+            stats = self._syphon.stats
+            self.totals.moved += stats.moved
+            self.totals.dead_lettered += stats.dead_lettered
+            self.totals.dropped_pings += stats.dropped_pings
+            self._syphon = None
+
+    async def kill(self) -> None:
+        assert self._task is not None
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await self._task
+        self.kills += 1
+        self.start()
+
+    async def stop(self) -> None:
+        if self._task is None:
+            return
+        self._stop.set()
+        done, _ = await asyncio.wait({self._task}, timeout=contract.CLOSE_FAULT_GRACE.total_seconds())
+        if not done:
+            self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await self._task
+        self._task = None
+
+
+# --- settling and the audit ----------------------------------------------------------------
+
+
+def _receivables(world: Any, entities: list[DrillEntity]) -> list[tuple[str, Any]]:
+    primary = world.namespace(PRIMARY)
+    found: list[tuple[str, Any]] = []
+    for entity in entities:
+        if entity.is_topic:
+            found.extend(
+                (f"{entity.name}/subscriptions/{s}", primary.subscription(entity.name, s)) for s in SUBSCRIPTIONS
+            )
+        else:
+            found.append((entity.name, primary.queue(entity.name)))
+    return found
+
+
+def _backlog(world: Any) -> list[Any]:
+    prefix = contract.backlog_queue_prefix(contract.namespace_from_fqdn(PRIMARY))
+    return [q for q in world.namespace(SECONDARY).queues() if q.name.startswith(prefix)]
+
+
+def in_flight(world: Any, entities: list[DrillEntity]) -> int:
+    """Messages not yet settled anywhere: in the backlog or waiting at a destination."""
+    total = 0
+    for _, entity in _receivables(world, entities):
+        counts = entity.message_counts()
+        total += counts["active"] + counts["scheduled"] + counts["deferred"]
+    for queue in _backlog(world):
+        counts = queue.message_counts()
+        total += counts["active"] + counts["scheduled"] + counts["deferred"]
+    return total
+
+
+async def _settle(
+    world: Any, ledger: Ledger, entities: list[DrillEntity], syphon: SyphonHost, kills: list[int], limit: float
+) -> bool:
+    """Wait until every expected delivery is recorded, or nothing has been in flight for a while.
+    Kill points not reached while sending (rounding) happen here, mid-drain."""
+    deadline = time.perf_counter() + limit
+    quiet = 0
+    expected = ledger.expected_deliveries()
+    while time.perf_counter() < deadline:
+        if kills:
+            kills.pop(0)
+            await syphon.kill()
+        if ledger.delivered_count() >= expected:
+            return True
+        quiet = quiet + 1 if in_flight(world, entities) == 0 else 0
+        if quiet >= QUIET_POLLS:
+            return True
+        await asyncio.sleep(SETTLE_POLL)
+    return False
+
+
+def audit(world: Any, ledger: Ledger, entities: list[DrillEntity]) -> dict[str, int]:
+    """Record every dead letter; return what is still sitting in the backlog and destinations."""
+    by_name = {e.name: e for e in entities}
+    left = {"backlog": 0, "destinations": 0, "dead_lettered_pings": 0}
+    for destination, entity in _receivables(world, entities):
+        counts = entity.message_counts()
+        left["destinations"] += counts["active"] + counts["scheduled"] + counts["deferred"]
+        for message in entity.dead_letters():
+            if is_ping(message):
+                left["dead_lettered_pings"] += 1
+                continue
+            ledger.dead_lettered(destination, str(message.message_id), message.dead_letter_reason)
+    for queue in _backlog(world):
+        counts = queue.message_counts()
+        left["backlog"] += counts["active"] + counts["scheduled"] + counts["deferred"]
+        for message in queue.dead_letters():
+            if is_ping(message):
+                left["dead_lettered_pings"] += 1
+                continue
+            props = {
+                (k.decode() if isinstance(k, bytes) else k): v
+                for k, v in (message.application_properties or {}).items()
+            }
+            path = props.get(contract.ALIAS_PATH)
+            path = path.decode() if isinstance(path, bytes) else path
+            entity = by_name.get(path)
+            for destination in entity.destinations if entity else (f"<unknown {path!r}>",):
+                ledger.dead_lettered(destination, str(message.message_id), message.dead_letter_reason)
+    return left
+
+
+async def _report_progress(
+    progress: ProgressBar, sent: list[int], ledger: Ledger, clients: list[PairedNamespaceClient]
+) -> None:
+    while True:
+        parked = sum(c.stats.parked_messages for c in clients)
+        failovers = sum(c.stats.failovers for c in clients)
+        progress.draw(
+            sent[0],
+            f"sent · {ledger.delivered_count()}/{ledger.expected_deliveries()} delivered · "
+            f"{parked} parked · {failovers} failovers",
+        )
+        await asyncio.sleep(0.25)

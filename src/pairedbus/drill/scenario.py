@@ -1,0 +1,158 @@
+"""What a failover drill does: its configuration, its entities and the messages it sends.
+
+Everything is derived from the seed, so two runs with the same flags send the same messages to
+the same entities with the same outage and syphon-kill schedule (timing on a busy machine still
+varies: which messages land in the backlog is not fixed, the accounting must hold regardless).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from datetime import timedelta
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+PRIMARY = "drill-primary.servicebus.windows.net"
+SECONDARY = "drill-secondary.servicebus.windows.net"
+SUBSCRIPTIONS = ("audit", "billing")
+SESSIONS_PER_QUEUE = 16
+#: Short enough that parked copies of some messages expire in the backlog (dead-lettered there),
+#: long enough that most are delivered: both outcomes are accounted for.
+SHORT_TTL = timedelta(seconds=3)
+LONG_TTL = timedelta(hours=6)
+
+
+class DrillConfig(BaseModel):
+    """The drill's knobs (the CLI flags), validated."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    messages: int = Field(default=2000, ge=1, le=10_000_000)
+    entities: int = Field(default=3, ge=1, le=100)
+    backlog_queues: int = Field(default=4, ge=1, le=100)
+    outages: int = Field(default=2, ge=0, le=100)
+    fault_rate: float = Field(default=0.02, ge=0.0, lt=1.0)
+    syphon_restarts: int = Field(default=2, ge=0, le=1000)
+    rtt_ms: float = Field(default=0.0, ge=0.0, le=10_000.0)
+    seed: int = 1
+    senders: int = Field(default=16, ge=1, le=1000)
+    #: The send phase lasts at least this long (sends are paced, not slowed): outage windows and
+    #: pings then happen on a human time scale even when the fake could send everything at once.
+    min_send_time: timedelta = timedelta(seconds=6)
+    #: Failover interval of the drill's clients (the option allows 0..60 min; a drill wants it short).
+    failover_interval: timedelta = timedelta(milliseconds=50)
+    #: Ping interval: the option's minimum (1 s) unless a test makes it shorter through the
+    #: client's injectable sleep.
+    ping_interval: timedelta = timedelta(seconds=1)
+    #: How long the drill waits, after the last send, for everything to be accounted for.
+    settle_timeout: timedelta = timedelta(minutes=10)
+    #: Test hook: every n-th delivery the consumer completes but does not record (a consumer that
+    #: loses messages), 0 = off. Proves the accounting can fail.
+    sabotage_consumer_every: int = Field(default=0, ge=0)
+
+
+class EntityKind(StrEnum):
+    SESSION_QUEUE = "session-queue"
+    QUEUE = "queue"
+    TOPIC = "topic"
+
+
+@dataclass(frozen=True)
+class DrillEntity:
+    name: str
+    kind: EntityKind
+
+    @property
+    def is_topic(self) -> bool:
+        return self.kind is EntityKind.TOPIC
+
+    @property
+    def destinations(self) -> tuple[str, ...]:
+        """Where a message sent to the entity must be received: the queue, or each subscription."""
+        if self.is_topic:
+            return tuple(f"{self.name}/subscriptions/{s}" for s in SUBSCRIPTIONS)
+        return (self.name,)
+
+
+def drill_entities(count: int) -> list[DrillEntity]:
+    """A session queue, a plain queue and a topic with subscriptions, repeated to `count`."""
+    kinds = (EntityKind.SESSION_QUEUE, EntityKind.QUEUE, EntityKind.TOPIC)
+    return [DrillEntity(f"drill-{kinds[i % 3].value}-{i}", kinds[i % 3]) for i in range(count)]
+
+
+@dataclass
+class PlannedMessage:
+    """One message the drill sends, and everything the consumer must see unchanged."""
+
+    index: int
+    entity: DrillEntity
+    body: bytes
+    properties: dict[str, object]
+    message_id: str | None  # None: the failover sender assigns one
+    session_id: str | None = None
+    ttl: timedelta | None = None
+    schedule_in: timedelta | None = None  # scheduled this long after it is sent
+    subject: str | None = None
+    correlation_id: str | None = None
+    content_type: str | None = None
+    batch: int | None = None  # messages with the same batch number go in one send call
+    assigned_id: str | None = field(default=None, repr=False)
+
+
+def plan_messages(config: DrillConfig, entities: list[DrillEntity]) -> list[PlannedMessage]:
+    rng = random.Random(config.seed)
+    planned: list[PlannedMessage] = []
+    batch_number = 0
+    i = 0
+    while i < config.messages:
+        entity = entities[rng.randrange(len(entities))]
+        # About one send in ten is a list of 2-8 messages for one entity (re-packed when parked).
+        size = rng.randint(2, 8) if rng.random() < 0.1 else 1
+        size = min(size, config.messages - i)
+        batch = batch_number if size > 1 else None
+        batch_number += size > 1
+        session = f"session-{rng.randrange(SESSIONS_PER_QUEUE)}" if entity.kind is EntityKind.SESSION_QUEUE else None
+        for _ in range(size):
+            roll = rng.random()
+            planned.append(
+                PlannedMessage(
+                    index=i,
+                    entity=entity,
+                    body=rng.randbytes(rng.randint(0, 256)),
+                    properties={"drill-index": i, "tenant": f"t{rng.randrange(50)}", "weight": rng.random()},
+                    message_id=None if rng.random() < 0.3 else f"drill-{config.seed}-{i}",
+                    session_id=session,
+                    ttl=SHORT_TTL if roll < 0.05 else LONG_TTL if roll < 0.2 else None,
+                    schedule_in=(
+                        timedelta(milliseconds=rng.randint(50, 800)) if 0.2 <= roll < 0.25 and batch is None else None
+                    ),
+                    subject=f"subject-{rng.randrange(10)}",
+                    correlation_id=f"corr-{rng.randrange(1000)}" if rng.random() < 0.5 else None,
+                    content_type="application/octet-stream",
+                    batch=batch,
+                )
+            )
+            i += 1
+    return planned
+
+
+def windows(count: int, total: int) -> list[tuple[int, int]]:
+    """`count` outage windows over message indices [0, total): equal stretches of outage and
+    health, starting and ending healthy."""
+    if count == 0 or total == 0:
+        return []
+    stretch = total / (2 * count + 1)
+    return [
+        (int((2 * w + 1) * stretch), max(int((2 * w + 2) * stretch), int((2 * w + 1) * stretch) + 1))
+        for w in range(count)
+    ]
+
+
+def kill_points(count: int, total: int, rng: random.Random) -> list[int]:
+    """Message indices at which the syphon is killed: spread over the run, each a little random."""
+    if count == 0:
+        return []
+    stretch = total / (count + 1)
+    return sorted(int(stretch * (k + 1) + rng.uniform(-0.3, 0.3) * stretch) for k in range(count))

@@ -1,0 +1,48 @@
+"""Rules every outbound message meets before its first send, on any path.
+
+- A message without a message id gets a unique one (uuid4): if a send is repeated (a timeout
+  whose message was in fact stored, a move the syphon redoes), the destination's duplicate
+  detection recognises it.
+- SessionId and PartitionKey, when both set, must be identical (partitioning.md).
+
+Both read the raw AMQP properties: the healthy path pays an attribute read, not a decode.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+
+from azure.servicebus import ServiceBusMessage
+
+from pairedbus.sender.errors import SessionPartitionKeyMismatchError
+
+
+def new_message_id() -> str:
+    return str(uuid.uuid4())
+
+
+def prepare(message: ServiceBusMessage) -> bool:
+    """Give the message an id if it has none and check its partition key; True if it has a
+    session id (so its entity requires sessions)."""
+    if not isinstance(message, ServiceBusMessage):
+        raise TypeError(f"the failover sender sends ServiceBusMessage objects, got {type(message).__name__}")
+    properties = message.raw_amqp_message.properties
+    if properties is None or properties.message_id is None:
+        message.message_id = new_message_id()
+        properties = message.raw_amqp_message.properties
+    if properties.group_id is None:
+        return False
+    session_id = message.session_id
+    partition_key = message.partition_key
+    if partition_key is not None and partition_key != session_id:
+        raise SessionPartitionKeyMismatchError(message.message_id, session_id, partition_key)
+    return True
+
+
+def prepare_all(messages: Iterable[ServiceBusMessage]) -> bool:
+    """`prepare` each message (all of them, before any is sent); True if any has a session id."""
+    has_session = False
+    for message in messages:
+        has_session = prepare(message) or has_session
+    return has_session

@@ -1,0 +1,79 @@
+import argparse
+import json
+
+import pytest
+
+from pairedbus.commands import drill
+from pairedbus.errors import UserError
+
+
+def parse(*argv):
+    parser = argparse.ArgumentParser()
+    drill.register(parser.add_subparsers())
+    return parser.parse_args(["drill", *argv])
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag"),
+    [
+        (["--messages", "0"], "--messages"),
+        (["--fault-rate", "1.5"], "--fault-rate"),
+        (["--fault-rate", "-0.1"], "--fault-rate"),
+        (["--entities", "0"], "--entities"),
+        (["--backlog-queues", "0"], "--backlog-queues"),
+        (["--outages", "-1"], "--outages"),
+        (["--syphon-restarts", "-2"], "--syphon-restarts"),
+        (["--rtt-ms", "-5"], "--rtt-ms"),
+    ],
+)
+def test_bad_flags_are_user_errors_naming_the_flag(argv, flag):
+    with pytest.raises(UserError, match=f"^{flag}:"):
+        drill.config_from(parse(*argv))
+
+
+def test_flags_become_the_config():
+    config = drill.config_from(parse("--messages", "10", "--fault-rate", "0.5", "--seed", "3", "--outages", "0"))
+    assert (config.messages, config.fault_rate, config.seed, config.outages) == (10, 0.5, 3, 0)
+
+
+def test_the_json_directory_must_exist(tmp_path):
+    with pytest.raises(UserError, match="--json"):
+        drill.run(parse("--messages", "5", "--json", str(tmp_path / "missing" / "r.json")))
+
+
+def test_a_tiny_drill_writes_its_report_and_exits_zero(tmp_path, capsys):
+    out = tmp_path / "report.json"
+    code = drill.run(
+        parse("--messages", "30", "--outages", "0", "--syphon-restarts", "0", "--fault-rate", "0", "--json", str(out))
+    )
+    report = json.loads(out.read_text())
+    assert code == 0 and report["ok"] is True
+    for key in (
+        "sent",
+        "delivered",
+        "lost",
+        "duplicates",
+        "dead_lettered",
+        "backlogged",
+        "pings",
+        "property_mismatches",
+        "failovers",
+        "wall_seconds",
+    ):
+        assert key in report
+    assert report["sent"] == 30
+
+
+def test_a_failed_drill_exits_one_and_says_why(monkeypatch, capsys):
+    import pairedbus.drill as drill_package
+    from pairedbus.drill.scenario import DrillConfig
+
+    real = drill_package.run_drill_on_fake
+
+    def sabotaged(config: DrillConfig):
+        return real(config.model_copy(update={"sabotage_consumer_every": 3}))
+
+    monkeypatch.setattr(drill_package, "run_drill_on_fake", sabotaged)
+    code = drill.run(parse("--messages", "30", "--outages", "0", "--syphon-restarts", "0", "--fault-rate", "0"))
+    assert code == 1
+    assert "lost" in capsys.readouterr().err

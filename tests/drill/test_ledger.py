@@ -1,0 +1,97 @@
+from datetime import timedelta
+from types import SimpleNamespace
+
+from pairedbus import contract
+from pairedbus.drill.ledger import Ledger
+from pairedbus.drill.scenario import DrillConfig, drill_entities, plan_messages
+
+ENTITIES = drill_entities(3)
+QUEUE = ENTITIES[1]
+
+
+def planned(index=0, ttl=None):
+    message = plan_messages(DrillConfig(messages=1, seed=index), [QUEUE])[0]
+    message.ttl = ttl
+    return message
+
+
+def received(p, **changes):
+    values = {
+        "message_id": "m",
+        "body": [p.body],
+        "application_properties": {k.encode(): v for k, v in p.properties.items()},
+        "session_id": p.session_id,
+        "subject": p.subject,
+        "correlation_id": p.correlation_id,
+        "content_type": p.content_type,
+        "time_to_live": p.ttl,
+        "scheduled_enqueue_time_utc": None,
+    }
+    values.update(changes)
+    return SimpleNamespace(**values)
+
+
+def test_a_message_delivered_once_unchanged_is_accounted_for():
+    ledger = Ledger()
+    p = planned()
+    ledger.sent(p, "m", None)
+    ledger.delivered(QUEUE.name, received(p))
+    assert ledger.lost() == [] and ledger.duplicates() == 0 and ledger.mismatches == {}
+
+
+def test_a_message_never_delivered_is_lost_unless_its_ttl_ran_out():
+    ledger = Ledger()
+    ledger.sent(planned(), "m", None)
+    assert ledger.lost() == [(QUEUE.name, "m")]
+    ledger.dead_lettered(QUEUE.name, "m", contract.DEAD_LETTER_TTL_EXPIRED_IN_BACKLOG)
+    assert ledger.lost() == []
+    assert ledger.wrongly_dead_lettered() == [(QUEUE.name, "m")]  # it had no time to live
+
+
+def test_an_expired_message_with_a_ttl_is_dead_lettered_not_lost():
+    ledger = Ledger()
+    ledger.sent(planned(ttl=timedelta(seconds=3)), "m", None)
+    ledger.dead_lettered(QUEUE.name, "m", "TTLExpiredException")
+    assert ledger.lost() == [] and ledger.wrongly_dead_lettered() == []
+    assert ledger.dead_lettered_undelivered() == 1
+
+
+def test_a_second_completion_of_the_same_id_is_a_duplicate():
+    ledger = Ledger()
+    p = planned()
+    ledger.sent(p, "m", None)
+    ledger.delivered(QUEUE.name, received(p))
+    ledger.delivered(QUEUE.name, received(p))
+    assert ledger.duplicates() == 1
+
+
+def test_altered_messages_are_mismatches():
+    p = planned(ttl=timedelta(seconds=30))
+    cases = {
+        "body": received(p, body=[b"other"]),
+        "alias": received(p, application_properties={contract.ALIAS_PATH.encode(): b"q"}),
+        "props": received(p, application_properties={b"tenant": b"x"}),
+        "subject": received(p, subject="changed"),
+        "ttl": received(p, time_to_live=timedelta(seconds=31)),
+    }
+    for name, message in cases.items():
+        ledger = Ledger()
+        ledger.sent(p, "m", None)
+        ledger.delivered(QUEUE.name, message)
+        assert ledger.mismatches, name
+
+
+def test_a_delivery_nobody_sent_is_unexpected():
+    ledger = Ledger()
+    ledger.delivered(QUEUE.name, received(planned(), message_id="ghost"))
+    assert ledger.unexpected == {(QUEUE.name, "ghost")}
+
+
+def test_a_delivery_seen_before_its_send_returned_is_checked_when_it_does():
+    ledger = Ledger()
+    p = planned()
+    ledger.delivered(QUEUE.name, received(p, subject="altered"))
+    assert ledger.unexpected == {(QUEUE.name, "m")}
+    ledger.sent(p, "m", None)
+    assert ledger.unexpected == set()
+    assert (QUEUE.name, "m") in ledger.mismatches

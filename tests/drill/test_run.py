@@ -1,0 +1,33 @@
+"""Small drills on the fake: the accounting holds, and it can fail."""
+
+from datetime import timedelta
+
+from pairedbus.drill import DrillConfig, run_drill_on_fake
+
+FAST = {
+    "min_send_time": timedelta(seconds=1),
+    "ping_interval": timedelta(milliseconds=50),  # through the client's sleep override
+    "failover_interval": timedelta(0),
+}
+
+
+def test_a_small_drill_loses_duplicates_and_alters_nothing():
+    report = run_drill_on_fake(
+        DrillConfig(messages=400, outages=2, fault_rate=0.05, syphon_restarts=1, backlog_queues=3, seed=4, **FAST)
+    )
+    assert report.ok, report.as_dict()
+    assert report.lost == report.duplicates == report.property_mismatches == 0
+    assert report.sent == 400
+    assert report.delivered + report.dead_lettered == report.expected_deliveries
+    assert report.backlogged > 0 and report.failovers > 0 and report.pings > 0
+    assert report.returns_to_primary > 0 and report.syphon_kills == 1
+    assert report.left_in_backlog == report.left_at_destinations == 0
+
+
+def test_a_consumer_that_drops_messages_makes_the_drill_fail():
+    report = run_drill_on_fake(
+        DrillConfig(messages=200, outages=1, fault_rate=0.0, syphon_restarts=0, sabotage_consumer_every=25, **FAST)
+    )
+    assert not report.ok
+    assert report.lost >= 5
+    assert any("lost" in problem for problem in report.problems())

@@ -1,0 +1,120 @@
+"""Fixtures for the failover sender's tests on the Service Bus fake."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from azure.core.credentials import AzureNamedKeyCredential
+
+from pairedbus import contract
+from pairedbus.sender import PairedNamespaceClient, SendAvailabilityOptions
+
+PRIMARY = "contoso.servicebus.windows.net"
+SECONDARY = "contoso-dr.servicebus.windows.net"
+QUEUE = "orders"
+SESSION_QUEUE = "carts"
+TOPIC = "events"
+BACKLOG = contract.backlog_queue_names("contoso", 4)
+CREDENTIAL = AzureNamedKeyCredential("test", "key")
+
+
+class ManualClock:
+    """The failover clock's time, moved by the test."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+class PingGate:
+    """The ping task's sleep: records the interval asked for and waits until the test opens it."""
+
+    def __init__(self) -> None:
+        self.requested: list[float] = []
+        self._opened = asyncio.Queue[None]()
+        self.waiting = asyncio.Event()
+
+    async def __call__(self, seconds: float) -> None:
+        self.requested.append(seconds)
+        self.waiting.set()
+        await self._opened.get()
+        self.waiting.clear()
+
+    async def release(self) -> None:
+        """Let one ping go, and wait until the ping task is back asleep (or finished)."""
+        await self.waiting.wait()
+        self._opened.put_nowait(None)
+        for _ in range(50):
+            await asyncio.sleep(0)
+
+
+@pytest.fixture
+def world() -> Iterator[Any]:
+    from pairedbus.testing import mock_servicebus
+
+    with mock_servicebus() as fake:
+        primary = fake.namespace(PRIMARY)
+        primary.create_queue(QUEUE)
+        primary.create_queue(SESSION_QUEUE, requires_session=True)
+        primary.create_topic(TOPIC)
+        primary.create_subscription(TOPIC, "all")
+        secondary = fake.namespace(SECONDARY)
+        for name in BACKLOG:
+            secondary.create_queue(name)
+        yield fake
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+@pytest.fixture
+def gate() -> PingGate:
+    return PingGate()
+
+
+@pytest.fixture
+def make_client(clock: ManualClock, gate: PingGate):
+    def make(*, failover_interval: float = 10.0, seed: int = 1, **options: Any) -> PairedNamespaceClient:
+        return PairedNamespaceClient(
+            PRIMARY,
+            SECONDARY,
+            CREDENTIAL,
+            options=SendAvailabilityOptions(
+                backlog_queue_count=len(BACKLOG), failover_interval=timedelta(seconds=failover_interval), **options
+            ),
+            rng=random.Random(seed),
+            clock=clock,
+            sleep=gate,
+        )
+
+    return make
+
+
+def backlog_messages(world: Any) -> dict[str, list[Any]]:
+    """Active messages of each backlog queue."""
+    secondary = world.namespace(SECONDARY)
+    return {name: secondary.queue(name).active_messages() for name in BACKLOG}
+
+
+def parked(world: Any) -> list[Any]:
+    return [m for messages in backlog_messages(world).values() for m in messages]
+
+
+def props(message: Any) -> dict[str, Any]:
+    """Application properties with str keys and str values (the SDK hands back bytes)."""
+    return {
+        (k.decode() if isinstance(k, bytes) else k): (v.decode() if isinstance(v, bytes) else v)
+        for k, v in (message.application_properties or {}).items()
+    }

@@ -1,0 +1,105 @@
+"""The client: pings while an entity is switched, the return to the primary, and the syphon it
+can host."""
+
+from __future__ import annotations
+
+import asyncio
+
+from azure.servicebus import ServiceBusMessage
+from azure.servicebus.exceptions import ServiceBusCommunicationError
+
+from pairedbus import contract
+from pairedbus.receive import is_ping
+
+from .conftest import PRIMARY, QUEUE, SESSION_QUEUE, parked
+
+
+async def test_enable_syphon_moves_parked_messages_to_the_primary(world, make_client):
+    world.fail(PRIMARY, QUEUE, ServiceBusCommunicationError)
+    client = make_client(failover_interval=0, enable_syphon=True)
+    async with client:
+        await client.get_queue_sender(QUEUE).send_messages(ServiceBusMessage(b"parked", message_id="p-1"))
+        assert client._syphon_task is not None and not client._syphon_task.done()
+        world.heal(PRIMARY, QUEUE)
+        queue = world.namespace(PRIMARY).queue(QUEUE)
+        for _ in range(2000):  # event-loop turns, bounded; the syphon moves it within a few
+            if queue.active_messages():
+                break
+            await asyncio.sleep(0.005)
+        [moved] = queue.active_messages()
+        assert moved.message_id == "p-1" and b"".join(moved.body) == b"parked"
+    assert client._syphon_task.done()
+    assert parked(world) == []
+    assert world.open_clients() == []
+
+
+async def test_without_enable_syphon_nothing_moves_parked_messages(world, make_client):
+    world.fail(PRIMARY, QUEUE, ServiceBusCommunicationError)
+    async with make_client(failover_interval=0) as client:
+        await client.get_queue_sender(QUEUE).send_messages(ServiceBusMessage(b"parked"))
+        assert client._syphon_task is None
+        world.heal(PRIMARY, QUEUE)
+        await asyncio.sleep(0.05)
+    assert len(parked(world)) == 1
+
+
+def on_primary(world, name):
+    return world.namespace(PRIMARY).queue(name).active_messages()
+
+
+async def test_pings_every_interval_until_one_succeeds_then_every_sender_returns(world, make_client, gate):
+    world.fail(PRIMARY, error=ServiceBusCommunicationError)
+    async with make_client(failover_interval=0, ping_primary_interval=7) as client:
+        senders = [client.get_queue_sender(QUEUE) for _ in range(3)]
+        await senders[0].send_messages(ServiceBusMessage(b"parked"))
+        assert all(s.switched for s in senders)  # one entity, every sender of it
+
+        await gate.release()  # a ping while the primary is still down: it fails
+        assert gate.requested[0] == 7.0
+        assert client.stats.pings_failed == 1 and client.stats.pings_sent == 0
+        assert all(s.switched for s in senders)
+
+        world.heal(PRIMARY)
+        await gate.release()  # this ping succeeds
+        assert client.stats.pings_sent == 1
+        assert not any(s.switched for s in senders)
+        [ping] = on_primary(world, QUEUE)
+        assert is_ping(ping)
+        assert ping.content_type == contract.PING_CONTENT_TYPE
+        assert b"".join(ping.body) == b""
+        assert ping.time_to_live == contract.PING_TIME_TO_LIVE
+        assert ping.session_id is None
+
+        ping_task = next(iter(client._entities.values())).ping_task
+        assert ping_task is None  # the pings stopped
+        assert len(gate.requested) == 2  # and no further wait was started
+
+        for sender in senders:
+            await sender.send_messages(ServiceBusMessage(b"back"))
+        assert client.stats.returns_to_primary == 1
+    assert len(parked(world)) == 1
+    assert [b"".join(m.body) for m in on_primary(world, QUEUE)].count(b"back") == 3
+
+
+async def test_a_session_entity_is_pinged_with_a_random_session_id(world, make_client, gate):
+    async with make_client(failover_interval=0) as client:
+        sender = client.get_queue_sender(SESSION_QUEUE)
+        world.fail(PRIMARY, error=ServiceBusCommunicationError)
+        await sender.send_messages(ServiceBusMessage(b"x", session_id="cart-1"))
+        world.heal(PRIMARY)
+        await gate.release()
+        assert not sender.switched
+    [ping] = [m for m in on_primary(world, SESSION_QUEUE) if is_ping(m)]
+    assert ping.session_id and ping.session_id != "cart-1"
+
+
+async def test_one_ping_task_per_entity_whatever_the_number_of_senders(world, make_client, gate):
+    world.fail(PRIMARY, error=ServiceBusCommunicationError)
+    async with make_client(failover_interval=0) as client:
+        senders = [client.get_queue_sender(QUEUE) for _ in range(4)]
+        await asyncio.gather(*(s.send_messages(ServiceBusMessage(b"x")) for s in senders))
+        await asyncio.sleep(0)
+        assert client.stats.failovers == 1
+        assert len(gate.requested) == 1  # one ping loop waiting, not four
+        tasks = [a.ping_task for a in client._entities.values() if a.ping_task is not None]
+        assert len(tasks) == 1

@@ -1,0 +1,55 @@
+from datetime import timedelta
+
+import pytest
+from pydantic import ValidationError
+
+from pairedbus import contract
+from pairedbus.sender import SendAvailabilityOptions
+
+
+def test_defaults_come_from_the_contract():
+    options = SendAvailabilityOptions()
+    assert options.backlog_queue_count == contract.DEFAULT_BACKLOG_QUEUE_COUNT == 10
+    assert options.failover_interval == contract.DEFAULT_FAILOVER_INTERVAL == timedelta(minutes=1)
+    assert options.ping_primary_interval == contract.DEFAULT_PING_PRIMARY_INTERVAL == timedelta(minutes=1)
+    assert options.enable_syphon is False
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("failover_interval", timedelta(0)),
+        ("failover_interval", timedelta(minutes=60)),
+        ("ping_primary_interval", timedelta(seconds=1)),
+        ("ping_primary_interval", timedelta(minutes=30)),
+        ("backlog_queue_count", 1),
+    ],
+)
+def test_bounds_are_inclusive(field, value):
+    assert getattr(SendAvailabilityOptions(**{field: value}), field) == value
+
+
+def test_seconds_are_read_as_durations():
+    assert SendAvailabilityOptions(failover_interval=0.05).failover_interval == timedelta(milliseconds=50)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("failover_interval", timedelta(seconds=-1)),
+        ("failover_interval", timedelta(minutes=60, microseconds=1)),
+        ("ping_primary_interval", timedelta(milliseconds=999)),
+        ("ping_primary_interval", timedelta(minutes=30, seconds=1)),
+        ("backlog_queue_count", 0),
+    ],
+)
+def test_out_of_range_values_are_rejected_naming_the_field(field, value):
+    with pytest.raises(ValidationError) as caught:
+        SendAvailabilityOptions(**{field: value})
+    assert caught.value.errors()[0]["loc"] == (field,)
+    assert field in str(caught.value)
+
+
+def test_unknown_options_are_rejected():
+    with pytest.raises(ValidationError, match="failover_intervall"):
+        SendAvailabilityOptions(failover_intervall=1)

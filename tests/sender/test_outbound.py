@@ -1,0 +1,36 @@
+import pytest
+from azure.servicebus import ServiceBusMessage
+
+from pairedbus.sender.errors import SessionPartitionKeyMismatchError
+from pairedbus.sender.outbound import prepare, prepare_all
+
+
+def test_a_message_without_id_gets_a_unique_one_and_an_id_is_never_replaced():
+    first, second = ServiceBusMessage(b"a"), ServiceBusMessage(b"b")
+    prepare_all([first, second])
+    assert first.message_id and second.message_id and first.message_id != second.message_id
+    kept = ServiceBusMessage(b"c", message_id="order-42")
+    prepare(kept)
+    assert kept.message_id == "order-42"
+
+
+def test_session_messages_are_reported():
+    assert prepare(ServiceBusMessage(b"a", session_id="s1")) is True
+    assert prepare(ServiceBusMessage(b"a")) is False
+    assert prepare_all([ServiceBusMessage(b"a"), ServiceBusMessage(b"b", session_id="s")]) is True
+
+
+def test_matching_session_id_and_partition_key_pass():
+    assert prepare(ServiceBusMessage(b"a", session_id="s", partition_key="s"))
+
+
+def test_different_session_id_and_partition_key_are_refused():
+    message = ServiceBusMessage(b"a", partition_key="p")
+    message.session_id = "s"  # the SDK only checks when partition_key is set second
+    with pytest.raises(SessionPartitionKeyMismatchError):
+        prepare(message)
+
+
+def test_only_service_bus_messages_are_accepted():
+    with pytest.raises(TypeError, match="ServiceBusMessage"):
+        prepare({"body": "x"})  # type: ignore[arg-type]
