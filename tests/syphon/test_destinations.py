@@ -8,7 +8,7 @@ import pytest
 from azure.servicebus import ServiceBusMessage
 from azure.servicebus.exceptions import MessagingEntityNotFoundError
 
-from pairedbus.syphon.destinations import Destinations, batch_key, is_retryable
+from pairedbus.syphon.destinations import Destinations, batch_key
 
 
 class StubSender:
@@ -82,11 +82,3 @@ def test_batch_key_is_the_session_else_the_partition_key() -> None:
     assert batch_key(ServiceBusMessage(b"x", session_id="s", partition_key="s")) == "s"
     assert batch_key(ServiceBusMessage(b"x", partition_key="p")) == "p"
     assert batch_key(ServiceBusMessage(b"x")) is None
-
-
-def test_retryable_reads_the_sdk_flag() -> None:
-    from azure.servicebus.exceptions import MessageSizeExceededError, ServiceBusServerBusyError
-
-    assert is_retryable(ServiceBusServerBusyError(message="busy"))
-    assert not is_retryable(MessageSizeExceededError(message="big"))
-    assert not is_retryable(RuntimeError("other"))

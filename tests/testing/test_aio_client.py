@@ -885,3 +885,46 @@ async def test_session_whose_lock_expired_is_offered_to_the_next_receiver(
     assert (message.session_id, message.delivery_count) == ("s", 1)
     with pytest.raises(SessionLockLostError):
         await stalled.receive_messages(max_wait_time=1)
+
+
+async def test_round_trip_slower_than_the_timeout_raises_operation_timeout(
+    ns: Namespace, world: ServiceBusWorld
+) -> None:
+    ns.create_queue("q")
+    ns.latency = 0.05
+    async with ServiceBusClient(FQDN, Credential(), try_timeout=0.01) as bounded:
+        with pytest.raises(OperationTimeoutError) as caught:
+            await bounded.get_queue_sender("q").send_messages(ServiceBusMessage(b"x"))
+    assert caught.value._retryable is True
+    async with ServiceBusClient(FQDN, Credential()) as unbounded:
+        sender = unbounded.get_queue_sender("q")
+        with pytest.raises(OperationTimeoutError):
+            await sender.send_messages(ServiceBusMessage(b"x"), timeout=0.01)
+        await sender.send_messages(ServiceBusMessage(b"x"), timeout=1)
+    assert ns.queue("q").counts.sends == 1
+
+
+async def test_namespace_latency_overrides_the_world_latency(
+    ns: Namespace, client: ServiceBusClient, world: ServiceBusWorld, mocker: MockerFixture
+) -> None:
+    ns.create_queue("q")
+    world.latency = 0.001
+    ns.latency = 0.002
+    round_trips = mocker.spy(world, "round_trip")
+    async with client.get_queue_sender("q") as sender:
+        await sender.send_messages(ServiceBusMessage(b"x"))
+    assert round_trips.call_args.args == (0.002,)
+
+
+async def test_iterating_a_receiver_yields_messages_until_max_wait_time(
+    ns: Namespace, client: ServiceBusClient
+) -> None:
+    ns.create_queue("q")
+    async with client.get_queue_sender("q") as sender:
+        await sender.send_messages([ServiceBusMessage(str(i)) for i in range(3)])
+    async with client.get_queue_receiver("q", max_wait_time=0.01) as receiver:
+        seen = []
+        async for message in receiver:
+            seen.append(str(message))
+            await receiver.complete_message(message)
+    assert seen == ["0", "1", "2"]

@@ -65,3 +65,12 @@ def test_application_property_the_sdk_cannot_encode_is_a_type_error() -> None:
 
     with pytest.raises(TypeError, match="Unable to encode"):
         content_from_message(ServiceBusMessage(b"x", application_properties={"ttl": object()}))
+
+
+def test_explicitly_typed_amqp_values_come_back_as_plain_values() -> None:
+    from azure.servicebus._pyamqp.types import TYPE, VALUE, AMQPTypes
+
+    long_ttl = {TYPE: AMQPTypes.long, VALUE: 3_456_000_000}
+    content = content_from_message(ServiceBusMessage(b"x", application_properties={"x-ms-timetolive": long_ttl}))
+    assert received_application_properties(content.props) == {b"x-ms-timetolive": 3_456_000_000}
+    assert content.filter_properties() == {"x-ms-timetolive": 3_456_000_000}

@@ -11,6 +11,8 @@ from azure.servicebus.exceptions import (
     ServiceBusError,
 )
 
+from pairedbus.errors import is_retryable
+
 #: The SDK marks authorization/authentication errors retryable (a token may refresh), but the
 #: secondary would refuse the same credential and a missing entity or oversized message is the
 #: caller's to fix: these always reach the caller and never start the failover clock.
@@ -30,8 +32,7 @@ def starts_failover_clock(exc: BaseException) -> bool:
         return False
     if isinstance(exc, TIMEOUTS):
         return True
-    # The SDK keeps the flag private (`_retryable`) and branches on it in its own retry policy.
-    return isinstance(exc, ServiceBusError) and bool(getattr(exc, "_retryable", False))
+    return isinstance(exc, ServiceBusError) and is_retryable(exc)
 
 
 class SessionPartitionKeyMismatchError(ServiceBusError, ValueError):

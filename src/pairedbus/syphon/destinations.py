@@ -12,14 +12,6 @@ from azure.servicebus.exceptions import MessageSizeExceededError, MessagingEntit
 T = TypeVar("T")
 
 
-def is_retryable(exc: BaseException) -> bool:
-    """Whether the SDK says a retry can help (`retryable` where exposed, else its private flag)."""
-    flag = getattr(exc, "retryable", None)
-    if flag is None:
-        flag = getattr(exc, "_retryable", False)
-    return bool(flag)
-
-
 def batch_key(message: ServiceBusMessage) -> Any:
     """Messages sharing a batch must share the partition key a partitioned entity routes by (the
     session id, else the partition key). Read off the AMQP sections: the SDK's properties decode

@@ -24,9 +24,10 @@ from azure.servicebus.exceptions import (
 
 from pairedbus import contract
 from pairedbus.aliasing import UnrestorableMessage, restore_message
+from pairedbus.errors import is_retryable
 from pairedbus.syphon.backoff import Backoff
 from pairedbus.syphon.close_fault import PRIMARY, SECONDARY, ConnectionPair
-from pairedbus.syphon.destinations import Destinations, is_retryable
+from pairedbus.syphon.destinations import Destinations
 from pairedbus.syphon.in_flight import InFlightBudget
 from pairedbus.syphon.lock_keeper import LockKeeper
 from pairedbus.syphon.options import SyphonOptions

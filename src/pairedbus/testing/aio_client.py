@@ -67,6 +67,7 @@ class _Handler:
         self._fault_error: BaseException | None = None
         self._waiting: set[asyncio.Future[None]] = set()
         self._running = False
+        self._try_timeout: float | None = client._try_timeout
 
     @property
     def entity_name(self) -> str:
@@ -82,11 +83,27 @@ class _Handler:
         if self._fault_error is not None:
             raise self._fault_error
 
-    async def _operation(self, name: str) -> None:
+    def _latency(self) -> float:
+        ns = self._world.namespaces.get(self.fully_qualified_namespace)
+        if ns is not None and ns.latency is not None:
+            return ns.latency
+        return self._world.latency
+
+    async def _operation(self, name: str, timeout: float | None = None) -> None:
+        """One round trip: sleep the latency (bounded by `timeout` / the client's `try_timeout`:
+        a slower round trip raises OperationTimeoutError), then raise any injected fault."""
         self._check_live()
         world = self._world
-        if world.latency:
-            await world.round_trip()
+        latency = self._latency()
+        if latency:
+            bound = self._try_timeout if timeout is None else timeout
+            if bound is not None and self._try_timeout is not None:
+                bound = min(bound, self._try_timeout)
+            if bound is not None and latency > bound:
+                await world.round_trip(bound)
+                world.operations[name] = world.operations.get(name, 0) + 1
+                raise OperationTimeoutError(message=f"The {name} operation timed out after {bound} seconds.")
+            await world.round_trip(latency)
             self._check_live()
         fqdn = self.fully_qualified_namespace
         keys = self._fault_keys
@@ -153,7 +170,7 @@ class ServiceBusSender(_Handler):
         contents = self._contents(message)
         if not contents:
             return
-        await self._operation("send")
+        await self._operation("send", timeout)
         entity = self._entity()
         _check_sessions(entity, contents)
         entity.accept(contents, self._world.clock.time())
@@ -170,7 +187,7 @@ class ServiceBusSender(_Handler):
             contents.append(content)
         if not contents:
             return []
-        await self._operation("schedule")
+        await self._operation("schedule", timeout)
         entity = self._entity()
         _check_sessions(entity, contents)
         numbers = entity.accept(contents, self._world.clock.time())
@@ -182,7 +199,7 @@ class ServiceBusSender(_Handler):
     ) -> None:
         self._check_live()
         numbers = [sequence_numbers] if isinstance(sequence_numbers, int) else list(sequence_numbers)
-        await self._operation("cancel_scheduled")
+        await self._operation("cancel_scheduled", timeout)
         entity = self._entity()
         missing = [n for n in numbers if not _is_scheduled(entity, n)]
         if missing:
@@ -475,17 +492,17 @@ class ServiceBusReceiver(_Handler):
         return messages
 
     def __aiter__(self) -> AsyncIterator[FakeReceivedMessage]:
-        return self._iterate()
+        return self
 
-    async def _iterate(self) -> AsyncIterator[FakeReceivedMessage]:
+    async def __anext__(self) -> FakeReceivedMessage:
+        """Iteration waits `max_wait_time` of the receiver (None: forever) for each message."""
+        self._check_live()
         await self._open()
-        while True:
-            self._check_live()
-            await self._operation("receive")
-            messages = await self._receive(1, self._max_wait_time)
-            if not messages:
-                return
-            yield messages[0]
+        await self._operation("receive")
+        messages = await self._receive(1, self._max_wait_time)
+        if not messages:
+            raise StopAsyncIteration
+        return messages[0]
 
     async def peek_messages(
         self, max_message_count: int = 1, *, sequence_number: int = 0, timeout: float | None = None, **kwargs: Any
@@ -494,7 +511,7 @@ class ServiceBusReceiver(_Handler):
         if max_message_count <= 0:
             raise ValueError("max_message_count must be 1 or greater.")
         await self._open()
-        await self._operation("peek")
+        await self._operation("peek", timeout)
         entity = self._entity()
         store = self._target
         assert store is not None
@@ -515,7 +532,7 @@ class ServiceBusReceiver(_Handler):
         if not numbers:
             return []
         await self._open()
-        await self._operation("receive_deferred")
+        await self._operation("receive_deferred", timeout)
         entity = self._entity()
         store = self._target
         assert store is not None
@@ -591,7 +608,7 @@ class ServiceBusReceiver(_Handler):
         self._own(message, "renew lock")
         if not message._token:
             raise ValueError("Unable to renew lock - no lock token found.")
-        await self._operation("renew_lock")
+        await self._operation("renew_lock", timeout)
         store = self._store()
         now = self._world.clock.time()
         store.check_lock(message._record, message._token, now, None)
@@ -628,6 +645,9 @@ class ServiceBusClient:
         self.fully_qualified_namespace = normalize_fqdn(fully_qualified_namespace)
         self._credential = credential
         self._entity_name: str | None = kwargs.get("entity_name")
+        self._try_timeout: float | None = kwargs.get("try_timeout")
+        if self._try_timeout is not None and self._try_timeout <= 0:
+            raise ValueError("try_timeout must be greater than 0.")
         self._handlers: list[_Handler] = []
         self._closed = False
         self._fault_error: BaseException | None = None

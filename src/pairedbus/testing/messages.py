@@ -37,8 +37,23 @@ _EXACT_MARGIN = 4096
 #: The AMQP header carries time-to-live as uint32 milliseconds; longer TTLs are not put on the wire.
 _MAX_HEADER_TTL_MS = 2**32 - 1
 
-#: Application-property value types the SDK's AMQP encoder accepts.
-_ENCODABLE_TYPES = (type(None), bool, str, uuid.UUID, bytes, bytearray, float, int, datetime, Decimal)
+#: Application-property value types the SDK's AMQP encoder accepts (a dict may also be an
+#: explicitly typed value, `{"TYPE": AMQPTypes.long, "VALUE": n}`).
+_ENCODABLE_TYPES = (
+    type(None),
+    bool,
+    str,
+    uuid.UUID,
+    bytes,
+    bytearray,
+    float,
+    int,
+    datetime,
+    Decimal,
+    dict,
+    list,
+    tuple,
+)
 _ENCODABLE = frozenset(_ENCODABLE_TYPES)
 
 _STATE_ACTIVE = ServiceBusMessageState.ACTIVE
@@ -108,10 +123,13 @@ class Content:
         return new
 
     def filter_properties(self) -> dict[str, Any]:
-        """Application properties keyed by str, for rule filters."""
+        """Application properties keyed by str, for rule filters (typed AMQP values unwrapped)."""
         if not self.props:
             return {}
-        return {_text(k): v for k, v in self.props.items()}
+        return {
+            _text(k): v["VALUE"] if isinstance(v, dict) and "TYPE" in v and "VALUE" in v else v
+            for k, v in self.props.items()
+        }
 
 
 def estimate_size(content: Content) -> int:
@@ -261,6 +279,8 @@ def to_service_bus_message(content: Content) -> ServiceBusMessage:
 def _received_value(value: Any) -> Any:
     if isinstance(value, str):
         return value.encode("utf-8")
+    if isinstance(value, dict) and "TYPE" in value and "VALUE" in value:  # an explicitly typed AMQP value
+        return _received_value(value["VALUE"])
     if isinstance(value, datetime):  # AMQP timestamp: comes back as int milliseconds since the epoch
         return int(to_seconds(value) * 1000)
     if isinstance(value, bytearray):

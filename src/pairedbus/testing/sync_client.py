@@ -24,8 +24,9 @@ from pairedbus.testing.messages import FakeReceivedMessage
 def _operation(handler: aio_client._Handler, name: str) -> None:
     handler._check_live()
     world = handler._world
-    if world.latency:
-        time.sleep(world.latency)
+    latency = handler._latency()
+    if latency:
+        time.sleep(latency)
         handler._check_live()
     fqdn = handler.fully_qualified_namespace
     for key in handler._fault_keys[:-1]:
@@ -46,7 +47,7 @@ def _run(coro: Any) -> Any:
 
 
 class ServiceBusSender(aio_client.ServiceBusSender):
-    async def _operation(self, name: str) -> None:
+    async def _operation(self, name: str, timeout: float | None = None) -> None:  # noqa: ASYNC109 - the aio signature
         _operation(self, name)
 
     def send_messages(self, message: Any, *, timeout: float | None = None, **kwargs: Any) -> None:  # type: ignore[override]
@@ -86,7 +87,7 @@ class ServiceBusSession(aio_client.ServiceBusSession, _RealSyncSession):
 
 
 class ServiceBusReceiver(aio_client.ServiceBusReceiver):
-    async def _operation(self, name: str) -> None:
+    async def _operation(self, name: str, timeout: float | None = None) -> None:  # noqa: ASYNC109 - the aio signature
         _operation(self, name)
 
     async def _wait(self, store: Any, deadline: tuple[float, float]) -> bool:
@@ -123,14 +124,16 @@ class ServiceBusReceiver(aio_client.ServiceBusReceiver):
         self.close()
 
     def __iter__(self) -> Iterator[FakeReceivedMessage]:
+        return self
+
+    def __next__(self) -> FakeReceivedMessage:
+        self._check_live()
         _run(self._open())
-        while True:
-            self._check_live()
-            _operation(self, "receive")
-            messages = _run(self._receive(1, self._max_wait_time))
-            if not messages:
-                return
-            yield messages[0]
+        _operation(self, "receive")
+        messages = _run(self._receive(1, self._max_wait_time))
+        if not messages:
+            raise StopIteration
+        return messages[0]
 
     def receive_messages(self, max_message_count: int | None = 1, max_wait_time: float | None = None) -> list[Any]:  # type: ignore[override]
         return _run(super().receive_messages(max_message_count, max_wait_time))

@@ -65,6 +65,8 @@ class Namespace:
     entities: dict[str, SendableEntity] = field(default_factory=dict)
     #: Premium messaging partitions (1, 2 or 4); with 2 or more every entity is partitioned.
     messaging_partitions: int = 1
+    #: Round trip for this namespace's data-plane operations; None: `world.latency`.
+    latency: float | None = None
 
     @property
     def name(self) -> str:
@@ -325,11 +327,12 @@ class ServiceBusWorld:
             if fault.remaining <= 0:
                 self._faults.pop(key, None)
 
-    async def round_trip(self) -> None:
+    async def round_trip(self, latency: float | None = None) -> None:
         """Sleep one simulated round trip. Operations starting within the same millisecond share
         one timer (each still awaits its own future, so cancelling one cancels only it): a
         gather of 250 completions costs one timer, not 250."""
-        latency = self.latency
+        if latency is None:
+            latency = self.latency
         if not latency:
             return
         loop = asyncio.get_running_loop()
