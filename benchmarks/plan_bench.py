@@ -47,7 +47,7 @@ def generated_stack(entities: int) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 2000])
-    parser.add_argument("--repeat", type=int, default=1, help="best of this many runs per size")
+    parser.add_argument("--repeat", type=int, default=3, help="best of this many runs per size")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -57,7 +57,9 @@ def main() -> None:
         shutil.copytree(REPO / "components", project_dir / "components", ignore=shutil.ignore_patterns("__pycache__"))
         (project_dir / "stacks").mkdir()
         project = PulumiProject.find(project_dir)
-        render_stack(project, "dev") if (project_dir / "stacks/Pulumi.dev.yaml").exists() else None
+        # Untimed warm-up: imports of Pulumi and azure-native are paid once per process.
+        (project_dir / "stacks" / "Pulumi.warmup.yaml").write_text(yaml.safe_dump(generated_stack(10)))
+        render_stack(project, "warmup")
         seconds: dict[int, float] = {}
         for size in args.sizes:
             (project_dir / "stacks" / f"Pulumi.bench{size}.yaml").write_text(yaml.safe_dump(generated_stack(size)))
@@ -69,7 +71,9 @@ def main() -> None:
             seconds[size] = best
             print(f"{size:>6} entities: {len(plan.resources):>6} resources rendered in {best:7.2f} s")
     if 1000 in seconds and 2000 in seconds:
-        print(f"ratio 2,000/1,000: {seconds[2000] / seconds[1000]:.2f} (goal <= 2.2); 1,000 entities: {seconds[1000]:.2f} s (goal <= 5 s)")
+        print(
+            f"ratio 2,000/1,000: {seconds[2000] / seconds[1000]:.2f} (goal <= 2.2); 1,000 entities: {seconds[1000]:.2f} s (goal <= 5 s)"
+        )
 
 
 if __name__ == "__main__":
