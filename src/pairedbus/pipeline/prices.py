@@ -1,0 +1,99 @@
+"""The dated price table that turns operations and messaging units into an estimated cost.
+
+A bundled table (`prices/*.json`, with its source and date) is the default; `--prices FILE`
+replaces it. Standard bills a base charge per hour plus operations in monthly tiers; Premium
+bills messaging units per hour; Basic bills operations only.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from pairedbus.errors import UserError
+
+BUNDLED_PRICES = Path(__file__).parent / "prices" / "azure-service-bus-usd-2024-09.json"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class OperationTier(_Strict):
+    #: Upper bound of the tier in millions of operations per month; None for the last tier.
+    up_to_millions: float | None = Field(gt=0)
+    price_per_million: float = Field(ge=0)
+
+
+class BasicPrices(_Strict):
+    operations_per_million: float = Field(ge=0)
+
+
+class StandardPrices(_Strict):
+    base_charge_per_hour: float = Field(ge=0)
+    base_charge_per_month: float | None = Field(default=None, ge=0)
+    operation_tiers_per_month: tuple[OperationTier, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _tiers_ascend_and_end_open(self) -> StandardPrices:
+        bounds = [t.up_to_millions for t in self.operation_tiers_per_month]
+        if bounds[-1] is not None:
+            raise ValueError("the last operation tier must have up_to_millions: null")
+        finite = bounds[:-1]
+        if any(b is None for b in finite) or finite != sorted(finite) or len(set(finite)) != len(finite):
+            raise ValueError("operation tiers must ascend strictly, only the last one open (null)")
+        return self
+
+
+class PremiumPrices(_Strict):
+    messaging_unit_per_hour: float = Field(ge=0)
+
+
+class PriceTable(_Strict):
+    source: str = Field(min_length=1)
+    as_of: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$")
+    note: str = ""
+    currency: str = Field(min_length=3, max_length=3)
+    hours_per_day: int = Field(default=24, ge=1, le=24)
+    basic: BasicPrices
+    standard: StandardPrices
+    premium: PremiumPrices
+
+    def tier_bounds(self) -> list[tuple[float, float | None, float]]:
+        """(lower, upper, price per operation) for each Standard tier, in operations."""
+        lower = 0.0
+        out: list[tuple[float, float | None, float]] = []
+        for tier in self.standard.operation_tiers_per_month:
+            upper = None if tier.up_to_millions is None else tier.up_to_millions * 1_000_000
+            out.append((lower, upper, tier.price_per_million / 1_000_000))
+            lower = upper if upper is not None else lower
+        return out
+
+    def standard_tiered_cost(self, monthly_operations: float) -> float:
+        """Cost of a month's operations on Standard (for tests and the report, not the hot path)."""
+        total = 0.0
+        for lower, upper, price in self.tier_bounds():
+            top = monthly_operations if upper is None else min(monthly_operations, upper)
+            total += max(0.0, top - lower) * price
+        return total
+
+
+def load_prices(path: str | Path | None = None) -> PriceTable:
+    """The bundled table, or the one at `path`; a bad file is a one-line UserError."""
+    source = Path(path) if path is not None else BUNDLED_PRICES
+    try:
+        raw = json.loads(source.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"--prices {source}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"--prices {source}: cannot read ({exc})") from None
+    except json.JSONDecodeError as exc:
+        raise UserError(f"--prices {source}: not JSON (line {exc.lineno}: {exc.msg})") from None
+    try:
+        return PriceTable.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        raise UserError(f"--prices {source}: {where}: {first['msg']}") from None

@@ -1,0 +1,147 @@
+"""Explicit Spark schemas for the pipeline's inputs (no inference: a type surprise is a finding).
+
+The inventory schema is the union of two shapes of the same resource: ARM (`properties` nested,
+what `pairedbus inventory export` writes) and the flattened shape `az servicebus ... list` prints
+(the same camelCase properties at the top level). The reader coalesces the two.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql.types import (
+    ArrayType,
+    BooleanType,
+    DataType,
+    DoubleType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+)
+
+CORRUPT_RECORD = "_corrupt_record"
+
+#: The ARM camelCase properties the audit reads, with their JSON types. Durations stay strings
+#: (ISO 8601): the shared rules compare them as durations.
+PROPERTY_TYPES: dict[str, DataType] = {
+    # queues, topics, subscriptions
+    "maxSizeInMegabytes": LongType(),
+    "maxDeliveryCount": LongType(),
+    "maxMessageSizeInKilobytes": LongType(),
+    "defaultMessageTimeToLive": StringType(),
+    "autoDeleteOnIdle": StringType(),
+    "lockDuration": StringType(),
+    "duplicateDetectionHistoryTimeWindow": StringType(),
+    "deadLetteringOnMessageExpiration": BooleanType(),
+    "enableBatchedOperations": BooleanType(),
+    "enablePartitioning": BooleanType(),
+    "enableExpress": BooleanType(),
+    "requiresSession": BooleanType(),
+    "requiresDuplicateDetection": BooleanType(),
+    "supportOrdering": BooleanType(),
+    "forwardTo": StringType(),
+    "forwardDeadLetteredMessagesTo": StringType(),
+    "status": StringType(),
+    # namespaces
+    "premiumMessagingPartitions": LongType(),
+    "disableLocalAuth": BooleanType(),
+    "minimumTlsVersion": StringType(),
+    "zoneRedundant": BooleanType(),
+    "publicNetworkAccess": StringType(),
+    "serviceBusEndpoint": StringType(),
+}
+
+SKU = StructType(
+    [
+        StructField("name", StringType()),
+        StructField("tier", StringType()),
+        StructField("capacity", LongType()),
+    ]
+)
+
+PROPERTIES = StructType([StructField(name, dtype) for name, dtype in PROPERTY_TYPES.items()])
+
+INVENTORY = StructType(
+    [
+        StructField("id", StringType()),
+        StructField("name", StringType()),
+        StructField("type", StringType()),
+        StructField("location", StringType()),
+        StructField("sku", SKU),
+        StructField("properties", PROPERTIES),
+        *[StructField(name, dtype) for name, dtype in PROPERTY_TYPES.items()],
+        StructField(CORRUPT_RECORD, StringType()),
+    ]
+)
+
+_LOCALIZABLE = StructType([StructField("value", StringType()), StructField("localizedValue", StringType())])
+
+#: One Azure Monitor Metrics REST response (`GET .../providers/Microsoft.Insights/metrics`).
+#: `timeStamp` stays a string so that one bad point is quarantined, not the whole document.
+METRICS_RESPONSE = StructType(
+    [
+        StructField("cost", LongType()),
+        StructField("timespan", StringType()),
+        StructField("interval", StringType()),
+        StructField("namespace", StringType()),
+        StructField("resourceregion", StringType()),
+        StructField(
+            "value",
+            ArrayType(
+                StructType(
+                    [
+                        StructField("id", StringType()),
+                        StructField("type", StringType()),
+                        StructField("name", _LOCALIZABLE),
+                        StructField("unit", StringType()),
+                        StructField("errorCode", StringType()),
+                        StructField(
+                            "timeseries",
+                            ArrayType(
+                                StructType(
+                                    [
+                                        StructField(
+                                            "metadatavalues",
+                                            ArrayType(
+                                                StructType(
+                                                    [
+                                                        StructField("name", _LOCALIZABLE),
+                                                        StructField("value", StringType()),
+                                                    ]
+                                                )
+                                            ),
+                                        ),
+                                        StructField(
+                                            "data",
+                                            ArrayType(
+                                                StructType(
+                                                    [
+                                                        StructField("timeStamp", StringType()),
+                                                        StructField("total", DoubleType()),
+                                                        StructField("average", DoubleType()),
+                                                        StructField("minimum", DoubleType()),
+                                                        StructField("maximum", DoubleType()),
+                                                        StructField("count", DoubleType()),
+                                                    ]
+                                                )
+                                            ),
+                                        ),
+                                    ]
+                                )
+                            ),
+                        ),
+                    ]
+                )
+            ),
+        ),
+        StructField(CORRUPT_RECORD, StringType()),
+    ]
+)
+
+QUARANTINE = StructType(
+    [
+        StructField("input", StringType()),
+        StructField("source_file", StringType()),
+        StructField("reason", StringType()),
+        StructField("record", StringType()),
+    ]
+)

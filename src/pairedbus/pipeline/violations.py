@@ -1,0 +1,158 @@
+"""Applying the shared rules (`pairedbus.rules`, the policy pack's own functions) to the inventory.
+
+The inventory is small next to the metrics, so its rows come to the driver and go through the
+rule functions there: one implementation of every rule, whether it runs in a Pulumi preview or
+over an estate. A record a rule cannot read is quarantined, never a crash.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import DataFrame, Row, SparkSession
+from pyspark.sql.types import StringType, StructField, StructType
+
+from pairedbus import contract
+from pairedbus.pipeline import schemas
+from pairedbus.pipeline.inventory import KIND_NAMESPACE, KIND_QUEUE, KIND_TOPIC
+
+VIOLATION_COLUMNS = ("namespace", "entity", "rule", "property", "expected", "actual", "severity")
+VIOLATIONS = StructType([StructField(c, StringType()) for c in (*VIOLATION_COLUMNS, "message")])
+
+#: The namespace properties the rules read, as the rules' namespace mapping carries them.
+NAMESPACE_FIELDS = ("premiumMessagingPartitions", "disableLocalAuth", "minimumTlsVersion")
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """An inventory record a rule function could not evaluate."""
+
+    source_file: str
+    reason: str
+    record: str
+
+
+def format_value(value: object) -> str:
+    """A rule's expected/actual value as a CSV cell: JSON spelling for booleans and null."""
+    if value is None:
+        return ""
+    if isinstance(value, bool | int | float):
+        return json.dumps(value)
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, sort_keys=True, default=str)
+    except TypeError:
+        return str(value)
+
+
+def entity_properties(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The ARM camelCase properties a record carries (absent ones are left out, not None)."""
+    return {name: row[name] for name in schemas.PROPERTY_TYPES if row.get(name) is not None}
+
+
+def namespace_mapping(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The namespace mapping the shared rules take (ARM sku object, ARM property names)."""
+    sku = {"name": row.get("sku_name")}
+    if row.get("sku_capacity") is not None:
+        sku["capacity"] = row["sku_capacity"]
+    mapping: dict[str, Any] = {"name": row["namespace_display"], "location": row.get("location"), "sku": sku}
+    mapping.update({field: row.get(field) for field in NAMESPACE_FIELDS})
+    return mapping
+
+
+def _checks(kind: str, entity: str) -> list[tuple[str, Callable[..., list[Any]], dict[str, Any]]]:
+    from pairedbus import rules
+
+    checks: list[tuple[str, Callable[..., list[Any]], dict[str, Any]]] = []
+    if kind == KIND_QUEUE and contract.is_backlog_queue_name(entity):
+        checks.append(("check_backlog_queue", rules.check_backlog_queue, {"live": True}))
+    if kind in (KIND_QUEUE, KIND_TOPIC):
+        checks.append(("check_premium_entity_partitioned", rules.check_premium_entity_partitioned, {}))
+        checks.append(("check_entity_size", rules.check_entity_size, {"live": True}))
+    return checks
+
+
+def evaluate(rows: Iterable[Mapping[str, Any]]) -> tuple[list[tuple[str, ...]], list[Rejected]]:
+    """Violation tuples (VIOLATIONS order) and rejected records for normalised inventory rows."""
+    from pairedbus import rules
+
+    rows = list(rows)
+    namespaces = {r["namespace"]: namespace_mapping(r) for r in rows if r["kind"] == KIND_NAMESPACE}
+    seen: set[tuple[str, str, str, str]] = set()
+    out: list[tuple[str, ...]] = []
+    rejected: list[Rejected] = []
+
+    def record(row: Mapping[str, Any]) -> str:
+        return json.dumps({k: v for k, v in row.items() if v is not None}, default=str, sort_keys=True)
+
+    def add(namespace_display: str, findings: Iterable[Any]) -> None:
+        for f in findings:
+            key = (namespace_display, f.entity, f.rule, f.property or "")
+            if key in seen:
+                continue  # two inputs of the same resource (ARM '~' and data-plane '/')
+            seen.add(key)
+            out.append(
+                (
+                    namespace_display,
+                    f.entity,
+                    f.rule,
+                    f.property or "",
+                    format_value(f.expected),
+                    format_value(f.actual),
+                    f.severity,
+                    f.message,
+                )
+            )
+
+    # Estate-wide checks: each secondary's backlog queues against their primary, and Standard's
+    # quota of partitioned entities per namespace.
+    backlog_sets: dict[tuple[str, str], list[str]] = {}
+    entities_by_ns: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        if row["kind"] in (KIND_QUEUE, KIND_TOPIC):
+            entities_by_ns.setdefault(row["namespace"], []).append(entity_properties(row))
+            parsed = contract.parse_backlog_queue_name(row["entity"]) if row["kind"] == KIND_QUEUE else None
+            if parsed is not None:
+                backlog_sets.setdefault((row["namespace"], parsed[0].lower()), []).append(row["entity"])
+    for (secondary, primary), names in sorted(backlog_sets.items()):
+        if secondary not in namespaces:
+            continue
+        primary_ns = namespaces.get(primary, {"name": primary})
+        add(namespaces[secondary]["name"], rules.check_pair(primary_ns, namespaces[secondary], sorted(names)))
+    for key, entities in sorted(entities_by_ns.items()):
+        if key in namespaces:
+            add(namespaces[key]["name"], rules.check_partitioned_entity_limit(namespaces[key], entities))
+
+    for row in rows:
+        if row["kind"] == KIND_NAMESPACE:
+            checks = [("check_namespace_security", rules.check_namespace_security, None)]
+        else:
+            checks = _checks(row["kind"], row["entity"])
+        namespace = namespaces.get(row["namespace"])
+        display = namespace["name"] if namespace else row["namespace_display"]
+        for name, check, options in checks:
+            try:
+                if options is None:
+                    findings = check(namespaces[row["namespace"]])
+                else:
+                    findings = check(row["entity"], entity_properties(row), namespace, **options)
+            except Exception as exc:  # a rule that cannot read a record must not stop the audit
+                rejected.append(Rejected(row["source_file"], f"{name}: {type(exc).__name__}: {exc}", record(row)))
+                continue
+            add(display, findings)
+    return out, rejected
+
+
+def violations_frame(spark: SparkSession, resources: DataFrame) -> tuple[DataFrame, DataFrame]:
+    """(violations, rejected records in the quarantine layout) for the normalised inventory."""
+    rows: Iterator[Row] = resources.toLocalIterator()
+    found, rejected = evaluate(r.asDict() for r in rows)
+    violations = spark.createDataFrame(found, VIOLATIONS)
+    quarantine = spark.createDataFrame(
+        [("inventory", r.source_file, r.reason, r.record) for r in rejected], schemas.QUARANTINE
+    )
+    return violations, quarantine

@@ -1,0 +1,39 @@
+"""One local SparkSession for every pipeline test, and small builders of input files."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+SUBSCRIPTION = "00000000-0000-0000-0000-000000000001"
+
+
+def ns_id(name: str) -> str:
+    return f"/subscriptions/{SUBSCRIPTION}/resourceGroups/rg/providers/Microsoft.ServiceBus/namespaces/{name}"
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    from pairedbus.pipeline.session import build_session
+
+    session = build_session("local[2]", app_name="pairedbus-tests")
+    session.conf.set("spark.sql.shuffle.partitions", "2")
+    yield session
+    session.stop()
+
+
+@pytest.fixture
+def write_lines(tmp_path: Path) -> Callable[[str, Sequence[Any]], Path]:
+    """Write records (dicts become JSON, strings go as they are) as a JSON Lines file; returns its dir."""
+
+    def write(name: str, records: Sequence[Any]) -> Path:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in records), encoding="utf-8")
+        return path.parent
+
+    return write

@@ -1,0 +1,130 @@
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from pairedbus import cli
+from pairedbus.pipeline.audit_job import run_audit
+from pairedbus.pipeline.prices import load_prices
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLES = REPO / "samples" / "estate"
+
+
+def read_csv(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+@pytest.fixture(scope="module")
+def audited(spark, tmp_path_factory):
+    out = tmp_path_factory.mktemp("audit")
+    summary = run_audit(spark, str(SAMPLES / "inventory"), str(SAMPLES / "metrics"), str(out), load_prices())
+    return summary, out
+
+
+@pytest.mark.spark
+def test_sample_estate_summary_counts(audited) -> None:
+    summary, out = audited
+    assert (summary.namespaces, summary.entities, summary.violations, summary.quarantined, summary.days) == (
+        4,
+        11,
+        3,
+        2,
+        4,
+    )
+    # 4 days: two Standard namespaces at the base charge (no tiered operations) and two Premium at 1 MU.
+    assert summary.estimated_cost_usd == pytest.approx(round(4 * (2 * 0.0135 * 24 + 2 * 0.928 * 24), 2))
+    assert json.loads((out / "summary.json").read_text())["violations"] == 3
+    assert summary.line().startswith("audit: 4 namespaces, 11 entities, 3 violations, 2 quarantined, 4 days")
+
+
+@pytest.mark.spark
+def test_sample_violations_csv_names_backlog_queues_with_slashes(audited) -> None:
+    _, out = audited
+    rows = read_csv(out / "violations.csv")
+    assert list(rows[0]) == ["namespace", "entity", "rule", "property", "expected", "actual", "severity"]
+    assert [(r["namespace"], r["entity"], r["rule"], r["property"]) for r in rows] == [
+        ("contoso-orders-dr", "contoso-orders/x-servicebus-transfer/1", "backlog-queue-settings", "lockDuration"),
+        ("contoso-orders-dr", "contoso-orders/x-servicebus-transfer/1", "backlog-queue-settings", "maxDeliveryCount"),
+        ("fabrikam-billing", "ledger", "premium-entities-partitioned", "enablePartitioning"),
+    ]
+
+
+@pytest.mark.spark
+def test_sample_outage_day_shows_backlog_traffic_and_pairing_operations(audited) -> None:
+    _, out = audited
+    rows = {(r["namespace"], r["date"]): r for r in read_csv(out / "cost.csv")}
+    outage = rows[("contoso-orders-dr", "2026-11-18")]
+    # 2,100 messages an hour parked for four hours; three backlog queues polled by the syphon.
+    assert (outage["backlog_messages"], outage["syphon_receives"]) == ("8400", "288")
+    assert outage["pairing_operations"] == str(2 * 8400 + 288)
+    # Four hours of backlog traffic x three primary entities x one client.
+    assert rows[("contoso-orders", "2026-11-18")]["ping_operations_estimate"] == str(4 * 60 * 3)
+    assert rows[("contoso-orders", "2026-11-17")]["ping_operations_estimate"] == "0"
+
+
+@pytest.mark.spark
+def test_sample_quarantine_keeps_each_malformed_record_with_its_reason(audited) -> None:
+    _, out = audited
+    records = [
+        json.loads(line) for f in sorted((out / "quarantine").glob("*.json")) for line in f.read_text().splitlines()
+    ]
+    assert sorted((r["input"], Path(r["source_file"]).name) for r in records) == [
+        ("inventory", "estate.jsonl"),
+        ("metrics", "fabrikam-billing.counters.2026-11-17.json"),
+    ]
+    assert all(r["reason"] and r["record"] for r in records)
+
+
+@pytest.mark.spark
+def test_sample_outputs_include_parquet_and_a_self_contained_report(audited, spark) -> None:
+    _, out = audited
+    assert spark.read.parquet(str(out / "cost.parquet")).count() == 16
+    assert spark.read.parquet(str(out / "violations.parquet")).count() == 3
+    html = (out / "report.html").read_text()
+    assert html.count("<svg") >= 3
+    assert "<script" not in html and "src=" not in html and "<link" not in html
+
+
+def test_bad_prices_file_fails_with_one_line_before_spark_starts(tmp_path: Path, capsys) -> None:
+    prices = tmp_path / "prices.json"
+    prices.write_text("[]")
+    code = cli.main(
+        [
+            "audit",
+            "--inventory",
+            str(SAMPLES / "inventory"),
+            "--metrics",
+            str(SAMPLES / "metrics"),
+            "--out",
+            str(tmp_path / "out"),
+            "--prices",
+            str(prices),
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith("pairedbus: error: --prices ") and err.count("\n") == 1
+
+
+def test_missing_inventory_directory_is_a_user_error(tmp_path: Path, capsys) -> None:
+    code = cli.main(
+        ["audit", "--inventory", str(tmp_path / "nope"), "--metrics", str(SAMPLES / "metrics"), "--out", str(tmp_path)]
+    )
+    assert code == 2
+    assert "--inventory" in capsys.readouterr().err
+
+
+@pytest.mark.spark
+def test_inventory_without_metrics_still_reports_violations_and_no_days(spark, tmp_path: Path) -> None:
+    (tmp_path / "metrics").mkdir()
+    summary = run_audit(
+        spark, str(SAMPLES / "inventory"), str(tmp_path / "metrics"), str(tmp_path / "out"), load_prices()
+    )
+    assert (summary.violations, summary.days, summary.estimated_cost_usd, summary.quarantined) == (3, 0, 0.0, 1)
+    assert read_csv(tmp_path / "out" / "cost.csv") == []
+    assert "No metrics." in (tmp_path / "out" / "report.html").read_text()

@@ -1,0 +1,61 @@
+"""`pairedbus inventory export` and `pairedbus metrics export` wire their flags to the exporters."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from pairedbus import cli
+from pairedbus.pipeline.inventory_export import InventoryExport
+from pairedbus.pipeline.metrics_export import MetricsExport
+
+
+def test_inventory_export_command_passes_subscription_and_directory(mocker, tmp_path: Path, capsys) -> None:
+    export = mocker.patch(
+        "pairedbus.pipeline.inventory_export.export_inventory",
+        return_value=InventoryExport(path=tmp_path / "s.jsonl", namespaces=2, queues=3, backlog_queues=10),
+    )
+    assert cli.main(["inventory", "export", "--subscription", "sub-1", "--out", str(tmp_path)]) == 0
+    export.assert_called_once_with("sub-1", str(tmp_path))
+    assert "2 namespaces, 3 queues" in capsys.readouterr().out
+
+
+def test_inventory_export_command_fails_when_a_data_plane_was_not_listed(mocker, tmp_path: Path) -> None:
+    result = InventoryExport(path=tmp_path / "s.jsonl", data_plane_failures={"ns": "PermissionError"})
+    mocker.patch("pairedbus.pipeline.inventory_export.export_inventory", return_value=result)
+    assert cli.main(["inventory", "export", "--subscription", "sub-1", "--out", str(tmp_path)]) == 1
+
+
+def test_metrics_export_command_parses_since_and_granularity(mocker, tmp_path: Path) -> None:
+    export = mocker.patch(
+        "pairedbus.pipeline.metrics_export.export_metrics", return_value=MetricsExport(out=tmp_path, namespaces=1)
+    )
+    code = cli.main(
+        [
+            "metrics",
+            "export",
+            "--subscription",
+            "sub-1",
+            "--since",
+            "2026-11-01",
+            "--until",
+            "2026-11-03",
+            "--granularity",
+            "PT1H",
+            "--out",
+            str(tmp_path),
+        ]
+    )
+    assert code == 0
+    kwargs = export.call_args.kwargs
+    assert kwargs["since"] == datetime(2026, 11, 1, tzinfo=UTC)
+    assert kwargs["until"] == datetime(2026, 11, 3, tzinfo=UTC)
+    assert kwargs["granularity"] == timedelta(hours=1)
+
+
+def test_metrics_export_command_rejects_a_bad_granularity(tmp_path: Path, capsys) -> None:
+    code = cli.main(
+        ["metrics", "export", "--subscription", "s", "--since", "1d", "--granularity", "hourly", "--out", str(tmp_path)]
+    )
+    assert code == 2
+    assert "--granularity hourly" in capsys.readouterr().err
