@@ -38,13 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"pairedbus.commands.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"pairedbus.commands.{name}":
-                raise
-            continue  # a command not built yet
-        module.register(subparsers)
+        importlib.import_module(f"pairedbus.commands.{name}").register(subparsers)
     return parser
 
 
