@@ -7,6 +7,8 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import TYPE_CHECKING, Any
 
+from pairedbus.pipeline.cost import COST_COLUMNS
+
 if TYPE_CHECKING:
     from pairedbus.pipeline.audit_job import AuditSummary
 
@@ -120,16 +122,7 @@ def render(summary: AuditSummary, violations: Sequence[Mapping[str, Any]], cost:
 
     backlog = {k: v for k, v in per_namespace("backlog_messages").items() if any(v)}
     pairing = {k: v for k, v in per_namespace("pairing_operations").items() if any(v)}
-    cost_cols = [
-        "namespace",
-        "date",
-        "operations",
-        "backlog_messages",
-        "syphon_receives",
-        "ping_operations_estimate",
-        "pairing_operations",
-        "estimated_cost_usd",
-    ]
+    cost_cols = list(COST_COLUMNS)
     s = summary
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>pairedbus estate audit</title><style>{CSS}</style></head>

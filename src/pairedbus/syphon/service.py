@@ -269,6 +269,9 @@ class SyphonService:
         """The syphon's counters now, read at scrape time (None before the syphon exists)."""
         return self._syphon.stats if self._syphon is not None else None
 
+    def _log_fields(self) -> dict[str, object]:
+        return (self.stats() or SyphonStats()).log_fields()
+
     def in_flight(self) -> int:
         return self._syphon.in_flight if self._syphon is not None else 0
 
@@ -299,12 +302,12 @@ class SyphonService:
                     finally:
                         self._looping = False
             except SyphonFaulted as exc:
-                log.error("syphon faulted", extra={"error": str(exc), **self._counter_fields()})
+                log.error("syphon faulted", extra={"error": str(exc), **self._log_fields()})
                 return EXIT_FAILED
             if not stop.is_set():
-                log.error("syphon loop ended without a stop request", extra=self._counter_fields())
+                log.error("syphon loop ended without a stop request", extra=self._log_fields())
                 return EXIT_FAILED
-            log.info("syphon service stopped", extra=self._counter_fields())
+            log.info("syphon service stopped", extra=self._log_fields())
             return EXIT_STOPPED
 
     @asynccontextmanager
@@ -322,16 +325,6 @@ class SyphonService:
             yield server
         finally:
             await server.__aexit__(None, None, None)
-
-    def _counter_fields(self) -> dict[str, object]:
-        stats = self.stats() or SyphonStats()
-        return {
-            "moved": stats.moved,
-            "dead_lettered": stats.dead_lettered,
-            "dropped_pings": stats.dropped_pings,
-            "left_locked": stats.left_locked,
-            "errors": dict(stats.errors),
-        }
 
 
 def install_stop_signals(stop: asyncio.Event) -> Callable[[], None]:

@@ -34,6 +34,16 @@ class SyphonStats:
     def count_error(self, exc: BaseException) -> None:
         self.errors[type(exc).__name__] += 1
 
+    def log_fields(self) -> dict[str, object]:
+        """The counters a log line about the syphon carries."""
+        return {
+            "moved": self.moved,
+            "dead_lettered": self.dead_lettered,
+            "dropped_pings": self.dropped_pings,
+            "left_locked": self.left_locked,
+            "errors": dict(self.errors),
+        }
+
     def count_dead_letter(self, reason: str) -> None:
         self.dead_lettered += 1
         self.dead_letter_reasons[reason] += 1

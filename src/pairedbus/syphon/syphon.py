@@ -185,7 +185,7 @@ class Syphon:
                     return
 
         await self._guarded(rounds)
-        log.info("backlog drained", extra=self._summary())
+        log.info("backlog drained", extra=self._stats.log_fields())
         return self.stats
 
     async def run(self, stop: asyncio.Event) -> None:
@@ -226,7 +226,7 @@ class Syphon:
 
         log.info("syphon running", extra={"backlog_prefix": self.backlog_prefix})
         await self._guarded(serve, until_stopped)
-        log.info("syphon stopped", extra=self._summary())
+        log.info("syphon stopped", extra=self._stats.log_fields())
 
     async def list_backlog_queues(self) -> list[str]:
         """This primary's backlog queues in the secondary (by index), recording their depths."""
@@ -268,13 +268,3 @@ class Syphon:
             raise
         if self._pair.fault is not None:
             raise self._pair.fault
-
-    def _summary(self) -> dict[str, Any]:
-        stats = self._stats
-        return {
-            "moved": stats.moved,
-            "dead_lettered": stats.dead_lettered,
-            "dropped_pings": stats.dropped_pings,
-            "left_locked": stats.left_locked,
-            "errors": dict(stats.errors),
-        }
