@@ -22,6 +22,7 @@ RUN python -m venv /opt/venv \
     && /opt/venv/bin/pip install --no-cache-dir \
         aiohttp==3.14.5 \
         azure-identity==1.27.0 \
+        azure-mgmt-servicebus==10.0.0 \
         azure-servicebus==7.15.0 \
         prometheus-client==0.26.0 \
         pydantic==2.14.3 \

@@ -224,6 +224,7 @@ cli.build_parser()
 import azure.identity.aio
 import pairedbus.syphon.service
 from pairedbus.syphon import Syphon, SyphonFaulted
+import azure.mgmt.servicebus.aio  # the syphon lists backlog queues through ARM in Azure
 
 print("ok")
 """

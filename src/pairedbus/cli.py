@@ -22,7 +22,6 @@ OPTIONAL_MODULES = {
     "pulumi_azure_native": "iac",
     "pulumi_policy": "iac",
     "pyspark": "audit",
-    "azure.mgmt": "audit",
     "azure.monitor": "audit",
 }
 
