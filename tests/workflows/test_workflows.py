@@ -103,3 +103,13 @@ def test_deploy_runs_on_main_and_goes_dev_staging_prod_behind_environments():
         assert pulumi["with"] == {**pulumi["with"], "command": "up", "stack-name": stack, "policyPacks": "policies"}
         assert jobs[stack]["env"]["ARM_USE_OIDC"] == "true"
         assert steps_using(jobs[stack], "azure/login")
+
+
+@pytest.mark.parametrize("path", sorted(WORKFLOWS.glob("*.yml")), ids=lambda p: p.name)
+def test_every_job_installs_the_program_with_its_pulumi_dependencies(path):
+    # The core package alone has no Pulumi: the program and the offline gate need the `iac` extra.
+    for job in load(path)["jobs"].values():
+        for step in job["steps"]:
+            for line in step.get("run", "").splitlines():
+                if "pip install" in line and "policies" not in line and "requirements.txt" not in line:
+                    assert ".[dev]" in line or ".[iac]" in line, f"{path.name}: {line.strip()}"
