@@ -40,11 +40,22 @@ def key_settings(resource: PlannedResource) -> str:
     return " ".join(parts + flags)
 
 
+#: The input that holds the name Azure shows, by the last segment of the resource type.
+_NAME_INPUT = {
+    "Queue": "queueName",
+    "BacklogQueue": "queueName",
+    "Topic": "topicName",
+    "Subscription": "subscriptionName",
+    "Namespace": "namespaceName",
+    "ResourceGroup": "resourceGroupName",
+}
+
+
 def display_name(resource: PlannedResource) -> str:
-    for key in ("queueName", "subscriptionName", "topicName", "namespaceName", "resourceGroupName"):
-        if isinstance(resource.inputs.get(key), str) and key[:-4].lower() in resource.type.lower().replace("resourcegroup", "resourcegroup"):
-            return resource.inputs[key]
-    return resource.inputs.get("queueName") or resource.name
+    """The name as Azure shows it where the type has one, else the logical name."""
+    key = _NAME_INPUT.get(resource.type.rsplit(":", 1)[-1])
+    value = resource.inputs.get(key) if key else None
+    return value if isinstance(value, str) else resource.name
 
 
 def format_plan(plan: Plan) -> Iterable[str]:
