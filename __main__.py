@@ -5,12 +5,12 @@ Reads and validates this stack's config, then builds the components. No resource
 
 import pulumi
 
-from components.backlog_queues import BacklogQueues, BacklogQueuesArgs
-from components.messaging_entities import MessagingEntities, MessagingEntitiesArgs
-from components.namespace_pair import NamespacePair, NamespacePairArgs
-from components.syphon_host import SyphonHost, SyphonHostArgs
 from pairedbus import contract
-from pairedbus.stack_config import load_pulumi_stack_config
+from pairedbus.iac.components.backlog_queues import BacklogQueues, BacklogQueuesArgs
+from pairedbus.iac.components.messaging_entities import MessagingEntities, MessagingEntitiesArgs
+from pairedbus.iac.components.namespace_pair import NamespacePair, NamespacePairArgs
+from pairedbus.iac.components.syphon_host import SyphonHost, SyphonHostArgs
+from pairedbus.iac.config import load_pulumi_stack_config
 
 config = load_pulumi_stack_config()
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import yaml
 
-from pairedbus.plan import PulumiProject, render_stack
+from pairedbus.iac.plan import PulumiProject, render_stack
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -54,7 +54,6 @@ def main() -> None:
         project_dir = Path(tmp)
         for name in ("Pulumi.yaml", "__main__.py"):
             shutil.copy(REPO / name, project_dir / name)
-        shutil.copytree(REPO / "components", project_dir / "components", ignore=shutil.ignore_patterns("__pycache__"))
         (project_dir / "stacks").mkdir()
         project = PulumiProject.find(project_dir)
         # Untimed warm-up: imports of Pulumi and azure-native are paid once per process.

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pairedbus.stack_config import StackConfig, parse_stack_config
+from pairedbus.iac.config import StackConfig, parse_stack_config
 
 BASE_CONFIG: dict[str, Any] = {
     "production": False,

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from pairedbus.errors import UserError
-from pairedbus.stack_config import StackConfigError
+from pairedbus.iac.config import StackConfigError
 
 COMMAND_MODULES = ("plan", "drift", "syphon", "drill", "inventory", "metrics", "audit")
 #: Top-level module of an optional dependency -> the extra that installs it.

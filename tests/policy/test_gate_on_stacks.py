@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pairedbus.plan import PulumiProject, render_stack
+from pairedbus.iac.plan import PulumiProject, render_stack
 from pairedbus.policy.gate import evaluate_plan, format_violations, has_mandatory, load_policy_config
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,7 +32,7 @@ def test_a_stack_with_a_non_partitioned_premium_queue_fails_naming_the_policy_an
     queue_name = queues[0]["name"]
     (tmp_path / "Pulumi.broken.yaml").write_text(yaml.safe_dump(document))
     # The stack-config check refuses this too; switch it off to prove the pack catches it alone.
-    mocker.patch("pairedbus.stack_config.cross_field_problems", return_value=[])
+    mocker.patch("pairedbus.iac.config.model.cross_field_problems", return_value=[])
     project = PulumiProject(PROJECT.directory, PROJECT.name, tmp_path)
 
     _config, plan = render_stack(project, "broken")

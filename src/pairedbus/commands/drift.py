@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     _validate(args)
     from azure.core.exceptions import AzureError
 
-    from pairedbus.drift import check_live_backlog
+    from pairedbus.iac.drift import check_live_backlog
 
     try:
         report = check_live_backlog(args.secondary, args.primary_name, args.count)

@@ -29,8 +29,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pairedbus.plan import PulumiProject, render_stack
-    from pairedbus.plan.table import format_plan
+    from pairedbus.iac.plan import PulumiProject, render_stack
+    from pairedbus.iac.plan.table import format_plan
     from pairedbus.policy.gate import load_baseline, load_policy_config, run_gate
 
     # Read every input before rendering, so a bad flag fails fast and nothing half-runs.

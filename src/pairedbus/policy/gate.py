@@ -33,7 +33,7 @@ from pulumi_policy.policy import _NotApplicableError
 from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
 
 from pairedbus.errors import UserError
-from pairedbus.plan.model import Plan, PlannedResource
+from pairedbus.iac.plan.model import Plan, PlannedResource
 
 PolicyConfig = Mapping[str, Any]
 
@@ -282,7 +282,7 @@ def run_gate(
     allow_replace: bool = False,
     config: PolicyConfig | None = None,
 ) -> GateResult:
-    from pairedbus.policy.baseline import find_replacements
+    from pairedbus.iac.plan.baseline import find_replacements
 
     replacements = find_replacements(baseline, plan) if baseline is not None else []
     return GateResult(tuple(evaluate_plan(plan, config=config)), tuple(replacements), allow_replace)

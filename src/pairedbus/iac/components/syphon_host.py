@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 import pulumi
 from pulumi_azure_native import app, authorization, managedidentity, operationalinsights
 
-from components.roles import role_definition_id
 from pairedbus import contract
+from pairedbus.iac.components.roles import role_definition_id
+from pairedbus.iac.config import SyphonConfig
 from pairedbus.service.endpoints import (
     DEFAULT_PORT,
     ENV_AZURE_CLIENT_ID,
@@ -25,7 +26,6 @@ from pairedbus.service.endpoints import (
     ENV_SECONDARY_RESOURCE_ID,
     HEALTH_PATH,
 )
-from pairedbus.stack_config import SyphonConfig
 
 CONTAINER_NAME = "syphon"
 SERVICE_PRINCIPAL = "ServicePrincipal"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pairedbus import contract
-from tests.components.conftest import only
+from tests.iac.components.conftest import only
 
 
 def test_namespaces_have_explicit_names_and_the_security_baseline(render_core, config_dict) -> None:

@@ -4,11 +4,11 @@ import dataclasses
 from pathlib import Path
 
 from pairedbus import contract
-from pairedbus.plan import PulumiProject, render_stack
-from pairedbus.plan.model import Plan, PlannedResource
-from pairedbus.policy.baseline import find_replacements
+from pairedbus.iac.plan import PulumiProject, render_stack
+from pairedbus.iac.plan.baseline import find_replacements
+from pairedbus.iac.plan.model import Plan, PlannedResource
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _with_inputs(plan: Plan, name: str, **changes) -> Plan:

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from pairedbus import contract
-from pairedbus.plan.model import Plan, PlannedResource
+from pairedbus.iac.plan.model import Plan, PlannedResource
 from pairedbus.rules.namespace import normalise_region
 
 #: Create-only inputs per resource type (ARM camelCase).

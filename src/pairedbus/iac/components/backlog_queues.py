@@ -7,10 +7,10 @@ from dataclasses import dataclass
 import pulumi
 from pulumi_azure_native import authorization, servicebus
 
-from components.roles import deploying_principal_id, role_definition_id
 from pairedbus import contract
-from pairedbus.backlog_queue_resource import BacklogQueue, BacklogQueueProvider, DataPlaneAuth
-from pairedbus.stack_config import StackConfig
+from pairedbus.iac.backlog_provider import BacklogQueue, BacklogQueueProvider, DataPlaneAuth
+from pairedbus.iac.components.roles import deploying_principal_id, role_definition_id
+from pairedbus.iac.config import StackConfig
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,8 @@ from typing import Any
 import pulumi
 import pytest
 
-from pairedbus.plan.model import Plan, PlannedResource
-from pairedbus.plan.render import render
+from pairedbus.iac.plan.model import Plan, PlannedResource
+from pairedbus.iac.plan.render import render
 
 Build = Callable[[], None]
 
@@ -23,10 +23,10 @@ def render_config(config: dict[str, Any], build: Build, stack: str = "test") -> 
 
 def build_core() -> None:
     """The program's infrastructure core: the pair, its backlog queues, the entities."""
-    from components.backlog_queues import BacklogQueues, BacklogQueuesArgs
-    from components.messaging_entities import MessagingEntities, MessagingEntitiesArgs
-    from components.namespace_pair import NamespacePair, NamespacePairArgs
-    from pairedbus.stack_config import load_pulumi_stack_config
+    from pairedbus.iac.components.backlog_queues import BacklogQueues, BacklogQueuesArgs
+    from pairedbus.iac.components.messaging_entities import MessagingEntities, MessagingEntitiesArgs
+    from pairedbus.iac.components.namespace_pair import NamespacePair, NamespacePairArgs
+    from pairedbus.iac.config import load_pulumi_stack_config
 
     config = load_pulumi_stack_config()
     pair = NamespacePair("pair", NamespacePairArgs(config))

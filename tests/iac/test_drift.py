@@ -12,7 +12,7 @@ from azure.servicebus.management import NamespaceProperties, QueueProperties
 
 from pairedbus import contract
 from pairedbus.cli import main
-from pairedbus.drift import detect_drift, live_properties
+from pairedbus.iac.drift import detect_drift, live_properties
 
 PRIMARY = "contoso"
 SECONDARY = contract.service_bus_fqdn("contoso-backlog")
@@ -67,9 +67,9 @@ def backlog(count: int, **overrides_by_index) -> list[QueueProperties]:
 
 @pytest.fixture
 def admin(mocker):
-    """The administration client class in pairedbus.drift, and the instance `with` yields."""
-    mocker.patch("pairedbus.drift.DefaultAzureCredential")
-    cls = mocker.patch("pairedbus.drift.ServiceBusAdministrationClient")
+    """The administration client class in pairedbus.iac.drift, and the instance `with` yields."""
+    mocker.patch("pairedbus.iac.drift.DefaultAzureCredential")
+    cls = mocker.patch("pairedbus.iac.drift.ServiceBusAdministrationClient")
     client = cls.return_value.__enter__.return_value
     client.get_namespace_properties.return_value = namespace()
     client.list_queues.return_value = [*backlog(10), live_queue("orders", lock_duration=timedelta(minutes=5))]

@@ -7,11 +7,12 @@ from typing import Any
 import pulumi
 import pytest
 
-from components import syphon_host
-from components.syphon_host import SyphonHost, SyphonHostArgs
 from pairedbus import contract
-from pairedbus.plan.model import Plan, PlannedResource
-from pairedbus.plan.render import FAKE_SUBSCRIPTION_ID, render
+from pairedbus.iac.components import syphon_host
+from pairedbus.iac.components.syphon_host import SyphonHost, SyphonHostArgs
+from pairedbus.iac.config import SyphonConfig
+from pairedbus.iac.plan.model import Plan, PlannedResource
+from pairedbus.iac.plan.render import FAKE_SUBSCRIPTION_ID, render
 from pairedbus.service.endpoints import (
     DEFAULT_PORT,
     ENV_AZURE_CLIENT_ID,
@@ -20,7 +21,6 @@ from pairedbus.service.endpoints import (
     ENV_SECONDARY_RESOURCE_ID,
     HEALTH_PATH,
 )
-from pairedbus.stack_config import SyphonConfig
 
 PRIMARY_ID = (
     f"/subscriptions/{FAKE_SUBSCRIPTION_ID}/resourceGroups/rg-p/providers/Microsoft.ServiceBus/namespaces/contoso"

@@ -11,10 +11,10 @@ import yaml
 
 from pairedbus import contract
 from pairedbus.cli import main
-from pairedbus.plan import PulumiProject, render_stack
-from pairedbus.plan.model import Plan
+from pairedbus.iac.plan import PulumiProject, render_stack
+from pairedbus.iac.plan.model import Plan
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture
@@ -22,7 +22,6 @@ def project_copy(tmp_path: Path) -> Path:
     """The repository's Pulumi project, copied so a test can edit its stacks."""
     for name in ("Pulumi.yaml", "__main__.py"):
         shutil.copy(REPO / name, tmp_path / name)
-    shutil.copytree(REPO / "components", tmp_path / "components", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(REPO / "stacks", tmp_path / "stacks")
     return tmp_path
 

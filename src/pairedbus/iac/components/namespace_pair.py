@@ -8,7 +8,7 @@ import pulumi
 from pulumi_azure_native import resources, servicebus
 
 from pairedbus import contract
-from pairedbus.stack_config import NamespaceConfig, ResourceGroupConfig, StackConfig
+from pairedbus.iac.config import NamespaceConfig, ResourceGroupConfig, StackConfig
 
 
 @dataclass(frozen=True)

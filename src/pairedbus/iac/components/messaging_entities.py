@@ -8,7 +8,7 @@ import pulumi
 from pulumi_azure_native import servicebus
 
 from pairedbus import contract
-from pairedbus.stack_config import QueueConfig, StackConfig, SubscriptionConfig, TopicConfig
+from pairedbus.iac.config import QueueConfig, StackConfig, SubscriptionConfig, TopicConfig
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
 
-from pairedbus import backlog_queue_resource as module
 from pairedbus import contract
-from pairedbus.backlog_queue_resource import BacklogQueueProvider, DataPlaneAuth
+from pairedbus.iac import backlog_provider as module
+from pairedbus.iac.backlog_provider import BacklogQueueProvider, DataPlaneAuth
 
 NAME = "contoso/x-servicebus-transfer/0"
 INPUTS: dict[str, Any] = {"namespaceName": "contoso-sec", "queueName": NAME, **contract.BACKLOG_QUEUE_PROPERTIES}

@@ -9,7 +9,7 @@ import pulumi.resource
 import pytest
 from pulumi_azure_native import servicebus
 
-from pairedbus.plan.render import render
+from pairedbus.iac.plan.render import render
 
 
 def _program() -> None:

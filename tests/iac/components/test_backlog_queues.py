@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pairedbus import contract
-from tests.components.conftest import only
+from tests.iac.components.conftest import only
 
 
 def test_backlog_queues_are_named_after_the_primary_and_live_in_the_secondary(render_core, config_dict) -> None:

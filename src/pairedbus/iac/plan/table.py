@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from pairedbus.plan.model import Plan, PlannedResource
+from pairedbus.iac.plan.model import Plan, PlannedResource
 
 _KEY_SETTINGS = (
     "sku",

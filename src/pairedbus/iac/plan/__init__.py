@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from pairedbus.plan.model import Plan, PlannedResource
-from pairedbus.plan.project import PulumiProject
-from pairedbus.stack_config import StackConfig, config_from_pulumi_settings, parse_stack_config
+from pairedbus.iac.config import StackConfig, config_from_pulumi_settings, parse_stack_config
+from pairedbus.iac.plan.model import Plan, PlannedResource
+from pairedbus.iac.plan.project import PulumiProject
 
 __all__ = ["Plan", "PlannedResource", "PulumiProject", "render_stack"]
 
@@ -12,7 +12,7 @@ __all__ = ["Plan", "PlannedResource", "PulumiProject", "render_stack"]
 def render_stack(project: PulumiProject, stack: str) -> tuple[StackConfig, Plan]:
     """Validate the stack's config (every problem at once, before anything registers), then
     render the program for it."""
-    from pairedbus.plan.render import render
+    from pairedbus.iac.plan.render import render
 
     settings, secrets = project.stack_settings(stack)
     config = parse_stack_config(config_from_pulumi_settings(settings))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pairedbus import contract
-from tests.components.conftest import only
+from tests.iac.components.conftest import only
 
 
 def test_entities_are_partitioned_and_deduplicated_by_default(render_core, config_dict) -> None:

@@ -24,7 +24,7 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from pairedbus import contract
-from pairedbus.plan.model import Plan, PlannedResource
+from pairedbus.iac.plan.model import Plan, PlannedResource
 
 FAKE_SUBSCRIPTION_ID = "00000000-0000-0000-0000-000000000000"
 FAKE_TENANT_ID = "11111111-1111-1111-1111-111111111111"

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from pairedbus import contract
-from pairedbus.stack_config import StackConfigError, config_from_pulumi_settings, parse_stack_config
+from pairedbus.iac.config import StackConfigError, config_from_pulumi_settings, parse_stack_config
 from tests.conftest import BASE_CONFIG, PREMIUM
 
 

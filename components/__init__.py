@@ -1,1 +1,0 @@
-"""The Pulumi components of the pairedbus program, one per file."""

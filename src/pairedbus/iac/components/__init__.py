@@ -1,0 +1,1 @@
+"""The Pulumi components, one per file; each usable on its own."""
