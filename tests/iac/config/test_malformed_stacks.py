@@ -377,7 +377,7 @@ CASES: list[tuple[str, Mutation, str, str]] = [
         "deployer principal type in the wrong case",
         _set(P + "deployerPrincipalType", "", "serviceprincipal"),
         "pairedbus:deployerPrincipalType:",
-        "'User', 'ServicePrincipal' or 'Group'",
+        "'User', 'ServicePrincipal' or 'Group', got 'serviceprincipal' (did you mean 'ServicePrincipal'? the case matters)",
     ),
     (
         "deployer principal type unknown",

@@ -226,3 +226,18 @@ def test_pulumi_settings_are_decoded_like_the_cli_passes_them() -> None:
         "backlogAuth": "entra",
         "primary": {"name": "contoso-primary"},
     }
+
+
+def test_a_production_stack_is_premium_with_public_access_denied(production_config_dict) -> None:
+    config = parse_stack_config(production_config_dict)
+    assert config.production and {config.primary.public_network_access, config.secondary.public_network_access} == {
+        "Disabled"
+    }
+
+
+def test_new_settings_default_as_documented() -> None:
+    config = parse_stack_config(BASE_CONFIG)
+    assert config.deployer_principal_type == "User"  # what `pulumi up` on a laptop signs in as
+    assert config.max_outage == "PT1H"
+    # Paired entities without a window of their own get the outage as their window.
+    assert {q.duplicate_detection_history_time_window for q in config.queues} == {"PT1H"}

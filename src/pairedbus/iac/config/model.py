@@ -284,7 +284,19 @@ def _describe(error: Mapping[str, Any]) -> str:
     shown = repr(error.get("input"))
     if len(shown) > 80:
         shown = shown[:77] + "..."
-    return f"expected {message[0].lower()}{message[1:]}, got {shown}"
+    return f"expected {message[0].lower()}{message[1:]}, got {shown}{_literal_hint(error)}"
+
+
+def _literal_hint(error: Mapping[str, Any]) -> str:
+    """`serviceprincipal` -> ` (did you mean 'ServicePrincipal'? the case matters)`."""
+    value = error.get("input")
+    if error["type"] != "literal_error" or not isinstance(value, str):
+        return ""
+    choices = [
+        c.strip().strip("'") for c in str(error.get("ctx", {}).get("expected", "")).replace(" or ", ",").split(",")
+    ]
+    same_but_case = [c for c in choices if c.lower() == value.strip().lower()]
+    return f" (did you mean {same_but_case[0]!r}? the case matters)" if same_but_case else ""
 
 
 def _qualified(problem: str) -> str:
