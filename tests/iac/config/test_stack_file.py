@@ -122,8 +122,10 @@ def test_every_problem_of_a_stack_is_reported_in_one_pass(write_stack, dev_docum
 def test_errors_are_capped_with_a_count_of_the_rest(write_stack, dev_document):
     document = copy.deepcopy(dev_document)
     document["config"]["pairedbus:queues"] = [{"name": f"q{i}", "lockDuration": "PT1H"} for i in range(99)]
+    project = write_stack(document)
     with pytest.raises(StackConfigError) as info:
-        read_stack(write_stack(document))
-    assert len(info.value.all_problems) == 99
-    assert len(info.value.problems) == MAX_REPORTED_PROBLEMS + 1
-    assert info.value.problems[-1] == "... and 69 more problems (fix these first)"
+        read_stack(project)
+    assert len(info.value.problems) == 99
+    assert len(info.value.shown) == MAX_REPORTED_PROBLEMS + 1
+    assert info.value.shown[-1] == f"... and {99 - MAX_REPORTED_PROBLEMS} more"
+    assert str(info.value).splitlines() == info.value.shown

@@ -422,4 +422,4 @@ def load_pulumi_stack_config() -> StackConfig:
     try:
         return parse_stack_config(config_from_pulumi_settings(settings))
     except StackConfigError as exc:
-        raise pulumi.RunError("invalid stack config:\n" + "\n".join(exc.problems)) from None
+        raise pulumi.RunError("invalid stack config:\n" + "\n".join(exc.shown)) from None

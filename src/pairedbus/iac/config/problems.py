@@ -7,29 +7,32 @@ import difflib
 from collections.abc import Iterable
 from typing import Final
 
-#: Problems shown before the rest is summarised as "... and K more": enough for any real mistake,
-#: bounded for a generated or hostile file.
-MAX_REPORTED_PROBLEMS: Final = 30
+#: Problems shown before the rest is summarised as "... and K more" (the CLI's own bound, so a
+#: generated or hostile file never floods a terminal or a Pulumi error).
+MAX_REPORTED_PROBLEMS: Final = 20
 
 
 class StackConfigError(ValueError):
     """A stack config that cannot be deployed; one line per problem, each naming its key path.
 
-    `problems` holds at most MAX_REPORTED_PROBLEMS lines, the last one saying how many more there
-    were; `all_problems` holds every one.
+    `problems` holds every problem (callers that print them bound them, as the CLI does);
+    `shown` and the exception's message hold the first MAX_REPORTED_PROBLEMS and a count of the rest.
     """
 
     def __init__(self, problems: Iterable[str]) -> None:
-        self.all_problems = list(problems)
-        self.problems = cap_problems(self.all_problems)
-        super().__init__("\n".join(self.problems))
+        self.problems = list(problems)
+        super().__init__("\n".join(self.shown))
+
+    @property
+    def shown(self) -> list[str]:
+        return cap_problems(self.problems)
 
 
 def cap_problems(problems: list[str], limit: int = MAX_REPORTED_PROBLEMS) -> list[str]:
     """The first `limit` problems, then one line counting the rest."""
     if len(problems) <= limit:
         return list(problems)
-    return [*problems[:limit], f"... and {len(problems) - limit} more problems (fix these first)"]
+    return [*problems[:limit], f"... and {len(problems) - limit} more"]
 
 
 def did_you_mean(word: str, candidates: Iterable[str], *, cutoff: float = 0.75) -> str:
