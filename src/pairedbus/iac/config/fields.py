@@ -115,7 +115,7 @@ def _region(value: str) -> str:
 def _image(value: str) -> str:
     if not value.strip():
         raise ValueError("expected a container image reference such as ghcr.io/contoso/syphon:1.0, got a blank string")
-    if len(value) > limits.IMAGE_NAME_MAX + 200 or not limits.IMAGE_REFERENCE.match(value):
+    if len(value) > limits.IMAGE_REFERENCE_MAX or not limits.IMAGE_REFERENCE.match(value):
         raise ValueError(
             f"expected a container image reference such as ghcr.io/contoso/syphon:1.0 (lower-case repository, "
             f"optional :tag and @sha256:digest), got {value!r}"

@@ -89,6 +89,8 @@ SYPHON_CPU_VALUES: Final = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0)
 #: distribution/reference: [domain[:port]/]path-component(/path-component)*[:tag][@digest];
 #: path components lower case; tag up to 128 characters; whole name up to 255 characters.
 IMAGE_NAME_MAX: Final = 255
+#: Name, ':' and a 128-character tag, '@' and a sha512 digest: longer is no reference at all.
+IMAGE_REFERENCE_MAX: Final = IMAGE_NAME_MAX + 1 + 128 + 1 + len("sha512:") + 128
 _PATH_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
 _DOMAIN = r"(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*|\[[0-9a-fA-F:]+\])(?::[0-9]+)?"
 IMAGE_REFERENCE: Final = re.compile(
