@@ -129,3 +129,22 @@ def test_errors_are_capped_with_a_count_of_the_rest(write_stack, dev_document):
     assert len(info.value.shown) == MAX_REPORTED_PROBLEMS + 1
     assert info.value.shown[-1] == f"... and {99 - MAX_REPORTED_PROBLEMS} more"
     assert str(info.value).splitlines() == info.value.shown
+
+
+@pytest.mark.parametrize("depth", [40, 5000])
+def test_deeply_nested_values_are_one_line(write_stack, depth):
+    project = write_stack("config:\n  pairedbus:tags: " + "[" * depth + "]" * depth + "\n")
+    with pytest.raises(UserError, match="nested more than 32 deep"):
+        project.stack_settings("case")
+
+
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [("!!binary aGVsbG8=", "expected plain YAML values, got a bytes"), ("!!python/name:os.system", "not valid YAML")],
+)
+def test_yaml_types_pulumi_cannot_pass_on_are_refused(write_stack, dev_document, value, words):
+    import yaml
+
+    text = yaml.safe_dump(dev_document, sort_keys=False) + f"  pairedbus:extra: {value}\n"
+    with pytest.raises((UserError, StackConfigError), match=words):
+        read_stack(write_stack(text))

@@ -29,6 +29,8 @@ from pairedbus.iac.config.keys import parse_config_key, unparsable_key_problem
 #: Values (scalars, sequences, mappings) a stack file may hold once its aliases are expanded:
 #: 1,000 entities with all their options fit a hundred times over; an alias bomb does not.
 MAX_EXPANDED_VALUES: Final = 200_000
+#: How deeply values may nest (the deepest real value, a subscription option, is at depth 5).
+MAX_DEPTH: Final = 32
 #: Bytes a stack file may have.
 MAX_STACK_FILE_BYTES: Final = 8 * 1024 * 1024
 #: Stand-in for a `secure:` value: the offline render cannot decrypt it and must not need to.
@@ -82,8 +84,10 @@ def read_text(path: Path) -> str:
         ) from None
 
 
-def _expanded_size(node: yaml.Node, memo: dict[int, int], in_progress: set[int], name: str) -> int:
+def _expanded_size(node: yaml.Node, memo: dict[int, int], in_progress: set[int], name: str, depth: int = 0) -> int:
     """How many values the node stands for once every alias in it is expanded."""
+    if depth > MAX_DEPTH:
+        raise UserError(f"{name} line {node.start_mark.line + 1}: values nested more than {MAX_DEPTH} deep")
     key = id(node)
     if key in memo:
         return memo[key]
@@ -98,7 +102,7 @@ def _expanded_size(node: yaml.Node, memo: dict[int, int], in_progress: set[int],
     else:
         children = []
     for child in children:
-        size += _expanded_size(child, memo, in_progress, name)
+        size += _expanded_size(child, memo, in_progress, name, depth + 1)
         if size > MAX_EXPANDED_VALUES:
             raise UserError(
                 f"{name} line {node.start_mark.line + 1}: YAML aliases expand to more than {MAX_EXPANDED_VALUES} "
@@ -157,6 +161,8 @@ def load_yaml_document(path: Path) -> tuple[dict[str, Any], list[str]]:
         _expanded_size(node, {}, set(), path.name)
         problems = _duplicate_keys(node, "", path.name, set())
         data = loader.construct_document(node)
+    except RecursionError:
+        raise UserError(f"{path.name}: values nested more than {MAX_DEPTH} deep") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark else ""
