@@ -124,6 +124,12 @@ def test_a_stack_at_the_limits_parses_and_renders(write_stack, dev_document, edi
                 assert rendered[queue.name][arm_name] == getattr(queue, field), (queue.name, arm_name)
 
 
+def test_regions_render_by_their_canonical_name(write_stack, dev_document):
+    _config, plan = render_stack(write_stack(_regions_and_syphon_size(copy.deepcopy(dev_document))), "case")
+    locations = {r.inputs["namespaceName"]: r.inputs["location"] for r in plan.of_type(contract.TYPE_NAMESPACE)}
+    assert locations == {"contoso-dev-weu": "westeurope", "contoso-dev-neu": "northeurope"}
+
+
 def test_there_are_ten_edge_stacks():
     assert len(EDGES) >= 10
 

@@ -104,12 +104,13 @@ def _resource_group_name(value: str) -> str:
 
 
 def _region(value: str) -> str:
+    """An Azure region, as its canonical name (`West Europe` -> `westeurope`, as ARM reports it)."""
     if normalise_region(value) not in known_regions():
         hint = closest_region(value)
         raise ValueError(
             f"expected an Azure region such as westeurope, got {value!r}" + (f" (did you mean {hint}?)" if hint else "")
         )
-    return value
+    return normalise_region(value)
 
 
 def _image(value: str) -> str:
