@@ -10,7 +10,6 @@ Pulumi until all pass.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
@@ -19,7 +18,7 @@ from pydantic.alias_generators import to_camel
 
 from pairedbus import contract
 from pairedbus.iac.config import limits
-from pairedbus.iac.config.cross_field import cross_field_problems
+from pairedbus.iac.config.cross_field import CROSS_FIELD_RULES, cross_field_problems
 from pairedbus.iac.config.fields import (
     AutoDeleteOnIdle,
     ContainerImage,
@@ -42,7 +41,9 @@ from pairedbus.iac.config.keys import (
     decode_config_value,
     key_problems_of,
 )
-from pairedbus.iac.config.problems import StackConfigError, did_you_mean
+from pairedbus.iac.config.messages import describe, loc_path
+from pairedbus.iac.config.partial import cross_field_problems_despite
+from pairedbus.iac.config.problems import StackConfigError
 
 __all__ = [
     "CONFIG_NAMESPACE",
@@ -232,150 +233,8 @@ class StackConfig(_Model):
 # --- Loading --------------------------------------------------------------------------------
 
 
-def _loc(loc: tuple[Any, ...]) -> str:
-    path = ""
-    for part in loc:
-        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
-    return path
-
-
-def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
-    """The model class a key path (without its last part) points into, for did-you-mean hints."""
-    model: Any = StackConfig
-    for part in loc:
-        if isinstance(part, int):
-            continue
-        field = model.model_fields.get(part) or next((f for f in model.model_fields.values() if f.alias == part), None)
-        if field is None:
-            return None
-        model = _inner_model(field.annotation)
-        if model is None:
-            return None
-    return model
-
-
-def _inner_model(annotation: Any) -> type[BaseModel] | None:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for arg in getattr(annotation, "__args__", ()):
-        found = _inner_model(arg)
-        if found is not None:
-            return found
-    return None
-
-
-def _unknown_key(loc: tuple[Any, ...]) -> str:
-    model = _model_at(loc[:-1])
-    known = [f.alias or name for name, f in model.model_fields.items()] if model else []
-    hint = did_you_mean(str(loc[-1]), known)
-    if hint and len(loc) == 1:
-        hint = hint.replace("did you mean ", f"did you mean {CONFIG_NAMESPACE}:")
-    return "unknown key" + (hint or " (check its spelling against the config reference in README.md)")
-
-
-def _describe(error: Mapping[str, Any]) -> str:
-    if error["type"] == "missing":
-        return "expected a value, none given"
-    if error["type"] == "extra_forbidden":
-        return _unknown_key(tuple(error["loc"]))
-    message = str(error["msg"]).removeprefix("Value error, ")
-    if message.startswith("expected"):
-        return message
-    message = message.removeprefix("Input should be ").removeprefix("Input should ")
-    shown = repr(error.get("input"))
-    if len(shown) > 80:
-        shown = shown[:77] + "..."
-    return f"expected {message[0].lower()}{message[1:]}, got {shown}{_literal_hint(error)}"
-
-
-def _literal_hint(error: Mapping[str, Any]) -> str:
-    """`serviceprincipal` -> ` (did you mean 'ServicePrincipal'? the case matters)`."""
-    value = error.get("input")
-    if error["type"] != "literal_error" or not isinstance(value, str):
-        return ""
-    choices = [
-        c.strip().strip("'") for c in str(error.get("ctx", {}).get("expected", "")).replace(" or ", ",").split(",")
-    ]
-    same_but_case = [c for c in choices if c.lower() == value.strip().lower()]
-    return f" (did you mean {same_but_case[0]!r}? the case matters)" if same_but_case else ""
-
-
 def _qualified(problem: str) -> str:
     return f"{CONFIG_NAMESPACE}:{problem}"
-
-
-class _Invalid:
-    """Stands for a value that failed validation: a cross-field rule that touches it (compares,
-    tests, reads it) stops, so no rule reports a consequence of a value already reported."""
-
-    def _stop(self, *args: Any, **kwargs: Any) -> Any:
-        raise _InvalidInput
-
-    __bool__ = __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __hash__ = _stop
-    __mod__ = __rmod__ = __mul__ = __rmul__ = __len__ = __iter__ = __contains__ = __getattr__ = _stop
-    __format__ = __str__ = __repr__ = __index__ = __int__ = __float__ = _stop
-
-
-class _InvalidInput(Exception):
-    pass
-
-
-def _mark_invalid(data: Any, loc: tuple[Any, ...], unknown_key: bool) -> None:
-    """Replace the value at `loc` (or the deepest part of it that exists) with _Invalid, or drop an
-    unknown key."""
-    node = data
-    for depth, part in enumerate(loc):
-        last = depth == len(loc) - 1
-        present = (isinstance(node, dict) and part in node) or (
-            isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
-        )
-        if last or not present or not isinstance(node[part], (dict, list)):
-            if isinstance(node, dict) and unknown_key and last:
-                node.pop(part, None)
-            elif isinstance(node, dict) and isinstance(part, str):
-                node[part] = _Invalid()
-            elif present:
-                node[part] = _Invalid()
-            return
-        node = node[part]
-
-
-def _constructed(model: type[BaseModel], data: Any) -> Any:
-    """The model built from raw values without validating them, so that cross-field rules can look
-    at the parts of a config that are fine."""
-    if not isinstance(data, Mapping):
-        return data
-    values: dict[str, Any] = {}
-    for name, field in model.model_fields.items():
-        key = field.alias if field.alias in data else name
-        if key not in data:
-            values[name] = _Invalid() if field.is_required() else field.get_default(call_default_factory=True)
-            continue
-        raw, inner = data[key], _inner_model(field.annotation)
-        if inner is not None and isinstance(raw, list):
-            values[name] = [_constructed(inner, item) for item in raw]
-        else:
-            values[name] = _constructed(inner, raw) if inner is not None else raw
-    return model.model_construct(**values)
-
-
-def _cross_field_problems_despite(values: Mapping[str, Any], errors: list[Any]) -> list[str]:
-    """The cross-field problems of a config whose fields are not all valid, so that every problem
-    shows in one pass: each rule runs on the values as given, with every invalid one replaced by
-    a marker; a rule that touches a marker is skipped (its input is reported already)."""
-    from pairedbus.iac.config.cross_field import CROSS_FIELD_RULES
-
-    data = copy.deepcopy(dict(values))
-    for error in errors:
-        _mark_invalid(data, tuple(error["loc"]), error["type"] == "extra_forbidden")
-    config = _constructed(StackConfig, data)
-    problems: list[str] = []
-    for rule in CROSS_FIELD_RULES:
-        try:
-            problems += list(rule(config))
-        except Exception:  # a value it needs is invalid (or missing), and reported already
-            continue
-    return problems
 
 
 def _with_outage_windows(config: StackConfig) -> StackConfig:
@@ -403,8 +262,8 @@ def parse_stack_config(values: Mapping[str, Any]) -> StackConfig:
         config = StackConfig.model_validate(dict(values))
     except ValidationError as exc:
         errors = exc.errors(include_url=False)
-        problems = [_qualified(f"{_loc(e['loc'])}: {_describe(e)}") for e in errors]
-        others = _cross_field_problems_despite(values, errors)
+        problems = [_qualified(f"{loc_path(e['loc'])}: {describe(e, StackConfig)}") for e in errors]
+        others = cross_field_problems_despite(StackConfig, values, errors, CROSS_FIELD_RULES)
         raise StackConfigError([*carried, *problems, *(_qualified(p) for p in others)]) from None
     problems = [_qualified(p) for p in cross_field_problems(config)]
     if carried or problems:
