@@ -53,7 +53,6 @@ def test_shrinking_the_count_never_deletes_a_queue(render_core, config_dict) -> 
     assert all(q.retain_on_delete for q in dropped)
 
 
-def test_production_protects_backlog_queues(render_core, config_dict) -> None:
-    config_dict["production"] = True
-    plan = render_core(config_dict)
+def test_production_protects_backlog_queues(render_core, production_config_dict) -> None:
+    plan = render_core(production_config_dict)
     assert all(q.protect and q.retain_on_delete for q in plan.of_type(contract.TYPE_BACKLOG_QUEUE))
