@@ -69,8 +69,8 @@ class Limit:
 
     path: str
     source: str
-    minimum: float | None = None
-    maximum: float | None = None
+    minimum: float | Decimal | None = None
+    maximum: float | Decimal | None = None
     min_length: int | None = None
     max_length: int | None = None
     pattern: str | None = None
@@ -332,6 +332,11 @@ def _type_ok(kind: str, value: Any) -> bool:
     return True  # any
 
 
+def _decimal(bound: Any) -> Decimal:
+    """A bound as an exact decimal (a float through its shortest repr, so 0.1 stays 0.1)."""
+    return bound if isinstance(bound, Decimal) else Decimal(str(bound))
+
+
 def _generic(path: str) -> str:
     """`a.b[2].c` -> `a.b[].c`; map keys -> `{}` are inserted by the walker itself."""
     return re.sub(r"\[\d+\]", "[]", path)
@@ -418,7 +423,7 @@ class Checker:
             if prop.max_items is not None and len(value) > prop.max_items:
                 self.fail(path, "max-items", value, f"ARM: at most {prop.max_items}")
 
-    def _bounds(self, path: str, value: Any, minimum: float | None, maximum: float | None, source: str) -> None:
+    def _bounds(self, path: str, value: Any, minimum: Any, maximum: Any, source: str) -> None:
         number: Decimal | None = None
         if isinstance(value, int | float) and not isinstance(value, bool):
             number = Decimal(str(value))
@@ -426,9 +431,9 @@ class Checker:
             number = duration_seconds(value)
         if number is None:
             return
-        if minimum is not None and number < Decimal(str(minimum)):
+        if minimum is not None and number < _decimal(minimum):
             self.fail(path, "minimum", value, f"{source}: at least {minimum}")
-        if maximum is not None and number > Decimal(str(maximum)):
+        if maximum is not None and number > _decimal(maximum):
             self.fail(path, "maximum", value, f"{source}: at most {maximum}")
 
     def _limit(self, path: str, limit: Limit, value: Any) -> None:

@@ -92,13 +92,15 @@ _SB_PATH = {"resourceGroupName": _RESOURCE_GROUP_NAME, "namespaceName": _NAMESPA
 #   subscription, or subscription rule: 50 characters"; queue or topic size "1, 2, 3, 4 GB or 5 GB",
 #   80 GB in Premium and for partitioned Standard entities.
 # Lock duration: the 2026-01-01 spec's own description ("The maximum value for LockDuration is 5
-#   minutes") and the .NET administration client's validation (azure-sdk-for-net
-#   sdk/servicebus/Azure.Messaging.ServiceBus/src/Administration/AdministrationClientConstants.cs:
-#   MinimumAllowedTimeToLive 1 s, MaximumAllowedTimeToLive TimeSpan.MaxValue, MinimumLockDuration 5 s,
-#   MaximumLockDuration 5 min, MinimumAllowedAutoDeleteOnIdle 5 min, MinimumDuplicateDetectionHistoryTimeWindow
-#   20 s, MaximumDuplicateDetectionHistoryTimeWindow 7 days, MinAllowedMaxDeliveryCount 1).
+#   minutes") and the .NET administration client's validation, Azure/azure-sdk-for-net @
+#   a256d07e7edbfbbd31bcfa3b1d5266907bb30397, sdk/servicebus/Azure.Messaging.ServiceBus/src/Administration/
+#   AdministrationClientConstants.cs: MinimumAllowedTimeToLive 1 s, MaximumAllowedTimeToLive
+#   TimeSpan.MaxValue, MinimumLockDuration 5 s, MaximumLockDuration 5 min, MinimumAllowedAutoDeleteOnIdle
+#   5 min, MinimumDuplicateDetectionHistoryTimeWindow 20 s, MaximumDuplicateDetectionHistoryTimeWindow
+#   7 days, MinAllowedMaxDeliveryCount 1, MaxUserMetadataLength 1024, QueueNameMaximumLength and
+#   TopicNameMaximumLength 260, SubscriptionNameMaximumLength 50, InvalidEntityPathCharacters @ ? # *.
 # Autodelete on idle: the spec's description too ("The minimum duration is 5 minutes").
-_TIMESPAN_MAX = float(duration_seconds("P10675199DT2H48M5.4775807S"))  # .NET TimeSpan.MaxValue
+_TIMESPAN_MAX = duration_seconds("P10675199DT2H48M5.4775807S")  # .NET TimeSpan.MaxValue, exactly
 _LOCK = Limit("lockDuration", "Service Bus: lock 5 s to 5 min", minimum=5, maximum=5 * 60)
 _TTL = Limit("defaultMessageTimeToLive", "Service Bus: TTL 1 s to TimeSpan.MaxValue", minimum=1, maximum=_TIMESPAN_MAX)
 _AUTO_DELETE = Limit(
@@ -111,7 +113,10 @@ _DUPLICATE_WINDOW = Limit(
     maximum=7 * 86400,
 )
 _DELIVERY_COUNT = Limit("maxDeliveryCount", "Service Bus: max delivery count at least 1", minimum=1)
-_ENTITY_PATH = Limit("{name}", "Service Bus quotas: queue or topic path at most 260 characters", max_length=260)
+_ENTITY_PATH = Limit(
+    "{name}", "Service Bus: entity path at most 260 characters, none of @ ? # *", max_length=260, pattern=r"^[^@?#*]*$"
+)
+_USER_METADATA = Limit("userMetadata", "Service Bus: user metadata at most 1024 characters", max_length=1024)
 # Premium large messages: maxMessageSizeInKilobytes 1,024 to 102,400 (100 MB)
 # https://learn.microsoft.com/azure/service-bus-messaging/service-bus-premium-messaging#large-messages-support
 _MESSAGE_SIZE = Limit("maxMessageSizeInKilobytes", "Service Bus Premium: 1 MB to 100 MB", minimum=1024, maximum=102400)
@@ -155,12 +160,12 @@ _PROBE_LIMITS = (
 #   (a workspace's default retention is 30 to 730 days on the pay-as-you-go PerGB2018 tier).
 _RETENTION = Limit("retentionInDays", "Log Analytics retention 30 to 730 days", minimum=30, maximum=730)
 
-_QUEUE_LIMITS = (_LOCK, _TTL, _AUTO_DELETE, _DUPLICATE_WINDOW, _DELIVERY_COUNT, _MESSAGE_SIZE)
+_QUEUE_LIMITS = (_LOCK, _TTL, _AUTO_DELETE, _DUPLICATE_WINDOW, _DELIVERY_COUNT, _MESSAGE_SIZE, _USER_METADATA)
 _TRACKED = (_TAGS, _TAG_VALUES, _RG_NO_TRAILING_DOT)
 
 
 def _named(limit: Limit, path: str) -> Limit:
-    return Limit(path, limit.source, max_length=limit.max_length)
+    return dataclasses.replace(limit, path=path)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -228,6 +233,16 @@ DEFINITIONS: dict[str, Definition] = {
         (*_PROBE_LIMITS, *_TRACKED),
     ),
 }
+
+#: The backlog queues go through the data plane (the dynamic provider, ATOM bodies), not ARM, but their
+#: table uses the same property names and the same Service Bus limits bind them: checked with the ARM
+#: queue definition, with only the inputs the provider takes (no resource group).
+BACKLOG_DEFINITION = Definition(
+    servicebus_models.SBQueue,
+    "2026-01-01",
+    {"namespaceName": _NAMESPACE_NAME, "queueName": _ENTITY_NAME},
+    (*_QUEUE_LIMITS, _named(_ENTITY_PATH, "queueName")),
+)
 
 #: azure-native type -> (azure-native's API version, the models' API version, why that is sound).
 API_VERSION_DIFFERENCES = {
@@ -337,6 +352,9 @@ def check_arm(stack: str, plan: Plan) -> list[Mismatch]:
     """Every azure-native resource against its ARM definition and per-property limits."""
     mismatches: list[Mismatch] = []
     for resource in plan.resources:
+        if resource.type == contract.TYPE_BACKLOG_QUEUE:
+            mismatches += check_resource(stack, resource.name, BACKLOG_DEFINITION, resource.inputs)
+            continue
         if not resource.custom or not resource.type.startswith("azure-native:"):
             continue
         definition = DEFINITIONS.get(resource.type)
@@ -358,10 +376,13 @@ MAX_PARTITIONED_ENTITIES_STANDARD = 100
 # Premium messaging units: the SBSku.capacity description of the 2026-01-01 spec ("Valid capacities
 # are {1, 2, 4, 8, 16} multiples of your properties.premiumMessagingPartitions setting").
 _PREMIUM_CAPACITY_FACTORS = (1, 2, 4, 8, 16)
-# Container Apps, Consumption plan: https://learn.microsoft.com/azure/container-apps/containers#allocations
-#   ("vCPUs 0.25 to 4 ... memory 0.5Gi to 8Gi ... the total memory must be twice the CPU", i.e. the
-#   combinations 0.25/0.5Gi, 0.5/1.0Gi, ..., 4.0/8.0Gi in steps of 0.25 vCPU).
-_CONSUMPTION_CPU = tuple(Decimal(n) / 4 for n in range(1, 17))
+# Container Apps, an environment without workload profiles (Consumption only, as SyphonHost creates):
+#   MicrosoftDocs/azure-docs @ 01c60165e1334a2e8c08deef6422aebae9d3cf5e, articles/container-apps/containers.md:
+#   "the total amount of CPUs and memory requested for all the containers in a container app must add up
+#   to one of the following combinations": 0.25/0.5Gi, 0.5/1.0Gi, ..., 2.0/4.0Gi (steps of 0.25 vCPU,
+#   memory twice the CPU); and https://learn.microsoft.com/azure/container-apps/quotas ("Consumption
+#   plan: Cores per replica 2").
+_CONSUMPTION_CPU = tuple(Decimal(n) / 4 for n in range(1, 9))
 
 
 def _memory_gi(text: Any) -> Decimal | None:
@@ -439,23 +460,33 @@ def check_service_limits(stack: str, plan: Plan) -> list[Mismatch]:
                 )
             )
     for app in plan.of_type("azure-native:app:ContainerApp"):
-        for index, container in enumerate((app.inputs.get("template") or {}).get("containers") or []):
-            resources = container.get("resources") or {}
-            cpu, memory = resources.get("cpu"), _memory_gi(resources.get("memory"))
-            if cpu is None and memory is None:
-                continue
-            path = f"template.containers[{index}].resources"
-            if cpu is None or Decimal(str(cpu)) not in _CONSUMPTION_CPU or memory != 2 * Decimal(str(cpu)):
-                out.append(
-                    Mismatch(
-                        stack,
-                        app.name,
-                        path,
-                        "combination",
-                        resources,
-                        "limit: Consumption cpu 0.25-4 step 0.25, memory = 2 x cpu Gi",
-                    )
+        containers = (app.inputs.get("template") or {}).get("containers") or []
+        cpus = [(c.get("resources") or {}).get("cpu") for c in containers]
+        memories = [_memory_gi((c.get("resources") or {}).get("memory")) for c in containers]
+        if any(v is None for v in cpus + memories):
+            out.append(
+                Mismatch(
+                    stack,
+                    app.name,
+                    "template.containers[].resources",
+                    "combination",
+                    [c.get("resources") for c in containers],
+                    "set cpu and memory (in Gi) on every container",
                 )
+            )
+            continue
+        cpu, memory = sum(Decimal(str(v)) for v in cpus), sum(memories)
+        if cpu not in _CONSUMPTION_CPU or memory != 2 * cpu:
+            out.append(
+                Mismatch(
+                    stack,
+                    app.name,
+                    "template.containers[].resources",
+                    "combination",
+                    {"cpu": float(cpu), "memory": f"{memory}Gi"},
+                    "limit: total 0.25-2.0 cpu in steps of 0.25, memory = 2 x cpu Gi",
+                )
+            )
     return out
 
 
@@ -837,7 +868,36 @@ WRONG = [
         "dev",
         "syphon-app",
         _set("template.containers[0].resources", {"cpu": 0.5, "memory": "2Gi"}),
-        {("template.containers[0].resources", "combination")},
+        {("template.containers[].resources", "combination")},
+    ),
+    (
+        "cpu-above-consumption",
+        "dev",
+        "syphon-app",
+        _set("template.containers[0].resources", {"cpu": 2.25, "memory": "4.5Gi"}),
+        {("template.containers[].resources", "combination")},
+    ),
+    (
+        "backlog-ttl-rounded-up",  # issue 11: Python's timedelta rounds TimeSpan.MaxValue up by 3 ticks
+        "dev",
+        "backlog-3",
+        _set("defaultMessageTimeToLive", "P10675199DT2H48M5.477581S"),
+        {("defaultMessageTimeToLive", "maximum")},
+    ),
+    (
+        "backlog-unknown-name",
+        "dev",
+        "backlog-3",
+        _set("maxDeliveryCountt", 1),
+        {("maxDeliveryCountt", "unknown-property")},
+    ),
+    ("entity-path-characters", "dev", "queue-orders", _set("queueName", "orders#1"), {("queueName", "pattern")}),
+    (
+        "user-metadata-too-long",
+        "dev",
+        "topic-events",
+        _set("userMetadata", "m" * 1025),
+        {("userMetadata", "max-length")},
     ),
     ("premium-capacity", "prod", "primary", _set("sku.capacity", 3), {("sku.capacity", "enum")}),
     (
