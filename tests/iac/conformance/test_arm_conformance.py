@@ -21,7 +21,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import inspect
-import json
 import re
 from collections import Counter
 from collections.abc import Iterator, Mapping
@@ -52,6 +51,7 @@ from tests.iac.conformance.arm import (
     check_resource,
     duration_seconds,
     model_api_version,
+    properties_of,
 )
 
 REPO = Path(__file__).resolve().parents[3]
@@ -161,6 +161,8 @@ _PROBE_LIMITS = (
 _RETENTION = Limit("retentionInDays", "Log Analytics retention 30 to 730 days", minimum=30, maximum=730)
 
 _QUEUE_LIMITS = (_LOCK, _TTL, _AUTO_DELETE, _DUPLICATE_WINDOW, _DELIVERY_COUNT, _MESSAGE_SIZE, _USER_METADATA)
+_TOPIC_LIMITS = (_TTL, _AUTO_DELETE, _DUPLICATE_WINDOW, _MESSAGE_SIZE, _USER_METADATA)
+_SUBSCRIPTION_LIMITS = (_LOCK, _TTL, _AUTO_DELETE, _DUPLICATE_WINDOW, _DELIVERY_COUNT, _USER_METADATA)
 _TRACKED = (_TAGS, _TAG_VALUES, _RG_NO_TRAILING_DOT)
 
 
@@ -189,13 +191,13 @@ DEFINITIONS: dict[str, Definition] = {
         servicebus_models.SBTopic,
         "2026-01-01",
         {**_SB_PATH, "topicName": _ENTITY_NAME},
-        (*_QUEUE_LIMITS, _named(_ENTITY_PATH, "topicName"), _RG_NO_TRAILING_DOT),
+        (*_TOPIC_LIMITS, _named(_ENTITY_PATH, "topicName"), _RG_NO_TRAILING_DOT),
     ),
     contract.TYPE_SUBSCRIPTION: Definition(
         servicebus_models.SBSubscription,
         "2026-01-01",
         {**_SB_PATH, "topicName": _ENTITY_NAME, "subscriptionName": _SUBSCRIPTION_NAME},
-        (*_QUEUE_LIMITS, _RG_NO_TRAILING_DOT),
+        (*_SUBSCRIPTION_LIMITS, _RG_NO_TRAILING_DOT),
     ),
     "azure-native:resources:ResourceGroup": Definition(
         resource_models.ResourceGroup,
@@ -590,6 +592,28 @@ def test_every_rendered_azure_native_type_has_a_definition(rendered) -> None:
     assert all(count >= 14 for count in counts.values()), counts
 
 
+def _resolve(definition: Definition, path: str) -> Prop | None:
+    """The property a limit's path names, or None if the definition has no such property."""
+    first, *rest = re.findall(r"[^.]+", path.replace("[]", ".[]"))
+    prop = definition.path_params.get(first) or definition.body.get(first)
+    for part in rest:
+        if prop is None:
+            return None
+        if part in ("[]", "{}"):
+            prop = prop.item
+        else:
+            prop = properties_of(prop.model).get(part) if prop.model is not None else None
+    return prop
+
+
+@pytest.mark.parametrize("resource_type", [*sorted(DEFINITIONS), "backlog"])
+def test_every_limit_names_a_real_property(resource_type: str) -> None:
+    """A misspelt limit path would check nothing, silently."""
+    definition = BACKLOG_DEFINITION if resource_type == "backlog" else DEFINITIONS[resource_type]
+    for limit in definition.limits:
+        assert _resolve(definition, limit.path) is not None, (resource_type, limit.path)
+
+
 def test_the_secret_log_configuration_is_checked_too(rendered) -> None:
     _, plan = rendered["dev"]
     (env,) = plan.of_type("azure-native:app:ManagedEnvironment")
@@ -667,7 +691,7 @@ def test_the_lock_and_auto_delete_limits_are_in_the_spec_descriptions_too() -> N
 @pytest.mark.parametrize("principal_type", ["ServicePrincipal", "Group"])
 def test_the_deployer_assignment_takes_its_principal_type_from_the_stack_setting(principal_type: str) -> None:
     try:
-        settings, plan = render_settings("dev", {DEPLOYER_PRINCIPAL_TYPE_KEY: json.dumps(principal_type)[1:-1]})
+        settings, plan = render_settings("dev", {DEPLOYER_PRINCIPAL_TYPE_KEY: principal_type})
     except Exception as exc:  # the program refuses the key today
         first = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
         pytest.fail(
