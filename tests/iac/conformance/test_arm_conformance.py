@@ -250,9 +250,11 @@ BACKLOG_DEFINITION = Definition(
 API_VERSION_DIFFERENCES = {
     # No azure-mgmt-loganalytics release has 2023-09-01 (12.0.0: 2021-06-01, 13.0.0b6/b7: 2022-10-01,
     # 13.1.x and 14.0.0: 2025-07-01). The 2025-07-01 Workspace is a superset: every property the
-    # components set (sku.name, retentionInDays, tags, location) has the same name and type in
-    # Azure/azure-rest-api-specs @ c09d4df400a5d4c19b64b2fdb957eff3d23c50f5,
-    # specification/operationalinsights/resource-manager/Microsoft.OperationalInsights/stable/2023-09-01/Workspaces.json.
+    # components set has the same name and type in Azure/azure-rest-api-specs @
+    # 0dcfa37f9e6838328ebfae44ceb216b6ee066949, specification/operationalinsights/resource-manager/
+    # Microsoft.OperationalInsights/stable/2023-09-01/Workspaces.json (WorkspaceSku: name required, enum with
+    # PerGB2018; retentionInDays int32, no bounds; tags/location from TrackedResource). One difference to
+    # know: 2025-07-01 adds SecuredByPerimeter to publicNetworkAccessFor*, which 2023-09-01 does not have.
     "azure-native:operationalinsights:Workspace": ("2023-09-01", "2025-07-01", "no package has 2023-09-01"),
     # azure-mgmt-resource ships resources API versions 2022-09-01, 2024-07-01, 2024-11-01, 2025-03-01 but
     # no 2024-03-01; ResourceGroup (location required, tags, managedBy, read-only id/name/type/properties)
