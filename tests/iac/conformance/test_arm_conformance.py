@@ -369,10 +369,11 @@ def check_arm(stack: str, plan: Plan) -> list[Mismatch]:
     return mismatches
 
 
-# Queue or topic size, per tier (Service Bus quotas page, see above): "1, 2, 3, 4 GB or 5 GB"; up to
-# 80 GB in Premium (1-5 GB, then 10, 20, 40, 80 GB, the sizes the portal offers). A partitioned
-# Standard entity is also given 1-5 GB: the service stores 16 partitions of that size (the 80 GB the
-# quotas page names) and reports 16 x the value back, so the request itself stays 1-5 GB.
+# Queue or topic size, per tier: the quotas page (see above, "1, 2, 3, 4 GB or 5 GB", 80 GB in Premium)
+# and Azure PowerShell's New-AzServiceBusQueue -MaxSizeInMegabytes ("Max for Standard SKU is 5120 and for
+# Premium SKU is 81920, Allowed values : 1024, 2048, 3072, 4096, 5120, 10240, 20480, 40960, 81920"). A
+# partitioned Standard entity is also given 1-5 GB: the service keeps 16 partitions of that size (the
+# 80 GB the quotas page names) and reports 16 x the value back, so the request itself stays 1-5 GB.
 _STANDARD_SIZES = frozenset({1024, 2048, 3072, 4096, 5120})
 _PREMIUM_SIZES = _STANDARD_SIZES | {10240, 20480, 40960, 81920}
 # "Number of partitioned topics or queues per namespace: 100" on Standard (quotas page, Standard tier).
