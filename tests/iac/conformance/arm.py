@@ -36,8 +36,6 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-_NO_CONSTANT = object()
-
 
 @dataclass(frozen=True)
 class Prop:
@@ -48,7 +46,6 @@ class Prop:
     required: bool = False
     readonly: bool = False
     enum: frozenset[str] | None = None
-    constant: Any = _NO_CONSTANT
     minimum: float | None = None
     maximum: float | None = None
     min_length: int | None = None
@@ -165,6 +162,12 @@ def _msrest_kind(type_name: str, package: Any) -> tuple[str, type | None, Prop |
         "duration": "duration",
         "iso-8601": "date-time",
         "rfc-1123": "date-time",
+        "date": "string",
+        "time": "string",
+        "bytearray": "string",  # base64 on the wire
+        "base64": "string",
+        "decimal": "number",
+        "unix-time": "integer",
         "object": "any",
     }
     if type_name in simple:
@@ -175,7 +178,10 @@ def _msrest_kind(type_name: str, package: Any) -> tuple[str, type | None, Prop |
     if type_name.startswith("{") and type_name.endswith("}"):
         kind, model, item = _msrest_kind(type_name[1:-1], package)
         return "map", None, Prop(wire="{}", kind=kind, model=model, item=item)
-    return "object", getattr(package, type_name), None
+    model = getattr(package, type_name, None)
+    if not isinstance(model, type):
+        raise TypeError(f"unknown msrest type {type_name!r} in {package.__name__}")
+    return "object", model, None
 
 
 def _msrest_properties(model: type) -> dict[str, Prop]:
@@ -188,14 +194,12 @@ def _msrest_properties(model: type) -> dict[str, Prop]:
         path = _split_key(spec["key"])
         kind, nested, item = _msrest_kind(spec["type"], package)
         rules = validation.get(attr, {})
-        constant = getattr(model, attr) if rules.get("constant") else _NO_CONSTANT
         props[path[-1]] = Prop(
             wire=".".join(path),
             kind=kind,
             required=bool(rules.get("required")),
             readonly=bool(rules.get("readonly")),
             enum=_enum_values(hints.get(attr)) if kind == "string" else None,
-            constant=constant,
             minimum=rules.get("minimum"),
             maximum=rules.get("maximum"),
             min_length=rules.get("min_length"),
@@ -405,8 +409,6 @@ class Checker:
                 self._value(f"{path}.{key}", f"{generic}.{{}}", prop.item, element)
 
     def _constraints(self, path: str, prop: Prop, value: Any) -> None:
-        if prop.constant is not _NO_CONSTANT and value != prop.constant:
-            self.fail(path, "constant", value, f"ARM accepts only {prop.constant!r}")
         if prop.enum is not None and value not in prop.enum:
             self.fail(path, "enum", value, f"one of {sorted(prop.enum)}")
         self._bounds(path, value, prop.minimum, prop.maximum, "ARM")
@@ -456,6 +458,23 @@ class Checker:
                     self.fail(
                         f"{path}.{key}", "max-length", key, f"{source}: keys at most {limit.max_key_length} characters"
                     )
+
+
+def reachable_models(model: type) -> list[type]:
+    """Every definition reachable from `model` (itself included), each once."""
+    seen: dict[type, None] = {}
+    pending = [model]
+    while pending:
+        current = pending.pop()
+        if current in seen:
+            continue
+        seen[current] = None
+        for prop in properties_of(current).values():
+            while prop is not None:
+                if prop.model is not None:
+                    pending.append(prop.model)
+                prop = prop.item
+    return list(seen)
 
 
 def check_resource(stack: str, resource: str, definition: Definition, inputs: Mapping[str, Any]) -> list[Mismatch]:

@@ -52,6 +52,7 @@ from tests.iac.conformance.arm import (
     duration_seconds,
     model_api_version,
     properties_of,
+    reachable_models,
 )
 
 REPO = Path(__file__).resolve().parents[3]
@@ -598,6 +599,10 @@ def test_every_rendered_azure_native_type_has_a_definition(rendered) -> None:
     assert all(count >= 14 for count in counts.values()), counts
 
 
+#: Definitions ARM declares without properties (free-form objects).
+_EMPTY_DEFINITIONS: frozenset[str] = frozenset()
+
+
 def _resolve(definition: Definition, path: str) -> Prop | None:
     """The property a limit's path names, or None if the definition has no such property."""
     first, *rest = re.findall(r"[^.]+", path.replace("[]", ".[]"))
@@ -610,6 +615,13 @@ def _resolve(definition: Definition, path: str) -> Prop | None:
         else:
             prop = properties_of(prop.model).get(part) if prop.model is not None else None
     return prop
+
+
+@pytest.mark.parametrize("resource_type", sorted(DEFINITIONS))
+def test_every_definition_reachable_from_a_resource_is_readable(resource_type: str) -> None:
+    """Every nested definition reads (names, types, enums), not just those the stacks use today."""
+    models = reachable_models(DEFINITIONS[resource_type].model)
+    assert all(properties_of(model) for model in models if model.__name__ not in _EMPTY_DEFINITIONS)
 
 
 @pytest.mark.parametrize("resource_type", [*sorted(DEFINITIONS), "backlog"])
