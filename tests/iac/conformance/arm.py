@@ -74,6 +74,7 @@ class Limit:
     enum: frozenset[Any] | None = None
     max_items: int | None = None
     max_key_length: int | None = None  # of a map's keys
+    key_pattern: str | None = None  # every key of a map must match
 
 
 @dataclass(frozen=True)
@@ -452,6 +453,10 @@ class Checker:
                 self.fail(path, "pattern", value, f"{source}: must match {limit.pattern}")
         if isinstance(value, list | Mapping) and limit.max_items is not None and len(value) > limit.max_items:
             self.fail(path, "max-items", value, f"{source}: at most {limit.max_items}")
+        if isinstance(value, Mapping) and limit.key_pattern is not None:
+            for key in value:
+                if re.search(limit.key_pattern, str(key)) is None:
+                    self.fail(f"{path}.{key}", "pattern", key, f"{source}: keys must match {limit.key_pattern}")
         if isinstance(value, Mapping) and limit.max_key_length is not None:
             for key in value:
                 if len(str(key)) > limit.max_key_length:

@@ -139,9 +139,16 @@ _RG_NO_TRAILING_DOT = Limit(
     "resourceGroupName", "resource group naming rules: can't end with a period", pattern=r"[^.]$"
 )
 # Tags: https://learn.microsoft.com/azure/azure-resource-manager/management/tag-resources#limitations
-#   ("Each resource ... can have a maximum of 50 tag name-value pairs"; "The tag name is limited to
-#   512 characters, and the tag value is limited to 256 characters").
-_TAGS = Limit("tags", "Azure tags: at most 50, names at most 512 characters", max_items=50, max_key_length=512)
+#   ("Each resource ... can have a maximum of 50 tag name/value pairs"; "The tag name is limited to 512
+#   characters, and the tag value is limited to 256 characters"; "Tag names can't contain these
+#   characters: <, >, %, &, \, ?, /").
+_TAGS = Limit(
+    "tags",
+    "Azure tags: at most 50, names at most 512 characters without < > % & \\ ? /",
+    max_items=50,
+    max_key_length=512,
+    key_pattern=r"^[^<>%&\\?/]*$",
+)
 _TAG_VALUES = Limit("tags.{}", "Azure tags: values at most 256 characters", max_length=256)
 # Container Apps probes: the Microsoft.App spec's descriptions, as the installed models carry them
 # (azure-mgmt-appcontainers 4.0.0b1, ContainerAppProbe docstring; CommonDefinitions.json
@@ -865,6 +872,7 @@ WRONG = [
         _set("namespaceName", "contoso-dev-Sb"),
         {("namespaceName", "pattern")},
     ),
+    ("tag-name-character", "dev", "primary", _set("tags", {"cost/center": "x"}), {("tags.cost/center", "pattern")}),
     ("too-many-tags", "dev", "primary", _set("tags", {f"t{i}": "v" for i in range(51)}), {("tags", "max-items")}),
     ("tag-name-too-long", "dev", "primary-rg", _set("tags", {"k" * 513: "v"}), {("tags." + "k" * 513, "max-length")}),
     (
