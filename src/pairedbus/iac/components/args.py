@@ -1,4 +1,4 @@
-"""The components' typed arguments: plain dicts (TypedDicts), the form a Pulumi program in any language can pass
+"""The components' typed settings: plain dicts (TypedDicts), the form a Pulumi program in any language can pass
 and Pulumi's component-provider analyzer (`pulumi.provider.experimental.analyzer`) turns into the package schema.
 
 Field names are the stack config's keys in snake_case; the schema (and every other language) spells them in
@@ -15,7 +15,7 @@ from typing import NotRequired, TypedDict
 import pulumi
 
 
-class ResourceGroupArgs(TypedDict):
+class ResourceGroupSettings(TypedDict):
     """The resource group that holds one namespace."""
 
     name: str
@@ -24,16 +24,16 @@ class ResourceGroupArgs(TypedDict):
     """Create the group (default true); false: the group exists and is only referenced."""
 
 
-class ResourceGroupsArgs(TypedDict):
+class ResourceGroupsSettings(TypedDict):
     """The resource groups of the primary and the secondary namespace."""
 
-    primary: ResourceGroupArgs
+    primary: ResourceGroupSettings
     """The primary namespace's resource group."""
-    secondary: ResourceGroupArgs
+    secondary: ResourceGroupSettings
     """The secondary namespace's resource group."""
 
 
-class NamespaceArgs(TypedDict):
+class NamespaceSettings(TypedDict):
     """One Service Bus namespace of the pair."""
 
     name: str
@@ -52,7 +52,7 @@ class NamespaceArgs(TypedDict):
     """Enabled (default), Disabled or SecuredByPerimeter."""
 
 
-class SubscriptionArgs(TypedDict):
+class SubscriptionSettings(TypedDict):
     """A subscription of a topic in the primary namespace."""
 
     name: str
@@ -71,7 +71,7 @@ class SubscriptionArgs(TypedDict):
     """Forward every message to this queue or topic of the primary namespace."""
 
 
-class QueueArgs(TypedDict):
+class QueueSettings(TypedDict):
     """A queue in the primary namespace."""
 
     name: str
@@ -100,7 +100,7 @@ class QueueArgs(TypedDict):
     """Forward every message to this queue or topic of the primary namespace."""
 
 
-class TopicArgs(TypedDict):
+class TopicSettings(TypedDict):
     """A topic in the primary namespace, with its subscriptions."""
 
     name: str
@@ -117,11 +117,11 @@ class TopicArgs(TypedDict):
     """Duplicate detection window, ISO 8601; default: the service's."""
     default_message_time_to_live: NotRequired[str]
     """Message time to live, ISO 8601; default: the service's."""
-    subscriptions: NotRequired[list[SubscriptionArgs]]
+    subscriptions: NotRequired[list[SubscriptionSettings]]
     """The topic's subscriptions."""
 
 
-class RegistryArgs(TypedDict):
+class RegistrySettings(TypedDict):
     """The container registry the syphon image is pulled from with the syphon's identity (AcrPull)."""
 
     server: str
@@ -130,7 +130,7 @@ class RegistryArgs(TypedDict):
     """ARM id of the registry (/subscriptions/.../providers/Microsoft.ContainerRegistry/registries/...)."""
 
 
-class SyphonArgs(TypedDict):
+class SyphonSettings(TypedDict):
     """Where and how the syphon runs: an Azure Container App with its own identity."""
 
     image: pulumi.Input[str]
@@ -145,7 +145,7 @@ class SyphonArgs(TypedDict):
     """Most replicas, 1-30, at least min_replicas (default 1)."""
     log_retention_days: NotRequired[int]
     """Log Analytics retention, 30-730 days (default 30)."""
-    registry: NotRequired[RegistryArgs]
+    registry: NotRequired[RegistrySettings]
     """Private registry to pull the image from; none: the image is public."""
     location: NotRequired[str]
     """Region of the syphon; default: the primary namespace's."""

@@ -9,7 +9,7 @@ import pulumi
 from pulumi_azure_native import servicebus
 
 from pairedbus import contract
-from pairedbus.iac.components.args import QueueArgs, SubscriptionArgs, TopicArgs
+from pairedbus.iac.components.args import QueueSettings, SubscriptionSettings, TopicSettings
 
 
 class MessagingEntitiesArgs(TypedDict):
@@ -19,15 +19,15 @@ class MessagingEntitiesArgs(TypedDict):
     """The primary namespace's name."""
     resource_group_name: pulumi.Input[str]
     """The primary namespace's resource group."""
-    queues: NotRequired[list[QueueArgs]]
+    queues: NotRequired[list[QueueSettings]]
     """The queues."""
-    topics: NotRequired[list[TopicArgs]]
+    topics: NotRequired[list[TopicSettings]]
     """The topics, each with its subscriptions."""
     protect: NotRequired[bool]
     """Protect every entity from deletion (production)."""
 
 
-def _duplicate_detection(entity: QueueArgs | TopicArgs) -> bool:
+def _duplicate_detection(entity: QueueSettings | TopicSettings) -> bool:
     """On unless said otherwise for entities paired senders write to (a repeated syphon move is dropped)."""
     explicit = entity.get("requires_duplicate_detection")
     return entity.get("paired", True) if explicit is None else explicit
@@ -48,8 +48,8 @@ class MessagingEntities(pulumi.ComponentResource):
         super().__init__(contract.TYPE_MESSAGING_ENTITIES, name, None, opts)
         self._args = args
         self._options = pulumi.ResourceOptions(parent=self, protect=bool(args.get("protect", False)))
-        queues: list[QueueArgs] = list(args.get("queues") or [])
-        topics: list[TopicArgs] = list(args.get("topics") or [])
+        queues: list[QueueSettings] = list(args.get("queues") or [])
+        topics: list[TopicSettings] = list(args.get("topics") or [])
         # Forwarding targets first, so a queue that forwards depends on the entity it names.
         self.topics: dict[str, servicebus.Topic] = {t["name"].lower(): self._topic(t) for t in topics}
         self.queues: dict[str, servicebus.Queue] = {}
@@ -91,7 +91,7 @@ class MessagingEntities(pulumi.ComponentResource):
     def _opts(self, forward_to: str | None = None) -> pulumi.ResourceOptions:
         return pulumi.ResourceOptions.merge(self._options, pulumi.ResourceOptions(depends_on=self._entity(forward_to)))
 
-    def _queue(self, queue: QueueArgs) -> servicebus.Queue:
+    def _queue(self, queue: QueueSettings) -> servicebus.Queue:
         return servicebus.Queue(
             f"queue-{queue['name']}",
             queue_name=queue["name"],
@@ -110,7 +110,7 @@ class MessagingEntities(pulumi.ComponentResource):
             opts=self._opts(queue.get("forward_to")),
         )
 
-    def _topic(self, topic: TopicArgs) -> servicebus.Topic:
+    def _topic(self, topic: TopicSettings) -> servicebus.Topic:
         return servicebus.Topic(
             f"topic-{topic['name']}",
             topic_name=topic["name"],
@@ -124,7 +124,7 @@ class MessagingEntities(pulumi.ComponentResource):
             opts=self._opts(),
         )
 
-    def _subscription(self, topic: TopicArgs, sub: SubscriptionArgs) -> servicebus.Subscription:
+    def _subscription(self, topic: TopicSettings, sub: SubscriptionSettings) -> servicebus.Subscription:
         return servicebus.Subscription(
             f"subscription-{topic['name']}-{sub['name']}",
             subscription_name=sub["name"],

@@ -9,19 +9,19 @@ import pulumi
 from pulumi_azure_native import resources, servicebus
 
 from pairedbus import contract
-from pairedbus.iac.components.args import NamespaceArgs, ResourceGroupArgs
+from pairedbus.iac.components.args import NamespaceSettings, ResourceGroupSettings
 
 
 class NamespacePairArgs(TypedDict):
     """The two namespaces of a pair and where they live."""
 
-    primary: NamespaceArgs
+    primary: NamespaceSettings
     """The namespace senders write to."""
-    secondary: NamespaceArgs
+    secondary: NamespaceSettings
     """The namespace that holds the backlog queues while the primary is unavailable."""
-    primary_resource_group: ResourceGroupArgs
+    primary_resource_group: ResourceGroupSettings
     """The primary namespace's resource group."""
-    secondary_resource_group: ResourceGroupArgs
+    secondary_resource_group: ResourceGroupSettings
     """The secondary namespace's resource group."""
     secondary_local_auth: NotRequired[bool]
     """Keep local (SAS) auth on the secondary (default false): only for the backlog provider's SAS fallback."""
@@ -72,7 +72,7 @@ class NamespacePair(pulumi.ComponentResource):
             }
         )
 
-    def _resource_group(self, role: str, group: ResourceGroupArgs, location: str) -> pulumi.Output[str]:
+    def _resource_group(self, role: str, group: ResourceGroupSettings, location: str) -> pulumi.Output[str]:
         if not group.get("create", True):
             return pulumi.Output.from_input(group["name"])
         rg = resources.ResourceGroup(
@@ -85,7 +85,7 @@ class NamespacePair(pulumi.ComponentResource):
         return rg.name
 
     def _namespace(
-        self, role: str, ns: NamespaceArgs, resource_group_name: pulumi.Input[str], *, local_auth: bool = False
+        self, role: str, ns: NamespaceSettings, resource_group_name: pulumi.Input[str], *, local_auth: bool = False
     ) -> servicebus.Namespace:
         sku = ns.get("sku", contract.SKU_STANDARD)
         premium = sku == contract.SKU_PREMIUM

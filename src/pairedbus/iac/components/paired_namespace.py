@@ -13,12 +13,12 @@ import pulumi
 
 from pairedbus import contract
 from pairedbus.iac.components.args import (
-    NamespaceArgs,
-    QueueArgs,
-    ResourceGroupsArgs,
-    SubscriptionArgs,
-    SyphonArgs,
-    TopicArgs,
+    NamespaceSettings,
+    QueueSettings,
+    ResourceGroupsSettings,
+    SubscriptionSettings,
+    SyphonSettings,
+    TopicSettings,
 )
 from pairedbus.iac.components.backlog_queues import BacklogQueues, BacklogQueuesArgs
 from pairedbus.iac.components.messaging_entities import MessagingEntities, MessagingEntitiesArgs
@@ -35,22 +35,21 @@ PAIR, BACKLOG, ENTITIES, SYPHON = "pair", "backlog", "entities", "syphon"
 class PairedNamespaceArgs(TypedDict):
     """A paired namespace: the same settings a stack's `pairedbus:` config holds, in snake_case."""
 
-    resource_groups: ResourceGroupsArgs
+    resource_groups: ResourceGroupsSettings
     """Resource groups of the primary and the secondary namespace."""
-    primary: NamespaceArgs
+    primary: NamespaceSettings
     """The primary namespace: senders write here while it is available."""
-    secondary: NamespaceArgs
+    secondary: NamespaceSettings
     """The secondary namespace, in another region: it holds the backlog queues."""
-    syphon: SyphonArgs
+    syphon: SyphonSettings
     """The syphon, which moves backlog messages to their primary destinations."""
     backlog_queue_count: NotRequired[int]
     """How many backlog queues the secondary holds (default: the spec's)."""
     backlog_auth: NotRequired[str]
-    """How the deployment creates backlog queues: entra (default) or sas (documented fallback; keeps local auth on
-    the secondary)."""
-    queues: NotRequired[list[QueueArgs]]
+    """How backlog queues are created: entra (default) or sas (the documented fallback; local auth on the secondary)."""
+    queues: NotRequired[list[QueueSettings]]
     """Queues of the primary namespace."""
-    topics: NotRequired[list[TopicArgs]]
+    topics: NotRequired[list[TopicSettings]]
     """Topics of the primary namespace, with their subscriptions."""
     tags: NotRequired[dict[str, str]]
     """Tags for every resource."""
@@ -59,7 +58,7 @@ class PairedNamespaceArgs(TypedDict):
 
 
 def namespace_pair_args(config: StackConfig) -> NamespacePairArgs:
-    def namespace(ns: Any) -> NamespaceArgs:
+    def namespace(ns: Any) -> NamespaceSettings:
         values: dict[str, Any] = ns.model_dump(exclude_none=True)
         if ns.is_premium:  # the model says what is in effect when the config leaves it out
             values.update(capacity=ns.messaging_units, premium_messaging_partitions=ns.partitions)
@@ -94,8 +93,8 @@ def messaging_entities_args(config: StackConfig, pair: NamespacePair) -> Messagi
         # Duplicate detection as the model resolves it (on for paired entities unless said otherwise).
         return {**model.model_dump(exclude_none=True), "requires_duplicate_detection": model.duplicate_detection}
 
-    def topic(model: Any) -> TopicArgs:
-        subscriptions: list[SubscriptionArgs] = [s.model_dump(exclude_none=True) for s in model.subscriptions]
+    def topic(model: Any) -> TopicSettings:
+        subscriptions: list[SubscriptionSettings] = [s.model_dump(exclude_none=True) for s in model.subscriptions]
         return {**entity(model), "subscriptions": subscriptions}  # type: ignore[typeddict-item]
 
     return {
@@ -108,7 +107,7 @@ def messaging_entities_args(config: StackConfig, pair: NamespacePair) -> Messagi
 
 
 def syphon_host_args(config: StackConfig, pair: NamespacePair, image: pulumi.Input[str]) -> SyphonHostArgs:
-    syphon: SyphonArgs = {**config.syphon.model_dump(exclude_none=True), "image": image}  # type: ignore[typeddict-item]
+    syphon: SyphonSettings = {**config.syphon.model_dump(exclude_none=True), "image": image}  # type: ignore[typeddict-item]
     return {
         "syphon": syphon,
         "location": config.syphon.location or config.primary.location,

@@ -16,7 +16,7 @@ import pulumi
 from pulumi_azure_native import app, authorization, managedidentity, operationalinsights
 
 from pairedbus import contract
-from pairedbus.iac.components.args import SyphonArgs
+from pairedbus.iac.components.args import SyphonSettings
 from pairedbus.iac.components.roles import role_definition_id
 from pairedbus.service.endpoints import (
     DEFAULT_PORT,
@@ -46,7 +46,7 @@ TERMINATION_GRACE_SECONDS = int(
 class SyphonHostArgs(TypedDict):
     """The syphon's settings and the pair it moves messages for."""
 
-    syphon: SyphonArgs
+    syphon: SyphonSettings
     """Image, size, replicas, logs and registry of the syphon."""
     location: pulumi.Input[str]
     """Region of the syphon's resources."""
