@@ -10,9 +10,32 @@ resources.
 No `from __future__ import annotations` here: the analyzer reads these annotations as live types.
 """
 
-from typing import NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 import pulumi
+
+from pairedbus import contract
+
+#: What a part assumes when used on its own and a setting is left out: the stack-config model's defaults
+#: (tests/iac/components/test_args.py holds them equal). PairedNamespace always passes the model's values.
+NAMESPACE_DEFAULTS: dict[str, Any] = {
+    "sku": contract.SKU_STANDARD,
+    "zone_redundant": False,
+    "public_network_access": "Enabled",
+}
+ENTITY_DEFAULTS: dict[str, Any] = {
+    "max_size_in_megabytes": contract.DEFAULT_ENTITY_SIZE_MB,
+    "enable_partitioning": True,
+    "paired": True,
+    "requires_session": False,
+}
+SYPHON_DEFAULTS: dict[str, Any] = {
+    "cpu": 0.5,
+    "memory": "1Gi",
+    "min_replicas": 1,
+    "max_replicas": 1,
+    "log_retention_days": 30,
+}
 
 
 class ResourceGroupSettings(TypedDict):

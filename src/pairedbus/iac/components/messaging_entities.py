@@ -9,7 +9,7 @@ import pulumi
 from pulumi_azure_native import servicebus
 
 from pairedbus import contract
-from pairedbus.iac.components.args import QueueSettings, SubscriptionSettings, TopicSettings
+from pairedbus.iac.components.args import ENTITY_DEFAULTS, QueueSettings, SubscriptionSettings, TopicSettings
 
 
 class MessagingEntitiesArgs(TypedDict):
@@ -30,7 +30,7 @@ class MessagingEntitiesArgs(TypedDict):
 def _duplicate_detection(entity: QueueSettings | TopicSettings) -> bool:
     """On unless said otherwise for entities paired senders write to (a repeated syphon move is dropped)."""
     explicit = entity.get("requires_duplicate_detection")
-    return entity.get("paired", True) if explicit is None else explicit
+    return entity.get("paired", ENTITY_DEFAULTS["paired"]) if explicit is None else explicit
 
 
 class MessagingEntities(pulumi.ComponentResource):
@@ -97,9 +97,9 @@ class MessagingEntities(pulumi.ComponentResource):
             queue_name=queue["name"],
             namespace_name=self._args["namespace_name"],
             resource_group_name=self._args["resource_group_name"],
-            max_size_in_megabytes=queue.get("max_size_in_megabytes", contract.DEFAULT_ENTITY_SIZE_MB),
-            enable_partitioning=queue.get("enable_partitioning", True),
-            requires_session=queue.get("requires_session", False),
+            max_size_in_megabytes=queue.get("max_size_in_megabytes", ENTITY_DEFAULTS["max_size_in_megabytes"]),
+            enable_partitioning=queue.get("enable_partitioning", ENTITY_DEFAULTS["enable_partitioning"]),
+            requires_session=queue.get("requires_session", ENTITY_DEFAULTS["requires_session"]),
             requires_duplicate_detection=_duplicate_detection(queue),
             duplicate_detection_history_time_window=queue.get("duplicate_detection_history_time_window"),
             lock_duration=queue.get("lock_duration"),
@@ -116,8 +116,8 @@ class MessagingEntities(pulumi.ComponentResource):
             topic_name=topic["name"],
             namespace_name=self._args["namespace_name"],
             resource_group_name=self._args["resource_group_name"],
-            max_size_in_megabytes=topic.get("max_size_in_megabytes", contract.DEFAULT_ENTITY_SIZE_MB),
-            enable_partitioning=topic.get("enable_partitioning", True),
+            max_size_in_megabytes=topic.get("max_size_in_megabytes", ENTITY_DEFAULTS["max_size_in_megabytes"]),
+            enable_partitioning=topic.get("enable_partitioning", ENTITY_DEFAULTS["enable_partitioning"]),
             requires_duplicate_detection=_duplicate_detection(topic),
             duplicate_detection_history_time_window=topic.get("duplicate_detection_history_time_window"),
             default_message_time_to_live=topic.get("default_message_time_to_live"),
@@ -131,7 +131,7 @@ class MessagingEntities(pulumi.ComponentResource):
             topic_name=self.topics[topic["name"].lower()].name,
             namespace_name=self._args["namespace_name"],
             resource_group_name=self._args["resource_group_name"],
-            requires_session=sub.get("requires_session", False),
+            requires_session=sub.get("requires_session", ENTITY_DEFAULTS["requires_session"]),
             lock_duration=sub.get("lock_duration"),
             max_delivery_count=sub.get("max_delivery_count"),
             default_message_time_to_live=sub.get("default_message_time_to_live"),

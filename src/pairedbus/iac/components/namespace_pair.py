@@ -9,7 +9,7 @@ import pulumi
 from pulumi_azure_native import resources, servicebus
 
 from pairedbus import contract
-from pairedbus.iac.components.args import NamespaceSettings, ResourceGroupSettings
+from pairedbus.iac.components.args import NAMESPACE_DEFAULTS, NamespaceSettings, ResourceGroupSettings
 
 
 class NamespacePairArgs(TypedDict):
@@ -87,7 +87,7 @@ class NamespacePair(pulumi.ComponentResource):
     def _namespace(
         self, role: str, ns: NamespaceSettings, resource_group_name: pulumi.Input[str], *, local_auth: bool = False
     ) -> servicebus.Namespace:
-        sku = ns.get("sku", contract.SKU_STANDARD)
+        sku = ns.get("sku", NAMESPACE_DEFAULTS["sku"])
         premium = sku == contract.SKU_PREMIUM
         partitions = contract.effective_partitions(ns.get("premium_messaging_partitions"))
         return servicebus.Namespace(
@@ -98,8 +98,8 @@ class NamespacePair(pulumi.ComponentResource):
             # Premium capacity in effect: as given, else one messaging unit per partition.
             sku=servicebus.SBSkuArgs(name=sku, tier=sku, capacity=(ns.get("capacity") or partitions) if premium else None),
             premium_messaging_partitions=partitions if premium else None,
-            zone_redundant=ns.get("zone_redundant", False),
-            public_network_access=ns.get("public_network_access", "Enabled"),
+            zone_redundant=ns.get("zone_redundant", NAMESPACE_DEFAULTS["zone_redundant"]),
+            public_network_access=ns.get("public_network_access", NAMESPACE_DEFAULTS["public_network_access"]),
             disable_local_auth=not local_auth,
             minimum_tls_version=contract.MINIMUM_TLS_VERSION,
             identity=servicebus.IdentityArgs(type=servicebus.ManagedServiceIdentityType.SYSTEM_ASSIGNED),

@@ -16,7 +16,7 @@ import pulumi
 from pulumi_azure_native import app, authorization, managedidentity, operationalinsights
 
 from pairedbus import contract
-from pairedbus.iac.components.args import SyphonSettings
+from pairedbus.iac.components.args import SYPHON_DEFAULTS, SyphonSettings
 from pairedbus.iac.components.roles import role_definition_id
 from pairedbus.service.endpoints import (
     DEFAULT_PORT,
@@ -84,7 +84,8 @@ class SyphonHost(pulumi.ComponentResource):
     def __init__(self, name: str, args: SyphonHostArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(contract.TYPE_SYPHON_HOST, name, None, opts)
         config = args["syphon"]
-        min_replicas = config.get("min_replicas", 1)
+        settings = {**SYPHON_DEFAULTS, **config}
+        min_replicas = settings["min_replicas"]
         if min_replicas < 1:  # the model says so too; the spec needs a syphon always running
             raise ValueError(f"syphon.minReplicas: expected >= 1, got {min_replicas}")
         child = pulumi.ResourceOptions(parent=self)
@@ -94,7 +95,7 @@ class SyphonHost(pulumi.ComponentResource):
         workspace = operationalinsights.Workspace(
             f"{name}-logs",
             sku={"name": LOG_ANALYTICS_SKU},
-            retention_in_days=config.get("log_retention_days", 30),
+            retention_in_days=settings["log_retention_days"],
             **common,
             opts=child,
         )
@@ -159,7 +160,7 @@ class SyphonHost(pulumi.ComponentResource):
                             {"name": ENV_SECONDARY_RESOURCE_ID, "value": args["secondary_namespace_id"]},
                             {"name": ENV_AZURE_CLIENT_ID, "value": identity.client_id},
                         ],
-                        "resources": {"cpu": config.get("cpu", 0.5), "memory": config.get("memory", "1Gi")},
+                        "resources": {"cpu": settings["cpu"], "memory": settings["memory"]},
                         "probes": [
                             _probe("Startup", _STARTUP),
                             _probe("Liveness", _LIVENESS),
@@ -167,7 +168,7 @@ class SyphonHost(pulumi.ComponentResource):
                         ],
                     }
                 ],
-                "scale": {"min_replicas": min_replicas, "max_replicas": config.get("max_replicas", 1)},
+                "scale": {"min_replicas": min_replicas, "max_replicas": settings["max_replicas"]},
                 "termination_grace_period_seconds": TERMINATION_GRACE_SECONDS,
             },
             **common,

@@ -17,7 +17,10 @@ import pulumi
 from pydantic import BaseModel
 from pydantic.alias_generators import to_camel
 
-from pairedbus.iac.config import StackConfig, parse_stack_config
+from pairedbus.iac.config import StackConfig, StackConfigError, parse_stack_config
+
+#: The prefix of every problem line, as the stack config's.
+CONFIG_NAMESPACE = "pairedbus"
 
 #: Stands in for a value that is an output of another resource (e.g. an image built in the same program):
 #: it cannot be checked before deployment, only its presence can.
@@ -49,27 +52,32 @@ def _contained(annotation: Any, container: type) -> Any:
     return None
 
 
-def _config_shape(value: Any, annotation: Any) -> Any:
+def _config_shape(value: Any, annotation: Any, path: str, twice: list[str]) -> Any:
     if isinstance(value, pulumi.Output) or inspect.isawaitable(value):
         return UNKNOWN_UNTIL_DEPLOYMENT
     model = _model(annotation)
     if model is not None and isinstance(value, Mapping):
         by_alias = {field.alias: name for name, field in model.model_fields.items() if field.alias}
         shaped: dict[str, Any] = {}
+        given_as: dict[str, str] = {}
         for key, item in value.items():
             name = key if key in model.model_fields else by_alias.get(key)
-            if name is None:  # unknown: the model names it, in the config's spelling
-                shaped[to_camel(key) if isinstance(key, str) else key] = item
+            field = model.model_fields[name] if name is not None else None
+            # unknown keys keep the config's spelling, so the model's "unknown key" line names them as a config would
+            config_key = (field.alias or name) if field is not None else (to_camel(key) if isinstance(key, str) else key)
+            where = f"{path}.{config_key}" if path else str(config_key)
+            if config_key in shaped:
+                twice.append(f"{where}: given twice (as {given_as[config_key]!r} and {key!r}), expected once")
                 continue
-            field = model.model_fields[name]
-            shaped[field.alias or name] = _config_shape(item, field.annotation)
+            given_as[config_key] = key
+            shaped[config_key] = _config_shape(item, field.annotation, where, twice) if field is not None else item
         return shaped
     if isinstance(value, list | tuple):
         item_type = _contained(annotation, list)
-        return [_config_shape(v, item_type) for v in value]
+        return [_config_shape(v, item_type, f"{path}[{i}]", twice) for i, v in enumerate(value)]
     if isinstance(value, Mapping):  # a free-form map such as tags: its keys are data, never renamed
         value_type = _contained(annotation, dict)
-        return {k: _config_shape(v, value_type) for k, v in value.items()}
+        return {k: _config_shape(v, value_type, f"{path}.{k}", twice) for k, v in value.items()}
     return value
 
 
@@ -77,7 +85,11 @@ def config_values(args: Mapping[str, Any]) -> dict[str, Any]:
     """`PairedNamespaceArgs` in the stack config's shape (`pairedbus:` keys without the prefix)."""
     if not isinstance(args, Mapping):
         raise TypeError(f"PairedNamespace args: expected a mapping (PairedNamespaceArgs), got {type(args).__name__}")
-    return _config_shape(args, StackConfig)
+    twice: list[str] = []
+    shaped = _config_shape(args, StackConfig, "", twice)
+    if twice:
+        raise StackConfigError([f"{CONFIG_NAMESPACE}:{problem}" for problem in twice])
+    return shaped
 
 
 def stack_config_from_args(args: Mapping[str, Any]) -> StackConfig:
