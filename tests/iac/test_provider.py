@@ -4,14 +4,20 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
 import yaml
+from google.protobuf import empty_pb2
 from pulumi.provider.experimental.analyzer import Analyzer
 from pulumi.provider.experimental.component import ComponentProvider
 from pulumi.provider.experimental.schema import generate_schema
+from pulumi.runtime.proto import provider_pb2, provider_pb2_grpc
 
 from pairedbus import contract
 from pairedbus.iac import provider
@@ -178,3 +184,30 @@ def build_from_stack_config() -> None:
     from pairedbus.iac.config.args import args_from_stack_config
 
     PairedNamespace("pairedbus", args_from_stack_config(load_pulumi_stack_config()))
+
+
+def test_the_plugin_entry_serves_the_schema_over_grpc(schema: dict[str, Any]) -> None:
+    """What `pulumi package add` starts (PulumiPlugin.yaml's `main`): a provider process that prints its port
+    and answers GetSchema on loopback. The engine address is never dialled for a schema request."""
+    manifest = yaml.safe_load((REPO / "PulumiPlugin.yaml").read_text())
+    process = subprocess.Popen(
+        [sys.executable, str(REPO / manifest["main"]), "127.0.0.1:9"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=os.environ.copy(),
+    )
+    try:
+        port = int(process.stdout.readline())  # type: ignore[union-attr]
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = provider_pb2_grpc.ResourceProviderStub(channel)
+            served = json.loads(stub.GetSchema(provider_pb2.GetSchemaRequest(version=0), timeout=120).schema)
+            info = stub.GetPluginInfo(empty_pb2.Empty(), timeout=30)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        process.stdout.close()  # type: ignore[union-attr]
+        process.stderr.close()  # type: ignore[union-attr]
+    assert served["resources"].keys() == schema["resources"].keys()
+    assert served["resources"]["pairedbus:index:PairedNamespace"] == schema["resources"]["pairedbus:index:PairedNamespace"]
+    assert served["types"] == schema["types"]
+    assert info.version == served["version"] == provider.version()
