@@ -16,7 +16,6 @@ from pairedbus.iac.components.args import (
     NamespaceSettings,
     QueueSettings,
     ResourceGroupsSettings,
-    SubscriptionSettings,
     SyphonSettings,
     TopicSettings,
 )
@@ -57,16 +56,13 @@ class PairedNamespaceArgs(TypedDict):
     """Protect namespaces, resource groups, entities and backlog queues from deletion."""
 
 
-def namespace_pair_args(config: StackConfig) -> NamespacePairArgs:
-    def namespace(ns: Any) -> NamespaceSettings:
-        values: dict[str, Any] = ns.model_dump(exclude_none=True)
-        if ns.is_premium:  # the model says what is in effect when the config leaves it out
-            values.update(capacity=ns.messaging_units, premium_messaging_partitions=ns.partitions)
-        return values  # type: ignore[return-value]
+# The parts' args from a validated config: its fields as they are (the model filled in its defaults).
 
+
+def namespace_pair_args(config: StackConfig) -> NamespacePairArgs:
     return {
-        "primary": namespace(config.primary),
-        "secondary": namespace(config.secondary),
+        "primary": config.primary.model_dump(exclude_none=True),  # type: ignore[typeddict-item]
+        "secondary": config.secondary.model_dump(exclude_none=True),  # type: ignore[typeddict-item]
         "primary_resource_group": config.resource_groups.primary.model_dump(),  # type: ignore[typeddict-item]
         "secondary_resource_group": config.resource_groups.secondary.model_dump(),  # type: ignore[typeddict-item]
         "secondary_local_auth": config.backlog_auth == "sas",
@@ -83,25 +79,19 @@ def backlog_queues_args(config: StackConfig, pair: NamespacePair) -> BacklogQueu
         "namespace_id": pair.secondary.id,
         "auth": config.backlog_auth,
         "resource_group_name": config.resource_groups.secondary.name,
-        "partitioned": config.secondary.requires_partitioned_entities,
+        "partitioned": contract.requires_partitioned_entities(
+            config.secondary.sku, config.secondary.premium_messaging_partitions
+        ),
         "protect": config.production,
     }
 
 
 def messaging_entities_args(config: StackConfig, pair: NamespacePair) -> MessagingEntitiesArgs:
-    def entity(model: Any) -> dict[str, Any]:
-        # Duplicate detection as the model resolves it (on for paired entities unless said otherwise).
-        return {**model.model_dump(exclude_none=True), "requires_duplicate_detection": model.duplicate_detection}
-
-    def topic(model: Any) -> TopicSettings:
-        subscriptions: list[SubscriptionSettings] = [s.model_dump(exclude_none=True) for s in model.subscriptions]
-        return {**entity(model), "subscriptions": subscriptions}  # type: ignore[typeddict-item]
-
     return {
         "namespace_name": pair.primary.name,
         "resource_group_name": pair.primary_resource_group_name,
-        "queues": [entity(q) for q in config.queues],  # type: ignore[misc]
-        "topics": [topic(t) for t in config.topics],
+        "queues": [q.model_dump(exclude_none=True) for q in config.queues],  # type: ignore[misc]
+        "topics": [t.model_dump(exclude_none=True) for t in config.topics],  # type: ignore[misc]
         "protect": config.production,
     }
 
