@@ -5,6 +5,12 @@ The reference plans (tests/iac/fixtures/plans/b53afa0-*.json) were rendered by t
 (`pairedbus plan STACK --json`) and rewritten to engine URNs (tests/iac/plan/engine_urns.py). The only
 difference allowed is the new component: `pairedbus:index:PairedNamespace` in URN type chains and as one more
 resource, and one alias on each of its four parts.
+
+A later change that alters what is rendered on purpose (a property of a resource) makes the equality test
+fail by design: give it a newer reference (`pairedbus plan STACK --json F`, then
+`python -m tests.iac.plan.engine_urns F > tests/iac/fixtures/plans/<name>.json`; `_as_before_paired_namespace`
+accepts either form) and keep the b53afa0 files: they are the URNs existing stacks hold, which the alias test
+resolves to.
 """
 
 from __future__ import annotations
@@ -72,15 +78,24 @@ def test_the_reference_plans_are_the_three_stacks(rendered) -> None:
     assert len(reference["resources"]) >= 25
 
 
+def _as_before_paired_namespace(plan: dict[str, Any]) -> dict[str, Any]:
+    """An engine plan without PairedNamespace: its type left out of URNs, its parts' root alias not counted."""
+    had_it = any(r["type"] == contract.TYPE_PAIRED_NAMESPACE for r in plan["resources"])
+    plain = without_component(plan, contract.TYPE_PAIRED_NAMESPACE)
+    resources = [{**r, "aliases": r["aliases"] - (had_it and r["type"] in PARTS)} for r in plain["resources"]]
+    return {**plain, "resources": resources}
+
+
 def test_same_resources_inputs_options_and_outputs_as_before(rendered) -> None:
     _, plan, reference, _ = rendered
-    now = without_component(engine_plan(plan), contract.TYPE_PAIRED_NAMESPACE)
-    expected = {r["urn"]: r for r in reference["resources"]}
-    actual = {r["urn"]: {**r, "aliases": r["aliases"] - (r["type"] in PARTS)} for r in now["resources"]}
+    now = _as_before_paired_namespace(engine_plan(plan))
+    before = _as_before_paired_namespace(reference)  # idempotent on b53afa0's; also takes a newer reference
+    expected = {r["urn"]: r for r in before["resources"]}
+    actual = {r["urn"]: r for r in now["resources"]}
     assert sorted(actual) == sorted(expected)
     for urn, resource in expected.items():
         assert actual[urn] == resource, urn
-    assert now["outputs"] == reference["outputs"]
+    assert now["outputs"] == before["outputs"]
 
 
 def test_leaf_names_did_not_change(rendered) -> None:
