@@ -17,7 +17,7 @@ def _python_blocks() -> list[str]:
 
 
 async def test_the_failover_sender_example_sends_to_the_primary() -> None:
-    (example,) = _python_blocks()
+    (example,) = [block for block in _python_blocks() if "pairedbus.iac" not in block]
     with mock_servicebus() as world:
         orders = world.namespace("contoso-prod-weu.servicebus.windows.net").create_queue("orders", requires_session=True)
         for index in range(10):

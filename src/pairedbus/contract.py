@@ -283,6 +283,8 @@ TYPE_NAMESPACE_PAIR: Final = f"{PACKAGE}:namespaces:NamespacePair"
 TYPE_BACKLOG_QUEUES: Final = f"{PACKAGE}:backlog:BacklogQueues"
 TYPE_MESSAGING_ENTITIES: Final = f"{PACKAGE}:entities:MessagingEntities"
 TYPE_SYPHON_HOST: Final = f"{PACKAGE}:syphon:SyphonHost"
+#: The one component a program builds; `index` and the class name, as Pulumi's component providers require.
+TYPE_PAIRED_NAMESPACE: Final = f"{PACKAGE}:index:PairedNamespace"
 #: Tags that mark a namespace's role in a pair (read by the audit and the policies).
 TAG_ROLE: Final = "pairedbus-role"
 TAG_PAIR: Final = "pairedbus-pair"

@@ -1,4 +1,23 @@
 """Everything of pairedbus that imports Pulumi: components, the backlog-queue dynamic provider, the
 stack-config model, the offline plan and live drift. Needs the `iac` extra
 (`pip install 'pairedbus[iac]'`); the runtime (sender, syphon) never imports this package.
+
+`from pairedbus.iac import PairedNamespace, PairedNamespaceArgs` is the way in for a Pulumi program. They are
+loaded on first use, so that `pairedbus.iac.config` (used by the policy pack, which has no azure-native)
+stays light.
 """
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pairedbus.iac.components.paired_namespace import PairedNamespace, PairedNamespaceArgs
+
+__all__ = ["PairedNamespace", "PairedNamespaceArgs"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from pairedbus.iac.components import paired_namespace
+
+        return getattr(paired_namespace, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

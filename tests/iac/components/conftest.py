@@ -23,15 +23,20 @@ def render_config(config: dict[str, Any], build: Build, stack: str = "test") -> 
 
 def build_core() -> None:
     """The program's infrastructure core: the pair, its backlog queues, the entities."""
-    from pairedbus.iac.components.backlog_queues import BacklogQueues, BacklogQueuesArgs
-    from pairedbus.iac.components.messaging_entities import MessagingEntities, MessagingEntitiesArgs
-    from pairedbus.iac.components.namespace_pair import NamespacePair, NamespacePairArgs
+    from pairedbus.iac.components.backlog_queues import BacklogQueues
+    from pairedbus.iac.components.messaging_entities import MessagingEntities
+    from pairedbus.iac.components.namespace_pair import NamespacePair
+    from pairedbus.iac.components.paired_namespace import (
+        backlog_queues_args,
+        messaging_entities_args,
+        namespace_pair_args,
+    )
     from pairedbus.iac.config import load_pulumi_stack_config
 
     config = load_pulumi_stack_config()
-    pair = NamespacePair("pair", NamespacePairArgs(config))
-    BacklogQueues("backlog", BacklogQueuesArgs(config, pair.secondary, pair.secondary_resource_group_name))
-    MessagingEntities("entities", MessagingEntitiesArgs(config, pair.primary, pair.primary_resource_group_name))
+    pair = NamespacePair("pair", namespace_pair_args(config))
+    BacklogQueues("backlog", backlog_queues_args(config, pair))
+    MessagingEntities("entities", messaging_entities_args(config, pair))
     pulumi.export("primaryEndpoint", pair.primary.service_bus_endpoint)
 
 

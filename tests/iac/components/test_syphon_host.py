@@ -10,7 +10,6 @@ import pytest
 from pairedbus import contract
 from pairedbus.iac.components import syphon_host
 from pairedbus.iac.components.syphon_host import SyphonHost, SyphonHostArgs
-from pairedbus.iac.config import SyphonConfig
 from pairedbus.iac.plan.model import Plan, PlannedResource
 from pairedbus.iac.plan.render import FAKE_SUBSCRIPTION_ID, render
 from pairedbus.service.endpoints import (
@@ -44,13 +43,13 @@ def _role_id(guid: str) -> str:
 
 
 def _render(**config: Any) -> Plan:
-    syphon_config = SyphonConfig.model_validate({"image": "acme.azurecr.io/pairedbus:1.2.3", **config})
+    syphon_config = {"image": "acme.azurecr.io/pairedbus:1.2.3", **config}
 
     def program() -> None:
         host = SyphonHost(
             "syphon",
             SyphonHostArgs(
-                config=syphon_config,
+                syphon=syphon_config,
                 location="westeurope",
                 resource_group_name="rg-p",
                 primary_namespace_id=PRIMARY_ID,
@@ -84,7 +83,7 @@ def plain() -> Plan:
 
 @pytest.fixture(scope="module")
 def with_registry() -> Plan:
-    return _render(registry={"server": "acme.azurecr.io", "resourceId": REGISTRY_ID})
+    return _render(registry={"server": "acme.azurecr.io", "resource_id": REGISTRY_ID})
 
 
 def test_component_has_the_contract_type_and_parents_every_child(plain: Plan) -> None:
@@ -155,16 +154,15 @@ def test_user_assigned_identity_is_attached(plain: Plan) -> None:
 
 def test_replicas_come_from_config_and_at_least_one_syphon_always_runs(plain: Plan) -> None:
     assert _one(plain, CONTAINER_APP).inputs["template"]["scale"] == {"minReplicas": 1, "maxReplicas": 1}
-    scaled = _render(minReplicas=2, maxReplicas=4, cpu=1.0, memory="2Gi")
+    scaled = _render(min_replicas=2, max_replicas=4, cpu=1.0, memory="2Gi")
     app = _one(scaled, CONTAINER_APP)
     assert app.inputs["template"]["scale"] == {"minReplicas": 2, "maxReplicas": 4}
     assert _container(app)["resources"] == {"cpu": 1.0, "memory": "2Gi"}
 
 
-def test_zero_min_replicas_is_refused_even_if_the_model_was_bypassed() -> None:
-    config = SyphonConfig.model_construct(**{**SyphonConfig(image="x").model_dump(), "min_replicas": 0})
+def test_zero_min_replicas_is_refused_when_the_component_is_used_on_its_own() -> None:
     args = SyphonHostArgs(
-        config=config,
+        syphon={"image": "x", "min_replicas": 0},
         location="westeurope",
         resource_group_name="rg",
         primary_namespace_id=PRIMARY_ID,
@@ -198,7 +196,7 @@ def test_ingress_is_internal_only(plain: Plan) -> None:
 
 def test_logs_go_to_a_workspace_with_the_configured_retention_and_the_key_stays_secret(mocker: Any) -> None:
     environment_args = mocker.spy(syphon_host.app, "ManagedEnvironment")
-    plan = _render(logRetentionDays=90)
+    plan = _render(log_retention_days=90)
     workspace = _one(plan, WORKSPACE)
     assert workspace.inputs["retentionInDays"] == 90
     assert workspace.inputs["sku"] == {"name": "PerGB2018"}

@@ -33,6 +33,7 @@ def test_every_repository_stack_renders(stack: str) -> None:
     assert len(backlog) == config.backlog_queue_count == 10
     assert plan.outputs["backlogQueues"] == config.backlog_queue_names
     assert {r.type for r in plan.resources if not r.custom} == {
+        contract.TYPE_PAIRED_NAMESPACE,
         contract.TYPE_NAMESPACE_PAIR,
         contract.TYPE_BACKLOG_QUEUES,
         contract.TYPE_MESSAGING_ENTITIES,

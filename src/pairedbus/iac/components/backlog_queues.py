@@ -1,23 +1,37 @@
-"""The backlog queues in the secondary namespace, created through the data plane."""
+"""The backlog queues in the secondary namespace, created through the data plane.
 
-from __future__ import annotations
+No `from __future__ import annotations`: Pulumi's component analyzer reads the annotations as live types.
+"""
 
-from dataclasses import dataclass
+from typing import NotRequired, TypedDict
 
 import pulumi
-from pulumi_azure_native import authorization, servicebus
+from pulumi_azure_native import authorization
 
 from pairedbus import contract
 from pairedbus.iac.backlog_provider import BacklogQueue, BacklogQueueProvider, DataPlaneAuth
 from pairedbus.iac.components.roles import deploying_principal_id, role_definition_id
-from pairedbus.iac.config import StackConfig
 
 
-@dataclass(frozen=True)
-class BacklogQueuesArgs:
-    config: StackConfig
-    secondary: servicebus.Namespace
-    secondary_resource_group_name: pulumi.Input[str]
+class BacklogQueuesArgs(TypedDict):
+    """The backlog queues of one pair, in its secondary namespace."""
+
+    primary_namespace_name: str
+    """The primary namespace's name: the backlog queues are named after it."""
+    count: int
+    """How many backlog queues (0..count-1)."""
+    namespace_name: pulumi.Input[str]
+    """The secondary namespace's name (where the queues are created)."""
+    namespace_id: pulumi.Input[str]
+    """The secondary namespace's ARM id (scope of the deployer's data-plane role)."""
+    auth: NotRequired[str]
+    """How the provider signs in to the data plane: entra (default) or sas (the documented fallback)."""
+    resource_group_name: NotRequired[str]
+    """The secondary's resource group; needed for sas (to list the namespace's keys)."""
+    partitioned: NotRequired[bool]
+    """Create partitioned queues (a Premium secondary with 2+ partitions requires it)."""
+    protect: NotRequired[bool]
+    """Protect the queues from deletion (production)."""
 
 
 class BacklogQueues(pulumi.ComponentResource):
@@ -25,47 +39,45 @@ class BacklogQueues(pulumi.ComponentResource):
     the spec's table. Queues are retained on delete: lowering the count never deletes one, since it may
     hold parked messages (the original library never cleaned up extras either)."""
 
-    queues: list[BacklogQueue]
+    queue_names: pulumi.Output[list[str]]
+    """The backlog queues' names."""
 
     def __init__(self, name: str, args: BacklogQueuesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(contract.TYPE_BACKLOG_QUEUES, name, None, opts)
-        config = args.config
+        auth = args.get("auth", "entra")
+        names = contract.backlog_queue_names(args["primary_namespace_name"], args["count"])
         depends_on: list[pulumi.Resource] = []
-        if config.backlog_auth == "entra":
+        if auth == "entra":
             # The provider acts as whoever runs `pulumi up`; it needs the data plane's Owner role.
             depends_on.append(
                 authorization.RoleAssignment(
                     "deployer-data-owner",
-                    scope=args.secondary.id,
+                    scope=args["namespace_id"],
                     principal_id=deploying_principal_id(),
                     role_definition_id=role_definition_id(contract.ROLE_SERVICE_BUS_DATA_OWNER),
                     opts=pulumi.ResourceOptions(parent=self),
                 )
             )
         provider = BacklogQueueProvider(
-            DataPlaneAuth(
-                mode=config.backlog_auth,
-                resource_group_name=config.resource_groups.secondary.name if config.backlog_auth == "sas" else None,
-            )
+            DataPlaneAuth(mode=auth, resource_group_name=args.get("resource_group_name") if auth == "sas" else None)
         )
-        partitioning = (
-            {contract.BACKLOG_PARTITIONING_PROPERTY: True} if config.secondary.requires_partitioned_entities else {}
-        )
+        partitioning = {contract.BACKLOG_PARTITIONING_PROPERTY: True} if args.get("partitioned", False) else {}
+        #: The dynamic resources (not a schema output: a dynamic provider has no package schema).
         self.queues = [
             BacklogQueue(
                 f"backlog-{index}",
                 {
-                    "namespaceName": args.secondary.name,
+                    "namespaceName": args["namespace_name"],
                     "queueName": queue_name,
                     **contract.BACKLOG_QUEUE_PROPERTIES,
                     **partitioning,
                 },
                 provider,
                 pulumi.ResourceOptions(
-                    parent=self, depends_on=depends_on, retain_on_delete=True, protect=config.production
+                    parent=self, depends_on=depends_on, retain_on_delete=True, protect=bool(args.get("protect", False))
                 ),
             )
-            for index, queue_name in enumerate(config.backlog_queue_names)
+            for index, queue_name in enumerate(names)
         ]
-        self.queue_names = config.backlog_queue_names
-        self.register_outputs({"queueNames": self.queue_names, "namespaceName": args.secondary.name})
+        self.queue_names = pulumi.Output.from_input(names)
+        self.register_outputs({"queueNames": self.queue_names, "namespaceName": args["namespace_name"]})

@@ -1,51 +1,84 @@
-"""The queues, topics and subscriptions of the primary namespace."""
+"""The queues, topics and subscriptions of the primary namespace.
 
-from __future__ import annotations
+No `from __future__ import annotations`: Pulumi's component analyzer reads the annotations as live types.
+"""
 
-from dataclasses import dataclass
+from typing import NotRequired, TypedDict
 
 import pulumi
 from pulumi_azure_native import servicebus
 
 from pairedbus import contract
-from pairedbus.iac.config import QueueConfig, StackConfig, SubscriptionConfig, TopicConfig
+from pairedbus.iac.components.args import ENTITY_DEFAULTS, QueueSettings, SubscriptionSettings, TopicSettings
 
 
-@dataclass(frozen=True)
-class MessagingEntitiesArgs:
-    config: StackConfig
-    primary: servicebus.Namespace
-    primary_resource_group_name: pulumi.Input[str]
+class MessagingEntitiesArgs(TypedDict):
+    """The entities senders and receivers use, in the primary namespace."""
+
+    namespace_name: pulumi.Input[str]
+    """The primary namespace's name."""
+    resource_group_name: pulumi.Input[str]
+    """The primary namespace's resource group."""
+    queues: NotRequired[list[QueueSettings]]
+    """The queues."""
+    topics: NotRequired[list[TopicSettings]]
+    """The topics, each with its subscriptions."""
+    protect: NotRequired[bool]
+    """Protect every entity from deletion (production)."""
+
+
+def _duplicate_detection(entity: QueueSettings | TopicSettings) -> bool:
+    """On unless said otherwise for entities paired senders write to (a repeated syphon move is dropped)."""
+    explicit = entity.get("requires_duplicate_detection")
+    return entity.get("paired", ENTITY_DEFAULTS["paired"]) if explicit is None else explicit
 
 
 class MessagingEntities(pulumi.ComponentResource):
     """Partitioned by default; entities paired senders write to get duplicate detection, so a
     message the syphon moves twice (a crash between send and complete) is dropped once."""
 
-    queues: dict[str, servicebus.Queue]
-    topics: dict[str, servicebus.Topic]
-    subscriptions: list[servicebus.Subscription]
+    queue_ids: pulumi.Output[dict[str, str]]
+    """ARM id of each queue, by queue name."""
+    topic_ids: pulumi.Output[dict[str, str]]
+    """ARM id of each topic, by topic name."""
+    subscription_ids: pulumi.Output[dict[str, str]]
+    """ARM id of each subscription, by `topic/subscription`."""
 
     def __init__(self, name: str, args: MessagingEntitiesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(contract.TYPE_MESSAGING_ENTITIES, name, None, opts)
         self._args = args
-        self._options = pulumi.ResourceOptions(parent=self, protect=args.config.production)
-        config = args.config
+        self._options = pulumi.ResourceOptions(parent=self, protect=bool(args.get("protect", False)))
+        queues: list[QueueSettings] = list(args.get("queues") or [])
+        topics: list[TopicSettings] = list(args.get("topics") or [])
         # Forwarding targets first, so a queue that forwards depends on the entity it names.
-        self.topics = {t.name.lower(): self._topic(t) for t in config.topics}
-        self.queues = {}
-        pending = {q.name.lower(): q for q in config.queues}
-        while pending:  # the config model rejects forwarding cycles, so this terminates
-            ready = [q for q in pending.values() if (q.forward_to or "").lower() not in pending]
+        self.topics: dict[str, servicebus.Topic] = {t["name"].lower(): self._topic(t) for t in topics}
+        self.queues: dict[str, servicebus.Queue] = {}
+        pending = {q["name"].lower(): q for q in queues}
+        while pending:
+            ready = [q for q in pending.values() if (q.get("forward_to") or "").lower() not in pending]
+            if not ready:  # the config model reports this first; direct use of this component gets it here
+                raise ValueError(f"queues.forwardTo: expected no forwarding cycle, got {', '.join(sorted(pending))}")
             for queue in ready:
-                self.queues[queue.name.lower()] = self._queue(queue)
-                del pending[queue.name.lower()]
-        self.subscriptions = [self._subscription(t, s) for t in config.topics for s in t.subscriptions]
+                self.queues[queue["name"].lower()] = self._queue(queue)
+                del pending[queue["name"].lower()]
+        self.subscriptions: list[servicebus.Subscription] = [
+            self._subscription(t, s) for t in topics for s in t.get("subscriptions") or []
+        ]
+        self.queue_ids = pulumi.Output.from_input({q["name"]: self.queues[q["name"].lower()].id for q in queues})
+        self.topic_ids = pulumi.Output.from_input({t["name"]: self.topics[t["name"].lower()].id for t in topics})
+        self.subscription_ids = pulumi.Output.from_input(
+            {
+                f"{t['name']}/{s['name']}": sub.id
+                for (t, s), sub in zip(
+                    [(t, s) for t in topics for s in t.get("subscriptions") or []], self.subscriptions, strict=True
+                )
+            }
+        )
         self.register_outputs(
             {
-                "queues": [q.name for q in config.queues],
-                "topics": [t.name for t in config.topics],
-                "subscriptions": [f"{t.name}/{s.name}" for t in config.topics for s in t.subscriptions],
+                "queues": [q["name"] for q in queues],
+                "topics": [t["name"] for t in topics],
+                "subscriptions": [f"{t['name']}/{s['name']}" for t in topics for s in t.get("subscriptions") or []],
             }
         )
 
@@ -58,51 +91,51 @@ class MessagingEntities(pulumi.ComponentResource):
     def _opts(self, forward_to: str | None = None) -> pulumi.ResourceOptions:
         return pulumi.ResourceOptions.merge(self._options, pulumi.ResourceOptions(depends_on=self._entity(forward_to)))
 
-    def _queue(self, queue: QueueConfig) -> servicebus.Queue:
+    def _queue(self, queue: QueueSettings) -> servicebus.Queue:
         return servicebus.Queue(
-            f"queue-{queue.name}",
-            queue_name=queue.name,
-            namespace_name=self._args.primary.name,
-            resource_group_name=self._args.primary_resource_group_name,
-            max_size_in_megabytes=queue.max_size_in_megabytes,
-            enable_partitioning=queue.enable_partitioning,
-            requires_session=queue.requires_session,
-            requires_duplicate_detection=queue.duplicate_detection,
-            duplicate_detection_history_time_window=queue.duplicate_detection_history_time_window,
-            lock_duration=queue.lock_duration,
-            max_delivery_count=queue.max_delivery_count,
-            default_message_time_to_live=queue.default_message_time_to_live,
-            dead_lettering_on_message_expiration=queue.dead_lettering_on_message_expiration,
-            forward_to=queue.forward_to,
-            opts=self._opts(queue.forward_to),
+            f"queue-{queue['name']}",
+            queue_name=queue["name"],
+            namespace_name=self._args["namespace_name"],
+            resource_group_name=self._args["resource_group_name"],
+            max_size_in_megabytes=queue.get("max_size_in_megabytes", ENTITY_DEFAULTS["max_size_in_megabytes"]),
+            enable_partitioning=queue.get("enable_partitioning", ENTITY_DEFAULTS["enable_partitioning"]),
+            requires_session=queue.get("requires_session", ENTITY_DEFAULTS["requires_session"]),
+            requires_duplicate_detection=_duplicate_detection(queue),
+            duplicate_detection_history_time_window=queue.get("duplicate_detection_history_time_window"),
+            lock_duration=queue.get("lock_duration"),
+            max_delivery_count=queue.get("max_delivery_count"),
+            default_message_time_to_live=queue.get("default_message_time_to_live"),
+            dead_lettering_on_message_expiration=queue.get("dead_lettering_on_message_expiration"),
+            forward_to=queue.get("forward_to"),
+            opts=self._opts(queue.get("forward_to")),
         )
 
-    def _topic(self, topic: TopicConfig) -> servicebus.Topic:
+    def _topic(self, topic: TopicSettings) -> servicebus.Topic:
         return servicebus.Topic(
-            f"topic-{topic.name}",
-            topic_name=topic.name,
-            namespace_name=self._args.primary.name,
-            resource_group_name=self._args.primary_resource_group_name,
-            max_size_in_megabytes=topic.max_size_in_megabytes,
-            enable_partitioning=topic.enable_partitioning,
-            requires_duplicate_detection=topic.duplicate_detection,
-            duplicate_detection_history_time_window=topic.duplicate_detection_history_time_window,
-            default_message_time_to_live=topic.default_message_time_to_live,
+            f"topic-{topic['name']}",
+            topic_name=topic["name"],
+            namespace_name=self._args["namespace_name"],
+            resource_group_name=self._args["resource_group_name"],
+            max_size_in_megabytes=topic.get("max_size_in_megabytes", ENTITY_DEFAULTS["max_size_in_megabytes"]),
+            enable_partitioning=topic.get("enable_partitioning", ENTITY_DEFAULTS["enable_partitioning"]),
+            requires_duplicate_detection=_duplicate_detection(topic),
+            duplicate_detection_history_time_window=topic.get("duplicate_detection_history_time_window"),
+            default_message_time_to_live=topic.get("default_message_time_to_live"),
             opts=self._opts(),
         )
 
-    def _subscription(self, topic: TopicConfig, sub: SubscriptionConfig) -> servicebus.Subscription:
+    def _subscription(self, topic: TopicSettings, sub: SubscriptionSettings) -> servicebus.Subscription:
         return servicebus.Subscription(
-            f"subscription-{topic.name}-{sub.name}",
-            subscription_name=sub.name,
-            topic_name=self.topics[topic.name.lower()].name,
-            namespace_name=self._args.primary.name,
-            resource_group_name=self._args.primary_resource_group_name,
-            requires_session=sub.requires_session,
-            lock_duration=sub.lock_duration,
-            max_delivery_count=sub.max_delivery_count,
-            default_message_time_to_live=sub.default_message_time_to_live,
-            dead_lettering_on_message_expiration=sub.dead_lettering_on_message_expiration,
-            forward_to=sub.forward_to,
-            opts=self._opts(sub.forward_to),
+            f"subscription-{topic['name']}-{sub['name']}",
+            subscription_name=sub["name"],
+            topic_name=self.topics[topic["name"].lower()].name,
+            namespace_name=self._args["namespace_name"],
+            resource_group_name=self._args["resource_group_name"],
+            requires_session=sub.get("requires_session", ENTITY_DEFAULTS["requires_session"]),
+            lock_duration=sub.get("lock_duration"),
+            max_delivery_count=sub.get("max_delivery_count"),
+            default_message_time_to_live=sub.get("default_message_time_to_live"),
+            dead_lettering_on_message_expiration=sub.get("dead_lettering_on_message_expiration"),
+            forward_to=sub.get("forward_to"),
+            opts=self._opts(sub.get("forward_to")),
         )

@@ -1,19 +1,34 @@
-"""The primary and secondary Service Bus namespaces, and their resource groups."""
+"""The primary and secondary Service Bus namespaces, and their resource groups.
 
-from __future__ import annotations
+No `from __future__ import annotations`: Pulumi's component analyzer reads the annotations as live types.
+"""
 
-from dataclasses import dataclass
+from typing import NotRequired, TypedDict
 
 import pulumi
 from pulumi_azure_native import resources, servicebus
 
 from pairedbus import contract
-from pairedbus.iac.config import NamespaceConfig, ResourceGroupConfig, StackConfig
+from pairedbus.iac.components.args import NAMESPACE_DEFAULTS, NamespaceSettings, ResourceGroupSettings
 
 
-@dataclass(frozen=True)
-class NamespacePairArgs:
-    config: StackConfig
+class NamespacePairArgs(TypedDict):
+    """The two namespaces of a pair and where they live."""
+
+    primary: NamespaceSettings
+    """The namespace senders write to."""
+    secondary: NamespaceSettings
+    """The namespace that holds the backlog queues while the primary is unavailable."""
+    primary_resource_group: ResourceGroupSettings
+    """The primary namespace's resource group."""
+    secondary_resource_group: ResourceGroupSettings
+    """The secondary namespace's resource group."""
+    secondary_local_auth: NotRequired[bool]
+    """Keep local (SAS) auth on the secondary (default false): only for the backlog provider's SAS fallback."""
+    tags: NotRequired[dict[str, str]]
+    """Tags for every resource (the role and pair tags are added)."""
+    protect: NotRequired[bool]
+    """Protect the namespaces and resource groups from deletion (production)."""
 
 
 class NamespacePair(pulumi.ComponentResource):
@@ -21,23 +36,32 @@ class NamespacePair(pulumi.ComponentResource):
     (SAS) auth off, TLS 1.2, a system-assigned identity. Premium gets its messaging partitions."""
 
     primary: servicebus.Namespace
+    """The primary namespace."""
     secondary: servicebus.Namespace
+    """The secondary namespace."""
     primary_resource_group_name: pulumi.Output[str]
+    """The primary namespace's resource group name."""
     secondary_resource_group_name: pulumi.Output[str]
+    """The secondary namespace's resource group name."""
 
     def __init__(self, name: str, args: NamespacePairArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(contract.TYPE_NAMESPACE_PAIR, name, None, opts)
-        config = args.config
-        self.primary_resource_group_name = self._resource_group("primary", config.resource_groups.primary, config)
-        self.secondary_resource_group_name = self._resource_group("secondary", config.resource_groups.secondary, config)
-        self.primary = self._namespace(contract.ROLE_PRIMARY, config.primary, self.primary_resource_group_name, config)
+        self._tags = dict(args.get("tags") or {})
+        self._protect = bool(args.get("protect", False))
+        self._pair = args["primary"]["name"]
+        self.primary_resource_group_name = self._resource_group(
+            contract.ROLE_PRIMARY, args["primary_resource_group"], args["primary"]["location"]
+        )
+        self.secondary_resource_group_name = self._resource_group(
+            contract.ROLE_SECONDARY, args["secondary_resource_group"], args["secondary"]["location"]
+        )
+        self.primary = self._namespace(contract.ROLE_PRIMARY, args["primary"], self.primary_resource_group_name)
         self.secondary = self._namespace(
             contract.ROLE_SECONDARY,
-            config.secondary,
+            args["secondary"],
             self.secondary_resource_group_name,
-            config,
             # The documented SAS fallback for the backlog provider needs local auth here only.
-            local_auth=config.backlog_auth == "sas",
+            local_auth=bool(args.get("secondary_local_auth", False)),
         )
         self.register_outputs(
             {
@@ -48,40 +72,37 @@ class NamespacePair(pulumi.ComponentResource):
             }
         )
 
-    def _resource_group(self, role: str, group: ResourceGroupConfig, config: StackConfig) -> pulumi.Output[str]:
-        if not group.create:
-            return pulumi.Output.from_input(group.name)
-        location = config.primary.location if role == contract.ROLE_PRIMARY else config.secondary.location
+    def _resource_group(self, role: str, group: ResourceGroupSettings, location: str) -> pulumi.Output[str]:
+        if not group.get("create", True):
+            return pulumi.Output.from_input(group["name"])
         rg = resources.ResourceGroup(
             f"{role}-rg",
-            resource_group_name=group.name,
+            resource_group_name=group["name"],
             location=location,
-            tags=config.tags,
-            opts=pulumi.ResourceOptions(parent=self, protect=config.production),
+            tags=self._tags,
+            opts=pulumi.ResourceOptions(parent=self, protect=self._protect),
         )
         return rg.name
 
     def _namespace(
-        self,
-        role: str,
-        ns: NamespaceConfig,
-        resource_group_name: pulumi.Input[str],
-        config: StackConfig,
-        *,
-        local_auth: bool = False,
+        self, role: str, ns: NamespaceSettings, resource_group_name: pulumi.Input[str], *, local_auth: bool = False
     ) -> servicebus.Namespace:
+        sku = ns.get("sku", NAMESPACE_DEFAULTS["sku"])
+        premium = sku == contract.SKU_PREMIUM
+        partitions = contract.effective_partitions(ns.get("premium_messaging_partitions"))
         return servicebus.Namespace(
             role,
-            namespace_name=ns.name,
+            namespace_name=ns["name"],
             resource_group_name=resource_group_name,
-            location=ns.location,
-            sku=servicebus.SBSkuArgs(name=ns.sku, tier=ns.sku, capacity=ns.messaging_units),
-            premium_messaging_partitions=ns.partitions if ns.is_premium else None,
-            zone_redundant=ns.zone_redundant,
-            public_network_access=ns.public_network_access,
+            location=ns["location"],
+            # Premium capacity in effect: as given, else one messaging unit per partition.
+            sku=servicebus.SBSkuArgs(name=sku, tier=sku, capacity=(ns.get("capacity") or partitions) if premium else None),
+            premium_messaging_partitions=partitions if premium else None,
+            zone_redundant=ns.get("zone_redundant", NAMESPACE_DEFAULTS["zone_redundant"]),
+            public_network_access=ns.get("public_network_access", NAMESPACE_DEFAULTS["public_network_access"]),
             disable_local_auth=not local_auth,
             minimum_tls_version=contract.MINIMUM_TLS_VERSION,
             identity=servicebus.IdentityArgs(type=servicebus.ManagedServiceIdentityType.SYSTEM_ASSIGNED),
-            tags={**config.tags, contract.TAG_ROLE: role, contract.TAG_PAIR: config.primary.name},
-            opts=pulumi.ResourceOptions(parent=self, protect=config.production),
+            tags={**self._tags, contract.TAG_ROLE: role, contract.TAG_PAIR: self._pair},
+            opts=pulumi.ResourceOptions(parent=self, protect=self._protect),
         )

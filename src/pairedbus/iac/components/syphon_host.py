@@ -6,18 +6,18 @@ from the secondary (the backlog queues) and send to the primary (their destinati
 control-plane Reader on the secondary so it can list every backlog queue through ARM (listing
 through the data plane would need Manage, i.e. Data Owner). Role assignments exist before the
 app starts, so its first receive is not refused.
+
+No `from __future__ import annotations`: Pulumi's component analyzer reads the annotations as live types.
 """
 
-from __future__ import annotations
-
-from dataclasses import dataclass, field
+from typing import NotRequired, TypedDict
 
 import pulumi
 from pulumi_azure_native import app, authorization, managedidentity, operationalinsights
 
 from pairedbus import contract
+from pairedbus.iac.components.args import SYPHON_DEFAULTS, SyphonSettings
 from pairedbus.iac.components.roles import role_definition_id
-from pairedbus.iac.config import SyphonConfig
 from pairedbus.service.endpoints import (
     DEFAULT_PORT,
     ENV_AZURE_CLIENT_ID,
@@ -43,16 +43,25 @@ TERMINATION_GRACE_SECONDS = int(
 )
 
 
-@dataclass
-class SyphonHostArgs:
-    config: SyphonConfig
+class SyphonHostArgs(TypedDict):
+    """The syphon's settings and the pair it moves messages for."""
+
+    syphon: SyphonSettings
+    """Image, size, replicas, logs and registry of the syphon."""
     location: pulumi.Input[str]
+    """Region of the syphon's resources."""
     resource_group_name: pulumi.Input[str]
+    """Resource group of the syphon's resources."""
     primary_namespace_id: pulumi.Input[str]
+    """ARM id of the primary namespace (the syphon sends there)."""
     secondary_namespace_id: pulumi.Input[str]
+    """ARM id of the secondary namespace (the syphon receives from its backlog queues)."""
     primary_fqdn: pulumi.Input[str]
+    """Fully qualified domain name of the primary namespace."""
     secondary_fqdn: pulumi.Input[str]
-    tags: dict[str, str] = field(default_factory=dict)
+    """Fully qualified domain name of the secondary namespace."""
+    tags: NotRequired[dict[str, str]]
+    """Tags for every resource of the syphon."""
 
 
 def _probe(kind: str, timings: dict[str, int]) -> dict[str, object]:
@@ -60,28 +69,38 @@ def _probe(kind: str, timings: dict[str, int]) -> dict[str, object]:
 
 
 class SyphonHost(pulumi.ComponentResource):
+    """Where the syphon runs: a Container App (at least one replica always), its user-assigned identity with
+    receive on the secondary, send on the primary and Reader on the secondary, and a Log Analytics workspace."""
+
     app_name: pulumi.Output[str]
+    """The container app's name."""
     fqdn: pulumi.Output[str]
+    """The app's internal FQDN (metrics and health, reachable from inside its environment only)."""
     principal_id: pulumi.Output[str]
+    """Object id of the syphon's identity (for further role assignments)."""
     client_id: pulumi.Output[str]
+    """Client id of the syphon's identity."""
 
     def __init__(self, name: str, args: SyphonHostArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(contract.TYPE_SYPHON_HOST, name, None, opts)
-        config = args.config
-        if config.min_replicas < 1:  # the model says so too; the spec needs a syphon always running
-            raise ValueError(f"syphon.minReplicas: expected >= 1, got {config.min_replicas}")
+        config = args["syphon"]
+        settings = {**SYPHON_DEFAULTS, **config}
+        min_replicas = settings["min_replicas"]
+        if min_replicas < 1:  # the model says so too; the spec needs a syphon always running
+            raise ValueError(f"syphon.minReplicas: expected >= 1, got {min_replicas}")
         child = pulumi.ResourceOptions(parent=self)
-        common = {"resource_group_name": args.resource_group_name, "location": args.location, "tags": args.tags}
+        tags = dict(args.get("tags") or {})
+        common = {"resource_group_name": args["resource_group_name"], "location": args["location"], "tags": tags}
 
         workspace = operationalinsights.Workspace(
             f"{name}-logs",
             sku={"name": LOG_ANALYTICS_SKU},
-            retention_in_days=config.log_retention_days,
+            retention_in_days=settings["log_retention_days"],
             **common,
             opts=child,
         )
         shared_key = operationalinsights.get_shared_keys_output(
-            resource_group_name=args.resource_group_name,
+            resource_group_name=args["resource_group_name"],
             workspace_name=workspace.name,
             opts=pulumi.InvokeOutputOptions(parent=self),
         ).primary_shared_key
@@ -110,14 +129,15 @@ class SyphonHost(pulumi.ComponentResource):
             )
 
         grants = [
-            grant("receive-secondary", contract.ROLE_SERVICE_BUS_DATA_RECEIVER, args.secondary_namespace_id),
-            grant("send-primary", contract.ROLE_SERVICE_BUS_DATA_SENDER, args.primary_namespace_id),
-            grant("list-secondary", contract.ROLE_READER, args.secondary_namespace_id),
+            grant("receive-secondary", contract.ROLE_SERVICE_BUS_DATA_RECEIVER, args["secondary_namespace_id"]),
+            grant("send-primary", contract.ROLE_SERVICE_BUS_DATA_SENDER, args["primary_namespace_id"]),
+            grant("list-secondary", contract.ROLE_READER, args["secondary_namespace_id"]),
         ]
         registries: list[dict[str, pulumi.Input[str]]] = []
-        if config.registry is not None:
-            grants.append(grant("acr-pull", contract.ROLE_ACR_PULL, config.registry.resource_id))
-            registries.append({"server": config.registry.server, "identity": identity.id})
+        registry = config.get("registry")
+        if registry is not None:
+            grants.append(grant("acr-pull", contract.ROLE_ACR_PULL, registry["resource_id"]))
+            registries.append({"server": registry["server"], "identity": identity.id})
 
         container_app = app.ContainerApp(
             f"{name}-app",
@@ -133,14 +153,14 @@ class SyphonHost(pulumi.ComponentResource):
                 "containers": [
                     {
                         "name": CONTAINER_NAME,
-                        "image": config.image,
+                        "image": config["image"],
                         "env": [
-                            {"name": ENV_PRIMARY, "value": args.primary_fqdn},
-                            {"name": ENV_SECONDARY, "value": args.secondary_fqdn},
-                            {"name": ENV_SECONDARY_RESOURCE_ID, "value": args.secondary_namespace_id},
+                            {"name": ENV_PRIMARY, "value": args["primary_fqdn"]},
+                            {"name": ENV_SECONDARY, "value": args["secondary_fqdn"]},
+                            {"name": ENV_SECONDARY_RESOURCE_ID, "value": args["secondary_namespace_id"]},
                             {"name": ENV_AZURE_CLIENT_ID, "value": identity.client_id},
                         ],
-                        "resources": {"cpu": config.cpu, "memory": config.memory},
+                        "resources": {"cpu": settings["cpu"], "memory": settings["memory"]},
                         "probes": [
                             _probe("Startup", _STARTUP),
                             _probe("Liveness", _LIVENESS),
@@ -148,7 +168,7 @@ class SyphonHost(pulumi.ComponentResource):
                         ],
                     }
                 ],
-                "scale": {"min_replicas": config.min_replicas, "max_replicas": config.max_replicas},
+                "scale": {"min_replicas": min_replicas, "max_replicas": settings["max_replicas"]},
                 "termination_grace_period_seconds": TERMINATION_GRACE_SECONDS,
             },
             **common,

@@ -121,9 +121,10 @@ class _RecordingMocks(pulumi.runtime.Mocks):
                     inputs=_plain(args.inputs),
                     custom=bool(request.custom),
                     parent=request.parent or None,
-                    dependencies=tuple(request.dependencies),
+                    # The SDK gathers dependencies in a set: their order depends on timing, not on the program.
+                    dependencies=tuple(sorted(request.dependencies)),
                     property_dependencies={
-                        k: tuple(v.urns) for k, v in request.propertyDependencies.items() if k != "__provider"
+                        k: tuple(sorted(v.urns)) for k, v in request.propertyDependencies.items() if k != "__provider"
                     },
                     protect=bool(request.protect),
                     aliases=len(request.aliases),

@@ -1,0 +1,56 @@
+"""examples/python-program: PairedNamespace built from code next to another resource, rendered with Pulumi's mocks
+and no stack config at all."""
+
+from __future__ import annotations
+
+import runpy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pairedbus import contract
+from pairedbus.iac.plan.model import Plan
+from pairedbus.iac.plan.render import render
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "python-program"
+
+
+@pytest.fixture(scope="module")
+def plan() -> Plan:
+    return render(
+        lambda: runpy.run_path(str(EXAMPLE / "__main__.py"), run_name="__main__"),
+        project="orders-platform",
+        stack="dev",
+        config=None,  # no `pairedbus:` config: the pair is described in code
+    )
+
+
+def test_it_is_a_python_pulumi_project() -> None:
+    manifest = yaml.safe_load((EXAMPLE / "Pulumi.yaml").read_text())
+    assert manifest["runtime"]["name"] == "python"
+    assert "pairedbus[iac]" in (EXAMPLE / "requirements.txt").read_text()
+
+
+def test_the_pair_is_built_from_code(plan: Plan) -> None:
+    (paired,) = plan.of_type(contract.TYPE_PAIRED_NAMESPACE)
+    assert paired.name == "orders" and paired.parent is not None and paired.parent.endswith("::orders-platform-dev")
+    names = sorted(r.inputs["namespaceName"] for r in plan.of_type(contract.TYPE_NAMESPACE))
+    assert names == ["orders-neu", "orders-weu"]
+    backlog = sorted(r.inputs["queueName"] for r in plan.of_type(contract.TYPE_BACKLOG_QUEUE))
+    assert backlog == [f"orders-weu/x-servicebus-transfer/{i}" for i in range(4)]
+    assert sorted(r.inputs["queueName"] for r in plan.of_type(contract.TYPE_QUEUE)) == ["orders", "payments"]
+    assert len(plan.of_type(contract.TYPE_SUBSCRIPTION)) == 2
+
+
+def test_the_other_resource_is_wired_to_the_pairs_outputs(plan: Plan) -> None:
+    (account,) = plan.of_type("azure-native:storage:StorageAccount")
+    assert account.parent is not None and contract.TYPE_PAIRED_NAMESPACE not in account.parent
+    assert account.inputs["resourceGroupName"] == "rg-orders-weu"
+    assert any(dep.endswith("::primary-rg") for dep in account.dependencies)
+
+
+def test_the_outputs_reach_the_program(plan: Plan) -> None:
+    assert plan.outputs["primaryEndpoint"] == "https://orders-weu.servicebus.windows.net:443/"
+    assert plan.outputs["orderQueueId"] == "queue-orders-id"  # the mocks id the orders queue so
+    assert plan.outputs["syphonPrincipalId"] == "syphon-identity-principal"

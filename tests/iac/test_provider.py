@@ -1,0 +1,213 @@
+"""The package schema other languages get, generated offline with Pulumi's own analyzer — the same code that
+`pulumi package add` runs inside the component provider (`pulumi.provider.experimental`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+import yaml
+from google.protobuf import empty_pb2
+from pulumi.provider.experimental.analyzer import Analyzer
+from pulumi.provider.experimental.component import ComponentProvider
+from pulumi.provider.experimental.schema import generate_schema
+from pulumi.runtime.proto import provider_pb2, provider_pb2_grpc
+
+from pairedbus import contract
+from pairedbus.iac import provider
+from pairedbus.iac.plan.render import render
+from tests.iac.components.conftest import render_config
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def schema() -> dict[str, Any]:
+    result = Analyzer("pairedbus").analyze(provider.COMPONENTS)
+    dependencies = sorted(result["dependencies"], key=lambda d: d.name)
+    spec = generate_schema(
+        "pairedbus", "0.1.0", None, result["component_definitions"], result["type_definitions"], dependencies
+    )
+    return json.loads(json.dumps(spec.to_json()))
+
+
+def _properties(schema: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Every input and output of every resource, and every property of every type, with a path for messages."""
+    found: list[tuple[str, dict[str, Any]]] = []
+    for token, resource in schema["resources"].items():
+        for kind in ("inputProperties", "properties"):
+            found += [(f"{token}.{kind}.{k}", v) for k, v in resource.get(kind, {}).items()]
+    for token, type_ in schema["types"].items():
+        found += [(f"{token}.{k}", v) for k, v in type_.get("properties", {}).items()]
+    return found
+
+
+def _typed(prop: dict[str, Any]) -> bool:
+    if "$ref" in prop:
+        return prop["$ref"] != "pulumi.json#/Any"
+    if prop.get("type") == "array":
+        return _typed(prop["items"])
+    if prop.get("type") == "object" and "additionalProperties" in prop:
+        return _typed(prop["additionalProperties"])
+    return prop.get("type") in {"string", "integer", "number", "boolean"}
+
+
+def test_the_package_offers_paired_namespace_and_its_parts(schema: dict[str, Any]) -> None:
+    assert schema["name"] == "pairedbus"
+    assert sorted(schema["resources"]) == [
+        "pairedbus:index:BacklogQueues",
+        "pairedbus:index:MessagingEntities",
+        "pairedbus:index:NamespacePair",
+        "pairedbus:index:PairedNamespace",
+        "pairedbus:index:SyphonHost",
+    ]
+    assert all(r["isComponent"] for r in schema["resources"].values())
+
+
+def test_paired_namespace_inputs_and_outputs(schema: dict[str, Any]) -> None:
+    paired = schema["resources"]["pairedbus:index:PairedNamespace"]
+    assert paired["description"].startswith("Azure Service Bus paired namespaces")
+    assert sorted(paired["requiredInputs"]) == ["primary", "resourceGroups", "secondary", "syphon"]
+    assert set(paired["inputProperties"]) == {
+        "resourceGroups",
+        "primary",
+        "secondary",
+        "syphon",
+        "backlogQueueCount",
+        "backlogAuth",
+        "queues",
+        "topics",
+        "tags",
+        "production",
+    }
+    assert {
+        "primaryNamespaceId",
+        "secondaryNamespaceId",
+        "primaryEndpoint",
+        "secondaryEndpoint",
+        "queueIds",
+        "topicIds",
+        "subscriptionIds",
+        "backlogQueueNames",
+        "syphonPrincipalId",
+    } <= set(paired["properties"])
+    assert paired["properties"]["backlogQueueNames"] == {
+        "description": "Names of the backlog queues in the secondary namespace.",
+        "type": "array",
+        "items": {"description": "Names of the backlog queues in the secondary namespace.", "type": "string"},
+    }
+    assert paired["inputProperties"]["primary"]["$ref"] == "#/types/pairedbus:index:NamespaceSettings"
+    # The image may come from another resource (an Input); what decides the resources is plain.
+    syphon = schema["types"]["pairedbus:index:SyphonSettings"]["properties"]
+    assert "plain" not in syphon["image"] and syphon["minReplicas"]["plain"] is True
+
+
+def test_the_config_keys_are_the_schema_names(schema: dict[str, Any]) -> None:
+    """What a stack config says under `pairedbus:` is what a TypeScript or YAML program passes."""
+    stack = yaml.safe_load((REPO / "stacks" / "Pulumi.prod.yaml").read_text())["config"]
+    inputs = schema["resources"]["pairedbus:index:PairedNamespace"]["inputProperties"]
+    for key, value in stack.items():
+        if not key.startswith("pairedbus:"):
+            continue
+        name = key.removeprefix("pairedbus:")
+        assert name in inputs, name
+        if isinstance(value, dict) and "$ref" in inputs[name]:
+            properties = schema["types"][inputs[name]["$ref"].removeprefix("#/types/")]["properties"]
+            assert set(value) <= set(properties), name
+
+
+def test_every_input_and_output_is_typed_and_described(schema: dict[str, Any]) -> None:
+    properties = _properties(schema)
+    assert len(properties) > 80
+    untyped = [path for path, prop in properties if not _typed(prop)]
+    undescribed = [path for path, prop in properties if not (prop.get("description") or "").strip()]
+    assert untyped == [] and undescribed == []
+    assert all((t.get("description") or "").strip() for t in schema["types"].values())
+    assert all((r.get("description") or "").strip() for r in schema["resources"].values())
+
+
+def test_no_any_anywhere(schema: dict[str, Any]) -> None:
+    text = json.dumps(schema)
+    assert "pulumi.json#/Any" not in text
+    assert '"type": "any"' not in text.lower()
+
+
+def test_external_references_point_at_azure_native(schema: dict[str, Any]) -> None:
+    refs = {p["$ref"] for _, p in _properties(schema) if p.get("$ref", "").startswith("/")}
+    assert refs and all(r.startswith("/azure-native/v") for r in refs)
+    assert {r.rsplit("/", 1)[-1] for r in refs} == {"azure-native:servicebus:Namespace"}
+    assert [d["name"] for d in schema.get("dependencies", [])] == ["azure-native"]
+
+
+def test_the_served_schema_is_the_same() -> None:
+    """ComponentProvider is what component_provider_host serves; it runs the same analyzer."""
+    served = json.loads(ComponentProvider(provider.COMPONENTS, "pairedbus", None, "0.1.0").schema or "{}")
+    assert sorted(served["resources"]) == sorted(
+        f"pairedbus:index:{c.__name__}" for c in provider.COMPONENTS
+    )
+
+
+def test_a_construct_call_from_another_language_renders_the_pair(config_dict: dict[str, Any]) -> None:
+    """What a TypeScript or YAML program sends (camelCase, numbers as doubles) goes through the provider's own
+    input mapping into PairedNamespace, and renders what the same stack config renders."""
+    served = ComponentProvider(provider.COMPONENTS, "pairedbus", None, "0.1.0")
+    wire = json.loads(json.dumps(config_dict), parse_int=float)  # the wire carries every number as a double
+    outputs: dict[str, Any] = {}
+
+    def program() -> None:
+        result = served.construct("pairedbus", "pairedbus:index:PairedNamespace", wire, None)
+        outputs.update(result.state)
+
+    plan = render(program, project="pairedbus", stack="test")
+    from_config = render_config(config_dict, build_from_stack_config)
+    assert sorted((r.type, r.name) for r in plan.resources) == sorted((r.type, r.name) for r in from_config.resources)
+    assert {"primaryNamespaceId", "backlogQueueNames", "syphonPrincipalId"} <= set(outputs)
+    assert len(plan.of_type(contract.TYPE_BACKLOG_QUEUE)) == config_dict["backlogQueueCount"]
+
+
+def test_pulumi_plugin_yaml_points_at_the_provider_entry() -> None:
+    manifest = yaml.safe_load((REPO / "PulumiPlugin.yaml").read_text())
+    assert manifest["runtime"]["name"] == "python"
+    entry = REPO / manifest["main"] / "__main__.py"
+    assert "pairedbus.iac.provider import main" in entry.read_text()
+
+
+def build_from_stack_config() -> None:
+    from pairedbus.iac import PairedNamespace
+    from pairedbus.iac.config import load_pulumi_stack_config
+    from pairedbus.iac.config.args import args_from_stack_config
+
+    PairedNamespace("pairedbus", args_from_stack_config(load_pulumi_stack_config()))
+
+
+def test_the_plugin_entry_serves_the_schema_over_grpc(schema: dict[str, Any]) -> None:
+    """What `pulumi package add` starts (PulumiPlugin.yaml's `main`): a provider process that prints its port
+    and answers GetSchema on loopback. The engine address is never dialled for a schema request."""
+    manifest = yaml.safe_load((REPO / "PulumiPlugin.yaml").read_text())
+    process = subprocess.Popen(
+        [sys.executable, str(REPO / manifest["main"]), "127.0.0.1:9"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=os.environ.copy(),
+    )
+    try:
+        port = int(process.stdout.readline())  # type: ignore[union-attr]
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = provider_pb2_grpc.ResourceProviderStub(channel)
+            served = json.loads(stub.GetSchema(provider_pb2.GetSchemaRequest(version=0), timeout=120).schema)
+            info = stub.GetPluginInfo(empty_pb2.Empty(), timeout=30)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        process.stdout.close()  # type: ignore[union-attr]
+        process.stderr.close()  # type: ignore[union-attr]
+    assert served["resources"].keys() == schema["resources"].keys()
+    assert served["resources"]["pairedbus:index:PairedNamespace"] == schema["resources"]["pairedbus:index:PairedNamespace"]
+    assert served["types"] == schema["types"]
+    assert info.version == served["version"] == provider.version()
