@@ -121,7 +121,7 @@ def test_errors_name_the_field_as_the_stack_config_and_every_other_language_spel
         )
     assert sorted(caught.value.problems) == [
         "pairedbus:backlogQueueCount: expected greater than or equal to 1, got 0",
-        "pairedbus:primary.zoneRedundnat: unknown key (check its spelling against the config reference in README.md)",
+        "pairedbus:primary.zoneRedundnat: unknown key (did you mean zoneRedundant?)",
     ]
 
 
