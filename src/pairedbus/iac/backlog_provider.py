@@ -29,7 +29,7 @@ from pulumi.dynamic import (
     UpdateResult,
 )
 
-from pairedbus import contract
+from pairedbus import contract, durations
 
 #: Properties whose change needs a new queue; with retainOnDelete the old one is kept, not deleted.
 CREATE_ONLY = ("namespaceName", "queueName", contract.BACKLOG_PARTITIONING_PROPERTY)
@@ -78,8 +78,18 @@ def drifted_properties(desired: Mapping[str, Any], actual: Mapping[str, Any]) ->
     return [key for key, want in desired.items() if not contract.backlog_value_matches(key, want, actual.get(key))]
 
 
+def _sdk_value(key: str, value: Any) -> Any:
+    """A table value as azure-servicebus must be given it: durations as timedeltas rounded down.
+
+    An ISO string would be re-parsed by the SDK's serializer and rounded *up* to the microsecond,
+    putting TimeSpan.MaxValue 3 ticks above the service maximum on the wire (see
+    `pairedbus.durations.wire_duration`); the SDK's own `avoid_timedelta_overflow` skips strings.
+    """
+    return durations.wire_duration(value) if key in contract.DURATION_PROPERTIES else value
+
+
 def _sdk_kwargs(properties: Mapping[str, Any]) -> dict[str, Any]:
-    return {contract.ARM_TO_SDK_QUEUE_FIELD[key]: value for key, value in properties.items()}
+    return {contract.ARM_TO_SDK_QUEUE_FIELD[key]: _sdk_value(key, value) for key, value in properties.items()}
 
 
 @dataclass(frozen=True)
@@ -199,7 +209,7 @@ class BacklogQueueProvider(ResourceProvider):
             queue = client.get_queue(name)
             for key, value in desired_properties(news).items():
                 if key != contract.BACKLOG_PARTITIONING_PROPERTY:  # create-only
-                    setattr(queue, contract.ARM_TO_SDK_QUEUE_FIELD[key], value)
+                    setattr(queue, contract.ARM_TO_SDK_QUEUE_FIELD[key], _sdk_value(key, value))
             client.update_queue(queue)
             return client.get_queue(name)
 
