@@ -13,15 +13,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="render a stack offline (Pulumi mocks: no CLI, no Azure) and gate it on the policy pack",
         description="Evaluate the Pulumi program for stacks/Pulumi.STACK.yaml with Pulumi's mock runtime and run "
         "the policy pack over what it declares. This is an offline render, not a cloud preview. "
-        "Exit 1 on a mandatory violation (or a replacement against --baseline), 2 on bad input.",
+        "Exit 1 on a mandatory violation (or a destructive change against --baseline), 2 on bad input.",
     )
     parser.add_argument("stack", help="stack name, e.g. dev (reads stacks/Pulumi.STACK.yaml)")
     parser.add_argument("--json", type=Path, metavar="FILE", help="write the resources and violations as JSON")
     parser.add_argument("--project-dir", type=Path, help="the Pulumi project (default: nearest Pulumi.yaml)")
     parser.add_argument(
-        "--baseline", type=Path, metavar="PLAN.json", help="fail when a change would replace an entity of this earlier plan"
+        "--baseline",
+        type=Path,
+        metavar="PLAN.json",
+        help="fail when a change against this earlier plan (`plan --json`) would replace or delete a namespace, "
+        "queue, topic, subscription or backlog queue, or lower a resource's protection; resources left in Azure "
+        "by retainOnDelete (a lowered backlog count) are reported only",
     )
     parser.add_argument("--allow-replace", action="store_true", help="report replacements without failing")
+    parser.add_argument("--allow-delete", action="store_true", help="report deletions without failing")
+    parser.add_argument(
+        "--allow-unprotect", action="store_true", help="report lowered protection (production true -> false) without failing"
+    )
     parser.add_argument(
         "--policy-config", type=Path, metavar="FILE", help="policy config, as for pulumi --policy-pack-config"
     )
@@ -40,7 +49,14 @@ def run(args: argparse.Namespace) -> int:
     _config, plan = render_stack(project, args.stack)
     for line in format_plan(plan):
         print(line)
-    gate = run_gate(plan, baseline=baseline, allow_replace=args.allow_replace, config=policy_config)
+    gate = run_gate(
+        plan,
+        baseline=baseline,
+        allow_replace=args.allow_replace,
+        allow_delete=args.allow_delete,
+        allow_unprotect=args.allow_unprotect,
+        config=policy_config,
+    )
     for line in gate.lines():
         print(line)
     if args.json:
