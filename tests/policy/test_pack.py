@@ -227,6 +227,31 @@ def test_backlog_set_fails_a_gap_in_the_indices():
     assert contract.backlog_queue_name(PRIMARY, 1) in message and "missing" in message
 
 
+def _with_count(stack, count: int):
+    from pulumi_policy import StackValidationArgs
+
+    return StackValidationArgs(list(stack.resources), {"backlogQueueCount": count})
+
+
+def test_backlog_set_passes_the_specs_own_example_five_configured_plus_seven():
+    stack = paired_stack(backlog=[*(backlog_inputs(i) for i in range(5)), backlog_inputs(7)])
+    assert violations(pack.backlog_queue_set, _with_count(stack, 5)) == []
+
+
+def test_backlog_set_with_the_count_fails_only_an_index_missing_below_it():
+    stack = paired_stack(backlog=[*(backlog_inputs(i) for i in (0, 1, 3, 4)), backlog_inputs(7)])
+    [(message, _)] = violations(pack.backlog_queue_set, _with_count(stack, 5))
+    assert message.startswith(f"{contract.backlog_queue_name(PRIMARY, 2)} missing: backlogQueueCount 5")
+
+
+def test_backlog_set_still_checks_the_settings_of_an_extra():
+    stack = paired_stack(backlog=[*(backlog_inputs(i) for i in range(5)), backlog_inputs(7, maxDeliveryCount=10)])
+    assert violations(pack.backlog_queue_set, _with_count(stack, 5)) == []
+    extra = next(r for r in stack.resources if r.props.get("queueName") == contract.backlog_queue_name(PRIMARY, 7))
+    found = violations(pack.backlog_queue_settings, resource_args(extra.resource_type, extra.name, dict(extra.props)))
+    assert len(found) == 1 and "maxDeliveryCount" in found[0][0]
+
+
 def test_backlog_set_fails_a_backlog_queue_in_the_primary():
     stack = paired_stack(backlog=[backlog_inputs(0), backlog_inputs(1, secondary=PRIMARY)])
     [(message, urn)] = violations(pack.backlog_queue_set, stack.args())

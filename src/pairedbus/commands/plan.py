@@ -34,11 +34,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--policy-config", type=Path, metavar="FILE", help="policy config, as for pulumi --policy-pack-config"
     )
+    parser.add_argument(
+        "--write-policy-config",
+        type=Path,
+        metavar="FILE",
+        help="write the policy settings derived from the stack config (backlog count, max outage, unpaired "
+        "entities), merged with --policy-config, for `pulumi preview --policy-pack-config FILE`",
+    )
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from pairedbus.iac.plan import PulumiProject, render_stack
+    from pairedbus.iac.plan.policy_settings import merge_policy_config, stack_policy_settings
     from pairedbus.iac.plan.table import format_plan
     from pairedbus.policy.gate import load_baseline, load_policy_config, run_gate
 
@@ -46,7 +54,11 @@ def run(args: argparse.Namespace) -> int:
     project = PulumiProject.find(args.project_dir)
     baseline = load_baseline(args.baseline) if args.baseline else None
     policy_config = load_policy_config(args.policy_config) if args.policy_config else None
-    _config, plan = render_stack(project, args.stack)
+    config, plan = render_stack(project, args.stack)
+    policy_config = merge_policy_config(stack_policy_settings(config), policy_config)
+    if args.write_policy_config:
+        args.write_policy_config.parent.mkdir(parents=True, exist_ok=True)
+        args.write_policy_config.write_text(json.dumps(policy_config, indent=2, sort_keys=True) + "\n")
     for line in format_plan(plan):
         print(line)
     gate = run_gate(

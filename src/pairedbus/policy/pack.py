@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 
 from pulumi_policy import (
     EnforcementLevel,
+    PolicyConfigSchema,
     ReportViolation,
     ResourceValidationArgs,
     ResourceValidationPolicy,
@@ -71,7 +72,14 @@ def validate_premium_entities_partitioned(args: StackValidationArgs, report: Rep
         _report(findings, report, resource.urn, rule=rules.PREMIUM_ENTITIES_PARTITIONED)
 
 
+#: backlog-queue-set's policy setting: the stack's configured backlogQueueCount. `pairedbus plan`
+#: passes it from the stack config; without it the queues declared stand in for the count.
+BACKLOG_COUNT_SETTING = "backlogQueueCount"
+
+
 def validate_backlog_queue_set(args: StackValidationArgs, report: ReportViolation) -> None:
+    """Indices below the count present, none repeated, all in the secondary with the primary's
+    prefix. Queues beyond the count are allowed extras: not reported."""
     stack = StackView(args.resources)
     primary, secondary = stack.roles.get(ROLE_PRIMARY), stack.roles.get(ROLE_SECONDARY)
     if primary is None or secondary is None:
@@ -95,7 +103,9 @@ def validate_backlog_queue_set(args: StackValidationArgs, report: ReportViolatio
             queue.urn,
             rule=rules.BACKLOG_QUEUE_SET,
         )
-    for finding in rules.check_pair(stack.props[primary.urn], stack.props[secondary.urn], list(by_name)):
+    count = args.get_config().get(BACKLOG_COUNT_SETTING)
+    findings = rules.check_pair(stack.props[primary.urn], stack.props[secondary.urn], list(by_name), count=count)
+    for finding in findings:
         if finding.rule == rules.BACKLOG_QUEUE_SET:
             queue = by_name.get(finding.entity)
             report(finding.message, queue.urn if queue is not None else secondary.urn)
@@ -210,11 +220,15 @@ premium_entities_partitioned = StackValidationPolicy(
 backlog_queue_set = StackValidationPolicy(
     name=rules.BACKLOG_QUEUE_SET,
     description=(
-        "The stack half of backlog-queue-settings: the backlog queues are indexed 0..N-1 without gaps, "
-        "all live in the secondary namespace, and their prefix is the primary namespace's name. Mirrors "
-        "the paired-namespaces backlog queue table; no built-in covers it."
+        "The stack half of backlog-queue-settings: no backlog index below backlogQueueCount is missing or "
+        "repeated, all live in the secondary namespace, and their prefix is the primary namespace's name. "
+        "Queues beyond the count are explicitly allowed extras and pass. Mirrors the paired-namespaces "
+        "backlog queue table; no built-in covers it."
     ),
     validate=validate_backlog_queue_set,
+    config_schema=PolicyConfigSchema(
+        properties={BACKLOG_COUNT_SETTING: {"type": "integer", "minimum": 1}},
+    ),
     enforcement_level=_MANDATORY,
     severity=Severity.HIGH,
 )

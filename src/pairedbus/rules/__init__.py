@@ -6,6 +6,7 @@ from pairedbus.rules.backlog import (
     check_backlog_in_secondary,
     check_backlog_queue,
     check_pair,
+    extra_backlog_queues,
 )
 from pairedbus.rules.entities import (
     check_duplicate_detection,
@@ -56,6 +57,7 @@ __all__ = [
     "check_pair",
     "check_partitioned_entity_limit",
     "check_premium_entity_partitioned",
+    "extra_backlog_queues",
     "is_partitioned",
     "namespace_view",
     "normalise_region",
