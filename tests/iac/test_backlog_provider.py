@@ -196,3 +196,25 @@ def test_the_provider_pickles_as_pulumi_serializes_it() -> None:
     from pulumi.dynamic.dynamic import serialize_provider
 
     assert serialize_provider(BacklogQueueProvider(DataPlaneAuth(mode="sas", resource_group_name="rg")))
+
+
+def test_many_backlog_queues_in_one_program_do_not_exhaust_the_recursion_limit() -> None:
+    """pulumi.dynamic.serialize_provider leaves one more wrapper around pickle's dict writer per
+    dynamic resource (pulumi/pulumi#17803); without unwrapping, a program with a few hundred backlog
+    queues fails with RecursionError before it registers them all."""
+    import pickle
+    import sys
+
+    from pairedbus.iac.backlog_provider import BacklogQueue
+    from pairedbus.iac.plan.render import render
+
+    count = sys.getrecursionlimit()  # more dynamic resources than frames Python allows
+    provider = BacklogQueueProvider(DataPlaneAuth())
+
+    def program() -> None:
+        for index in range(count):
+            BacklogQueue(f"backlog-{index}", {**INPUTS, "queueName": contract.backlog_queue_name("contoso", index)}, provider)
+
+    plan = render(program, project="pairedbus", stack="test")
+    assert len(plan.of_type(contract.TYPE_BACKLOG_QUEUE)) == count
+    assert pickle._Pickler._batch_setitems is module._BATCH_SETITEMS

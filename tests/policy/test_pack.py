@@ -41,8 +41,7 @@ def test_pack_lists_every_rule_once_with_explicit_levels():
         "paired-entities-duplicate-detection",
     } <= set(names)
     levels = {p.name: p.enforcement_level for p in pack.POLICIES}
-    assert levels.pop("paired-entities-duplicate-detection") is EnforcementLevel.ADVISORY
-    assert set(levels.values()) == {EnforcementLevel.MANDATORY}
+    assert set(levels.values()) == {EnforcementLevel.MANDATORY}  # duplicate detection included (issue 11)
 
 
 @pytest.mark.parametrize(
@@ -340,7 +339,7 @@ def test_entity_size_fails_a_size_no_tier_offers():
     assert "odd" in message
 
 
-# --- paired-entities-duplicate-detection (advisory) --------------------------------------------
+# --- paired-entities-duplicate-detection (mandatory) -------------------------------------------
 
 
 def test_duplicate_detection_passes_primary_entities_with_it_on():
@@ -352,3 +351,28 @@ def test_duplicate_detection_flags_primary_entities_without_it_but_never_backlog
     stack = paired_stack(queues=[queue_inputs("nodup", requiresDuplicateDetection=False)])
     [(message, urn)] = violations(pack.paired_entities_duplicate_detection, stack.args())
     assert "nodup" in message and urn == stack.by_name("queue-nodup").urn
+
+
+def _dedup_args(stack, **settings):
+    from pulumi_policy import StackValidationArgs
+
+    return StackValidationArgs(list(stack.resources), settings)
+
+
+def test_duplicate_detection_window_must_cover_the_max_outage_setting():
+    stack = paired_stack(queues=[queue_inputs("short", duplicateDetectionHistoryTimeWindow="PT30M")])
+    [(message, _)] = violations(pack.paired_entities_duplicate_detection, stack.args())  # default PT1H
+    assert "short" in message and "maxOutage PT1H" in message
+    assert violations(pack.paired_entities_duplicate_detection, _dedup_args(stack, maxOutage="PT30M")) == []
+    [(message, _)] = violations(pack.paired_entities_duplicate_detection, _dedup_args(stack, maxOutage="PT2H"))
+    assert "maxOutage PT2H" in message
+
+
+def test_duplicate_detection_exempts_entities_opted_out_of_pairing():
+    stack = paired_stack(
+        queues=[queue_inputs("audit-log", requiresDuplicateDetection=False)],
+        topics=[topic_inputs("telemetry", requiresDuplicateDetection=False)],
+    )
+    assert len(violations(pack.paired_entities_duplicate_detection, stack.args())) == 2
+    exempt = _dedup_args(stack, unpaired=["audit-log", "Telemetry"])
+    assert violations(pack.paired_entities_duplicate_detection, exempt) == []

@@ -10,6 +10,7 @@ where the namespace requires it.
 from __future__ import annotations
 
 import os
+import pickle
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -235,6 +236,21 @@ class BacklogQueueProvider(ResourceProvider):
         return {"namespaceName": props["namespaceName"], "queueName": props["queueName"], **live_properties(queue)}
 
 
+#: pickle's pure-Python `_batch_setitems`, as it was before any dynamic resource was serialized.
+_BATCH_SETITEMS = pickle._Pickler._batch_setitems  # type: ignore[attr-defined]
+
+
+def _unwrap_pulumi_pickler() -> None:
+    """Undo what `pulumi.dynamic.serialize_provider` leaves behind.
+
+    To sort dicts it replaces `pickle._Pickler._batch_setitems` with a wrapper of the current one
+    and restores only `pickle.Pickler`, so every dynamic resource adds one wrapper to the chain.
+    Each dict pickled then recurses through all of them: a few hundred backlog queues in one program
+    run hit Python's recursion limit (RecursionError in serialize_provider, pulumi/pulumi#17803).
+    """
+    pickle._Pickler._batch_setitems = _BATCH_SETITEMS  # type: ignore[attr-defined]
+
+
 class BacklogQueue(pulumi.dynamic.Resource, module=contract.PACKAGE, name="BacklogQueue"):
     """One backlog queue; its type token is `contract.TYPE_BACKLOG_QUEUE`."""
 
@@ -245,4 +261,7 @@ class BacklogQueue(pulumi.dynamic.Resource, module=contract.PACKAGE, name="Backl
         provider: BacklogQueueProvider,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        super().__init__(provider, name, dict(props), opts)
+        try:
+            super().__init__(provider, name, dict(props), opts)  # serializes the provider, synchronously
+        finally:
+            _unwrap_pulumi_pickler()

@@ -17,11 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pairedbus.iac.config import StackConfig
-from pairedbus.rules import BACKLOG_QUEUE_SET, PAIRED_ENTITIES_DUPLICATE_DETECTION
-
-#: The default of `pairedbus:maxOutage` (the config model owns the setting; this is its fallback
-#: where the model does not carry it).
-DEFAULT_MAX_OUTAGE = "PT1H"
+from pairedbus.rules import BACKLOG_QUEUE_SET, DEFAULT_MAX_OUTAGE, PAIRED_ENTITIES_DUPLICATE_DETECTION
 
 
 def stack_policy_settings(config: StackConfig) -> dict[str, dict[str, Any]]:
