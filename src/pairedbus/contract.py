@@ -154,6 +154,20 @@ CLOSE_FAULT_GRACE: Final = timedelta(seconds=5)
 #: Dead-letter reason when a parked message's time to live ran out in the backlog.
 DEAD_LETTER_TTL_EXPIRED_IN_BACKLOG: Final = "TTLExpiredInBacklog"
 
+# --- Duplicates (paired-namespaces.md, "The syphon", "Duplicates") ---------------------------
+
+#: The longest primary outage a pair must absorb when the stack does not say (`pairedbus:maxOutage`).
+#: A duplicate (a timed-out send that was stored and parked too; a syphon move repeated after a
+#: failed complete) reaches the primary up to an outage after the original, so a paired entity's
+#: duplicate detection must remember MessageIds at least this long. The default, one hour, equals
+#: the longest failover interval the sender allows (MAX_FAILOVER_INTERVAL), well inside the service's
+#: 7-day maximum window; a longer window makes the service keep more MessageIds, so stacks that must
+#: ride out longer outages raise it.
+DEFAULT_MAX_OUTAGE: Final = "PT1H"
+#: The service's duplicate-detection window when an entity sets none: "The default value is 10
+#: minutes" (ARM SBQueueProperties / SBTopicProperties `duplicateDetectionHistoryTimeWindow`).
+SERVICE_DEFAULT_DUPLICATE_DETECTION_WINDOW: Final = "PT10M"
+
 # --- Tiers, partitioning and limits (partitioning.md) ---------------------------------------
 
 SKU_STANDARD: Final = "Standard"

@@ -170,11 +170,8 @@ def check_partitioned_entity_limit(
     ]
 
 
-#: The service's window when an entity sets none: "The default value is 10 minutes" (ARM
-#: `duplicateDetectionHistoryTimeWindow`, Microsoft.ServiceBus SBQueueProperties / SBTopicProperties).
-SERVICE_DEFAULT_DUPLICATE_WINDOW = "PT10M"
-#: The longest outage a pair must absorb when the stack does not say (`pairedbus:maxOutage`).
-DEFAULT_MAX_OUTAGE = "PT1H"
+SERVICE_DEFAULT_DUPLICATE_WINDOW = contract.SERVICE_DEFAULT_DUPLICATE_DETECTION_WINDOW
+DEFAULT_MAX_OUTAGE = contract.DEFAULT_MAX_OUTAGE
 DUPLICATE_DETECTION = "requiresDuplicateDetection"
 DUPLICATE_WINDOW = "duplicateDetectionHistoryTimeWindow"
 
