@@ -27,6 +27,7 @@ RUN python -m venv /opt/venv \
         prometheus-client==0.26.0 \
         pydantic==2.14.3 \
         pyyaml==6.0.3 \
+        rich==15.0.0 \
         /wheels/pairedbus-*.whl
 
 FROM ${PYTHON_IMAGE} AS runtime

@@ -41,5 +41,14 @@ def premium_config_dict(config_dict: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.fixture
+def production_config_dict(premium_config_dict: dict[str, Any]) -> dict[str, Any]:
+    """A valid production config: Premium, public network access denied on both namespaces."""
+    premium_config_dict["production"] = True
+    for role in ("primary", "secondary"):
+        premium_config_dict[role]["publicNetworkAccess"] = "Disabled"
+    return premium_config_dict
+
+
+@pytest.fixture
 def make_config() -> Callable[[dict[str, Any]], StackConfig]:
     return parse_stack_config

@@ -1,10 +1,19 @@
 """Errors a user can fix: the CLI prints them as one line and exits non-zero, no traceback."""
 
+from typing import Final
+
+#: The exit codes every command uses (documented in `pairedbus --help` and the README).
+EXIT_OK: Final = 0
+EXIT_FINDINGS: Final = 1  # the check found something: policy violation, drift, failed drill
+EXIT_USER: Final = 2  # bad input or flags, unwritable output, missing credentials or extras
+EXIT_INTERNAL: Final = 3  # a bug: one line, the traceback with --debug
+EXIT_INTERRUPTED: Final = 130
+
 
 class UserError(Exception):
     """Bad input: a flag, a file or a config value. The message names it and what was expected."""
 
-    exit_code = 2
+    exit_code = EXIT_USER
 
 
 def is_retryable(exc: BaseException) -> bool:

@@ -45,22 +45,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pairedbus.commands.output import check_writable, console
     from pairedbus.iac.plan import PulumiProject, render_stack
+    from pairedbus.iac.plan.operations import operations
     from pairedbus.iac.plan.policy_settings import merge_policy_config, stack_policy_settings
-    from pairedbus.iac.plan.table import format_plan
+    from pairedbus.iac.plan.tree import plan_tree, summary
     from pairedbus.policy.gate import load_baseline, load_policy_config, run_gate
 
-    # Read every input before rendering, so a bad flag fails fast and nothing half-runs.
+    # Read every input and check every output before rendering: a bad flag fails fast, nothing half-runs.
+    check_writable(args.json, "--json")
+    check_writable(args.write_policy_config, "--write-policy-config")
     project = PulumiProject.find(args.project_dir)
     baseline = load_baseline(args.baseline) if args.baseline else None
     policy_config = load_policy_config(args.policy_config) if args.policy_config else None
     config, plan = render_stack(project, args.stack)
     policy_config = merge_policy_config(stack_policy_settings(config), policy_config)
-    if args.write_policy_config:
-        args.write_policy_config.parent.mkdir(parents=True, exist_ok=True)
-        args.write_policy_config.write_text(json.dumps(policy_config, indent=2, sort_keys=True) + "\n")
-    for line in format_plan(plan):
-        print(line)
+    ops, deleted = operations(baseline, plan) if baseline is not None else (None, ())
     gate = run_gate(
         plan,
         baseline=baseline,
@@ -69,11 +69,23 @@ def run(args: argparse.Namespace) -> int:
         allow_unprotect=args.allow_unprotect,
         config=policy_config,
     )
+
+    out = console()
+    out.print(
+        f"Offline render of stack '{plan.stack}' (Pulumi mocks; NOT a cloud preview: nothing was compared with Azure)"
+    )
+    out.print(plan_tree(plan, ops, deleted))
     for line in gate.lines():
-        print(line)
+        out.print(line, style="red" if line.startswith("mandatory") else None)
+    verdict = "policy: FAILED" if gate.exit_code else "policy: passed"
+    out.print(f"{summary(plan, ops)}; {verdict}", style="bold")
     if args.json:
         document = {**plan.to_json(), "policy": gate.to_json()}
-        args.json.parent.mkdir(parents=True, exist_ok=True)
+        if ops is not None:
+            document["operations"] = ops
         args.json.write_text(json.dumps(document, indent=2, sort_keys=True, default=str) + "\n")
-        print(f"Wrote {args.json}")
+        out.print(f"Wrote {args.json}")
+    if args.write_policy_config:
+        args.write_policy_config.write_text(json.dumps(policy_config, indent=2, sort_keys=True) + "\n")
+        out.print(f"Wrote {args.write_policy_config}")
     return gate.exit_code

@@ -50,9 +50,8 @@ def test_unpaired_entity_may_skip_duplicate_detection(render_core, config_dict) 
     assert only(plan, contract.TYPE_QUEUE, queueName="invoices").inputs["requiresDuplicateDetection"] is False
 
 
-def test_production_protects_entities(render_core, config_dict) -> None:
-    config_dict["production"] = True
-    plan = render_core(config_dict)
+def test_production_protects_entities(render_core, production_config_dict) -> None:
+    plan = render_core(production_config_dict)
     entities = plan.of_type(contract.TYPE_QUEUE) + plan.of_type(contract.TYPE_TOPIC) + plan.of_type(contract.TYPE_SUBSCRIPTION)
     assert all(e.protect for e in entities)
 

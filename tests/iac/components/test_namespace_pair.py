@@ -46,9 +46,8 @@ def test_sas_fallback_enables_local_auth_on_the_secondary_only(render_core, conf
     assert not plan.of_type("azure-native:authorization:RoleAssignment")
 
 
-def test_production_protects_namespaces_and_groups(render_core, config_dict) -> None:
-    config_dict["production"] = True
-    plan = render_core(config_dict)
+def test_production_protects_namespaces_and_groups(render_core, production_config_dict) -> None:
+    plan = render_core(production_config_dict)
     stateful = plan.of_type(contract.TYPE_NAMESPACE) + plan.of_type("azure-native:resources:ResourceGroup")
     assert stateful and all(r.protect for r in stateful)
 

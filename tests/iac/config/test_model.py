@@ -38,44 +38,132 @@ def _premium() -> dict[str, Any]:
 
 MALFORMED: list[tuple[str, dict[str, Any], str]] = [
     ("short namespace name", _with("primary.name", "abc"), "pairedbus:primary.name: expected 6-50"),
-    ("namespace name starting with a digit", _with("primary.name", "1contoso"), "pairedbus:primary.name: expected 6-50"),
+    (
+        "namespace name starting with a digit",
+        _with("primary.name", "1contoso"),
+        "pairedbus:primary.name: expected 6-50",
+    ),
     ("namespace name ending in -sb", _with("secondary.name", "contoso-sb"), "pairedbus:secondary.name: expected"),
     ("namespace name ending in -mgmt", _with("secondary.name", "contoso-mgmt"), "not ending in"),
     ("namespace name ending in -", _with("primary.name", "contoso-"), "pairedbus:primary.name"),
     ("namespace name too long", _with("primary.name", "c" * 51), "pairedbus:primary.name: expected 6-50"),
-    ("same region twice", _with("secondary.location", "WestEurope"), "pairedbus:secondary.location: expected a region other than"),
-    ("same namespace twice", _with("secondary.name", "contoso-primary"), "pairedbus:secondary.name: expected a namespace other than"),
+    (
+        "same region twice",
+        _with("secondary.location", "WestEurope"),
+        "pairedbus:secondary.location: expected a region other than",
+    ),
+    (
+        "same namespace twice",
+        _with("secondary.name", "contoso-primary"),
+        "pairedbus:secondary.name: expected a namespace other than",
+    ),
     ("unknown SKU", _with("primary.sku", "Basic"), "pairedbus:primary.sku: expected 'Standard' or 'Premium'"),
-    ("capacity on Standard", _with("primary.capacity", 2), "pairedbus:primary.capacity: expected no capacity for a Standard"),
-    ("partitions not 1/2/4", _with("primary.premiumMessagingPartitions", 3, _premium()), "pairedbus:primary.premiumMessagingPartitions: expected 1, 2 or 4, got 3"),
-    ("Premium with one partition and entities", _with("primary.premiumMessagingPartitions", 1, _with("primary.capacity", 1, _premium())), "pairedbus:primary.premiumMessagingPartitions: expected >= 2"),
-    ("capacity not a multiple of partitions", _with("primary.premiumMessagingPartitions", 4, _premium()), "pairedbus:primary.capacity: expected a multiple of premiumMessagingPartitions (4), got 2"),
-    ("Standard size not a 1 GB step", _with("queues[1].maxSizeInMegabytes", 1000), "pairedbus:queues[1].maxSizeInMegabytes: expected one of 1024, 2048, 3072, 4096, 5120 for a Standard namespace, got 1000"),
-    ("Premium-only size on Standard", _with("topics[0].maxSizeInMegabytes", 10240), "pairedbus:topics[0].maxSizeInMegabytes: expected one of 1024"),
-    ("Premium size not allowed", _with("queues[0].maxSizeInMegabytes", 6144, _premium()), "for a Premium namespace, got 6144"),
-    ("non-partitioned Premium queue", _with("queues[1].enablePartitioning", False, _premium()), "pairedbus:queues[1].enablePartitioning: expected true"),
+    (
+        "capacity on Standard",
+        _with("primary.capacity", 2),
+        "pairedbus:primary.capacity: expected no capacity for a Standard",
+    ),
+    (
+        "partitions not 1/2/4",
+        _with("primary.premiumMessagingPartitions", 3, _premium()),
+        "pairedbus:primary.premiumMessagingPartitions: expected 1, 2 or 4, got 3",
+    ),
+    (
+        "Premium with one partition and entities",
+        _with("primary.premiumMessagingPartitions", 1, _with("primary.capacity", 1, _premium())),
+        "pairedbus:primary.premiumMessagingPartitions: expected >= 2",
+    ),
+    (
+        "capacity not a multiple of partitions",
+        _with("primary.premiumMessagingPartitions", 4, _premium()),
+        "pairedbus:primary.capacity: expected a multiple of premiumMessagingPartitions (4), got 2",
+    ),
+    (
+        "Standard size not a 1 GB step",
+        _with("queues[1].maxSizeInMegabytes", 1000),
+        "pairedbus:queues[1].maxSizeInMegabytes: expected one of 1024, 2048, 3072, 4096, 5120 for a Standard namespace, got 1000",
+    ),
+    (
+        "Premium-only size on Standard",
+        _with("topics[0].maxSizeInMegabytes", 10240),
+        "pairedbus:topics[0].maxSizeInMegabytes: expected one of 1024",
+    ),
+    (
+        "Premium size not allowed",
+        _with("queues[0].maxSizeInMegabytes", 6144, _premium()),
+        "for a Premium namespace, got 6144",
+    ),
+    (
+        "non-partitioned Premium queue",
+        _with("queues[1].enablePartitioning", False, _premium()),
+        "pairedbus:queues[1].enablePartitioning: expected true",
+    ),
     ("entity name with a slash", _with("queues[0].name", "orders/eu"), "pairedbus:queues[0].name: expected 1-260"),
     ("entity name with a leading slash", _with("queues[0].name", "/orders"), "pairedbus:queues[0].name"),
     ("empty entity name", _with("topics[0].name", ""), "pairedbus:topics[0].name: expected 1-260"),
     ("entity name too long", _with("queues[0].name", "q" * 261), "pairedbus:queues[0].name: expected 1-260"),
-    ("subscription name too long", _with("topics[0].subscriptions[0].name", "s" * 51), "pairedbus:topics[0].subscriptions[0].name: expected 1-50"),
-    ("queue and topic with one name", _with("queues[1].name", "Events"), "pairedbus:topics[0].name: expected a name unique among queues and topics"),
-    ("duplicate subscription", _with("topics[0].subscriptions[1].name", "AUDIT"), "pairedbus:topics[0].subscriptions[1].name: expected a name unique within topic"),
-    ("zero backlog queues", _with("backlogQueueCount", 0), "pairedbus:backlogQueueCount: expected greater than or equal to 1, got 0"),
+    (
+        "subscription name too long",
+        _with("topics[0].subscriptions[0].name", "s" * 51),
+        "pairedbus:topics[0].subscriptions[0].name: expected 1-50",
+    ),
+    (
+        "queue and topic with one name",
+        _with("queues[1].name", "Events"),
+        "pairedbus:topics[0].name: expected a name unique among queues and topics",
+    ),
+    (
+        "duplicate subscription",
+        _with("topics[0].subscriptions[1].name", "AUDIT"),
+        "pairedbus:topics[0].subscriptions[1].name: expected a name unique within topic",
+    ),
+    (
+        "zero backlog queues",
+        _with("backlogQueueCount", 0),
+        "pairedbus:backlogQueueCount: expected greater than or equal to 1, got 0",
+    ),
     ("backlog count not a number", _with("backlogQueueCount", "ten"), "pairedbus:backlogQueueCount"),
-    ("bad lock duration", _with("queues[0].lockDuration", "1 minute"), "pairedbus:queues[0].lockDuration: expected an ISO 8601 duration"),
-    ("bad TTL on a subscription", _with("topics[0].subscriptions[0].defaultMessageTimeToLive", "P1X"), "pairedbus:topics[0].subscriptions[0].defaultMessageTimeToLive: expected an ISO 8601 duration"),
+    (
+        "bad lock duration",
+        _with("queues[0].lockDuration", "1 minute"),
+        "pairedbus:queues[0].lockDuration: expected an ISO 8601 duration",
+    ),
+    (
+        "bad TTL on a subscription",
+        _with("topics[0].subscriptions[0].defaultMessageTimeToLive", "P1X"),
+        "pairedbus:topics[0].subscriptions[0].defaultMessageTimeToLive: expected an ISO 8601 duration",
+    ),
     ("max delivery count of zero", _with("queues[0].maxDeliveryCount", 0), "pairedbus:queues[0].maxDeliveryCount"),
-    ("forward to an unknown entity", _with("queues[1].forwardTo", "nowhere"), "pairedbus:queues[1].forwardTo: expected a queue or topic of this stack's primary, got 'nowhere'"),
-    ("forwarding cycle", _with("queues[1].forwardTo", "orders", _with("queues[0].forwardTo", "invoices")), "expected no forwarding cycle"),
+    (
+        "forward to an unknown entity",
+        _with("queues[1].forwardTo", "nowhere"),
+        "pairedbus:queues[1].forwardTo: expected a queue or topic of this stack's primary, got 'nowhere'",
+    ),
+    (
+        "forwarding cycle",
+        _with("queues[1].forwardTo", "orders", _with("queues[0].forwardTo", "invoices")),
+        "expected no forwarding cycle",
+    ),
     ("misspelt key", _with("primary.skew", "Standard"), "pairedbus:primary.skew: unknown key"),
     ("missing primary", _with("primary", ...), "pairedbus:primary: expected a value, none given"),
     ("missing syphon image", _with("syphon.image", ...), "pairedbus:syphon.image: expected a value, none given"),
     ("syphon with zero replicas", _with("syphon.minReplicas", 0), "pairedbus:syphon.minReplicas"),
-    ("syphon memory not twice the CPU", _with("syphon.memory", "4Gi"), "pairedbus:syphon.memory: expected 1Gi for 0.5 CPU"),
+    (
+        "syphon memory not twice the CPU",
+        _with("syphon.memory", "4Gi"),
+        "pairedbus:syphon.memory: expected 1Gi for 0.5 CPU",
+    ),
     ("SAS auth mode misspelt", _with("backlogAuth", "key"), "pairedbus:backlogAuth: expected 'entra' or 'sas'"),
-    ("Premium secondary with one partition", _with("secondary.premiumMessagingPartitions", 1, _with("secondary.capacity", 1, _premium())), "pairedbus:secondary.premiumMessagingPartitions: expected >= 2 for a Premium namespace holding the backlog queues"),
-    ("more than 100 partitioned Standard entities", _with("queues", [{"name": f"q{i}"} for i in range(101)]), "expected at most 100 partitioned entities in Standard namespace 'contoso-primary', got 102"),
+    (
+        "Premium secondary with one partition",
+        _with("secondary.premiumMessagingPartitions", 1, _with("secondary.capacity", 1, _premium())),
+        "pairedbus:secondary.premiumMessagingPartitions: expected >= 2 for a Premium namespace holding the backlog queues",
+    ),
+    (
+        "more than 100 partitioned Standard entities",
+        _with("queues", [{"name": f"q{i}"} for i in range(101)]),
+        "expected at most 100 partitioned entities in Standard namespace 'contoso-primary', got 102",
+    ),
 ]
 
 
@@ -138,3 +226,18 @@ def test_pulumi_settings_are_decoded_like_the_cli_passes_them() -> None:
         "backlogAuth": "entra",
         "primary": {"name": "contoso-primary"},
     }
+
+
+def test_a_production_stack_is_premium_with_public_access_denied(production_config_dict) -> None:
+    config = parse_stack_config(production_config_dict)
+    assert config.production and {config.primary.public_network_access, config.secondary.public_network_access} == {
+        "Disabled"
+    }
+
+
+def test_new_settings_default_as_documented() -> None:
+    config = parse_stack_config(BASE_CONFIG)
+    assert config.deployer_principal_type == "User"  # what `pulumi up` on a laptop signs in as
+    assert config.max_outage == "PT1H"
+    # Paired entities without a window of their own get the outage as their window.
+    assert {q.duplicate_detection_history_time_window for q in config.queues} == {"PT1H"}

@@ -1,6 +1,7 @@
 """The stack-config model: what `stacks/Pulumi.<stack>.yaml` may say, validated in one pass."""
 
 from pairedbus.iac.config.model import (
+    DEFAULT_MAX_OUTAGE,
     NamespaceConfig,
     QueueConfig,
     RegistryConfig,
@@ -19,6 +20,7 @@ from pairedbus.iac.config.model import (
 )
 
 __all__ = [
+    "DEFAULT_MAX_OUTAGE",
     "NamespaceConfig",
     "QueueConfig",
     "RegistryConfig",

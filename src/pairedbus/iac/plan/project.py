@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import runpy
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from pairedbus.errors import UserError
+from pairedbus.iac.config.stack_file import SECRET_PLACEHOLDER, load_yaml_document, read_stack_settings
 
-#: Stand-in for a `secure:` value: the offline render cannot decrypt it and must not need to.
-SECRET_PLACEHOLDER = "[secret]"
+__all__ = ["SECRET_PLACEHOLDER", "PulumiProject"]
 
 
 @dataclass(frozen=True)
@@ -35,26 +32,21 @@ class PulumiProject:
         raise UserError(f"no Pulumi.yaml in {here} or above: run from the project, or pass --project-dir")
 
     def stacks(self) -> list[str]:
-        return sorted(p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in self.stack_config_dir.glob("Pulumi.*.yaml"))
+        return sorted(
+            p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in self.stack_config_dir.glob("Pulumi.*.yaml")
+        )
 
     def stack_settings(self, stack: str) -> tuple[dict[str, str], list[str]]:
         """The stack's config as the CLI passes it to the program: full keys (`project:key`),
-        values as strings (structured ones as JSON), and the keys of secrets."""
+        values as strings (structured ones as JSON), and the keys of secrets. Problems with single
+        keys (Pulumi's key syntax, duplicates) travel with the settings (`StackSettings.problems`)
+        so that they are reported with the config's own, in one pass."""
         path = self.stack_config_dir / f"Pulumi.{stack}.yaml"
         if not path.is_file():
-            raise UserError(f"stack {stack!r}: no {path.relative_to(self.directory)} (expected one of: {', '.join(self.stacks())})")
-        config = _read_yaml(path).get("config") or {}
-        if not isinstance(config, dict):
-            raise UserError(f"{path.name}: 'config' must be a mapping of keys to values")
-        settings: dict[str, str] = {}
-        secrets: list[str] = []
-        for key, value in config.items():
-            full_key = key if ":" in key else f"{self.name}:{key}"
-            if isinstance(value, dict) and set(value) == {"secure"}:
-                secrets.append(full_key)
-                value = SECRET_PLACEHOLDER
-            settings[full_key] = value if isinstance(value, str) else json.dumps(value)
-        return settings, secrets
+            raise UserError(
+                f"stack {stack!r}: no {path.relative_to(self.directory)} (expected one of: {', '.join(self.stacks())})"
+            )
+        return read_stack_settings(path)
 
     def run_program(self) -> None:
         """Run the program's __main__.py as the Pulumi language host would."""
@@ -64,12 +56,7 @@ class PulumiProject:
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
-    try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark else ""
-        raise UserError(f"{path.name}{where}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
-    if not isinstance(data, dict):
-        raise UserError(f"{path.name}: expected a YAML mapping at the top level")
+    data, problems = load_yaml_document(path)
+    if problems:
+        raise UserError(problems[0])
     return data

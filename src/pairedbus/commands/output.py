@@ -1,0 +1,84 @@
+"""One output layer for every command: rich on a terminal, plain stable text when piped.
+
+Colour only on a terminal and never under `NO_COLOR` (https://no-color.org); piped output has no
+escape codes and a fixed width so that scripts and diffs see the same text every run. Every
+output path is checked before the work starts, so a typo costs nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import IO
+
+from rich.console import Console
+
+from pairedbus.errors import UserError
+
+#: Width of piped output: wide enough for a resource URN, fixed so the text is stable.
+PIPED_WIDTH = 160
+#: How many problems a command prints before it says how many more there are.
+MAX_PROBLEMS = 20
+
+
+def is_terminal(stream: IO[str]) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def colour_allowed(stream: IO[str]) -> bool:
+    """A terminal, and no `NO_COLOR` of any value (the convention says: present and not empty)."""
+    return is_terminal(stream) and not os.environ.get("NO_COLOR")
+
+
+def console(stream: IO[str] | None = None) -> Console:
+    """A console for `stream` (stdout by default): styled on a terminal, plain when piped."""
+    stream = stream if stream is not None else sys.stdout
+    terminal = is_terminal(stream)
+    return Console(
+        file=stream,
+        force_terminal=terminal,
+        no_color=not colour_allowed(stream),
+        color_system="auto" if colour_allowed(stream) else None,
+        width=None if terminal else PIPED_WIDTH,
+        highlight=False,
+        emoji=False,
+    )
+
+
+def bounded(problems: Iterable[str], limit: int = MAX_PROBLEMS) -> Iterator[str]:
+    """The first `limit` problems, then one line with how many more there were."""
+    items = list(problems)
+    yield from items[:limit]
+    if len(items) > limit:
+        yield f"... and {len(items) - limit} more"
+
+
+def check_writable(path: Path | None, flag: str) -> None:
+    """Fail now, naming `flag`, if `path` cannot be written: before any render, drill or job.
+
+    Creates missing parent folders (as writing later would) and writes a scratch file beside the
+    target, so permissions, read-only mounts and "a folder of that name" are all caught.
+    """
+    if path is None:
+        return
+    if path.is_dir():
+        raise UserError(f"{flag} {path}: is a directory, expected a file path")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=".pairedbus-check-", delete=True):
+            pass
+    except OSError as exc:
+        raise UserError(f"{flag} {path}: not writable ({exc.strerror or type(exc).__name__})") from None
+
+
+def check_writable_dir(path: Path | None, flag: str) -> None:
+    """Like `check_writable`, for an output folder."""
+    if path is None:
+        return
+    if path.exists() and not path.is_dir():
+        raise UserError(f"{flag} {path}: exists and is not a directory")
+    check_writable(path / ".pairedbus-probe", flag)

@@ -1,0 +1,138 @@
+"""Field types of the stack config: each checks one value on its own against the service's rule
+(`limits.py` cites where each rule comes from). Cross-field rules live in `cross_field.py`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BeforeValidator, Field
+
+from pairedbus import contract
+from pairedbus.iac.config import limits
+from pairedbus.iac.config.regions import closest_region, known_regions, normalise_region
+
+
+def _not_bool(value: Any) -> Any:
+    """YAML `true` is Python's 1: refuse it where a number is expected (`Literal[1, 2]` would not)."""
+    if isinstance(value, bool):
+        raise ValueError(f"expected a number, got {value!r}")
+    return value
+
+
+def _show(delta: timedelta) -> str:
+    return contract.iso_duration(delta)
+
+
+def duration_between(low: timedelta, high: timedelta | None) -> Callable[[str | None], str | None]:
+    """An ISO 8601 duration within [low, high] (high None: up to .NET TimeSpan.MaxValue)."""
+    high_ticks = contract.TIMESPAN_MAX_TICKS if high is None else contract.duration_ticks(high)
+    shown_high = contract.TIMESPAN_MAX_ISO if high is None else _show(high)
+
+    def check(value: str | None) -> str | None:
+        if value is None:
+            return None
+        try:
+            ticks = contract.duration_ticks(value)
+        except ValueError:
+            raise ValueError(f"expected an ISO 8601 duration such as PT1M or P14D, got {value!r}") from None
+        if not contract.duration_ticks(low) <= ticks <= high_ticks:
+            raise ValueError(f"expected a duration from {_show(low)} to {shown_high}, got {value!r}")
+        return value
+
+    return check
+
+
+#: A number where YAML's true/false must not pass for 1/0.
+NotBool = BeforeValidator(_not_bool)
+
+LockDuration = Annotated[
+    str | None, AfterValidator(duration_between(limits.MIN_LOCK_DURATION, limits.MAX_LOCK_DURATION))
+]
+TimeToLive = Annotated[str | None, AfterValidator(duration_between(limits.MIN_TIME_TO_LIVE, None))]
+AutoDeleteOnIdle = Annotated[str | None, AfterValidator(duration_between(limits.MIN_AUTO_DELETE_ON_IDLE, None))]
+DuplicateDetectionWindow = Annotated[
+    str | None,
+    AfterValidator(duration_between(limits.MIN_DUPLICATE_DETECTION_WINDOW, limits.MAX_DUPLICATE_DETECTION_WINDOW)),
+]
+#: The longest primary outage the pair must absorb: bounded like the window that must cover it.
+OutageDuration = Annotated[
+    str,
+    AfterValidator(duration_between(limits.MIN_DUPLICATE_DETECTION_WINDOW, limits.MAX_DUPLICATE_DETECTION_WINDOW)),
+]
+DeliveryCount = Annotated[
+    int | None, NotBool, Field(ge=limits.MIN_MAX_DELIVERY_COUNT, le=limits.MAX_MAX_DELIVERY_COUNT)
+]
+
+
+def _namespace_name(value: str) -> str:
+    too_long_or_short = not limits.NAMESPACE_NAME_MIN <= len(value) <= limits.NAMESPACE_NAME_MAX
+    bad_suffix = value.lower().endswith(limits.NAMESPACE_NAME_FORBIDDEN_SUFFIXES)
+    if too_long_or_short or bad_suffix or not limits.NAMESPACE_NAME.match(value):
+        raise ValueError(
+            f"expected {limits.NAMESPACE_NAME_MIN}-{limits.NAMESPACE_NAME_MAX} letters, digits or '-', starting "
+            "with a letter, ending with a letter or digit, not ending in -sb or -mgmt (in any letter case), "
+            f"got {value!r}"
+        )
+    return value
+
+
+def _entity_name(max_length: int) -> Callable[[str], str]:
+    def check(value: str) -> str:
+        if not (1 <= len(value) <= max_length and limits.ENTITY_NAME.match(value)):
+            raise ValueError(
+                f"expected 1-{max_length} letters, digits, '.', '-' or '_', starting and ending with a "
+                f"letter or digit ('/' is reserved: ARM cannot create such names), got {value!r}"
+            )
+        return value
+
+    return check
+
+
+def _resource_group_name(value: str) -> str:
+    if not (
+        1 <= len(value) <= limits.RESOURCE_GROUP_NAME_MAX
+        and limits.RESOURCE_GROUP_NAME.match(value)
+        and not value.endswith(".")
+    ):
+        raise ValueError(
+            f"expected 1-{limits.RESOURCE_GROUP_NAME_MAX} letters, digits, '_', '-', '.', '(' or ')', not "
+            f"ending in '.' (ARM's resource group name pattern), got {value!r}"
+        )
+    return value
+
+
+def _region(value: str) -> str:
+    """An Azure region, as its canonical name (`West Europe` -> `westeurope`, as ARM reports it)."""
+    if normalise_region(value) not in known_regions():
+        hint = closest_region(value)
+        raise ValueError(
+            f"expected an Azure region such as westeurope, got {value!r}" + (f" (did you mean {hint}?)" if hint else "")
+        )
+    return normalise_region(value)
+
+
+def _image(value: str) -> str:
+    if not value.strip():
+        raise ValueError("expected a container image reference such as ghcr.io/contoso/syphon:1.0, got a blank string")
+    if len(value) > limits.IMAGE_REFERENCE_MAX or not limits.IMAGE_REFERENCE.match(value):
+        raise ValueError(
+            f"expected a container image reference such as ghcr.io/contoso/syphon:1.0 (lower-case repository, "
+            f"optional :tag and @sha256:digest), got {value!r}"
+        )
+    name = limits.IMAGE_REFERENCE.match(value)["name"]  # type: ignore[index]
+    if len(name) > limits.IMAGE_NAME_MAX:
+        raise ValueError(f"expected an image name of at most {limits.IMAGE_NAME_MAX} characters, got {len(name)}")
+    return value
+
+
+NamespaceName = Annotated[str, AfterValidator(_namespace_name)]
+EntityName = Annotated[str, AfterValidator(_entity_name(limits.ENTITY_NAME_MAX))]
+SubscriptionName = Annotated[str, AfterValidator(_entity_name(limits.SUBSCRIPTION_NAME_MAX))]
+ResourceGroupName = Annotated[str, AfterValidator(_resource_group_name)]
+Region = Annotated[str, AfterValidator(_region)]
+ContainerImage = Annotated[str, AfterValidator(_image)]
+
+
+PrincipalType = Literal["User", "ServicePrincipal", "Group"]

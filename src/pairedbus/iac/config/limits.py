@@ -1,0 +1,100 @@
+"""Service limits the stack config is checked against, each with the source it comes from.
+
+These are Azure's numbers, not the spec's: the spec's own names and numbers stay in
+`pairedbus.contract`. Sources, as cited on each constant:
+
+- [admin] azure-sdk-for-net, `sdk/servicebus/Azure.Messaging.ServiceBus/src/Administration/
+  AdministrationClientConstants.cs`: the .NET administration client's own validation.
+- [arm-sb] azure-rest-api-specs, `specification/servicebus/resource-manager/Microsoft.ServiceBus/
+  stable/2024-01-01/openapi.json` (and the 2026-01-01 API pulumi-azure-native 3.x uses for
+  servicebus, see `pulumi_azure_native/servicebus/queue.py`), plus the `azure.mgmt.servicebus`
+  model docstrings generated from it.
+- [arm-common] azure-rest-api-specs, `specification/common-types/resource-management/v6/types.json`.
+- [quotas] learn.microsoft.com/azure/service-bus-messaging/service-bus-quotas.
+- [naming] learn.microsoft.com/azure/azure-resource-manager/management/resource-name-rules
+  (Microsoft.ServiceBus, Microsoft.Resources).
+- [tags] learn.microsoft.com/azure/azure-resource-manager/management/tag-resources ("Limitations").
+- [aca] learn.microsoft.com/azure/container-apps/containers ("Allocations").
+- [image] the distribution/reference grammar Docker and OCI registries parse image names with.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from typing import Final
+
+from pairedbus import contract
+
+# --- Entity durations ([admin]: MinimumAllowedTimeToLive ... MaximumDuplicateDetectionHistoryTimeWindow)
+
+#: [admin] MinimumAllowedTimeToLive = 1 s; MaximumAllowedTimeToLive = TimeSpan.MaxValue.
+MIN_TIME_TO_LIVE: Final = timedelta(seconds=1)
+#: [admin] MinimumLockDuration = 5 s, MaximumLockDuration = 5 min ([arm-sb]: "The maximum value
+#: for LockDuration is 5 minutes").
+MIN_LOCK_DURATION: Final = timedelta(seconds=5)
+MAX_LOCK_DURATION: Final = timedelta(minutes=5)
+#: [admin] MinimumAllowedAutoDeleteOnIdle = 5 min ([arm-sb]: "The minimum duration is 5 minutes").
+MIN_AUTO_DELETE_ON_IDLE: Final = timedelta(minutes=5)
+#: [admin] Minimum/MaximumDuplicateDetectionHistoryTimeWindow = 20 s / 7 days.
+MIN_DUPLICATE_DETECTION_WINDOW: Final = timedelta(seconds=20)
+MAX_DUPLICATE_DETECTION_WINDOW: Final = timedelta(days=7)
+#: [arm-sb] "The default value is 10 minutes" for duplicateDetectionHistoryTimeWindow.
+SERVICE_DEFAULT_DUPLICATE_DETECTION_WINDOW: Final = timedelta(minutes=10)
+#: [admin] MinAllowedMaxDeliveryCount = 1; the wire type is a .NET int32.
+MIN_MAX_DELIVERY_COUNT: Final = 1
+MAX_MAX_DELIVERY_COUNT: Final = contract.INT32_MAX
+
+# --- Names ---------------------------------------------------------------------------------
+
+#: [arm-sb] namespaceName minLength 6, maxLength 50; [naming]: letters, digits and hyphens,
+#: starting with a letter, ending with a letter or digit, not ending in "-sb" or "-mgmt". The
+#: name is a DNS label, so the service compares it without regard to case: "-SB" ends it too.
+NAMESPACE_NAME_MIN: Final = contract.NAMESPACE_NAME_MIN
+NAMESPACE_NAME_MAX: Final = contract.NAMESPACE_NAME_MAX
+NAMESPACE_NAME: Final = re.compile(r"^[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?$")
+NAMESPACE_NAME_FORBIDDEN_SUFFIXES: Final = ("-sb", "-mgmt")
+#: [admin] QueueNameMaximumLength = TopicNameMaximumLength = 260, SubscriptionNameMaximumLength = 50.
+ENTITY_NAME_MAX: Final = contract.ENTITY_NAME_MAX
+SUBSCRIPTION_NAME_MAX: Final = contract.SUBSCRIPTION_NAME_MAX
+#: [naming] queues/topics/subscriptions: letters, digits, '.', '-', '_'; start and end with a letter
+#: or digit. ('/' is allowed by the data plane but ARM cannot address such a name.)
+ENTITY_NAME: Final = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
+#: [arm-common] ResourceGroupNameParameter: minLength 1, maxLength 90, pattern ^[-\w\._\(\)]+$
+#: (\w is Unicode letters, digits and '_'); [naming]: it cannot end in a period. Case-insensitive.
+RESOURCE_GROUP_NAME_MAX: Final = 90
+RESOURCE_GROUP_NAME: Final = re.compile(r"^[-\w._()]+$")
+
+# --- Tags ([tags], "Limitations") ----------------------------------------------------------
+
+#: "Each resource, resource group, and subscription can have a maximum of 50 tag name-value pairs."
+MAX_TAGS_PER_RESOURCE: Final = 50
+#: "The tag name has a limit of 512 characters and the tag value has a limit of 256 characters."
+TAG_NAME_MAX: Final = 512
+TAG_VALUE_MAX: Final = 256
+#: "Tag names can't contain these characters: <, >, %, &, \, ?, /"
+TAG_NAME_FORBIDDEN_CHARACTERS: Final = "<>%&\\?/"
+#: Tags this project adds to each namespace on top of the stack's own (contract.TAG_ROLE, TAG_PAIR).
+RESERVED_TAGS: Final = (contract.TAG_ROLE, contract.TAG_PAIR)
+
+# --- Topics ([quotas]) -----------------------------------------------------------------------
+
+#: "Number of subscriptions per topic: 2,000 per-topic for the Standard and Premium tiers."
+MAX_SUBSCRIPTIONS_PER_TOPIC: Final = 2_000
+
+# --- Container Apps ([aca]) and images ([image]) ----------------------------------------------
+
+#: Consumption plan: CPU 0.25-2.0 in steps of 0.25, memory twice the CPU in GiB.
+SYPHON_CPU_VALUES: Final = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0)
+#: distribution/reference: [domain[:port]/]path-component(/path-component)*[:tag][@digest];
+#: path components lower case; tag up to 128 characters; whole name up to 255 characters.
+IMAGE_NAME_MAX: Final = 255
+#: Name, ':' and a 128-character tag, '@' and a sha512 digest: longer is no reference at all.
+IMAGE_REFERENCE_MAX: Final = IMAGE_NAME_MAX + 1 + 128 + 1 + len("sha512:") + 128
+_PATH_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+_DOMAIN = r"(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*|\[[0-9a-fA-F:]+\])(?::[0-9]+)?"
+IMAGE_REFERENCE: Final = re.compile(
+    rf"^(?P<name>(?:{_DOMAIN}/)?{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*)"
+    r"(?::(?P<tag>[\w][\w.-]{0,127}))?"
+    r"(?:@(?P<digest>[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}))?$"
+)
