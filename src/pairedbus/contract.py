@@ -10,6 +10,16 @@ import re
 from datetime import timedelta
 from typing import Final
 
+from pairedbus.durations import (  # noqa: F401  (re-exported: callers use contract.duration_*)
+    TICKS_PER_SECOND,
+    TIMESPAN_MAX_TICKS,
+    duration_ticks,
+    duration_timedelta,
+    durations_equal,
+    iso_duration,
+    wire_duration,
+)
+
 # --- Backlog queues (paired-namespaces.md, "Backlog queues") --------------------------------
 
 BACKLOG_QUEUE_SEGMENT: Final = "x-servicebus-transfer"
@@ -17,9 +27,7 @@ DEFAULT_BACKLOG_QUEUE_COUNT: Final = 10
 
 #: .NET TimeSpan.MaxValue (10675199 days 02:48:05.4775807) in ISO 8601, as the service reads it back.
 TIMESPAN_MAX_ISO: Final = "P10675199DT2H48M5.4775807S"
-#: TimeSpan.MaxValue in .NET ticks (100 ns); Python's timedelta cannot hold the last 0.7 µs.
-TIMESPAN_MAX_TICKS: Final = 9_223_372_036_854_775_807
-TICKS_PER_SECOND: Final = 10_000_000
+#: Its value in ticks, `TIMESPAN_MAX_TICKS`, lives with the tick arithmetic in `pairedbus.durations`.
 INT32_MAX: Final = 2_147_483_647
 
 #: The exact backlog-queue property table in ARM / azure-native camelCase names.
@@ -97,55 +105,7 @@ def arm_entity_name(entity_name: str) -> str:
     return entity_name.replace("/", ARM_PATH_SEPARATOR)
 
 
-# --- ISO 8601 durations, exact to the .NET tick ---------------------------------------------
-
-_ISO_DURATION = re.compile(
-    r"^P(?:(?P<days>\d+)D)?(?:T(?:(?P<hours>\d+)H)?(?:(?P<minutes>\d+)M)?"
-    r"(?:(?P<seconds>\d+)(?:\.(?P<fraction>\d{1,7}))?S)?)?$"
-)
-
-
-def duration_ticks(value: str | timedelta) -> int:
-    """An ISO 8601 duration (days and time parts, as Service Bus writes them) or a timedelta, in
-    100 ns ticks. Raises ValueError for anything else."""
-    if isinstance(value, timedelta):
-        return ((value.days * 86_400 + value.seconds) * 1_000_000 + value.microseconds) * 10
-    match = _ISO_DURATION.match(value) if isinstance(value, str) and value != "P" else None
-    if match is None or value.endswith("T"):
-        raise ValueError(f"not an ISO 8601 duration: {value!r}")
-    seconds = (
-        int(match["days"] or 0) * 86_400
-        + int(match["hours"] or 0) * 3_600
-        + int(match["minutes"] or 0) * 60
-        + int(match["seconds"] or 0)
-    )
-    fraction = (match["fraction"] or "").ljust(7, "0")
-    return seconds * TICKS_PER_SECOND + int(fraction)
-
-
-def duration_timedelta(value: str | timedelta) -> timedelta:
-    """A duration as a timedelta; TimeSpan.MaxValue maps to its nearest microsecond."""
-    return timedelta(microseconds=duration_ticks(value) // 10)
-
-
-def iso_duration(value: str | timedelta | int) -> str:
-    """A duration (ISO string, timedelta or ticks) as Service Bus writes it: `P{d}DT{h}H{m}M{s}S`."""
-    ticks = value if isinstance(value, int) else duration_ticks(value)
-    seconds, fraction = divmod(ticks, TICKS_PER_SECOND)
-    days, seconds = divmod(seconds, 86_400)
-    hours, seconds = divmod(seconds, 3_600)
-    minutes, seconds = divmod(seconds, 60)
-    time = "".join(f"{n}{unit}" for n, unit in ((hours, "H"), (minutes, "M")) if n)
-    if seconds or fraction:
-        time += f"{seconds}.{fraction:07d}".rstrip("0").rstrip(".") + "S"
-    text = "P" + (f"{days}D" if days else "") + (f"T{time}" if time else "")
-    return text if text != "P" else "PT0S"
-
-
-def durations_equal(a: str | timedelta, b: str | timedelta) -> bool:
-    """Equal to within the microsecond that Python's timedelta can represent."""
-    return abs(duration_ticks(a) - duration_ticks(b)) < 10
-
+# --- ISO 8601 durations, exact to the .NET tick (implemented in `pairedbus.durations`) -------
 
 def backlog_value_matches(prop: str, expected: object, actual: object) -> bool:
     """Whether a live or declared value equals the table's, comparing durations as durations."""
@@ -193,6 +153,20 @@ EXTRA_OPERATIONS_PER_BACKLOGGED_MESSAGE: Final = 2
 CLOSE_FAULT_GRACE: Final = timedelta(seconds=5)
 #: Dead-letter reason when a parked message's time to live ran out in the backlog.
 DEAD_LETTER_TTL_EXPIRED_IN_BACKLOG: Final = "TTLExpiredInBacklog"
+
+# --- Duplicates (paired-namespaces.md, "The syphon", "Duplicates") ---------------------------
+
+#: The longest primary outage a pair must absorb when the stack does not say (`pairedbus:maxOutage`).
+#: A duplicate (a timed-out send that was stored and parked too; a syphon move repeated after a
+#: failed complete) reaches the primary up to an outage after the original, so a paired entity's
+#: duplicate detection must remember MessageIds at least this long. The default, one hour, equals
+#: the longest failover interval the sender allows (MAX_FAILOVER_INTERVAL), well inside the service's
+#: 7-day maximum window; a longer window makes the service keep more MessageIds, so stacks that must
+#: ride out longer outages raise it.
+DEFAULT_MAX_OUTAGE: Final = "PT1H"
+#: The service's duplicate-detection window when an entity sets none: "The default value is 10
+#: minutes" (ARM SBQueueProperties / SBTopicProperties `duplicateDetectionHistoryTimeWindow`).
+SERVICE_DEFAULT_DUPLICATE_DETECTION_WINDOW: Final = "PT10M"
 
 # --- Tiers, partitioning and limits (partitioning.md) ---------------------------------------
 

@@ -15,6 +15,8 @@ from pairedbus.iac import backlog_provider as module
 from pairedbus.iac.backlog_provider import BacklogQueueProvider, DataPlaneAuth
 
 NAME = "contoso/x-servicebus-transfer/0"
+#: P10675199DT2H48M5.4775807S cut to whole microseconds, toward zero.
+TIMESPAN_MAX_FLOOR = timedelta(days=10675199, hours=2, minutes=48, seconds=5, microseconds=477580)
 INPUTS: dict[str, Any] = {"namespaceName": "contoso-sec", "queueName": NAME, **contract.BACKLOG_QUEUE_PROPERTIES}
 
 
@@ -57,9 +59,10 @@ def test_create_makes_the_missing_queue_with_exactly_the_table(admin, provider) 
         NAME,
         max_size_in_megabytes=5120,
         max_delivery_count=contract.INT32_MAX,
-        default_message_time_to_live=contract.TIMESPAN_MAX_ISO,
-        auto_delete_on_idle=contract.TIMESPAN_MAX_ISO,
-        lock_duration="PT1M",
+        # TimeSpan.MaxValue rounded *down* to the microsecond (a string would be rounded up by the SDK)
+        default_message_time_to_live=TIMESPAN_MAX_FLOOR,
+        auto_delete_on_idle=TIMESPAN_MAX_FLOOR,
+        lock_duration=timedelta(minutes=1),
         dead_lettering_on_message_expiration=True,
         enable_batched_operations=True,
     )
@@ -109,7 +112,10 @@ def test_each_drifted_property_is_a_diff_and_update_restores_it(admin, provider,
     admin.get_queue.side_effect = [drifted, sdk_queue()]
     outs = provider.update(NAME, olds, dict(INPUTS)).outs
     restored = admin.update_queue.call_args.args[0]
-    assert getattr(restored, contract.ARM_TO_SDK_QUEUE_FIELD[prop]) == contract.BACKLOG_QUEUE_PROPERTIES[prop]
+    sent = getattr(restored, contract.ARM_TO_SDK_QUEUE_FIELD[prop])
+    assert contract.backlog_value_matches(prop, contract.BACKLOG_QUEUE_PROPERTIES[prop], sent)
+    if prop in contract.DURATION_PROPERTIES:
+        assert isinstance(sent, timedelta)  # never an ISO string: the SDK would round it up
     assert outs[prop] == contract.BACKLOG_QUEUE_PROPERTIES[prop]
 
 
@@ -190,3 +196,25 @@ def test_the_provider_pickles_as_pulumi_serializes_it() -> None:
     from pulumi.dynamic.dynamic import serialize_provider
 
     assert serialize_provider(BacklogQueueProvider(DataPlaneAuth(mode="sas", resource_group_name="rg")))
+
+
+def test_many_backlog_queues_in_one_program_do_not_exhaust_the_recursion_limit() -> None:
+    """pulumi.dynamic.serialize_provider leaves one more wrapper around pickle's dict writer per
+    dynamic resource (pulumi/pulumi#17803); without unwrapping, a program with a few hundred backlog
+    queues fails with RecursionError before it registers them all."""
+    import pickle
+    import sys
+
+    from pairedbus.iac.backlog_provider import BacklogQueue
+    from pairedbus.iac.plan.render import render
+
+    count = sys.getrecursionlimit()  # more dynamic resources than frames Python allows
+    provider = BacklogQueueProvider(DataPlaneAuth())
+
+    def program() -> None:
+        for index in range(count):
+            BacklogQueue(f"backlog-{index}", {**INPUTS, "queueName": contract.backlog_queue_name("contoso", index)}, provider)
+
+    plan = render(program, project="pairedbus", stack="test")
+    assert len(plan.of_type(contract.TYPE_BACKLOG_QUEUE)) == count
+    assert pickle._Pickler._batch_setitems is module._BATCH_SETITEMS

@@ -118,7 +118,7 @@ def test_each_property_off_the_table_is_reported_and_exits_1(admin, capsys):
     assert sum(contract.backlog_queue_name(PRIMARY, 7) in line for line in drift_lines) == 2
 
 
-def test_missing_and_extra_queues_are_drift(admin, capsys):
+def test_a_missing_index_is_drift_and_extras_are_reported_as_allowed(admin, capsys):
     _cls, client = admin
     queues = backlog(12)
     del queues[4]
@@ -128,7 +128,42 @@ def test_missing_and_extra_queues_are_drift(admin, capsys):
     assert f"MISSING  {contract.backlog_queue_name(PRIMARY, 4)}" in out
     assert f"EXTRA    {contract.backlog_queue_name(PRIMARY, 10)}" in out
     assert f"EXTRA    {contract.backlog_queue_name(PRIMARY, 11)}" in out
-    assert out.splitlines()[-1] == "drift: 1 missing, 2 extra"
+    assert out.splitlines()[-1] == "drift: 1 missing (2 extra, allowed)"
+
+
+def test_the_specs_own_example_five_plus_seven_is_clean(admin, capsys, tmp_path):
+    # paired-namespaces.md: "if five are requested and contoso/x-servicebus-transfer/7 exists, it
+    # stays, unused - a clean pair, not drift".
+    _cls, client = admin
+    client.list_queues.return_value = [*backlog(5), live_queue("contoso/x-servicebus-transfer/7")]
+    report = tmp_path / "drift.json"
+    assert run_drift("--count", "5", "--json", str(report)) == 0
+    out = capsys.readouterr().out
+    assert "EXTRA    contoso/x-servicebus-transfer/7 (beyond backlogQueueCount 5: allowed" in out
+    assert out.splitlines()[-1] == "no drift (1 extra, allowed)"
+    document = json.loads(report.read_text())
+    assert document["drift"] is False and document["extra"] == ["contoso/x-servicebus-transfer/7"]
+
+
+def test_drift_exits_0_after_the_count_was_lowered(admin):
+    _cls, client = admin
+    client.list_queues.return_value = backlog(10)  # retained by design after 10 -> 3
+    assert run_drift("--count", "3") == 0
+
+
+def test_an_extra_queue_off_the_table_is_still_drift(admin, capsys):
+    _cls, client = admin
+    client.list_queues.return_value = [*backlog(5), live_queue("contoso/x-servicebus-transfer/7", max_delivery_count=10)]
+    assert run_drift("--count", "5") == 1
+    out = capsys.readouterr().out
+    assert any("contoso/x-servicebus-transfer/7" in line and "maxDeliveryCount" in line for line in out.splitlines() if line.startswith("DRIFT"))
+
+
+def test_a_prefixed_name_without_a_valid_index_is_drift(admin, capsys):
+    _cls, client = admin
+    client.list_queues.return_value = [*backlog(3), live_queue("contoso/x-servicebus-transfer/01")]
+    assert run_drift("--count", "3") == 1
+    assert "INVALID  contoso/x-servicebus-transfer/01" in capsys.readouterr().out
 
 
 def test_other_primaries_queues_and_plain_queues_are_ignored(admin):

@@ -87,7 +87,7 @@ def queue_inputs(name: str = "orders", *, namespace: str = PRIMARY, **overrides:
         "enablePartitioning": True,
         "maxSizeInMegabytes": 1024,
         "requiresDuplicateDetection": True,
-        "duplicateDetectionHistoryTimeWindow": "PT10M",
+        "duplicateDetectionHistoryTimeWindow": "PT1H",  # maxOutage's default
     }
     inputs.update(overrides)
     return inputs

@@ -151,8 +151,17 @@ def test_gate_result_fails_on_mandatory_violations_only():
     result = run_gate(planned_stack(queue_overrides={"enablePartitioning": False}))
     assert result.exit_code == 1
     assert result.lines()[-1] == "policy gate: 1 mandatory, 0 advisory - FAILED"
-    advisory = run_gate(planned_stack(queue_overrides={"requiresDuplicateDetection": False}))
+    no_dedup = planned_stack(queue_overrides={"requiresDuplicateDetection": False})
+    assert run_gate(no_dedup).exit_code == 1  # paired entities need duplicate detection
+    advisory = run_gate(no_dedup, config={"paired-entities-duplicate-detection": "advisory"})
     assert advisory.exit_code == 0 and advisory.to_json()["passed"] is True
+    assert advisory.lines()[-1] == "policy gate: 0 mandatory, 1 advisory - passed"
+
+
+def test_gate_exempts_an_entity_opted_out_of_pairing_through_the_policy_setting():
+    no_dedup = planned_stack(queue_overrides={"requiresDuplicateDetection": False})
+    exempt = run_gate(no_dedup, config={"paired-entities-duplicate-detection": {"unpaired": ["ORDERS"]}})
+    assert exempt.violations == () and exempt.exit_code == 0
 
 
 def test_gate_result_blocks_a_replacement_unless_allowed(tmp_path):

@@ -41,8 +41,7 @@ def test_pack_lists_every_rule_once_with_explicit_levels():
         "paired-entities-duplicate-detection",
     } <= set(names)
     levels = {p.name: p.enforcement_level for p in pack.POLICIES}
-    assert levels.pop("paired-entities-duplicate-detection") is EnforcementLevel.ADVISORY
-    assert set(levels.values()) == {EnforcementLevel.MANDATORY}
+    assert set(levels.values()) == {EnforcementLevel.MANDATORY}  # duplicate detection included (issue 11)
 
 
 @pytest.mark.parametrize(
@@ -227,6 +226,31 @@ def test_backlog_set_fails_a_gap_in_the_indices():
     assert contract.backlog_queue_name(PRIMARY, 1) in message and "missing" in message
 
 
+def _with_count(stack, count: int):
+    from pulumi_policy import StackValidationArgs
+
+    return StackValidationArgs(list(stack.resources), {"backlogQueueCount": count})
+
+
+def test_backlog_set_passes_the_specs_own_example_five_configured_plus_seven():
+    stack = paired_stack(backlog=[*(backlog_inputs(i) for i in range(5)), backlog_inputs(7)])
+    assert violations(pack.backlog_queue_set, _with_count(stack, 5)) == []
+
+
+def test_backlog_set_with_the_count_fails_only_an_index_missing_below_it():
+    stack = paired_stack(backlog=[*(backlog_inputs(i) for i in (0, 1, 3, 4)), backlog_inputs(7)])
+    [(message, _)] = violations(pack.backlog_queue_set, _with_count(stack, 5))
+    assert message.startswith(f"{contract.backlog_queue_name(PRIMARY, 2)} missing: backlogQueueCount 5")
+
+
+def test_backlog_set_still_checks_the_settings_of_an_extra():
+    stack = paired_stack(backlog=[*(backlog_inputs(i) for i in range(5)), backlog_inputs(7, maxDeliveryCount=10)])
+    assert violations(pack.backlog_queue_set, _with_count(stack, 5)) == []
+    extra = next(r for r in stack.resources if r.props.get("queueName") == contract.backlog_queue_name(PRIMARY, 7))
+    found = violations(pack.backlog_queue_settings, resource_args(extra.resource_type, extra.name, dict(extra.props)))
+    assert len(found) == 1 and "maxDeliveryCount" in found[0][0]
+
+
 def test_backlog_set_fails_a_backlog_queue_in_the_primary():
     stack = paired_stack(backlog=[backlog_inputs(0), backlog_inputs(1, secondary=PRIMARY)])
     [(message, urn)] = violations(pack.backlog_queue_set, stack.args())
@@ -315,7 +339,7 @@ def test_entity_size_fails_a_size_no_tier_offers():
     assert "odd" in message
 
 
-# --- paired-entities-duplicate-detection (advisory) --------------------------------------------
+# --- paired-entities-duplicate-detection (mandatory) -------------------------------------------
 
 
 def test_duplicate_detection_passes_primary_entities_with_it_on():
@@ -327,3 +351,28 @@ def test_duplicate_detection_flags_primary_entities_without_it_but_never_backlog
     stack = paired_stack(queues=[queue_inputs("nodup", requiresDuplicateDetection=False)])
     [(message, urn)] = violations(pack.paired_entities_duplicate_detection, stack.args())
     assert "nodup" in message and urn == stack.by_name("queue-nodup").urn
+
+
+def _dedup_args(stack, **settings):
+    from pulumi_policy import StackValidationArgs
+
+    return StackValidationArgs(list(stack.resources), settings)
+
+
+def test_duplicate_detection_window_must_cover_the_max_outage_setting():
+    stack = paired_stack(queues=[queue_inputs("short", duplicateDetectionHistoryTimeWindow="PT30M")])
+    [(message, _)] = violations(pack.paired_entities_duplicate_detection, stack.args())  # default PT1H
+    assert "short" in message and "maxOutage PT1H" in message
+    assert violations(pack.paired_entities_duplicate_detection, _dedup_args(stack, maxOutage="PT30M")) == []
+    [(message, _)] = violations(pack.paired_entities_duplicate_detection, _dedup_args(stack, maxOutage="PT2H"))
+    assert "maxOutage PT2H" in message
+
+
+def test_duplicate_detection_exempts_entities_opted_out_of_pairing():
+    stack = paired_stack(
+        queues=[queue_inputs("audit-log", requiresDuplicateDetection=False)],
+        topics=[topic_inputs("telemetry", requiresDuplicateDetection=False)],
+    )
+    assert len(violations(pack.paired_entities_duplicate_detection, stack.args())) == 2
+    exempt = _dedup_args(stack, unpaired=["audit-log", "Telemetry"])
+    assert violations(pack.paired_entities_duplicate_detection, exempt) == []

@@ -65,7 +65,7 @@ def test_the_engine_servicer_advertises_every_policy_with_its_level():
     info = _servicer().GetAnalyzerInfo(None, None)
     levels = {p.name: p.enforcementLevel for p in info.policies}
     assert levels["premium-entities-partitioned"] == proto.MANDATORY
-    assert levels["paired-entities-duplicate-detection"] == proto.ADVISORY
+    assert levels["paired-entities-duplicate-detection"] == proto.MANDATORY
     assert len(levels) == len(pack.POLICIES)
 
 

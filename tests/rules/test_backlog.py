@@ -13,6 +13,7 @@ from pairedbus.rules import (
     check_backlog_in_secondary,
     check_backlog_queue,
     check_pair,
+    extra_backlog_queues,
 )
 
 Q0 = contract.backlog_queue_name("contoso", 0)
@@ -145,3 +146,31 @@ def test_backlog_in_secondary_compares_names_case_insensitively():
     assert check_backlog_in_secondary(Q0, "Contoso-Backlog", "contoso-backlog") == []
     [finding] = check_backlog_in_secondary(Q0, "contoso", "contoso-backlog")
     assert finding.property == "namespaceName" and finding.actual == "contoso"
+
+
+# --- Extras beyond the count (paired-namespaces.md: "explicitly allows" them) -------------------
+
+SPEC_EXAMPLE = [*contract.backlog_queue_names("contoso", 5), "contoso/x-servicebus-transfer/7"]
+
+
+def test_the_specs_own_example_five_configured_plus_seven_is_clean():
+    assert check_pair(PRIMARY_NS, SECONDARY_NS, SPEC_EXAMPLE, count=5) == []
+    assert extra_backlog_queues(SPEC_EXAMPLE, 5) == ["contoso/x-servicebus-transfer/7"]
+
+
+def test_queues_left_by_a_lowered_count_are_extras_not_findings():
+    names = contract.backlog_queue_names("contoso", 10)
+    assert check_pair(PRIMARY_NS, SECONDARY_NS, names, count=3) == []
+    assert extra_backlog_queues(names, 3) == names[3:]
+
+
+def test_a_missing_index_below_the_count_fails_even_with_extras_beyond_it():
+    names = [n for n in SPEC_EXAMPLE if not n.endswith("/2")]
+    [finding] = check_pair(PRIMARY_NS, SECONDARY_NS, names, count=5)
+    assert finding.rule == BACKLOG_QUEUE_SET and finding.entity == "contoso/x-servicebus-transfer/2"
+    assert "backlogQueueCount 5 needs indices 0..4" in finding.message
+
+
+def test_every_index_missing_below_the_count_is_named():
+    found = check_pair(PRIMARY_NS, SECONDARY_NS, [Q0], count=3)
+    assert [f.entity for f in found] == [contract.backlog_queue_name("contoso", i) for i in (1, 2)]

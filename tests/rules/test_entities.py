@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 
 from pairedbus.rules import (
-    ADVISORY,
     ENTITY_SIZE_ALLOWED_FOR_TIER,
+    MANDATORY,
     PREMIUM_ENTITIES_PARTITIONED,
     check_duplicate_detection,
     check_entity_size,
@@ -64,10 +64,48 @@ def test_partitioned_limit_counts_entities_partitioned_by_default():
     assert check_partitioned_entity_limit(PREMIUM, entities) == []
 
 
-def test_duplicate_detection_is_advisory():
-    assert check_duplicate_detection("q", {"requiresDuplicateDetection": True}, STANDARD) == []
+def test_duplicate_detection_is_mandatory_for_paired_entities():
+    on = {"requiresDuplicateDetection": True, "duplicateDetectionHistoryTimeWindow": "PT1H"}
+    assert check_duplicate_detection("q", on, STANDARD) == []
     [finding] = check_duplicate_detection("q", {}, STANDARD)
-    assert finding.severity == ADVISORY and finding.namespace == "ns"
+    assert finding.severity == MANDATORY and finding.namespace == "ns"
+    assert finding.property == "requiresDuplicateDetection" and "paired: false" in finding.message
+    [finding] = check_duplicate_detection("q", {**on, "requiresDuplicateDetection": False}, STANDARD)
+    assert finding.actual is False
+
+
+def test_an_entity_opted_out_of_pairing_is_exempt():
+    assert check_duplicate_detection("q", {}, STANDARD, paired=False) == []
+    assert check_duplicate_detection("q", {"requiresDuplicateDetection": False}, STANDARD, paired=False) == []
+
+
+@pytest.mark.parametrize(
+    ("window", "max_outage", "ok"),
+    [
+        ("PT1H", "PT1H", True),  # exactly the outage
+        ("PT59M59S", "PT1H", False),  # a second short
+        ("P1D", "PT4H", True),
+        ("PT10M", "PT1H", False),
+        ("P7D", "P7D", True),  # the service maximum window (Service Bus quotas: 7 days)
+    ],
+)
+def test_the_window_must_cover_the_longest_outage(window: str, max_outage: str, ok: bool):
+    props = {"requiresDuplicateDetection": True, "duplicateDetectionHistoryTimeWindow": window}
+    found = check_duplicate_detection("q", props, STANDARD, max_outage=max_outage)
+    assert (found == []) is ok
+    if not ok:
+        assert found[0].property == "duplicateDetectionHistoryTimeWindow" and f"maxOutage {max_outage}" in found[0].message
+
+
+def test_an_absent_window_is_the_service_default_of_ten_minutes():
+    [finding] = check_duplicate_detection("q", {"requiresDuplicateDetection": True}, STANDARD)
+    assert "service default PT10M" in finding.message
+    assert check_duplicate_detection("q", {"requiresDuplicateDetection": True}, STANDARD, max_outage="PT10M") == []
+
+
+def test_a_window_unknown_offline_is_not_judged():
+    props = {"requiresDuplicateDetection": True, "duplicateDetectionHistoryTimeWindow": None}
+    assert check_duplicate_detection("q", props, STANDARD) == []
 
 
 def test_whole_doubles_count_as_integers():

@@ -57,10 +57,29 @@ def test_schema_lint_rejects_a_broken_workflow(tmp_path):
     assert result.returncode != 0
 
 
-def test_preview_runs_on_pull_requests_with_oidc_and_pr_comment_permissions():
+def test_preview_runs_on_pull_requests_with_oidc_and_pr_comment_permissions_only_where_needed():
     workflow = load(PREVIEW)
-    assert "pull_request" in workflow["on"]
-    assert workflow["permissions"] == {"id-token": "write", "contents": "read", "pull-requests": "write"}
+    assert "pull_request" in workflow["on"] and "pull_request_target" not in workflow["on"]
+    assert workflow["permissions"] == {"contents": "read"}
+    jobs = workflow["jobs"]
+    assert jobs["gate"]["permissions"] == {"contents": "read"}  # no token for the offline gate
+    assert jobs["preview"]["permissions"] == {"contents": "read", "id-token": "write", "pull-requests": "write"}
+
+
+def test_the_pull_request_preview_uses_a_read_only_identity_in_a_protected_environment():
+    text = PREVIEW.read_text()
+    job = load(PREVIEW)["jobs"]["preview"]
+    assert job["environment"] == "preview"
+    assert job["env"]["ARM_CLIENT_ID"] == "${{ secrets.AZURE_READER_CLIENT_ID }}"
+    assert job["env"]["PULUMI_ACCESS_TOKEN"] == "${{ secrets.PULUMI_READ_ACCESS_TOKEN }}"
+    [login] = steps_using(job, "azure/login")
+    assert login["with"]["client-id"] == "${{ secrets.AZURE_READER_CLIENT_ID }}"
+    # The deploy identity's secrets are never named in the workflow that runs pull-request code.
+    for deploy_secret in ("secrets.AZURE_CLIENT_ID", "secrets.PULUMI_ACCESS_TOKEN"):
+        assert deploy_secret not in text
+    deploy = load(DEPLOY)["jobs"]
+    assert {deploy[s]["env"]["ARM_CLIENT_ID"] for s in STACKS} == {"${{ secrets.AZURE_CLIENT_ID }}"}
+    assert "preview" not in {deploy[s]["environment"] for s in STACKS}
 
 
 def test_preview_gates_every_stack_offline_before_the_real_preview():
@@ -77,14 +96,15 @@ def test_preview_gates_every_stack_offline_before_the_real_preview():
 def test_preview_runs_pulumi_with_the_policy_pack_and_comments_on_the_pr():
     job = load(PREVIEW)["jobs"]["preview"]
     [pulumi] = steps_using(job, "pulumi/actions")
-    assert pulumi["uses"] == "pulumi/actions@v6"
     assert pulumi["with"]["command"] == "preview"
     assert pulumi["with"]["stack-name"] == "${{ matrix.stack }}"
     assert pulumi["with"]["policyPacks"] == "policies"
+    assert pulumi["with"]["policyPackConfigs"] == "out/policy-config-${{ matrix.stack }}.json"
+    runs = " ".join(s.get("run", "") for s in job["steps"])
+    assert '--write-policy-config "out/policy-config-${{ matrix.stack }}.json"' in runs
     assert pulumi["with"]["comment-on-pr"] is True
     assert job["env"]["ARM_USE_OIDC"] == "true"
     [login] = steps_using(job, "azure/login")
-    assert login["uses"] == "azure/login@v2"
     assert {"client-id", "tenant-id", "subscription-id"} <= set(login["with"])
     steps = [s.get("uses", s.get("name")) for s in job["steps"]]
     assert steps.index(login["uses"]) < steps.index(pulumi["uses"])
@@ -93,7 +113,7 @@ def test_preview_runs_pulumi_with_the_policy_pack_and_comments_on_the_pr():
 def test_deploy_runs_on_main_and_goes_dev_staging_prod_behind_environments():
     workflow = load(DEPLOY)
     assert workflow["on"]["push"]["branches"] == ["main"]
-    assert workflow["permissions"]["id-token"] == "write"
+    assert workflow["permissions"] == {"contents": "read"}
     assert workflow["concurrency"]["cancel-in-progress"] is False
     jobs = workflow["jobs"]
     assert [jobs[s]["environment"] for s in STACKS] == STACKS
@@ -102,7 +122,46 @@ def test_deploy_runs_on_main_and_goes_dev_staging_prod_behind_environments():
         [pulumi] = steps_using(jobs[stack], "pulumi/actions")
         assert pulumi["with"] == {**pulumi["with"], "command": "up", "stack-name": stack, "policyPacks": "policies"}
         assert jobs[stack]["env"]["ARM_USE_OIDC"] == "true"
+        assert jobs[stack]["permissions"] == {"contents": "read", "id-token": "write"}
         assert steps_using(jobs[stack], "azure/login")
+        assert pulumi["with"]["policyPackConfigs"] == f"out/policy-config-{stack}.json"
+
+
+def _config_map(step: dict) -> dict:
+    # pulumi/actions `config-map`: a YAML string {key: {value: ..., secret: ...}}.
+    return yaml.safe_load(step["with"]["config-map"])
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_deploy_sets_the_deployer_principal_type_to_service_principal(stack):
+    # deploy.yml signs in as a service principal (azure/login with a client id and OIDC); the
+    # deployer's role assignment must say so, or ARM answers UnmatchedPrincipalType.
+    [pulumi] = steps_using(load(DEPLOY)["jobs"][stack], "pulumi/actions")
+    assert _config_map(pulumi) == {"pairedbus:deployerPrincipalType": {"value": "ServicePrincipal", "secret": False}}
+
+
+#: Release tags and the commits they point to, read from each action's repository
+#: (`git rev-parse <tag>^{commit}`); a pin is the full SHA with its tag as a comment.
+RELEASES = {
+    "actions/checkout": ("v4.4.0", "11d5960a326750d5838078e36cf38b85af677262"),
+    "actions/setup-python": ("v5.6.0", "a26af69be951a213d495a4c3e4e4022e16d87065"),
+    "actions/upload-artifact": ("v4.6.2", "ea165f8d65b6e75b540449e92b4886f43607fa02"),
+    "azure/login": ("v2.3.1", "7184910d9eb2b1c5e48f7073824a90609bb9b6d6"),
+    "pulumi/actions": ("v6.6.1", "8582a9e8cc630786854029b4e09281acd6794b58"),
+}
+
+
+@pytest.mark.parametrize("path", sorted(WORKFLOWS.glob("*.yml")), ids=lambda p: p.name)
+def test_every_action_is_pinned_by_the_full_commit_sha_of_a_named_release(path):
+    import re
+
+    uses = re.findall(r"^\s*-?\s*uses:\s*(\S+)(.*)$", path.read_text(), flags=re.MULTILINE)
+    assert uses
+    for ref, comment in uses:
+        action, _, sha = ref.partition("@")
+        assert re.fullmatch(r"[0-9a-f]{40}", sha), f"{path.name}: {ref} is not pinned by a commit SHA"
+        tag, expected = RELEASES[action]
+        assert (sha, comment.strip()) == (expected, f"# {tag}"), f"{path.name}: {ref}{comment}"
 
 
 @pytest.mark.parametrize("path", sorted(WORKFLOWS.glob("*.yml")), ids=lambda p: p.name)

@@ -16,8 +16,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "drift",
         help="compare the live backlog queues of a secondary namespace with the backlog table",
         description=f"List {contract.backlog_queue_prefix('NAME')}* in the secondary through the data plane (signing in "
-        "with DefaultAzureCredential) and report every property off the table, missing indices and queues "
-        "beyond --count. Exit 1 on drift, 0 when clean.",
+        "with DefaultAzureCredential) and report every property off the table and every index below --count "
+        "that is missing. Queues beyond --count are allowed extras (a lowered count retains them), reported as "
+        "information. Exit 1 on drift, 0 when clean.",
     )
     parser.add_argument(
         "--secondary", required=True, metavar="FQDN", help="e.g. contoso-backlog.servicebus.windows.net"

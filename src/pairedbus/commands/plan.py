@@ -13,17 +13,33 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="render a stack offline (Pulumi mocks: no CLI, no Azure) and gate it on the policy pack",
         description="Evaluate the Pulumi program for stacks/Pulumi.STACK.yaml with Pulumi's mock runtime and run "
         "the policy pack over what it declares. This is an offline render, not a cloud preview. "
-        "Exit 1 on a mandatory violation (or a replacement against --baseline), 2 on bad input.",
+        "Exit 1 on a mandatory violation (or a destructive change against --baseline), 2 on bad input.",
     )
     parser.add_argument("stack", help="stack name, e.g. dev (reads stacks/Pulumi.STACK.yaml)")
     parser.add_argument("--json", type=Path, metavar="FILE", help="write the resources and violations as JSON")
     parser.add_argument("--project-dir", type=Path, help="the Pulumi project (default: nearest Pulumi.yaml)")
     parser.add_argument(
-        "--baseline", type=Path, metavar="PLAN.json", help="fail when a change would replace an entity of this earlier plan"
+        "--baseline",
+        type=Path,
+        metavar="PLAN.json",
+        help="fail when a change against this earlier plan (`plan --json`) would replace or delete a namespace, "
+        "queue, topic, subscription or backlog queue, or lower a resource's protection; resources left in Azure "
+        "by retainOnDelete (a lowered backlog count) are reported only",
     )
     parser.add_argument("--allow-replace", action="store_true", help="report replacements without failing")
+    parser.add_argument("--allow-delete", action="store_true", help="report deletions without failing")
+    parser.add_argument(
+        "--allow-unprotect", action="store_true", help="report lowered protection (production true -> false) without failing"
+    )
     parser.add_argument(
         "--policy-config", type=Path, metavar="FILE", help="policy config, as for pulumi --policy-pack-config"
+    )
+    parser.add_argument(
+        "--write-policy-config",
+        type=Path,
+        metavar="FILE",
+        help="write the policy settings derived from the stack config (backlog count, max outage, unpaired "
+        "entities), merged with --policy-config, for `pulumi preview --policy-pack-config FILE`",
     )
     parser.set_defaults(handler=run)
 
@@ -32,17 +48,27 @@ def run(args: argparse.Namespace) -> int:
     from pairedbus.commands.output import check_writable, console
     from pairedbus.iac.plan import PulumiProject, render_stack
     from pairedbus.iac.plan.operations import operations
+    from pairedbus.iac.plan.policy_settings import merge_policy_config, stack_policy_settings
     from pairedbus.iac.plan.tree import plan_tree, summary
     from pairedbus.policy.gate import load_baseline, load_policy_config, run_gate
 
     # Read every input and check every output before rendering: a bad flag fails fast, nothing half-runs.
     check_writable(args.json, "--json")
+    check_writable(args.write_policy_config, "--write-policy-config")
     project = PulumiProject.find(args.project_dir)
     baseline = load_baseline(args.baseline) if args.baseline else None
     policy_config = load_policy_config(args.policy_config) if args.policy_config else None
-    _config, plan = render_stack(project, args.stack)
+    config, plan = render_stack(project, args.stack)
+    policy_config = merge_policy_config(stack_policy_settings(config), policy_config)
     ops, deleted = operations(baseline, plan) if baseline is not None else (None, ())
-    gate = run_gate(plan, baseline=baseline, allow_replace=args.allow_replace, config=policy_config)
+    gate = run_gate(
+        plan,
+        baseline=baseline,
+        allow_replace=args.allow_replace,
+        allow_delete=args.allow_delete,
+        allow_unprotect=args.allow_unprotect,
+        config=policy_config,
+    )
 
     out = console()
     out.print(
@@ -59,4 +85,7 @@ def run(args: argparse.Namespace) -> int:
             document["operations"] = ops
         args.json.write_text(json.dumps(document, indent=2, sort_keys=True, default=str) + "\n")
         out.print(f"Wrote {args.json}")
+    if args.write_policy_config:
+        args.write_policy_config.write_text(json.dumps(policy_config, indent=2, sort_keys=True) + "\n")
+        out.print(f"Wrote {args.write_policy_config}")
     return gate.exit_code

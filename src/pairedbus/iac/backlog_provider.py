@@ -10,6 +10,7 @@ where the namespace requires it.
 from __future__ import annotations
 
 import os
+import pickle
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -29,7 +30,7 @@ from pulumi.dynamic import (
     UpdateResult,
 )
 
-from pairedbus import contract
+from pairedbus import contract, durations
 
 #: Properties whose change needs a new queue; with retainOnDelete the old one is kept, not deleted.
 CREATE_ONLY = ("namespaceName", "queueName", contract.BACKLOG_PARTITIONING_PROPERTY)
@@ -78,8 +79,18 @@ def drifted_properties(desired: Mapping[str, Any], actual: Mapping[str, Any]) ->
     return [key for key, want in desired.items() if not contract.backlog_value_matches(key, want, actual.get(key))]
 
 
+def _sdk_value(key: str, value: Any) -> Any:
+    """A table value as azure-servicebus must be given it: durations as timedeltas rounded down.
+
+    An ISO string would be re-parsed by the SDK's serializer and rounded *up* to the microsecond,
+    putting TimeSpan.MaxValue 3 ticks above the service maximum on the wire (see
+    `pairedbus.durations.wire_duration`); the SDK's own `avoid_timedelta_overflow` skips strings.
+    """
+    return durations.wire_duration(value) if key in contract.DURATION_PROPERTIES else value
+
+
 def _sdk_kwargs(properties: Mapping[str, Any]) -> dict[str, Any]:
-    return {contract.ARM_TO_SDK_QUEUE_FIELD[key]: value for key, value in properties.items()}
+    return {contract.ARM_TO_SDK_QUEUE_FIELD[key]: _sdk_value(key, value) for key, value in properties.items()}
 
 
 @dataclass(frozen=True)
@@ -199,7 +210,7 @@ class BacklogQueueProvider(ResourceProvider):
             queue = client.get_queue(name)
             for key, value in desired_properties(news).items():
                 if key != contract.BACKLOG_PARTITIONING_PROPERTY:  # create-only
-                    setattr(queue, contract.ARM_TO_SDK_QUEUE_FIELD[key], value)
+                    setattr(queue, contract.ARM_TO_SDK_QUEUE_FIELD[key], _sdk_value(key, value))
             client.update_queue(queue)
             return client.get_queue(name)
 
@@ -225,6 +236,21 @@ class BacklogQueueProvider(ResourceProvider):
         return {"namespaceName": props["namespaceName"], "queueName": props["queueName"], **live_properties(queue)}
 
 
+#: pickle's pure-Python `_batch_setitems`, as it was before any dynamic resource was serialized.
+_BATCH_SETITEMS = pickle._Pickler._batch_setitems  # type: ignore[attr-defined]
+
+
+def _unwrap_pulumi_pickler() -> None:
+    """Undo what `pulumi.dynamic.serialize_provider` leaves behind.
+
+    To sort dicts it replaces `pickle._Pickler._batch_setitems` with a wrapper of the current one
+    and restores only `pickle.Pickler`, so every dynamic resource adds one wrapper to the chain.
+    Each dict pickled then recurses through all of them: a few hundred backlog queues in one program
+    run hit Python's recursion limit (RecursionError in serialize_provider, pulumi/pulumi#17803).
+    """
+    pickle._Pickler._batch_setitems = _BATCH_SETITEMS  # type: ignore[attr-defined]
+
+
 class BacklogQueue(pulumi.dynamic.Resource, module=contract.PACKAGE, name="BacklogQueue"):
     """One backlog queue; its type token is `contract.TYPE_BACKLOG_QUEUE`."""
 
@@ -235,4 +261,7 @@ class BacklogQueue(pulumi.dynamic.Resource, module=contract.PACKAGE, name="Backl
         provider: BacklogQueueProvider,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        super().__init__(provider, name, dict(props), opts)
+        try:
+            super().__init__(provider, name, dict(props), opts)  # serializes the provider, synchronously
+        finally:
+            _unwrap_pulumi_pickler()

@@ -2,8 +2,11 @@
 
 Lists a primary's backlog queues (`contract.backlog_queue_prefix`) through the data plane and applies the same
 `check_backlog_queue` the policy pack applies to declarations, in live mode (service defaults
-present, sizes partition-aware, durations as durations). Missing indices and queues beyond the
-configured count are drift too; extras are never deleted (the spec keeps them), only reported.
+present, sizes partition-aware, durations as durations). A missing index below the configured
+count is drift, and so is a queue off the table (any setting, or a name with the prefix but no
+valid index). Queues beyond the count are explicitly allowed by the spec (five requested and
+`contoso/x-servicebus-transfer/7` present is a clean pair; a lowered count leaves the retained
+queues behind): reported as information, never drift, never deleted. Their settings still count.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from azure.identity import DefaultAzureCredential
 from azure.servicebus.management import NamespaceProperties, QueueProperties, ServiceBusAdministrationClient
 
 from pairedbus import contract
-from pairedbus.rules import Finding, check_backlog_queue
+from pairedbus.rules import Finding, check_backlog_queue, extra_backlog_queues
 
 
 class AdministrationClient(Protocol):
@@ -41,13 +44,15 @@ class DriftReport:
     found: tuple[str, ...]
     findings: tuple[Finding, ...] = ()
     missing: tuple[str, ...] = ()
-    #: Backlog-looking names beyond the configured count (or not a valid index at all).
+    #: Backlog queues beyond the configured count: allowed, information only.
     extra: tuple[str, ...] = ()
+    #: Names with the primary's backlog prefix but no valid index (`.../01`, `.../x`): off the table.
+    invalid: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default=())
 
     @property
     def drifted(self) -> bool:
-        return bool(self.findings or self.missing or self.extra)
+        return bool(self.findings or self.missing or self.invalid)
 
     def lines(self) -> list[str]:
         head = (
@@ -56,8 +61,10 @@ class DriftReport:
         )
         body = [f"DRIFT    {f.message}" for f in self.findings]
         body += [f"MISSING  {name}" for name in self.missing]
+        body += [f"INVALID  {name} (has the backlog prefix but no valid index)" for name in self.invalid]
         body += [
-            f"EXTRA    {name} (beyond backlogQueueCount {self.count}; never deleted, unused)" for name in self.extra
+            f"EXTRA    {name} (beyond backlogQueueCount {self.count}: allowed, unused, never deleted)"
+            for name in self.extra
         ]
         body += [f"NOTE     {note}" for note in self.notes]
         verdict = "drift: " + ", ".join(
@@ -65,11 +72,12 @@ class DriftReport:
             for n, what in (
                 (len(self.findings), "properties off the table"),
                 (len(self.missing), "missing"),
-                (len(self.extra), "extra"),
+                (len(self.invalid), "invalid names"),
             )
             if n
         )
-        return [head, *body, verdict if self.drifted else "no drift"]
+        extras = f" ({len(self.extra)} extra, allowed)" if self.extra else ""
+        return [head, *body, (verdict if self.drifted else "no drift") + extras]
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -81,6 +89,7 @@ class DriftReport:
             "findings": [f.to_json() for f in self.findings],
             "missing": list(self.missing),
             "extra": list(self.extra),
+            "invalid": list(self.invalid),
             "notes": list(self.notes),
             "drift": self.drifted,
         }
@@ -109,17 +118,16 @@ def detect_drift(client: AdministrationClient, *, secondary: str, primary_name: 
     expected = set(contract.backlog_queue_names(primary_name, count))
     present: set[str] = set()
     findings: list[Finding] = []
-    extra: list[str] = []
+    invalid: list[str] = []
     for queue in queues:
         parsed = contract.parse_backlog_queue_name(queue.name)
-        canonical = contract.backlog_queue_name(primary_name, parsed[1]) if parsed else None
-        if canonical not in expected:
-            extra.append(queue.name)
-        else:
-            present.add(canonical)
-        if parsed is not None:
-            findings.extend(check_backlog_queue(queue.name, live_properties(queue), namespace, live=True))
+        if parsed is None:
+            invalid.append(queue.name)
+            continue
+        present.add(contract.backlog_queue_name(primary_name, parsed[1]))
+        findings.extend(check_backlog_queue(queue.name, live_properties(queue), namespace, live=True))
     missing = sorted(expected - present, key=_index_order)
+    extra = extra_backlog_queues([q.name for q in queues], count)
     return DriftReport(
         secondary=secondary,
         primary_name=primary_name,
@@ -129,6 +137,7 @@ def detect_drift(client: AdministrationClient, *, secondary: str, primary_name: 
         findings=tuple(findings),
         missing=tuple(missing),
         extra=tuple(extra),
+        invalid=tuple(invalid),
         notes=tuple(notes),
     )
 

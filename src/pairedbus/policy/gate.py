@@ -33,6 +33,7 @@ from pulumi_policy.policy import _NotApplicableError
 from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
 
 from pairedbus.errors import UserError
+from pairedbus.iac.plan.baseline import BaselineChange
 from pairedbus.iac.plan.model import Plan, PlannedResource
 
 PolicyConfig = Mapping[str, Any]
@@ -236,26 +237,49 @@ def format_violations(violations: Sequence[Violation]) -> list[str]:
 
 @dataclass(frozen=True)
 class GateResult:
-    """Violations of the pack and replacements against a baseline; exit 1 on a mandatory
-    violation, or on a replacement unless replacing was allowed."""
+    """Violations of the pack and changes against a baseline (`iac.plan.baseline`); exit 1 on a
+    mandatory violation, or on a replacement, deletion or lowered protection whose kind was not
+    allowed. Retained resources are reported and never fail."""
 
     violations: tuple[Violation, ...]
-    replacements: tuple[str, ...] = ()
-    allow_replace: bool = False
+    changes: tuple[BaselineChange, ...] = ()
+    allowed: frozenset[str] = frozenset()
+
+    @property
+    def replacements(self) -> tuple[str, ...]:
+        return tuple(c.message for c in self.changes if c.kind == "replace")
+
+    @property
+    def allow_replace(self) -> bool:
+        return "replace" in self.allowed
+
+    def blocked(self) -> list[BaselineChange]:
+        return [c for c in self.changes if c.blocking and c.kind not in self.allowed]
 
     @property
     def exit_code(self) -> int:
-        blocked = has_mandatory(self.violations) or (self.replacements and not self.allow_replace)
-        return 1 if blocked else 0
+        return 1 if has_mandatory(self.violations) or self.blocked() else 0
+
+    def _change_line(self, change: BaselineChange) -> str:
+        from pairedbus.iac.plan.baseline import FLAGS
+
+        if not change.blocking:
+            return f"{change.kind}ed: {change.message}"
+        if change.kind in self.allowed:
+            return f"allowed: {change.message}"
+        return f"blocked: {change.message} (pass {FLAGS[change.kind]} to accept)"
 
     def lines(self) -> list[str]:
-        out = format_violations(self.violations)
-        for line in self.replacements:
-            out.append(f"{'allowed' if self.allow_replace else 'blocked'}: {line}")
+        out = format_violations(self.violations) + [self._change_line(c) for c in self.changes]
         mandatory = sum(v.mandatory for v in self.violations)
         summary = f"policy gate: {mandatory} mandatory, {len(self.violations) - mandatory} advisory"
-        if self.replacements:
-            summary += f", {len(self.replacements)} replacements" + (" (allowed)" if self.allow_replace else "")
+        for kind, label in (("replace", "replacements"), ("delete", "deletions"), ("unprotect", "unprotections")):
+            count = sum(c.kind == kind for c in self.changes)
+            if count:
+                summary += f", {count} {label}" + (" (allowed)" if kind in self.allowed else "")
+        retained = sum(c.kind == "retain" for c in self.changes)
+        if retained:
+            summary += f", {retained} retained"
         return [*out, summary + (" - FAILED" if self.exit_code else " - passed")]
 
     def to_json(self) -> dict[str, Any]:
@@ -263,6 +287,8 @@ class GateResult:
             "violations": [v.to_json() for v in self.violations],
             "replacements": list(self.replacements),
             "allowReplace": self.allow_replace,
+            "baselineChanges": [{**c.to_json(), "blocked": c in self.blocked()} for c in self.changes],
+            "allowed": sorted(self.allowed),
             "passed": self.exit_code == 0,
         }
 
@@ -280,9 +306,12 @@ def run_gate(
     *,
     baseline: Plan | None = None,
     allow_replace: bool = False,
+    allow_delete: bool = False,
+    allow_unprotect: bool = False,
     config: PolicyConfig | None = None,
 ) -> GateResult:
-    from pairedbus.iac.plan.baseline import find_replacements
+    from pairedbus.iac.plan.baseline import compare_plans
 
-    replacements = find_replacements(baseline, plan) if baseline is not None else []
-    return GateResult(tuple(evaluate_plan(plan, config=config)), tuple(replacements), allow_replace)
+    changes = compare_plans(baseline, plan) if baseline is not None else []
+    allowed = {k for k, on in (("replace", allow_replace), ("delete", allow_delete), ("unprotect", allow_unprotect)) if on}
+    return GateResult(tuple(evaluate_plan(plan, config=config)), tuple(changes), frozenset(allowed))

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 
 from pulumi_policy import (
     EnforcementLevel,
+    PolicyConfigSchema,
     ReportViolation,
     ResourceValidationArgs,
     ResourceValidationPolicy,
@@ -71,7 +72,14 @@ def validate_premium_entities_partitioned(args: StackValidationArgs, report: Rep
         _report(findings, report, resource.urn, rule=rules.PREMIUM_ENTITIES_PARTITIONED)
 
 
+#: backlog-queue-set's policy setting: the stack's configured backlogQueueCount. `pairedbus plan`
+#: passes it from the stack config; without it the queues declared stand in for the count.
+BACKLOG_COUNT_SETTING = "backlogQueueCount"
+
+
 def validate_backlog_queue_set(args: StackValidationArgs, report: ReportViolation) -> None:
+    """Indices below the count present, none repeated, all in the secondary with the primary's
+    prefix. Queues beyond the count are allowed extras: not reported."""
     stack = StackView(args.resources)
     primary, secondary = stack.roles.get(ROLE_PRIMARY), stack.roles.get(ROLE_SECONDARY)
     if primary is None or secondary is None:
@@ -95,7 +103,9 @@ def validate_backlog_queue_set(args: StackValidationArgs, report: ReportViolatio
             queue.urn,
             rule=rules.BACKLOG_QUEUE_SET,
         )
-    for finding in rules.check_pair(stack.props[primary.urn], stack.props[secondary.urn], list(by_name)):
+    count = args.get_config().get(BACKLOG_COUNT_SETTING)
+    findings = rules.check_pair(stack.props[primary.urn], stack.props[secondary.urn], list(by_name), count=count)
+    for finding in findings:
         if finding.rule == rules.BACKLOG_QUEUE_SET:
             queue = by_name.get(finding.entity)
             report(finding.message, queue.urn if queue is not None else secondary.urn)
@@ -136,18 +146,33 @@ def validate_entity_size_allowed_for_tier(args: StackValidationArgs, report: Rep
         _report(findings, report, resource.urn, rule=rules.ENTITY_SIZE_ALLOWED_FOR_TIER)
 
 
+#: paired-entities-duplicate-detection's policy settings: the stack's `pairedbus:maxOutage` and the
+#: entities opted out of pairing (`paired: false`). Neither is a resource input (ARM queues and
+#: topics carry no tags), so `pairedbus plan` passes both from the stack config.
+MAX_OUTAGE_SETTING = "maxOutage"
+UNPAIRED_SETTING = "unpaired"
+
+
 def validate_paired_entities_duplicate_detection(args: StackValidationArgs, report: ReportViolation) -> None:
     """Paired senders write to the primary's queues and topics (never to backlog queues, whose
-    settings are fixed by the table)."""
+    settings are fixed by the table); each needs duplicate detection over at least maxOutage."""
     stack = StackView(args.resources)
     primary = stack.roles.get(ROLE_PRIMARY)
     if primary is None:
         return
+    config = args.get_config()
+    max_outage = config.get(MAX_OUTAGE_SETTING) or rules.DEFAULT_MAX_OUTAGE
+    unpaired = {str(name).lower() for name in config.get(UNPAIRED_SETTING) or ()}
     for resource in stack.entities:
         if stack.namespace_of(resource) is not primary:
             continue
+        name = stack.name_of(resource)
         findings = rules.check_duplicate_detection(
-            stack.name_of(resource), stack.props[resource.urn], stack.props[primary.urn]
+            name,
+            stack.props[resource.urn],
+            stack.props[primary.urn],
+            max_outage=max_outage,
+            paired=name.lower() not in unpaired,
         )
         _report(findings, report, resource.urn, rule=rules.PAIRED_ENTITIES_DUPLICATE_DETECTION)
 
@@ -210,11 +235,15 @@ premium_entities_partitioned = StackValidationPolicy(
 backlog_queue_set = StackValidationPolicy(
     name=rules.BACKLOG_QUEUE_SET,
     description=(
-        "The stack half of backlog-queue-settings: the backlog queues are indexed 0..N-1 without gaps, "
-        "all live in the secondary namespace, and their prefix is the primary namespace's name. Mirrors "
-        "the paired-namespaces backlog queue table; no built-in covers it."
+        "The stack half of backlog-queue-settings: no backlog index below backlogQueueCount is missing or "
+        "repeated, all live in the secondary namespace, and their prefix is the primary namespace's name. "
+        "Queues beyond the count are explicitly allowed extras and pass. Mirrors the paired-namespaces "
+        "backlog queue table; no built-in covers it."
     ),
     validate=validate_backlog_queue_set,
+    config_schema=PolicyConfigSchema(
+        properties={BACKLOG_COUNT_SETTING: {"type": "integer", "minimum": 1}},
+    ),
     enforcement_level=_MANDATORY,
     severity=Severity.HIGH,
 )
@@ -257,13 +286,22 @@ entity_size_allowed_for_tier = StackValidationPolicy(
 paired_entities_duplicate_detection = StackValidationPolicy(
     name=rules.PAIRED_ENTITIES_DUPLICATE_DETECTION,
     description=(
-        "Advisory: queues and topics of the primary, which paired senders write to, have "
-        "requiresDuplicateDetection on, so a message the syphon moves twice is dropped. No Azure Policy "
+        "Queues and topics of the primary, which paired senders write to, have requiresDuplicateDetection "
+        "on with a duplicateDetectionHistoryTimeWindow of at least the stack's maxOutage (default PT1H): a "
+        "send that timed out after the primary stored it is parked too, and a syphon move repeated after a "
+        "failed complete arrives again, up to an outage later; only detection by MessageId removes the copy. "
+        "Entities opted out of pairing (paired: false, the 'unpaired' setting) are exempt. No Azure Policy "
         "built-in or PSRule rule covers it; it follows the Service Bus duplicate detection guidance."
     ),
     validate=validate_paired_entities_duplicate_detection,
-    enforcement_level=EnforcementLevel.ADVISORY,
-    severity=Severity.LOW,
+    enforcement_level=_MANDATORY,
+    severity=Severity.HIGH,
+    config_schema=PolicyConfigSchema(
+        properties={
+            MAX_OUTAGE_SETTING: {"type": "string", "pattern": "^P"},
+            UNPAIRED_SETTING: {"type": "array", "items": {"type": "string"}},
+        },
+    ),
 )
 
 POLICIES: list[ResourceValidationPolicy | StackValidationPolicy] = [

@@ -6,8 +6,10 @@ from pairedbus.rules.backlog import (
     check_backlog_in_secondary,
     check_backlog_queue,
     check_pair,
+    extra_backlog_queues,
 )
 from pairedbus.rules.entities import (
+    DEFAULT_MAX_OUTAGE,
     check_duplicate_detection,
     check_entity_size,
     check_partitioned_entity_limit,
@@ -37,6 +39,7 @@ __all__ = [
     "BACKLOG_IDENTITY_PROPERTIES",
     "BACKLOG_QUEUE_SET",
     "BACKLOG_QUEUE_SETTINGS",
+    "DEFAULT_MAX_OUTAGE",
     "ENTITY_SIZE_ALLOWED_FOR_TIER",
     "LOCAL_AUTH_DISABLED",
     "MANDATORY",
@@ -56,6 +59,7 @@ __all__ = [
     "check_pair",
     "check_partitioned_entity_limit",
     "check_premium_entity_partitioned",
+    "extra_backlog_queues",
     "is_partitioned",
     "namespace_view",
     "normalise_region",

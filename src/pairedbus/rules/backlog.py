@@ -132,13 +132,31 @@ def _set_finding(entity: str, ns: str | None, prop: str | None, expected: object
     )
 
 
+def extra_backlog_queues(backlog_queue_names: Sequence[str], count: int) -> list[str]:
+    """Backlog queues beyond the configured count: explicitly allowed (paired-namespaces.md,
+    "Backlog queues": five requested and `contoso/x-servicebus-transfer/7` present is a clean
+    pair), so information, never a finding. Their settings are still checked against the table."""
+    return [
+        name
+        for name in backlog_queue_names
+        if (parsed := contract.parse_backlog_queue_name(name)) is not None and parsed[1] >= count
+    ]
+
+
 def check_pair(
     primary: Mapping[str, object] | NamespaceView,
     secondary: Mapping[str, object] | NamespaceView,
     backlog_queue_names: Sequence[str],
+    *,
+    count: int | None = None,
 ) -> list[Finding]:
     """The pair as a whole: the two namespaces in different regions; the backlog queues named with
-    the primary's prefix and indexed 0..N-1 without gaps or repeats."""
+    the primary's prefix, without repeats, and no index below the count missing.
+
+    `count` is the configured backlogQueueCount. Queues at or beyond it are allowed extras
+    (`extra_backlog_queues`), not findings. Without it (the audit reads only what exists), the
+    number of distinct indices present stands in for it, a lower bound: a gap below it is missing.
+    """
     p, s = namespace_view(primary), namespace_view(secondary)
     findings: list[Finding] = []
     if p.location and s.location and normalise_region(p.location) == normalise_region(s.location):
@@ -206,20 +224,17 @@ def check_pair(
                     f"backlog index {index} appears {times} times",
                 )
             )
-    count = len(set(indices))
-    for index in sorted(set(range(count)) - set(indices)):
+    configured = count is not None
+    expected = count if count is not None else len(set(indices))
+    have = ", ".join(map(str, sorted(set(indices)))) or "none"
+    for index in sorted(set(range(expected)) - set(indices)):
         name = contract.backlog_queue_name(p.label, index)
-        findings.append(
-            _set_finding(
-                name,
-                s.name,
-                "queueName",
-                name,
-                None,
-                f"{name} missing: {count} backlog queues must be indexed 0..{count - 1} without gaps "
-                f"(have {', '.join(map(str, sorted(set(indices))))})",
-            )
+        why = (
+            f"backlogQueueCount {expected} needs indices 0..{expected - 1}"
+            if configured
+            else f"{expected} backlog queues must be indexed 0..{expected - 1} without gaps"
         )
+        findings.append(_set_finding(name, s.name, "queueName", name, None, f"{name} missing: {why} (have {have})"))
     return findings
 
 

@@ -7,7 +7,6 @@ from collections.abc import Mapping, Sequence
 
 from pairedbus import contract
 from pairedbus.rules.findings import (
-    ADVISORY,
     ENTITY_SIZE_ALLOWED_FOR_TIER,
     MANDATORY,
     PAIRED_ENTITIES_DUPLICATE_DETECTION,
@@ -171,24 +170,71 @@ def check_partitioned_entity_limit(
     ]
 
 
+SERVICE_DEFAULT_DUPLICATE_WINDOW = contract.SERVICE_DEFAULT_DUPLICATE_DETECTION_WINDOW
+DEFAULT_MAX_OUTAGE = contract.DEFAULT_MAX_OUTAGE
+DUPLICATE_DETECTION = "requiresDuplicateDetection"
+DUPLICATE_WINDOW = "duplicateDetectionHistoryTimeWindow"
+
+
 def check_duplicate_detection(
-    entity_name: str, properties: Mapping[str, object], namespace: Mapping[str, object] | NamespaceView | None
+    entity_name: str,
+    properties: Mapping[str, object],
+    namespace: Mapping[str, object] | NamespaceView | None,
+    *,
+    max_outage: str = DEFAULT_MAX_OUTAGE,
+    paired: bool = True,
 ) -> list[Finding]:
-    """Advisory: a queue or topic paired senders write to should drop the duplicate a repeated
-    syphon move can produce (`requiresDuplicateDetection: true`)."""
-    actual = properties.get("requiresDuplicateDetection")
-    if actual is True:
+    """Mandatory for a queue or topic paired senders write to: duplicate detection on, with a window
+    at least as long as the longest outage the pair must absorb.
+
+    Two real paths make a second copy (paired-namespaces.md, "Duplicates"): a send that timed out
+    after the primary stored the message is parked too, and a syphon whose complete fails after its
+    send moves the message again. The copy reaches the destination up to an outage after the first,
+    so only detection by MessageId over a window that long removes it. `paired=False` (the entity is
+    opted out of pairing) exempts it. An absent window is the service default, 10 minutes.
+    """
+    if not paired:
         return []
     ns_name = namespace_view(namespace).name if namespace is not None else None
-    return [
-        Finding(
+
+    def finding(prop: str, expected: object, actual: object, why: str) -> Finding:
+        return Finding(
             rule=PAIRED_ENTITIES_DUPLICATE_DETECTION,
             entity=entity_name,
             namespace=ns_name,
-            property="requiresDuplicateDetection",
-            expected=True,
+            property=prop,
+            expected=expected,
             actual=actual,
-            severity=ADVISORY,
-            message=f"{entity_name}: requiresDuplicateDetection expected true for an entity paired senders write to, got {actual!r}",
+            severity=MANDATORY,
+            message=f"{entity_name}: {why} (or mark it paired: false)",
         )
-    ]
+
+    enabled = properties.get(DUPLICATE_DETECTION)
+    if enabled is not True:
+        return [
+            finding(
+                DUPLICATE_DETECTION,
+                True,
+                enabled,
+                f"{DUPLICATE_DETECTION} expected true for an entity paired senders write to, got {enabled!r}",
+            )
+        ]
+    window = properties.get(DUPLICATE_WINDOW)
+    if window is None and DUPLICATE_WINDOW in properties:
+        return []  # not known until deployment: nothing to judge offline
+    shown = window if window is not None else f"the service default {SERVICE_DEFAULT_DUPLICATE_WINDOW}"
+    try:
+        ticks = contract.duration_ticks(window if window is not None else SERVICE_DEFAULT_DUPLICATE_WINDOW)  # type: ignore[arg-type]
+    except ValueError:
+        ticks = -1
+    if ticks < contract.duration_ticks(max_outage):
+        return [
+            finding(
+                DUPLICATE_WINDOW,
+                f">= {max_outage}",
+                window,
+                f"{DUPLICATE_WINDOW} expected at least maxOutage {max_outage}, so copies made during an outage are "
+                f"still recognised, got {shown}",
+            )
+        ]
+    return []

@@ -53,6 +53,11 @@ def test_shrinking_the_count_never_deletes_a_queue(render_core, config_dict) -> 
     assert all(q.retain_on_delete for q in dropped)
 
 
-def test_production_protects_backlog_queues(render_core, production_config_dict) -> None:
+def test_production_retains_backlog_queues_without_protecting_them(render_core, production_config_dict) -> None:
+    # The options as the engine receives them (the mock monitor's RegisterResourceRequest): a
+    # protected resource cannot leave the program, so lowering the count would fail `pulumi up`;
+    # retainOnDelete alone keeps a dropped queue, and its parked messages, in Azure.
     plan = render_core(production_config_dict)
-    assert all(q.protect and q.retain_on_delete for q in plan.of_type(contract.TYPE_BACKLOG_QUEUE))
+    queues = plan.of_type(contract.TYPE_BACKLOG_QUEUE)
+    assert queues and all(q.retain_on_delete and not q.protect for q in queues)
+    assert all(ns.protect for ns in plan.of_type(contract.TYPE_NAMESPACE))  # the rest of prod stays protected

@@ -726,10 +726,10 @@ def test_the_deployer_assignment_takes_its_principal_type_from_the_stack_setting
     assert not mismatches, "\n" + _report(mismatches)
 
 
-@pytest.mark.xfail(strict=True, reason="the deploy workflow does not set pairedbus:deployerPrincipalType yet")
 def test_the_deploy_workflow_declares_its_service_principal() -> None:
+    # pulumi/actions `config-map`: {pairedbus:deployerPrincipalType: {value: ServicePrincipal, ...}}
     workflow = (REPO / ".github" / "workflows" / "deploy.yml").read_text()
-    assert re.search(r"deployerPrincipalType\W+ServicePrincipal", workflow)
+    assert len(re.findall(r"deployerPrincipalType\W+(?:value\W+)?ServicePrincipal", workflow)) == 3  # dev, staging, prod
 
 
 # ---------------------------------------------------------------------------------------------

@@ -45,8 +45,11 @@ def test_prod_is_premium_partitioned_and_protected() -> None:
     _, plan = render_stack(PulumiProject.find(REPO), "prod")
     for ns in plan.of_type(contract.TYPE_NAMESPACE):
         assert ns.inputs["premiumMessagingPartitions"] == 2 and ns.inputs["zoneRedundant"] is True and ns.protect
-    for entity in plan.of_type(contract.TYPE_QUEUE) + plan.of_type(contract.TYPE_TOPIC) + plan.of_type(contract.TYPE_BACKLOG_QUEUE):
+    for entity in plan.of_type(contract.TYPE_QUEUE) + plan.of_type(contract.TYPE_TOPIC):
         assert entity.inputs["enablePartitioning"] is True and entity.protect
+    # Backlog queues are retained, not protected, so a lowered count can leave the program.
+    for queue in plan.of_type(contract.TYPE_BACKLOG_QUEUE):
+        assert queue.inputs["enablePartitioning"] is True and queue.retain_on_delete and not queue.protect
 
 
 def test_dev_entities_are_all_partitioned_on_standard() -> None:

@@ -73,9 +73,11 @@ class BacklogQueues(pulumi.ComponentResource):
                     **partitioning,
                 },
                 provider,
-                pulumi.ResourceOptions(
-                    parent=self, depends_on=depends_on, retain_on_delete=True, protect=bool(args.get("protect", False))
-                ),
+                # Retained, never protected, in every stack: retaining is the safety (a queue that
+                # leaves the program stays in Azure with its parked messages), while `protect` would
+                # make the engine refuse to drop it from the program at all, so lowering the count,
+                # which the design allows, would fail `pulumi up` on prod.
+                pulumi.ResourceOptions(parent=self, depends_on=depends_on, retain_on_delete=True, protect=False),
             )
             for index, queue_name in enumerate(names)
         ]

@@ -1,4 +1,17 @@
-"""Comparing a plan with an earlier one: which changes would REPLACE an entity.
+"""Comparing a plan with an earlier one: which changes would destroy state, and which are allowed.
+
+Four kinds of change are reported, each naming the resource:
+
+- **replace**: a create-only input changed, or the same entity got a new URN (below);
+- **delete**: a stateful resource (namespace, queue, topic, subscription, backlog queue) left the
+  program without `retainOnDelete`, so `pulumi up` deletes it and its messages; a protected one
+  makes `pulumi up` fail instead (the engine refuses to delete it), which is reported the same way;
+- **unprotect**: a resource protected in the baseline is not now (`production: true` -> `false`
+  unprotects every namespace and entity);
+- **retain**: a stateful resource left the program but carries `retainOnDelete` (lowering the
+  backlog-queue count): it stays in Azure, unmanaged. Information only, never a failure.
+
+The first three fail the gate unless the user passes that kind's flag (`FLAGS`).
 
 Replacing a queue, topic or subscription deletes it with its messages. Partitioning, sessions and
 duplicate detection can only be set when an entity is created (partitioning.md; the ARM specs lack
@@ -11,7 +24,8 @@ namespace's location or Premium partition count force a new resource. A logical-
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Final
+from dataclasses import dataclass
+from typing import Any, Final, Literal
 
 from pairedbus import contract
 from pairedbus.iac.plan.model import Plan, PlannedResource
@@ -47,6 +61,30 @@ CREATE_ONLY: Final[Mapping[str, tuple[str, ...]]] = {
     contract.TYPE_DYNAMIC_RESOURCE: ("namespaceName", "queueName", "enablePartitioning"),
 }
 _ABSENT: Final = object()
+
+ChangeKind = Literal["replace", "delete", "unprotect", "retain"]
+#: The flag of `pairedbus plan` that accepts each blocking kind of change.
+FLAGS: Final[Mapping[str, str]] = {
+    "replace": "--allow-replace",
+    "delete": "--allow-delete",
+    "unprotect": "--allow-unprotect",
+}
+
+
+@dataclass(frozen=True)
+class BaselineChange:
+    """One change of `current` against the baseline: its kind and a line naming the resource."""
+
+    kind: ChangeKind
+    message: str
+
+    @property
+    def blocking(self) -> bool:
+        """Whether it fails the gate unless allowed (a retained resource never does)."""
+        return self.kind in FLAGS
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "message": self.message}
 
 
 def _is_entity(resource: PlannedResource) -> bool:
@@ -117,3 +155,45 @@ def find_replacements(baseline: Plan, current: Plan, *, types: Iterable[str] | N
                 "(add an alias to keep the entity and its messages)"
             )
     return lines
+
+
+def find_deletions(baseline: Plan, current: Plan) -> list[BaselineChange]:
+    """Stateful resources of `baseline` that `current` no longer declares (and that did not just
+    move to a new URN, which `find_replacements` reports): deleted, refused, or retained."""
+    current_urns = current.by_urn().keys()
+    current_identities = {_identity(r) for r in current.resources if _is_entity(r)} - {None}
+    changes: list[BaselineChange] = []
+    for old in baseline.resources:
+        if old.urn in current_urns or old.type not in CREATE_ONLY or not _is_entity(old):
+            continue
+        if _identity(old) is not None and _identity(old) in current_identities:
+            continue  # same entity under a new URN: a replacement
+        what = f"{_label(old)} ({old.type}) leaves the program"
+        if old.protect:
+            message = f"{what}: it is protected, so `pulumi up` refuses; unprotecting it first means it is deleted"
+            changes.append(BaselineChange("delete", message))
+        elif old.retain_on_delete:
+            changes.append(BaselineChange("retain", f"{what} and is retained in Azure (retainOnDelete), unmanaged"))
+        else:
+            changes.append(BaselineChange("delete", f"{what} and would be deleted with its messages"))
+    return changes
+
+
+def find_unprotections(baseline: Plan, current: Plan) -> list[BaselineChange]:
+    """Resources protected in `baseline` and not in `current` (e.g. `production` true -> false)."""
+    old_by_urn = baseline.by_urn()
+    return [
+        BaselineChange("unprotect", f"{_label(new)} ({new.type}) loses its protection: protect true -> false")
+        for new in current.resources
+        if (old := old_by_urn.get(new.urn)) is not None and old.protect and not new.protect
+    ]
+
+
+def compare_plans(baseline: Plan, current: Plan) -> list[BaselineChange]:
+    """Every reportable change of `current` against `baseline`: replacements, deletions, lowered
+    protection and retained resources, in that order."""
+    return [
+        *(BaselineChange("replace", line) for line in find_replacements(baseline, current)),
+        *find_deletions(baseline, current),
+        *find_unprotections(baseline, current),
+    ]
