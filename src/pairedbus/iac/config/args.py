@@ -11,7 +11,7 @@ from __future__ import annotations
 import inspect
 import types
 from collections.abc import Mapping
-from typing import Annotated, Any, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import pulumi
 from pydantic import BaseModel
@@ -78,7 +78,16 @@ def _config_shape(value: Any, annotation: Any, path: str, twice: list[str]) -> A
     if isinstance(value, Mapping):  # a free-form map such as tags: its keys are data, never renamed
         value_type = _contained(annotation, dict)
         return {k: _config_shape(v, value_type, f"{path}.{k}", twice) for k, v in value.items()}
+    if isinstance(value, float) and value.is_integer() and not _takes_float(annotation):
+        # Pulumi's wire has one number type, a double: another language's `3` arrives here as 3.0.
+        return int(value)
     return value
+
+
+def _takes_float(annotation: Any) -> bool:
+    candidates = _unwrap(annotation)
+    literals = [v for c in candidates if get_origin(c) is Literal for v in get_args(c)]
+    return float in candidates or any(isinstance(v, float) for v in literals)
 
 
 def config_values(args: Mapping[str, Any]) -> dict[str, Any]:
