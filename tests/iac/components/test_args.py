@@ -47,3 +47,10 @@ def test_a_setting_given_in_both_spellings_is_refused_not_silently_picked() -> N
 
 def test_the_config_spelling_is_accepted_too() -> None:
     assert stack_config_from_args(MINIMAL) == parse_stack_config(MINIMAL)
+
+
+def test_paired_namespace_args_name_every_stack_setting() -> None:
+    from pairedbus.iac.components.paired_namespace import PairedNamespaceArgs
+    from pairedbus.iac.config import StackConfig
+
+    assert set(PairedNamespaceArgs.__annotations__) == set(StackConfig.model_fields)

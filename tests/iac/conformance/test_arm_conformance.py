@@ -708,22 +708,20 @@ def test_the_lock_and_auto_delete_limits_are_in_the_spec_descriptions_too() -> N
 # therefore carry the stack setting, which the deploy workflow sets to ServicePrincipal.
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="component fix pending: deployer-data-owner must set principal_type from the stack setting "
-    "pairedbus:deployerPrincipalType (config key being added by another change)",
-)
-@pytest.mark.parametrize("principal_type", ["ServicePrincipal", "Group"])
+@pytest.mark.parametrize("principal_type", ["User", "ServicePrincipal", "Group"])
 def test_the_deployer_assignment_takes_its_principal_type_from_the_stack_setting(principal_type: str) -> None:
-    try:
-        settings, plan = render_settings("dev", {DEPLOYER_PRINCIPAL_TYPE_KEY: principal_type})
-    except Exception as exc:  # the program refuses the key today
-        first = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
-        pytest.fail(
-            f"dev deployer-data-owner principalType: principal-type (setting {DEPLOYER_PRINCIPAL_TYPE_KEY} refused: {first})"
-        )
+    settings, plan = render_settings("dev", {DEPLOYER_PRINCIPAL_TYPE_KEY: principal_type})
     mismatches = check_role_assignments("dev", settings, plan, render_module.FAKE_OBJECT_ID)
     assert not mismatches, "\n" + _report(mismatches)
+    (deployer,) = [a for a in plan.of_type("azure-native:authorization:RoleAssignment") if a.name == "deployer-data-owner"]
+    assert deployer.inputs["principalType"] == principal_type
+
+
+def test_the_deployer_assignment_is_user_when_the_stack_says_nothing(rendered) -> None:
+    for stack in STACKS:
+        _, plan = rendered[stack]
+        (deployer,) = [a for a in plan.of_type("azure-native:authorization:RoleAssignment") if a.name == "deployer-data-owner"]
+        assert deployer.inputs["principalType"] == "User"
 
 
 def test_the_deploy_workflow_declares_its_service_principal() -> None:

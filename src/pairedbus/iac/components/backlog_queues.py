@@ -12,6 +12,9 @@ from pairedbus import contract
 from pairedbus.iac.backlog_provider import BacklogQueue, BacklogQueueProvider, DataPlaneAuth
 from pairedbus.iac.components.roles import deploying_principal_id, role_definition_id
 
+#: What runs `pulumi up` unless said otherwise: a person at a terminal (the config model's default too).
+DEPLOYER_PRINCIPAL_TYPE_DEFAULT = "User"
+
 
 class BacklogQueuesArgs(TypedDict):
     """The backlog queues of one pair, in its secondary namespace."""
@@ -30,8 +33,9 @@ class BacklogQueuesArgs(TypedDict):
     """The secondary's resource group; needed for sas (to list the namespace's keys)."""
     partitioned: NotRequired[bool]
     """Create partitioned queues (a Premium secondary with 2+ partitions requires it)."""
-    protect: NotRequired[bool]
-    """Protect the queues from deletion (production)."""
+    deployer_principal_type: NotRequired[str]
+    """What runs `pulumi up`: User (default), ServicePrincipal or Group. The deployer's role assignment must
+    name it: ARM refuses a principalType that does not match the principal (UnmatchedPrincipalType)."""
 
 
 class BacklogQueues(pulumi.ComponentResource):
@@ -55,6 +59,12 @@ class BacklogQueues(pulumi.ComponentResource):
                     scope=args["namespace_id"],
                     principal_id=deploying_principal_id(),
                     role_definition_id=role_definition_id(contract.ROLE_SERVICE_BUS_DATA_OWNER),
+                    # Set explicitly: azure-native fills in `User` when the program sets none, which a CI
+                    # service principal's assignment fails with.
+                    principal_type=args.get("deployer_principal_type", DEPLOYER_PRINCIPAL_TYPE_DEFAULT),
+                    # Not protected, even in production: no message depends on it (the syphon and the
+                    # senders use their own identities), and switching backlogAuth to sas must be able
+                    # to drop it from the program.
                     opts=pulumi.ResourceOptions(parent=self),
                 )
             )

@@ -53,7 +53,12 @@ class PairedNamespaceArgs(TypedDict):
     tags: NotRequired[dict[str, str]]
     """Tags for every resource."""
     production: NotRequired[bool]
-    """Protect namespaces, resource groups, entities and backlog queues from deletion."""
+    """Protect every resource whose loss would stop or lose messages (backlog queues are retained instead)."""
+    deployer_principal_type: NotRequired[str]
+    """What runs `pulumi up`: User (default), ServicePrincipal or Group (the deployer's data-plane role names it)."""
+    max_outage: NotRequired[str]
+    """The longest primary outage the pair must absorb, ISO 8601 (default PT1H): paired entities' minimum
+    duplicate-detection window."""
 
 
 # The parts' args from a validated config: its fields as they are (the model filled in its defaults).
@@ -82,7 +87,7 @@ def backlog_queues_args(config: StackConfig, pair: NamespacePair) -> BacklogQueu
         "partitioned": contract.requires_partitioned_entities(
             config.secondary.sku, config.secondary.premium_messaging_partitions
         ),
-        "protect": config.production,
+        "deployer_principal_type": config.deployer_principal_type,
     }
 
 
