@@ -9,6 +9,10 @@ from typing import Final
 
 DEFAULT_PORT: Final = 8080
 HEALTH_PATH: Final = "/healthz"
+#: Readiness: 200 while the syphon's clients are open and its loop runs.
+READINESS_PATH: Final = "/readyz"
+#: Liveness: 503 after sustained failures no retry can fix, or after no progress: restart me.
+LIVENESS_PATH: Final = "/livez"
 METRICS_PATH: Final = "/metrics"
 
 #: The container app sets these; `pairedbus syphon` reads them when the flags are not given.

@@ -18,7 +18,6 @@ from pairedbus.service.endpoints import (
     ENV_PRIMARY,
     ENV_SECONDARY,
     ENV_SECONDARY_RESOURCE_ID,
-    HEALTH_PATH,
 )
 
 PRIMARY_ID = (
@@ -174,12 +173,23 @@ def test_zero_min_replicas_is_refused_when_the_component_is_used_on_its_own() ->
         render(lambda: SyphonHost("syphon", args), project="pairedbus", stack="test")
 
 
-def test_liveness_and_readiness_probe_healthz_on_the_service_port(plain: Plan) -> None:
+def test_probes_use_the_syphons_liveness_and_readiness_endpoints(plain: Plan) -> None:
+    # The runtime's endpoints (service/endpoints.py on the runtime branch): /livez, /readyz, port 8080.
     probes = {p["type"]: p for p in _container(_one(plain, CONTAINER_APP))["probes"]}
-    assert {"Liveness", "Readiness"} <= set(probes)
+    assert set(probes) == {"Startup", "Liveness", "Readiness"}
+    assert probes["Liveness"]["httpGet"] == {"path": "/livez", "port": 8080}
+    assert probes["Readiness"]["httpGet"] == {"path": "/readyz", "port": 8080}
+    assert probes["Startup"]["httpGet"] == {"path": "/livez", "port": 8080}
+
+
+def test_startup_allows_two_minutes_within_the_container_apps_probe_limits(plain: Plan) -> None:
+    # Microsoft.App ContainerAppProbe: failureThreshold 1-10, periodSeconds 1-240.
+    probes = {p["type"]: p for p in _container(_one(plain, CONTAINER_APP))["probes"]}
+    startup = probes["Startup"]
+    assert startup["failureThreshold"] <= 10
+    assert startup["periodSeconds"] * startup["failureThreshold"] == 120
     for probe in probes.values():
-        assert probe["httpGet"] == {"path": HEALTH_PATH, "port": DEFAULT_PORT}
-        assert probe["periodSeconds"] > 0 and probe["failureThreshold"] >= 1
+        assert 1 <= probe["failureThreshold"] <= 10 and 1 <= probe["periodSeconds"] <= 240
 
 
 def test_shutdown_grace_is_the_backlog_lock_duration(plain: Plan) -> None:

@@ -559,18 +559,7 @@ def all_mismatches(stack: str, settings: Mapping[str, str], plan: Plan) -> list[
 
 
 # ---------------------------------------------------------------------------------------------
-# Known mismatches that are component fixes (for the lead). Each is (resource, property path,
-# rule); the xfail below goes away when the set is empty.
-KNOWN_COMPONENT_FIXES: set[tuple[str, str, str]] = {
-    # SyphonHost's startup probe (`_STARTUP` in components/syphon_host.py) allows two minutes as
-    # 24 checks 5 s apart; ARM refuses a failureThreshold above 10. Same two minutes within the
-    # limits: periodSeconds 12, failureThreshold 10 (or initialDelaySeconds up to 60 plus fewer checks).
-    ("syphon-app", "template.containers[0].probes[0].failureThreshold", "maximum"),
-}
-
-
-def _key(m: Mismatch) -> tuple[str, str, str]:
-    return (m.resource, m.path, m.rule)
+# The repository's stacks: no mismatch at all.
 
 
 def _report(mismatches: list[Mismatch]) -> str:
@@ -578,22 +567,9 @@ def _report(mismatches: list[Mismatch]) -> str:
 
 
 @pytest.mark.parametrize("stack", STACKS)
-def test_no_mismatch_beyond_the_known_component_fixes(stack: str, rendered) -> None:
-    settings, plan = rendered[stack]
-    mismatches = all_mismatches(stack, settings, plan)
-    unexpected = [m for m in mismatches if _key(m) not in KNOWN_COMPONENT_FIXES]
-    assert not unexpected, "\n" + _report(unexpected)
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="component fixes pending: " + "; ".join(f"{r} {p}: {rule}" for r, p, rule in sorted(KNOWN_COMPONENT_FIXES)),
-)
-@pytest.mark.parametrize("stack", STACKS)
 def test_repository_stack_conforms_to_arm(stack: str, rendered) -> None:
     settings, plan = rendered[stack]
     mismatches = all_mismatches(stack, settings, plan)
-    print(_report(mismatches))
     assert not mismatches, "\n" + _report(mismatches)
 
 

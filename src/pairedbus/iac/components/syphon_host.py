@@ -24,16 +24,19 @@ from pairedbus.service.endpoints import (
     ENV_PRIMARY,
     ENV_SECONDARY,
     ENV_SECONDARY_RESOURCE_ID,
-    HEALTH_PATH,
+    LIVENESS_PATH,
+    READINESS_PATH,
 )
 
 CONTAINER_NAME = "syphon"
 SERVICE_PRINCIPAL = "ServicePrincipal"
 LOG_ANALYTICS_SKU = "PerGB2018"
 
-#: Probe timings (seconds). Startup allows two minutes for the first AMQP links and token; after
-#: that three failed checks in a row restart (liveness) or unroute (readiness) the replica.
-_STARTUP = {"period_seconds": 5, "failure_threshold": 24, "timeout_seconds": 3}
+#: Probe timings (seconds). Startup allows two minutes for the first AMQP links and token (12 s x 10
+#: checks: Container Apps refuses a failureThreshold above 10, see ContainerAppProbe in the Microsoft.App
+#: spec, "Minimum value is 1. Maximum value is 10."); after that three failed checks in a row restart
+#: (liveness) or unroute (readiness) the replica.
+_STARTUP = {"period_seconds": 12, "failure_threshold": 10, "timeout_seconds": 3}
 _LIVENESS = {"period_seconds": 10, "failure_threshold": 3, "timeout_seconds": 5}
 _READINESS = {"period_seconds": 10, "failure_threshold": 3, "timeout_seconds": 5}
 #: On SIGTERM the syphon settles what it holds. Waiting longer than a backlog message's lock is
@@ -64,8 +67,8 @@ class SyphonHostArgs(TypedDict):
     """Tags for every resource of the syphon."""
 
 
-def _probe(kind: str, timings: dict[str, int]) -> dict[str, object]:
-    return {"type": kind, "http_get": {"path": HEALTH_PATH, "port": DEFAULT_PORT}, **timings}
+def _probe(kind: str, path: str, timings: dict[str, int]) -> dict[str, object]:
+    return {"type": kind, "http_get": {"path": path, "port": DEFAULT_PORT}, **timings}
 
 
 class SyphonHost(pulumi.ComponentResource):
@@ -162,9 +165,11 @@ class SyphonHost(pulumi.ComponentResource):
                         ],
                         "resources": {"cpu": settings["cpu"], "memory": settings["memory"]},
                         "probes": [
-                            _probe("Startup", _STARTUP),
-                            _probe("Liveness", _LIVENESS),
-                            _probe("Readiness", _READINESS),
+                            # Startup waits for the process to serve and not to have given up; readiness
+                            # (clients open, loop running) is the readiness probe's own question.
+                            _probe("Startup", LIVENESS_PATH, _STARTUP),
+                            _probe("Liveness", LIVENESS_PATH, _LIVENESS),
+                            _probe("Readiness", READINESS_PATH, _READINESS),
                         ],
                     }
                 ],
