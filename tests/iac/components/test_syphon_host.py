@@ -41,8 +41,9 @@ def _role_id(guid: str) -> str:
     return f"/subscriptions/{FAKE_SUBSCRIPTION_ID}/providers/Microsoft.Authorization/roleDefinitions/{guid}"
 
 
-def _render(**config: Any) -> Plan:
+def _render(names: bool = True, **config: Any) -> Plan:
     syphon_config = {"image": "acme.azurecr.io/pairedbus:1.2.3", **config}
+    namespace_names = {"primary_namespace_name": "contoso", "secondary_namespace_name": "contoso-dr"} if names else {}
 
     def program() -> None:
         host = SyphonHost(
@@ -56,6 +57,7 @@ def _render(**config: Any) -> Plan:
                 primary_fqdn=contract.service_bus_fqdn("contoso"),
                 secondary_fqdn=contract.service_bus_fqdn("contoso-dr"),
                 tags={"team": "messaging"},
+                **namespace_names,
             ),
         )
         pulumi.export("appName", host.app_name)
@@ -155,7 +157,8 @@ def test_replicas_come_from_config_and_at_least_one_syphon_always_runs(plain: Pl
     assert _one(plain, CONTAINER_APP).inputs["template"]["scale"] == {"minReplicas": 1, "maxReplicas": 1}
     scaled = _render(min_replicas=2, max_replicas=4, cpu=1.0, memory="2Gi")
     app = _one(scaled, CONTAINER_APP)
-    assert app.inputs["template"]["scale"] == {"minReplicas": 2, "maxReplicas": 4}
+    scale = app.inputs["template"]["scale"]
+    assert (scale["minReplicas"], scale["maxReplicas"]) == (2, 4)
     assert _container(app)["resources"] == {"cpu": 1.0, "memory": "2Gi"}
 
 
@@ -235,3 +238,69 @@ def test_outputs_name_the_app_its_fqdn_and_the_identity(mocker: Any) -> None:
     }
     (call,) = register_outputs.call_args_list
     assert {"appName", "fqdn", "principalId"} <= set(call.args[1])
+
+
+# --- Scaling on backlog depth (KEDA azure-servicebus) ---------------------------------------------
+
+
+def test_a_fixed_replica_count_has_no_scale_rule_and_no_manage_right(plain: Plan) -> None:
+    scale = _one(plain, CONTAINER_APP).inputs["template"]["scale"]
+    assert scale == {"minReplicas": 1, "maxReplicas": 1}
+    owner = _role_id("090c5cfd-751d-490a-894a-3ce6f1109419")  # Azure Service Bus Data Owner
+    assert all(a.inputs["roleDefinitionId"] != owner for a in plain.of_type(ROLE_ASSIGNMENT))
+
+
+def test_the_app_scales_on_the_summed_backlog_with_its_own_identity() -> None:
+    plan = _render(min_replicas=2, max_replicas=5)
+    app = _one(plan, CONTAINER_APP)
+    identity = _one(plan, IDENTITY)
+    scale = app.inputs["template"]["scale"]
+    assert (scale["minReplicas"], scale["maxReplicas"]) == (2, 5)
+    (rule,) = scale["rules"]
+    assert rule["name"] == "backlog-depth"
+    custom = rule["custom"]
+    assert custom["type"] == "azure-servicebus"
+    # The user-assigned identity's resource id, the one the app itself runs as.
+    assert custom["identity"].endswith(f"/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{identity.name}")
+    assert app.inputs["identity"]["userAssignedIdentities"] == [custom["identity"]]
+    assert custom["metadata"] == {
+        "namespace": "contoso-dr",
+        "queueName": "contoso/x-servicebus-transfer/(0|[1-9][0-9]*)",
+        "useRegex": "true",
+        "operation": "sum",
+        "messageCount": "1000",
+    }
+    assert all(isinstance(v, str) for v in custom["metadata"].values())  # KEDA metadata is strings only
+
+
+def test_the_scale_rule_regex_matches_exactly_the_backlog_queues() -> None:
+    # KEDA keeps a queue when FindString(name) == name (a whole match); Python's fullmatch is the same
+    # for this pattern, which uses only literals, a group, alternation and a class.
+    import re
+
+    pattern = re.compile(syphon_host.backlog_queue_regex("contoso"))
+    for name in ["contoso/x-servicebus-transfer/0", "contoso/x-servicebus-transfer/9", "contoso/x-servicebus-transfer/123"]:
+        assert pattern.fullmatch(name), name
+    for name in [
+        "contoso/x-servicebus-transfer/01",
+        "contoso/x-servicebus-transfer/",
+        "contoso-2/x-servicebus-transfer/0",
+        "xcontoso/x-servicebus-transfer/0",
+        "contoso/x-servicebus-transfer/0/x",
+        "orders",
+    ]:
+        assert not pattern.fullmatch(name), name
+
+
+def test_scaling_grants_data_owner_on_the_secondary_only() -> None:
+    plan = _render(min_replicas=1, max_replicas=3)
+    owner = _role_id("090c5cfd-751d-490a-894a-3ce6f1109419")  # Azure Service Bus Data Owner
+    (grant,) = [a for a in plan.of_type(ROLE_ASSIGNMENT) if a.inputs["roleDefinitionId"] == owner]
+    assert grant.inputs["scope"] == SECONDARY_ID
+    assert grant.inputs["principalType"] == "ServicePrincipal"
+    assert grant.urn in _one(plan, CONTAINER_APP).dependencies  # granted before the rule first polls
+
+
+def test_scaling_without_the_namespace_names_is_refused_when_the_component_is_used_on_its_own() -> None:
+    with pytest.raises(ValueError, match=r"primary_namespace_name: expected the namespace's name"):
+        _render(names=False, min_replicas=1, max_replicas=2)

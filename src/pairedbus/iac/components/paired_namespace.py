@@ -111,6 +111,8 @@ def syphon_host_args(config: StackConfig, pair: NamespacePair, image: pulumi.Inp
         "secondary_namespace_id": pair.secondary.id,
         "primary_fqdn": contract.service_bus_fqdn(config.primary.name),
         "secondary_fqdn": contract.service_bus_fqdn(config.secondary.name),
+        "primary_namespace_name": config.primary.name,
+        "secondary_namespace_name": pair.secondary.name,
         "tags": dict(config.tags),
     }
 

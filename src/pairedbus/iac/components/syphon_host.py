@@ -1,15 +1,18 @@
 """SyphonHost: where the syphon runs, an Azure Container App with its own identity.
 
 At least one process must host the syphon (paired-namespaces.md, "Sequence"), so the app keeps
-`minReplicas >= 1`. The app's user-assigned identity gets exactly two data-plane roles: receive
+`minReplicas >= 1`. The app's user-assigned identity gets two data-plane roles: receive
 from the secondary (the backlog queues) and send to the primary (their destinations), plus
 control-plane Reader on the secondary so it can list every backlog queue through ARM (listing
-through the data plane would need Manage, i.e. Data Owner). Role assignments exist before the
-app starts, so its first receive is not refused.
+through the data plane would need Manage, i.e. Data Owner). When the app may scale
+(maxReplicas > minReplicas) it scales on backlog depth with KEDA's azure-servicebus scaler, which
+needs Data Owner on the secondary (see "Scaling on backlog depth" below). Role assignments exist
+before the app starts, so its first receive is not refused.
 
 No `from __future__ import annotations`: Pulumi's component analyzer reads the annotations as live types.
 """
 
+import re
 from typing import NotRequired, TypedDict
 
 import pulumi
@@ -45,6 +48,72 @@ TERMINATION_GRACE_SECONDS = int(
     contract.duration_timedelta(str(contract.BACKLOG_QUEUE_PROPERTIES["lockDuration"])).total_seconds()
 )
 
+# --- Scaling on backlog depth ------------------------------------------------------------------
+# The Container Apps custom scale rule `azure-servicebus` is KEDA's scaler, authenticated with the
+# syphon's user-assigned identity (`identity` on the rule: "The resource ID of a user-assigned managed
+# identity that is assigned to the Container App", CustomScaleRule in the Microsoft.App spec).
+#
+# What the scaler does (kedacore/keda @ 066a1e7127e78606b5cf1588b6e9c485dda825c3,
+# pkg/scalers/azure_servicebus_scaler.go): it reads queue depths through the Service Bus
+# administration (ATOM) endpoint with azservicebus/admin, `GetQueueRuntimeProperties(queueName)` or,
+# with `useRegex: "true"`, `NewListQueuesRuntimePropertiesPager` over the whole namespace, keeping
+# the queues whose whole name the Go regexp matches (`FindString(name) == name`) and folding their
+# ActiveMessageCount with `operation` (sum, max or avg). A `/` in a queue name needs nothing special:
+# azservicebus's ATOM client appends the entity path to the host unescaped
+# (Azure/azure-sdk-for-go, sdk/messaging/azservicebus/internal/atom/entity_manager.go, `execute`), and
+# `/`, `-` and digits are literals in a Go regexp. One namespace-wide rule with `sum` scales on the
+# total backlog, counts queues added later, and keeps one trigger however many queues there are
+# (a rule per queue would scale on the deepest queue only: the HPA takes the largest of its metrics).
+#
+# The role it needs: reading runtime properties is a management operation, which needs the Manage
+# claim (keda-docs, content/docs/2.16/scalers/azure-service-bus.md: "Manage access is required for
+# KEDA to be able to get metrics from Service Bus"; microsoft/azure-container-apps#1138: a Listen-only
+# key does not scale). With Entra ID, Manage on the data plane comes only with Azure Service Bus Data
+# Owner (the built-in data roles' data actions are send, receive, or `Microsoft.ServiceBus/*`; none
+# grants reading entity runtime properties alone), and it cannot be narrowed to the backlog queues:
+# ARM cannot address a queue whose name holds `/` (azure-service-bus#344), so a queue-scoped assignment
+# is impossible, and the regex listing is namespace-wide anyway. So the syphon identity gets Data Owner
+# on the secondary only, and only when there is something to scale (maxReplicas > minReplicas): a
+# syphon with a fixed replica count keeps receive, send and Reader. The secondary holds only backlog
+# queues, so the extra right reaches nothing else of the pair.
+SCALE_RULE_NAME = "backlog-depth"
+KEDA_SERVICE_BUS_SCALER = "azure-servicebus"
+#: Active backlog messages per replica the rule aims at (KEDA `messageCount`). A replica moves thousands
+#: of messages a second, so one more replica per thousand waiting messages drains a burst within seconds.
+MESSAGES_PER_REPLICA = 1000
+#: Namespace names are letters, digits and '-', the backlog infix '/x-servicebus-transfer/': all literal
+#: characters in a Go regexp (RE2 syntax), so the prefix goes in as it is.
+_REGEX_LITERAL = re.compile(r"^[A-Za-z0-9/-]+$")
+
+
+def backlog_queue_regex(primary_namespace_name: str) -> str:
+    """The Go regexp KEDA matches against whole queue names: every backlog queue of the primary, any index."""
+    prefix = contract.backlog_queue_prefix(primary_namespace_name)
+    if not _REGEX_LITERAL.match(prefix):
+        raise ValueError(f"primary namespace name: expected letters, digits or '-', got {primary_namespace_name!r}")
+    return prefix + "(0|[1-9][0-9]*)"
+
+
+def backlog_scale_rule(
+    primary_namespace_name: str, secondary_namespace_name: pulumi.Input[str], identity_id: pulumi.Input[str]
+) -> dict[str, object]:
+    """The Container Apps scale rule over the secondary's backlog queues. KEDA metadata values are strings."""
+    return {
+        "name": SCALE_RULE_NAME,
+        "custom": {
+            "type": KEDA_SERVICE_BUS_SCALER,
+            "identity": identity_id,
+            "metadata": {
+                # The bare namespace name: KEDA appends the cloud's Service Bus suffix.
+                "namespace": secondary_namespace_name,
+                "queueName": backlog_queue_regex(primary_namespace_name),
+                "useRegex": "true",
+                "operation": "sum",
+                "messageCount": str(MESSAGES_PER_REPLICA),
+            },
+        },
+    }
+
 
 class SyphonHostArgs(TypedDict):
     """The syphon's settings and the pair it moves messages for."""
@@ -63,6 +132,10 @@ class SyphonHostArgs(TypedDict):
     """Fully qualified domain name of the primary namespace."""
     secondary_fqdn: pulumi.Input[str]
     """Fully qualified domain name of the secondary namespace."""
+    primary_namespace_name: NotRequired[str]
+    """The primary namespace's name (the backlog queues are named after it); needed to scale on backlog depth."""
+    secondary_namespace_name: NotRequired[pulumi.Input[str]]
+    """The secondary namespace's name (where KEDA reads backlog depths); needed to scale on backlog depth."""
     tags: NotRequired[dict[str, str]]
     """Tags for every resource of the syphon."""
 
@@ -136,6 +209,16 @@ class SyphonHost(pulumi.ComponentResource):
             grant("send-primary", contract.ROLE_SERVICE_BUS_DATA_SENDER, args["primary_namespace_id"]),
             grant("list-secondary", contract.ROLE_READER, args["secondary_namespace_id"]),
         ]
+        scale: dict[str, object] = {"min_replicas": min_replicas, "max_replicas": settings["max_replicas"]}
+        if settings["max_replicas"] > min_replicas:
+            missing = [k for k in ("primary_namespace_name", "secondary_namespace_name") if not args.get(k)]
+            if missing:
+                raise ValueError(f"{missing[0]}: expected the namespace's name to scale on backlog depth, got none")
+            # Manage on the secondary, for KEDA's runtime-properties read (see "Scaling on backlog depth").
+            grants.append(grant("scale-secondary", contract.ROLE_SERVICE_BUS_DATA_OWNER, args["secondary_namespace_id"]))
+            scale["rules"] = [
+                backlog_scale_rule(args["primary_namespace_name"], args["secondary_namespace_name"], identity.id)
+            ]
         registries: list[dict[str, pulumi.Input[str]]] = []
         registry = config.get("registry")
         if registry is not None:
@@ -173,7 +256,7 @@ class SyphonHost(pulumi.ComponentResource):
                         ],
                     }
                 ],
-                "scale": {"min_replicas": min_replicas, "max_replicas": settings["max_replicas"]},
+                "scale": scale,
                 "termination_grace_period_seconds": TERMINATION_GRACE_SECONDS,
             },
             **common,
