@@ -61,3 +61,26 @@ def test_every_child_is_parented_to_its_component(render_core, config_dict) -> N
     components = {r.urn: r.type for r in plan.resources if not r.custom}
     assert set(components.values()) == {contract.TYPE_NAMESPACE_PAIR, contract.TYPE_BACKLOG_QUEUES, contract.TYPE_MESSAGING_ENTITIES}
     assert all(r.parent in components for r in plan.resources if r.custom)
+
+
+def test_auto_delete_on_idle_reaches_arm_for_queues_topics_and_subscriptions(render_core, config_dict) -> None:
+    config_dict["queues"][0]["autoDeleteOnIdle"] = "PT5M"  # the service's minimum
+    config_dict["topics"][0]["autoDeleteOnIdle"] = "P30D"
+    config_dict["topics"][0]["subscriptions"][0]["autoDeleteOnIdle"] = "PT1H"
+    plan = render_core(config_dict)
+    assert only(plan, contract.TYPE_QUEUE, queueName="orders").inputs["autoDeleteOnIdle"] == "PT5M"
+    assert only(plan, contract.TYPE_TOPIC, topicName="events").inputs["autoDeleteOnIdle"] == "P30D"
+    subs = {s.inputs["subscriptionName"]: s.inputs for s in plan.of_type(contract.TYPE_SUBSCRIPTION)}
+    name = config_dict["topics"][0]["subscriptions"][0]["name"]
+    assert subs[name]["autoDeleteOnIdle"] == "PT1H"
+    # Not given: not sent, so the service keeps its default (never).
+    assert "autoDeleteOnIdle" not in only(plan, contract.TYPE_QUEUE, queueName="invoices").inputs
+    assert all("autoDeleteOnIdle" not in s for n, s in subs.items() if n != name)
+
+
+def test_auto_delete_on_idle_below_five_minutes_is_refused_before_rendering(render_core, config_dict) -> None:
+    import pytest
+
+    config_dict["queues"][0]["autoDeleteOnIdle"] = "PT4M59S"
+    with pytest.raises(Exception, match=r"queues\[0\]\.autoDeleteOnIdle"):
+        render_core(config_dict)

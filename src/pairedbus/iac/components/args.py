@@ -90,6 +90,8 @@ class SubscriptionSettings(TypedDict):
     """Message time to live, ISO 8601 (e.g. P14D); default: the service's."""
     dead_lettering_on_message_expiration: NotRequired[bool]
     """Dead-letter expired messages; default: the service's."""
+    auto_delete_on_idle: NotRequired[str]
+    """Delete the subscription after this long idle, ISO 8601 (at least PT5M); default: the service's (never)."""
     forward_to: NotRequired[str]
     """Forward every message to this queue or topic of the primary namespace."""
 
@@ -119,6 +121,8 @@ class QueueSettings(TypedDict):
     """Deliveries before a message is dead-lettered; default: the service's."""
     dead_lettering_on_message_expiration: NotRequired[bool]
     """Dead-letter expired messages; default: the service's."""
+    auto_delete_on_idle: NotRequired[str]
+    """Delete the queue after this long idle, ISO 8601 (at least PT5M); default: the service's (never)."""
     forward_to: NotRequired[str]
     """Forward every message to this queue or topic of the primary namespace."""
 
@@ -140,6 +144,8 @@ class TopicSettings(TypedDict):
     """Duplicate detection window, ISO 8601; default: the service's."""
     default_message_time_to_live: NotRequired[str]
     """Message time to live, ISO 8601; default: the service's."""
+    auto_delete_on_idle: NotRequired[str]
+    """Delete the topic after this long idle, ISO 8601 (at least PT5M); default: the service's (never)."""
     subscriptions: NotRequired[list[SubscriptionSettings]]
     """The topic's subscriptions."""
 

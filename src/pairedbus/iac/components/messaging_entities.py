@@ -106,6 +106,7 @@ class MessagingEntities(pulumi.ComponentResource):
             max_delivery_count=queue.get("max_delivery_count"),
             default_message_time_to_live=queue.get("default_message_time_to_live"),
             dead_lettering_on_message_expiration=queue.get("dead_lettering_on_message_expiration"),
+            auto_delete_on_idle=queue.get("auto_delete_on_idle"),
             forward_to=queue.get("forward_to"),
             opts=self._opts(queue.get("forward_to")),
         )
@@ -121,6 +122,7 @@ class MessagingEntities(pulumi.ComponentResource):
             requires_duplicate_detection=_duplicate_detection(topic),
             duplicate_detection_history_time_window=topic.get("duplicate_detection_history_time_window"),
             default_message_time_to_live=topic.get("default_message_time_to_live"),
+            auto_delete_on_idle=topic.get("auto_delete_on_idle"),
             opts=self._opts(),
         )
 
@@ -136,6 +138,7 @@ class MessagingEntities(pulumi.ComponentResource):
             max_delivery_count=sub.get("max_delivery_count"),
             default_message_time_to_live=sub.get("default_message_time_to_live"),
             dead_lettering_on_message_expiration=sub.get("dead_lettering_on_message_expiration"),
+            auto_delete_on_idle=sub.get("auto_delete_on_idle"),
             forward_to=sub.get("forward_to"),
             opts=self._opts(sub.get("forward_to")),
         )
