@@ -72,6 +72,23 @@ def _premium_prod(doc: Doc) -> Doc:
     return stack_document("prod")
 
 
+def _drop(key: str, field: str | None = None) -> Mutation:
+    """Remove config key `key`, or one field of it."""
+
+    def mutate(doc: Doc) -> Doc:
+        if field is None:
+            del doc["config"][key]
+        else:
+            del doc["config"][key][field]
+        return doc
+
+    return mutate
+
+
+_NET = "/subscriptions/6f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f/resourceGroups/rg-network-prod-weu/providers/Microsoft.Network"
+_ZONES = "/subscriptions/6f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f/resourceGroups/rg-dns-prod/providers/Microsoft.Network/privateDnsZones"
+
+
 P = "pairedbus:"
 Q0 = "pairedbus:queues[0]"
 SUB0 = "pairedbus:topics[0].subscriptions[0]"
@@ -366,6 +383,68 @@ CASES: list[tuple[str, Mutation, str, str]] = [
         _both(_premium_prod, _set(P + "primary", "publicNetworkAccess", "Enabled")),
         "pairedbus:primary.publicNetworkAccess:",
         "'Disabled' when production is true",
+    ),
+    # --- Secure prod by default (issue 11 item 8): private connectivity ---------------------------
+    (
+        "prod without network",
+        _both(_premium_prod, _drop(P + "network")),
+        "pairedbus:network:",
+        "when primary.publicNetworkAccess is 'Disabled'",
+    ),
+    (
+        "network subnet id of another type",
+        _both(_premium_prod, _set(P + "network", "privateEndpointSubnetId", _NET + "/virtualNetworks/vnet-prod-weu")),
+        "pairedbus:network.privateEndpointSubnetId:",
+        "expected a subnet's ARM id",
+    ),
+    (
+        "network subnet id without a subscription guid",
+        _both(
+            _premium_prod,
+            _set(
+                P + "network",
+                "syphonInfrastructureSubnetId",
+                "/subscriptions/prod/resourceGroups/rg/providers/Microsoft.Network/virtualNetworks/v/subnets/s",
+            ),
+        ),
+        "pairedbus:network.syphonInfrastructureSubnetId:",
+        "expected a subnet's ARM id",
+    ),
+    (
+        "network DNS zone of another service",
+        _both(
+            _premium_prod,
+            _set(P + "network", "privateDnsZoneId", _ZONES + "/privatelink.blob.core.windows.net"),
+        ),
+        "pairedbus:network.privateDnsZoneId:",
+        "privatelink.servicebus.windows.net",
+    ),
+    (
+        "network field missing",
+        _both(_premium_prod, _drop(P + "network", "privateDnsZoneId")),
+        "pairedbus:network.privateDnsZoneId:",
+        "",
+    ),
+    (
+        "network unknown field",
+        _both(_premium_prod, _set(P + "network", "privateEndpointSubnet", "x")),
+        "pairedbus:network.privateEndpointSubnet:",
+        "",
+    ),
+    (
+        "network with one subnet for both",
+        _both(
+            _premium_prod,
+            _set(P + "network", "syphonInfrastructureSubnetId", _NET + "/virtualNetworks/vnet-prod-weu/subnets/snet-private-endpoints"),
+        ),
+        "pairedbus:network.syphonInfrastructureSubnetId:",
+        "a subnet other than privateEndpointSubnetId",
+    ),
+    (
+        "network on two Standard namespaces",
+        _set(P + "network", "", {k: v for k, v in stack_document("prod")["config"][P + "network"].items()}),
+        "pairedbus:network:",
+        "private endpoints are Premium only",
     ),
     (
         "Standard with public access disabled",

@@ -241,3 +241,21 @@ def test_new_settings_default_as_documented() -> None:
     assert config.max_outage == "PT1H"
     # Paired entities without a window of their own get the outage as their window.
     assert {q.duplicate_detection_history_time_window for q in config.queues} == {"PT1H"}
+
+
+def test_network_ids_are_compared_as_arm_compares_them_without_regard_to_case(production_config_dict) -> None:
+    # ARM resource ids are case-insensitive (resource-name-rules: "Always perform a case-insensitive
+    # comparison of names"): an id as the portal or the CLI may print it is accepted unchanged.
+    network = production_config_dict["network"]
+    network["privateEndpointSubnetId"] = network["privateEndpointSubnetId"].replace("Microsoft.Network", "microsoft.network")
+    network["privateDnsZoneId"] = network["privateDnsZoneId"].replace("privatelink.servicebus", "PrivateLink.ServiceBus")
+    config = parse_stack_config(production_config_dict)
+    assert config.network is not None
+    assert config.network.private_endpoint_subnet_id == network["privateEndpointSubnetId"]
+
+
+def test_the_same_subnet_in_another_letter_case_is_still_the_same_subnet(production_config_dict) -> None:
+    network = production_config_dict["network"]
+    network["syphonInfrastructureSubnetId"] = network["privateEndpointSubnetId"].upper().replace("/SUBSCRIPTIONS/", "/subscriptions/")
+    with pytest.raises(StackConfigError, match=r"network\.syphonInfrastructureSubnetId: expected a subnet other"):
+        parse_stack_config(production_config_dict)

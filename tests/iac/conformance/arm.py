@@ -30,6 +30,7 @@ import importlib
 import re
 import sys
 import typing
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
@@ -118,8 +119,17 @@ def model_api_version(model: type) -> str:
     if match:
         return f"{match[1]}-{match[2]}-{match[3]}" + ("-preview" if match[4] else "")
     package = model.__module__.split(".models", 1)[0]
-    source = Path(importlib.import_module(package).__file__).with_name("_configuration.py").read_text()
-    (version,) = set(re.findall(r'kwargs\.pop\("api_version",\s*"([^"]+)"\)', source))
+    root = Path(importlib.import_module(package).__file__).parent
+    source = (root / "_configuration.py").read_text()
+    versions = set(re.findall(r'kwargs\.pop\("api_version",\s*"([^"]+)"\)', source))
+    if not versions:
+        # Newer single-API packages (azure-mgmt-network 28.x) set the version per request builder:
+        # the package's API version is the one (nearly) all of them use.
+        builders = (root / "operations" / "_operations.py").read_text()
+        found = re.findall(r'_params\.pop\("api-version",\s*"([^"]+)"\)', builders)
+        (version, _), *_ = Counter(found).most_common(1)
+        return version
+    (version,) = versions
     return version
 
 

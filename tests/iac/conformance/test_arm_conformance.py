@@ -35,6 +35,7 @@ from azure.mgmt.appcontainers import models as app_models
 from azure.mgmt.authorization.v2022_04_01 import models as authorization_models
 from azure.mgmt.loganalytics import models as loganalytics_models
 from azure.mgmt.msi.v2023_01_31 import models as msi_models
+from azure.mgmt.network import models as network_models
 from azure.mgmt.resource.resources.v2024_07_01 import models as resource_models
 from azure.mgmt.servicebus import models as servicebus_models
 from pulumi.runtime import rpc
@@ -84,6 +85,13 @@ _AUTO_NAMED = Prop(wire="{autoNamed}", kind="string")
 _SCOPE = Prop(wire="{scope}", kind="string", required=True, min_length=1)
 
 _SB_PATH = {"resourceGroupName": _RESOURCE_GROUP_NAME, "namespaceName": _NAMESPACE_NAME}
+# Azure/azure-rest-api-specs, specification/network/resource-manager/Microsoft.Network/stable/2024-05-01/
+#   privateEndpoint.json: privateEndpointName and privateDnsZoneGroupName are plain required strings in the
+#   path (no length or pattern); their naming rules are the docs' (_PRIVATE_ENDPOINT_NAME below).
+_PRIVATE_ENDPOINT_PATH = {
+    "resourceGroupName": _RESOURCE_GROUP_NAME,
+    "privateEndpointName": Prop(wire="{privateEndpointName}", kind="string", required=True),
+}
 
 # ---------------------------------------------------------------------------------------------
 # Service limits the specs do not carry (or carry only in a description), per property path.
@@ -168,6 +176,40 @@ _PROBE_LIMITS = (
 #   (a workspace's default retention is 30 to 730 days on the pay-as-you-go PerGB2018 tier).
 _RETENTION = Limit("retentionInDays", "Log Analytics retention 30 to 730 days", minimum=30, maximum=730)
 
+# Private endpoints: https://learn.microsoft.com/azure/azure-resource-manager/management/resource-name-rules
+#   (Microsoft.Network privateEndpoints: "2-64", "Alphanumerics, underscores, periods, and hyphens. Start with
+#   alphanumeric. End alphanumeric or underscore."; subnets and private DNS zone groups are named by the
+#   virtual network's owner and by this program, "default").
+_PRIVATE_ENDPOINT_NAME = Limit(
+    "privateEndpointName",
+    "resource naming rules: private endpoints",
+    pattern=r"^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}[a-zA-Z0-9_]$",
+)
+# Service Bus private link: https://learn.microsoft.com/azure/private-link/private-endpoint-overview
+#   ("Private-link resource": Microsoft.ServiceBus/namespaces, sub-resource "namespace") and
+#   https://learn.microsoft.com/azure/private-link/private-endpoint-dns (Service Bus:
+#   privatelink.servicebus.windows.net).
+_PRIVATE_LINK_GROUP = Limit(
+    "privateLinkServiceConnections[].groupIds[]", "Service Bus private link sub-resource", enum=frozenset({"namespace"})
+)
+_PRIVATE_LINK_TARGET = Limit(
+    "privateLinkServiceConnections[].privateLinkServiceId",
+    "Service Bus private link resource: a namespace",
+    pattern=r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.ServiceBus/namespaces/[^/]+$",
+)
+_PRIVATE_DNS_ZONE = Limit(
+    "privateDnsZoneConfigs[].privateDnsZoneId",
+    "Service Bus private DNS zone",
+    pattern=r"(?i)^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.Network/privateDnsZones/"
+    r"privatelink\.servicebus\.windows\.net$",
+)
+_SUBNET = Limit(
+    "subnet.id",
+    "a virtual network subnet",
+    pattern=r"(?i)^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.Network/virtualNetworks/[^/]+/subnets/[^/]+$",
+)
+_ENVIRONMENT_SUBNET = dataclasses.replace(_SUBNET, path="vnetConfiguration.infrastructureSubnetId")
+
 _QUEUE_LIMITS = (_LOCK, _TTL, _AUTO_DELETE, _DUPLICATE_WINDOW, _DELIVERY_COUNT, _MESSAGE_SIZE, _USER_METADATA)
 _TOPIC_LIMITS = (_TTL, _AUTO_DELETE, _DUPLICATE_WINDOW, _MESSAGE_SIZE, _USER_METADATA)
 _SUBSCRIPTION_LIMITS = (_LOCK, _TTL, _AUTO_DELETE, _DUPLICATE_WINDOW, _DELIVERY_COUNT, _USER_METADATA)
@@ -234,7 +276,22 @@ DEFINITIONS: dict[str, Definition] = {
         app_models.ManagedEnvironment,
         "2025-02-02-preview",
         {"resourceGroupName": _RESOURCE_GROUP_NAME, "environmentName": _AUTO_NAMED},
-        _TRACKED,
+        (_ENVIRONMENT_SUBNET, *_TRACKED),
+    ),
+    "azure-native:network:PrivateEndpoint": Definition(
+        network_models.PrivateEndpoint,
+        "2024-05-01",
+        _PRIVATE_ENDPOINT_PATH,
+        (_PRIVATE_ENDPOINT_NAME, _PRIVATE_LINK_GROUP, _PRIVATE_LINK_TARGET, _SUBNET, *_TRACKED),
+    ),
+    "azure-native:network:PrivateDnsZoneGroup": Definition(
+        network_models.PrivateDnsZoneGroup,
+        "2024-05-01",
+        {
+            **_PRIVATE_ENDPOINT_PATH,
+            "privateDnsZoneGroupName": Prop(wire="{privateDnsZoneGroupName}", kind="string", required=True),
+        },
+        (_PRIVATE_DNS_ZONE,),
     ),
     "azure-native:app:ContainerApp": Definition(
         app_models.ContainerApp,
@@ -711,6 +768,12 @@ def test_the_deploy_workflow_declares_its_service_principal() -> None:
 # render and changed in one place. Only the expected mismatch may appear.
 
 
+_ZONE_ID = (
+    "/subscriptions/6f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f/resourceGroups/rg-dns-prod/providers/Microsoft.Network/"
+    "privateDnsZones/privatelink.servicebus.windows.net"
+)
+
+
 def _with(plan: Plan, name: str, change) -> Plan:
     resources = []
     for resource in plan.resources:
@@ -937,6 +1000,58 @@ WRONG = [
         "primary",
         _set("premiumMessagingPartitions", 3),
         {("premiumMessagingPartitions", "enum"), ("sku.capacity", "enum")},
+    ),
+    # Private connectivity (prod): the private endpoints, their DNS zone groups, the environment's subnet.
+    (
+        "private-link-group",
+        "prod",
+        "primary-pe",
+        _set("privateLinkServiceConnections[0].groupIds", ["namespaces"]),
+        {("privateLinkServiceConnections[0].groupIds[0]", "enum")},
+    ),
+    (
+        "private-link-target",
+        "prod",
+        "secondary-pe",
+        _set("privateLinkServiceConnections[0].privateLinkServiceId", "/subscriptions/x/resourceGroups/y"),
+        {("privateLinkServiceConnections[0].privateLinkServiceId", "pattern")},
+    ),
+    ("private-endpoint-name", "prod", "primary-pe", _set("privateEndpointName", "p" * 65), {("privateEndpointName", "pattern")}),
+    ("private-endpoint-subnet", "prod", "primary-pe", _set("subnet.id", "snet-pe"), {("subnet.id", "pattern")}),
+    (
+        "private-endpoint-unknown-name",
+        "prod",
+        "primary-pe",
+        _set("privateLinkServiceConnections[0].groupId", "namespace"),
+        {("privateLinkServiceConnections[0].groupId", "unknown-property")},
+    ),
+    (
+        "private-dns-zone",
+        "prod",
+        "primary-pe-dns",
+        _set("privateDnsZoneConfigs[0].privateDnsZoneId", _ZONE_ID.replace("servicebus", "blob")),
+        {("privateDnsZoneConfigs[0].privateDnsZoneId", "pattern")},
+    ),
+    (
+        "private-dns-zone-group-required-name",
+        "prod",
+        "secondary-pe-dns",
+        _delete("privateEndpointName"),
+        {("privateEndpointName", "required")},
+    ),
+    (
+        "environment-subnet",
+        "prod",
+        "syphon-env",
+        _set("vnetConfiguration.infrastructureSubnetId", "/subscriptions/x/resourceGroups/y/providers/Microsoft.Network/virtualNetworks/v"),
+        {("vnetConfiguration.infrastructureSubnetId", "pattern")},
+    ),
+    (
+        "environment-internal-type",
+        "prod",
+        "syphon-env",
+        _set("vnetConfiguration.internal", "true"),
+        {("vnetConfiguration.internal", "type")},
     ),
     (
         "message-size-on-standard",

@@ -150,6 +150,28 @@ class TopicSettings(TypedDict):
     """The topic's subscriptions."""
 
 
+class NetworkSettings(TypedDict):
+    """Private connectivity, required when a namespace denies public network access (production)."""
+
+    private_endpoint_subnet_id: str
+    """ARM id of the subnet each Premium namespace's private endpoint goes in (in the syphon's region)."""
+    private_dns_zone_id: str
+    """ARM id of the privatelink.servicebus.windows.net private DNS zone the endpoints register in."""
+    syphon_infrastructure_subnet_id: str
+    """ARM id of the subnet dedicated to the syphon's (internal) Container Apps environment."""
+
+
+class PrivateEndpointSettings(TypedDict):
+    """Where a pair's private endpoints go."""
+
+    subnet_id: str
+    """ARM id of the subnet the endpoints' network interfaces go in."""
+    private_dns_zone_id: str
+    """ARM id of the privatelink.servicebus.windows.net private DNS zone the endpoints register in."""
+    location: str
+    """The subnet's region (a private endpoint lives in its virtual network's region)."""
+
+
 class RegistrySettings(TypedDict):
     """The container registry the syphon image is pulled from with the syphon's identity (AcrPull)."""
 

@@ -6,10 +6,21 @@ No `from __future__ import annotations`: Pulumi's component analyzer reads the a
 from typing import NotRequired, TypedDict
 
 import pulumi
-from pulumi_azure_native import resources, servicebus
+from pulumi_azure_native import network, resources, servicebus
 
 from pairedbus import contract
-from pairedbus.iac.components.args import NAMESPACE_DEFAULTS, NamespaceSettings, ResourceGroupSettings
+from pairedbus.iac.components.args import (
+    NAMESPACE_DEFAULTS,
+    NamespaceSettings,
+    PrivateEndpointSettings,
+    ResourceGroupSettings,
+)
+
+#: The private-link sub-resource of a Service Bus namespace (learn.microsoft.com/azure/private-link/
+#: private-endpoint-overview, "Private-link resource": Microsoft.ServiceBus/namespaces, "namespace").
+PRIVATE_LINK_GROUP = "namespace"
+#: The name of a zone config in a private DNS zone group: 1-80 letters, digits, '_', '.', '-'.
+PRIVATE_DNS_ZONE_CONFIG_NAME = "privatelink-servicebus-windows-net"
 
 
 class NamespacePairArgs(TypedDict):
@@ -28,7 +39,9 @@ class NamespacePairArgs(TypedDict):
     tags: NotRequired[dict[str, str]]
     """Tags for every resource (the role and pair tags are added)."""
     protect: NotRequired[bool]
-    """Protect the namespaces and resource groups from deletion (production)."""
+    """Protect the namespaces, resource groups and private endpoints from deletion (production)."""
+    private_endpoints: NotRequired[PrivateEndpointSettings]
+    """A private endpoint (with its DNS registration) for each Premium namespace; none: no private endpoints."""
 
 
 class NamespacePair(pulumi.ComponentResource):
@@ -43,6 +56,8 @@ class NamespacePair(pulumi.ComponentResource):
     """The primary namespace's resource group name."""
     secondary_resource_group_name: pulumi.Output[str]
     """The secondary namespace's resource group name."""
+    private_endpoints: dict[str, network.PrivateEndpoint]
+    """The private endpoint of each Premium namespace, by role (primary, secondary), when asked for."""
 
     def __init__(self, name: str, args: NamespacePairArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(contract.TYPE_NAMESPACE_PAIR, name, None, opts)
@@ -63,6 +78,16 @@ class NamespacePair(pulumi.ComponentResource):
             # The documented SAS fallback for the backlog provider needs local auth here only.
             local_auth=bool(args.get("secondary_local_auth", False)),
         )
+        self.private_endpoints = {}
+        endpoints = args.get("private_endpoints")
+        if endpoints is not None:
+            for role, settings, namespace, group in (
+                (contract.ROLE_PRIMARY, args["primary"], self.primary, self.primary_resource_group_name),
+                (contract.ROLE_SECONDARY, args["secondary"], self.secondary, self.secondary_resource_group_name),
+            ):
+                # Private endpoints are Premium only (Service Bus network security docs).
+                if settings.get("sku", NAMESPACE_DEFAULTS["sku"]) == contract.SKU_PREMIUM:
+                    self.private_endpoints[role] = self._private_endpoint(role, settings["name"], namespace, group, endpoints)
         self.register_outputs(
             {
                 "primaryNamespace": self.primary.name,
@@ -106,3 +131,44 @@ class NamespacePair(pulumi.ComponentResource):
             tags={**self._tags, contract.TAG_ROLE: role, contract.TAG_PAIR: self._pair},
             opts=pulumi.ResourceOptions(parent=self, protect=self._protect),
         )
+
+    def _private_endpoint(
+        self,
+        role: str,
+        namespace_name: str,
+        namespace: servicebus.Namespace,
+        resource_group_name: pulumi.Input[str],
+        settings: PrivateEndpointSettings,
+    ) -> network.PrivateEndpoint:
+        """A private endpoint to the namespace, and its A record in the privatelink zone, so that
+        `<name>.servicebus.windows.net` resolves to the private address inside linked networks."""
+        options = pulumi.ResourceOptions(parent=self, protect=self._protect)
+        endpoint_name = f"pe-{namespace_name}"  # 2-64 characters: namespace names are 6-50
+        endpoint = network.PrivateEndpoint(
+            f"{role}-pe",
+            private_endpoint_name=endpoint_name,
+            resource_group_name=resource_group_name,
+            location=settings["location"],
+            subnet={"id": settings["subnet_id"]},
+            private_link_service_connections=[
+                {
+                    "name": namespace_name,
+                    "private_link_service_id": namespace.id,
+                    "group_ids": [PRIVATE_LINK_GROUP],
+                }
+            ],
+            tags={**self._tags, contract.TAG_ROLE: role, contract.TAG_PAIR: self._pair},
+            opts=options,
+        )
+        network.PrivateDnsZoneGroup(
+            f"{role}-pe-dns",
+            private_dns_zone_group_name="default",
+            private_endpoint_name=endpoint_name,
+            resource_group_name=resource_group_name,
+            private_dns_zone_configs=[
+                {"name": PRIVATE_DNS_ZONE_CONFIG_NAME, "private_dns_zone_id": settings["private_dns_zone_id"]}
+            ],
+            # A child of the endpoint in ARM (.../privateEndpoints/{name}/privateDnsZoneGroups/default).
+            opts=pulumi.ResourceOptions.merge(options, pulumi.ResourceOptions(depends_on=[endpoint])),
+        )
+        return endpoint

@@ -14,6 +14,7 @@ import pulumi
 from pairedbus import contract
 from pairedbus.iac.components.args import (
     NamespaceSettings,
+    NetworkSettings,
     QueueSettings,
     ResourceGroupsSettings,
     SyphonSettings,
@@ -56,6 +57,8 @@ class PairedNamespaceArgs(TypedDict):
     """Protect every resource whose loss would stop or lose messages (backlog queues are retained instead)."""
     deployer_principal_type: NotRequired[str]
     """What runs `pulumi up`: User (default), ServicePrincipal or Group (the deployer's data-plane role names it)."""
+    network: NotRequired[NetworkSettings]
+    """Private endpoints and the syphon's subnet; required when a namespace denies public network access."""
     max_outage: NotRequired[str]
     """The longest primary outage the pair must absorb, ISO 8601 (default PT1H): paired entities' minimum
     duplicate-detection window."""
@@ -64,8 +67,21 @@ class PairedNamespaceArgs(TypedDict):
 # The parts' args from a validated config: its fields as they are (the model filled in its defaults).
 
 
+def _private_location(config: StackConfig) -> str:
+    """Where the private endpoints and the syphon's subnet are: the syphon's region."""
+    return config.syphon.location or config.primary.location
+
+
 def namespace_pair_args(config: StackConfig) -> NamespacePairArgs:
+    private: dict[str, Any] = {}
+    if config.network is not None:
+        private["private_endpoints"] = {
+            "subnet_id": config.network.private_endpoint_subnet_id,
+            "private_dns_zone_id": config.network.private_dns_zone_id,
+            "location": _private_location(config),
+        }
     return {
+        **private,  # type: ignore[typeddict-item]
         "primary": config.primary.model_dump(exclude_none=True),  # type: ignore[typeddict-item]
         "secondary": config.secondary.model_dump(exclude_none=True),  # type: ignore[typeddict-item]
         "primary_resource_group": config.resource_groups.primary.model_dump(),  # type: ignore[typeddict-item]
@@ -103,7 +119,12 @@ def messaging_entities_args(config: StackConfig, pair: NamespacePair) -> Messagi
 
 def syphon_host_args(config: StackConfig, pair: NamespacePair, image: pulumi.Input[str]) -> SyphonHostArgs:
     syphon: SyphonSettings = {**config.syphon.model_dump(exclude_none=True), "image": image}  # type: ignore[typeddict-item]
+    network: dict[str, Any] = {}
+    if config.network is not None:
+        network["infrastructure_subnet_id"] = config.network.syphon_infrastructure_subnet_id
     return {
+        **network,  # type: ignore[typeddict-item]
+        "protect": config.production,
         "syphon": syphon,
         "location": config.syphon.location or config.primary.location,
         "resource_group_name": pair.primary_resource_group_name,

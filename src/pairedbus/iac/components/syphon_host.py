@@ -138,6 +138,11 @@ class SyphonHostArgs(TypedDict):
     """The secondary namespace's name (where KEDA reads backlog depths); needed to scale on backlog depth."""
     tags: NotRequired[dict[str, str]]
     """Tags for every resource of the syphon."""
+    infrastructure_subnet_id: NotRequired[str]
+    """Run the environment, internal, on this (dedicated) subnet; needed to reach namespaces through private
+    endpoints. None: a Container Apps-managed network."""
+    protect: NotRequired[bool]
+    """Protect what the syphon needs to move messages (identity, role assignments, environment, app): production."""
 
 
 def _probe(kind: str, path: str, timings: dict[str, int]) -> dict[str, object]:
@@ -165,6 +170,9 @@ class SyphonHost(pulumi.ComponentResource):
         if min_replicas < 1:  # the model says so too; the spec needs a syphon always running
             raise ValueError(f"syphon.minReplicas: expected >= 1, got {min_replicas}")
         child = pulumi.ResourceOptions(parent=self)
+        # Production: whatever would stop the syphon if deleted (its identity, its roles, its environment and
+        # app) is protected. The workspace only holds logs, so it is not.
+        kept = pulumi.ResourceOptions(parent=self, protect=bool(args.get("protect", False)))
         tags = dict(args.get("tags") or {})
         common = {"resource_group_name": args["resource_group_name"], "location": args["location"], "tags": tags}
 
@@ -180,8 +188,11 @@ class SyphonHost(pulumi.ComponentResource):
             workspace_name=workspace.name,
             opts=pulumi.InvokeOutputOptions(parent=self),
         ).primary_shared_key
+        subnet = args.get("infrastructure_subnet_id")
         environment = app.ManagedEnvironment(
             f"{name}-env",
+            # Internal: no public address; the app reaches private endpoints through the subnet's network.
+            vnet_configuration={"infrastructure_subnet_id": subnet, "internal": True} if subnet else None,
             app_logs_configuration={
                 "destination": "log-analytics",
                 "log_analytics_configuration": {
@@ -190,9 +201,9 @@ class SyphonHost(pulumi.ComponentResource):
                 },
             },
             **common,
-            opts=child,
+            opts=kept,
         )
-        identity = managedidentity.UserAssignedIdentity(f"{name}-identity", **common, opts=child)
+        identity = managedidentity.UserAssignedIdentity(f"{name}-identity", **common, opts=kept)
 
         def grant(suffix: str, role_guid: str, scope: pulumi.Input[str]) -> authorization.RoleAssignment:
             return authorization.RoleAssignment(
@@ -201,7 +212,7 @@ class SyphonHost(pulumi.ComponentResource):
                 principal_type=SERVICE_PRINCIPAL,
                 role_definition_id=role_definition_id(role_guid),
                 scope=scope,
-                opts=child,
+                opts=kept,
             )
 
         grants = [
@@ -260,7 +271,7 @@ class SyphonHost(pulumi.ComponentResource):
                 "termination_grace_period_seconds": TERMINATION_GRACE_SECONDS,
             },
             **common,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=grants),
+            opts=pulumi.ResourceOptions.merge(kept, pulumi.ResourceOptions(depends_on=grants)),
         )
 
         self.app_name = container_app.name

@@ -110,6 +110,40 @@ def standard_keeps_public_access(config: StackConfig) -> Iterator[str]:
             )
 
 
+def private_access_has_a_network(config: StackConfig) -> Iterator[str]:
+    """A namespace that denies public access is reachable through a private endpoint only: without
+    one, neither clients nor the syphon could reach it."""
+    if config.network is not None:
+        return
+    for role, ns in _namespaces(config):
+        if ns.is_premium and ns.public_network_access == "Disabled":  # Standard: standard_keeps_public_access
+            yield (
+                "network: expected privateEndpointSubnetId, privateDnsZoneId and syphonInfrastructureSubnetId when "
+                f"{role}.publicNetworkAccess is 'Disabled' (nothing could reach the namespace otherwise), got none"
+            )
+            return
+
+
+def network_has_a_premium_namespace(config: StackConfig) -> Iterator[str]:
+    """Private endpoints are Premium only (Service Bus network security docs)."""
+    if config.network is not None and not any(ns.is_premium for _, ns in _namespaces(config)):
+        yield (
+            "network: expected at least one Premium namespace (private endpoints are Premium only; a Standard "
+            "namespace has IP firewall rules at most), got two Standard namespaces"
+        )
+
+
+def network_subnets_distinct(config: StackConfig) -> Iterator[str]:
+    """A Container Apps environment's infrastructure subnet is delegated to it alone
+    (learn.microsoft.com/azure/container-apps/custom-virtual-networks): the private endpoints need another."""
+    network = config.network
+    if network is not None and network.private_endpoint_subnet_id.lower() == network.syphon_infrastructure_subnet_id.lower():
+        yield (
+            "network.syphonInfrastructureSubnetId: expected a subnet other than privateEndpointSubnetId (the "
+            "Container Apps environment's subnet is dedicated to it)"
+        )
+
+
 # --- Entities ---------------------------------------------------------------------------------
 
 
@@ -265,6 +299,9 @@ CROSS_FIELD_RULES: tuple[Rule, ...] = (
     secondary_holds_the_backlog,
     production_denies_public_access,
     standard_keeps_public_access,
+    private_access_has_a_network,
+    network_has_a_premium_namespace,
+    network_subnets_distinct,
     entity_names_unique,
     entity_sizes_of_the_tier,
     premium_entities_partitioned,

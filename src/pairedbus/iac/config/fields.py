@@ -127,7 +127,28 @@ def _image(value: str) -> str:
     return value
 
 
+def _subnet_id(value: str) -> str:
+    if not limits.SUBNET_ID.match(value):
+        raise ValueError(
+            "expected a subnet's ARM id, /subscriptions/<guid>/resourceGroups/<group>/providers/"
+            f"Microsoft.Network/virtualNetworks/<vnet>/subnets/<subnet>, got {value[:200]!r}"
+        )
+    return value
+
+
+def _private_dns_zone_id(value: str) -> str:
+    if not limits.PRIVATE_DNS_ZONE_ID.match(value):
+        raise ValueError(
+            "expected the ARM id of the private DNS zone Service Bus private endpoints use, /subscriptions/<guid>/"
+            f"resourceGroups/<group>/providers/Microsoft.Network/privateDnsZones/{limits.SERVICE_BUS_PRIVATE_DNS_ZONE}"
+            f", got {value[:200]!r}"
+        )
+    return value
+
+
 NamespaceName = Annotated[str, AfterValidator(_namespace_name)]
+SubnetId = Annotated[str, AfterValidator(_subnet_id)]
+PrivateDnsZoneId = Annotated[str, AfterValidator(_private_dns_zone_id)]
 EntityName = Annotated[str, AfterValidator(_entity_name(limits.ENTITY_NAME_MAX))]
 SubscriptionName = Annotated[str, AfterValidator(_entity_name(limits.SUBSCRIPTION_NAME_MAX))]
 ResourceGroupName = Annotated[str, AfterValidator(_resource_group_name)]

@@ -16,6 +16,11 @@ These are Azure's numbers, not the spec's: the spec's own names and numbers stay
 - [tags] learn.microsoft.com/azure/azure-resource-manager/management/tag-resources ("Limitations").
 - [aca] learn.microsoft.com/azure/container-apps/containers ("Allocations").
 - [image] the distribution/reference grammar Docker and OCI registries parse image names with.
+- [arm-id] learn.microsoft.com/azure/azure-resource-manager/management/resource-name-rules and the
+  ARM resource id form `/subscriptions/{guid}/resourceGroups/{group}/providers/{namespace}/{type}/{name}`
+  (segments compared without regard to case); [sb-dns]
+  learn.microsoft.com/azure/private-link/private-endpoint-dns ("Azure Service Bus ... namespace ...
+  privatelink.servicebus.windows.net").
 """
 
 from __future__ import annotations
@@ -97,4 +102,22 @@ IMAGE_REFERENCE: Final = re.compile(
     rf"^(?P<name>(?:{_DOMAIN}/)?{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*)"
     r"(?::(?P<tag>[\w][\w.-]{0,127}))?"
     r"(?:@(?P<digest>[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}))?$"
+)
+
+
+# --- Network ([arm-id], [sb-dns]) -----------------------------------------------------------------
+
+_SUBSCRIPTION = r"/subscriptions/[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+_GROUP = r"/resourceGroups/[-\w._()]{1,90}"
+#: A virtual network subnet: .../providers/Microsoft.Network/virtualNetworks/{vnet}/subnets/{subnet}.
+#: Names: virtual networks 2-64, subnets 1-80 characters of letters, digits, '_', '.', '-' ([naming]).
+SUBNET_ID: Final = re.compile(
+    rf"(?i)^{_SUBSCRIPTION}{_GROUP}/providers/Microsoft\.Network/virtualNetworks/[\w.-]{{2,64}}/subnets/[\w.-]{{1,80}}$"
+)
+#: The private DNS zone Service Bus private endpoints register in (Azure public cloud) [sb-dns].
+SERVICE_BUS_PRIVATE_DNS_ZONE: Final = "privatelink.servicebus.windows.net"
+PRIVATE_DNS_ZONE_ID: Final = re.compile(
+    rf"(?i)^{_SUBSCRIPTION}{_GROUP}/providers/Microsoft\.Network/privateDnsZones/"
+    + re.escape(SERVICE_BUS_PRIVATE_DNS_ZONE)
+    + "$"
 )

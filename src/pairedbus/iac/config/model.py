@@ -30,8 +30,10 @@ from pairedbus.iac.config.fields import (
     NotBool,
     OutageDuration,
     PrincipalType,
+    PrivateDnsZoneId,
     Region,
     ResourceGroupName,
+    SubnetId,
     SubscriptionName,
     TimeToLive,
 )
@@ -49,6 +51,7 @@ __all__ = [
     "CONFIG_NAMESPACE",
     "DEFAULT_MAX_OUTAGE",
     "NamespaceConfig",
+    "NetworkConfig",
     "QueueConfig",
     "RegistryConfig",
     "ResourceGroupConfig",
@@ -200,6 +203,20 @@ class SyphonConfig(_Model):
     location: Region | None = None
 
 
+class NetworkConfig(_Model):
+    """Private connectivity: how clients and the syphon reach namespaces that deny public access.
+
+    Each Premium namespace gets a private endpoint (group `namespace`) in `privateEndpointSubnetId`,
+    registered in `privateDnsZoneId` (privatelink.servicebus.windows.net, linked to the clients'
+    virtual networks by its owner); the syphon's Container Apps environment runs, internal, on
+    `syphonInfrastructureSubnetId`. Both subnets are in the syphon's region."""
+
+    private_endpoint_subnet_id: SubnetId
+    private_dns_zone_id: PrivateDnsZoneId
+    #: A subnet of its own, delegated to the environment (it cannot also hold the private endpoints).
+    syphon_infrastructure_subnet_id: SubnetId
+
+
 class StackConfig(_Model):
     """Everything under `pairedbus:` in a stack file (README.md, "Stack config reference")."""
 
@@ -224,6 +241,8 @@ class StackConfig(_Model):
     #: ARM tags on every resource: at most 48 (50 less this project's two), names <= 512, values <= 256.
     tags: dict[str, str] = Field(default_factory=dict)
     syphon: SyphonConfig
+    #: Required when a namespace's publicNetworkAccess is Disabled (production).
+    network: NetworkConfig | None = None
 
     @property
     def backlog_queue_names(self) -> list[str]:
