@@ -85,8 +85,15 @@ def test_paired_namespace_inputs_and_outputs(schema: dict[str, Any]) -> None:
         "topics",
         "tags",
         "production",
+        "deployerPrincipalType",
+        "maxOutage",
+        "network",
     }
+    assert paired["inputProperties"]["network"]["$ref"] == "#/types/pairedbus:index:NetworkSettings"
+    network = schema["types"]["pairedbus:index:NetworkSettings"]
+    assert sorted(network["required"]) == ["privateDnsZoneId", "privateEndpointSubnetId", "syphonInfrastructureSubnetId"]
     assert {
+
         "primaryNamespaceId",
         "secondaryNamespaceId",
         "primaryEndpoint",
