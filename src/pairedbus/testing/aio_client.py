@@ -9,10 +9,11 @@ retry (the real SDK retries retryable errors `retry_total` times); a fault surfa
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from datetime import datetime
 from typing import Any
 
+from azure.core.async_paging import AsyncItemPaged
 from azure.servicebus import NEXT_AVAILABLE_SESSION, ServiceBusReceiveMode, ServiceBusSubQueue
 from azure.servicebus._common._connection_string_parser import parse_connection_string
 from azure.servicebus.aio._servicebus_session_async import ServiceBusSession as _RealSession
@@ -283,6 +284,7 @@ class ServiceBusSession(_RealSession):
     ) -> Any:
         await self._receiver._session_operation("set_session_state")
         self._lock.state = state.encode(self._encoding) if isinstance(state, str) else (bytes(state) if state else None)
+        self._lock.state_updated = self._receiver._world.clock.time()
 
     async def renew_lock(self, *, timeout: float | None = None, **kwargs: Any) -> datetime:
         receiver = self._receiver
@@ -326,6 +328,7 @@ class ServiceBusReceiver(_Handler):
         self._opened = False
         self._target: MessageStore | None = None
         self._receivable: ReceivableEntity | None = None
+        self._last_received_sequenced_number: int | None = None
 
     # --- plumbing ---------------------------------------------------------------------------
 
@@ -484,6 +487,7 @@ class ServiceBusReceiver(_Handler):
     def _deliver(self, entity: ReceivableEntity, records: list[Record]) -> list[FakeReceivedMessage]:
         delete = self._delete
         messages = [FakeReceivedMessage(rec, self, settled=delete) for rec in records]
+        self._last_received_sequenced_number = records[-1].sequence_number
         entity.counts.receives += len(messages)
         renewer = self._auto_lock_renewer
         if renewer is not None and self._session is None and not delete:
@@ -515,12 +519,15 @@ class ServiceBusReceiver(_Handler):
         entity = self._entity()
         store = self._target
         assert store is not None
-        start = sequence_number or (self._peek_cursor + 1 if hasattr(self, "_peek_cursor") else 0)
+        # As the SDK: without a sequence number, peek continues after the last message this
+        # receiver received or peeked (receiver_mixins / _pyamqp_transport keep that number).
+        last = self._last_received_sequenced_number
+        start = sequence_number or (last + 1 if last else 1)
         records = store.peek(max_message_count, start, self._world.clock.time())
         if self._session is not None:
             records = [r for r in records if (r.content.session_id or "") == self._session_id]
         if records:
-            self._peek_cursor = records[-1].sequence_number
+            self._last_received_sequenced_number = records[-1].sequence_number
         entity.counts.peeks += len(records)
         return [FakeReceivedMessage(r, self, settled=True, peeked=True) for r in records]
 
@@ -708,6 +715,58 @@ class ServiceBusClient:
     def get_subscription_receiver(self, topic_name: str, subscription_name: str, **kwargs: Any) -> ServiceBusReceiver:
         self._check_entity(topic_name)
         return self._add(ServiceBusReceiver(self, topic_name, subscription_name, **kwargs))
+
+    def _session_ids(self, entity_name: str, subscription_name: str | None, state_updated_after: Any) -> list[str]:
+        ns = self._world.resolve(self.fully_qualified_namespace)
+        self._world.check(self.fully_qualified_namespace, entity_name, "list_sessions")
+        entity = ns.receivable(entity_name, subscription_name)
+        if not entity.settings.requires_session:
+            raise ServiceBusError(
+                "It is not possible for an entity that does not require sessions to create a sessionful receiver."
+            )
+        after = None if state_updated_after is None else to_seconds(state_updated_after)
+        return entity.store.session_ids(self._world.clock.time(), after)
+
+    def _check_timeout(self, timeout: float | None) -> None:
+        if timeout is not None and timeout <= 0:
+            raise ValueError("The timeout must be greater than 0.")
+
+    def list_queue_sessions(
+        self, queue_name: str, *, state_updated_after: datetime | None = None, timeout: float | None = None
+    ) -> AsyncItemPaged[str]:
+        """Session ids with active messages or stored state in a session-enabled queue."""
+        self._check_entity(queue_name)
+        self._check_timeout(timeout)
+        return _async_pages(lambda: self._session_ids(queue_name, None, state_updated_after))
+
+    def list_subscription_sessions(
+        self,
+        topic_name: str,
+        subscription_name: str,
+        *,
+        state_updated_after: datetime | None = None,
+        timeout: float | None = None,
+    ) -> AsyncItemPaged[str]:
+        """Session ids with active messages or stored state in a session-enabled subscription."""
+        self._check_entity(topic_name)
+        self._check_timeout(timeout)
+        return _async_pages(lambda: self._session_ids(topic_name, subscription_name, state_updated_after))
+
+
+def _async_pages(fetch: Callable[[], list[str]]) -> AsyncItemPaged[str]:
+    """One page, fetched when iteration starts (as the SDK's browser does on the first page)."""
+
+    async def get_next(token: Any) -> list[str]:
+        return fetch()
+
+    async def extract(page: list[str]) -> tuple[None, AsyncIterator[str]]:
+        async def items() -> AsyncIterator[str]:
+            for item in page:
+                yield item
+
+        return None, items()
+
+    return AsyncItemPaged(get_next, extract)
 
 
 class _ConnectionStringCredential:

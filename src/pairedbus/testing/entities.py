@@ -75,13 +75,14 @@ class OperationCounts:
 
 
 class SessionLock:
-    __slots__ = ("owner", "records", "session_id", "state", "until")
+    __slots__ = ("owner", "records", "session_id", "state", "state_updated", "until")
 
     def __init__(self, session_id: str) -> None:
         self.session_id = session_id
         self.owner: Any = None
         self.until = 0.0
         self.state: bytes | None = None
+        self.state_updated = 0.0  # epoch seconds of the last set_state
         self.records: dict[int, Record] = {}  # lock token -> record locked under this session
 
 
@@ -102,6 +103,8 @@ class MessageStore:
         self._schedule_heap: list[tuple[float, int]] = []
         self.deferred: dict[int, Record] = {}
         self.waiters: list[asyncio.Future[None]] = []
+        #: Sync receivers blocked on this store (they wait on the world's `arrival` condition).
+        self.sync_waiters = 0
 
     # --- housekeeping -----------------------------------------------------------------------
 
@@ -112,6 +115,10 @@ class MessageStore:
             for fut in waiters:
                 if not fut.done():
                     fut.set_result(None)
+        if self.sync_waiters:
+            arrival = self.entity.namespace.world.arrival
+            with arrival:
+                arrival.notify_all()
 
     def housekeep(self, now: float) -> None:
         """Promote due scheduled messages and release expired message locks."""
@@ -493,6 +500,22 @@ class MessageStore:
         if lock is not None and lock.owner is None and lock.state is None and not lock.records:
             del self.session_locks[session_id]
 
+    def session_ids(self, now: float, state_updated_after: float | None) -> list[str]:
+        """What the session browser lists: sessions with active (available or locked) messages or
+        with stored state; with `state_updated_after`, only sessions whose state was set after it."""
+        self.housekeep(now)
+        if state_updated_after is not None:
+            return [
+                sid
+                for sid, lock in self.session_locks.items()
+                if lock.state is not None and lock.state_updated > state_updated_after
+            ]
+        found = [sid for sid, q in self.sessions.items() if q]
+        for sid, lock in self.session_locks.items():
+            if sid not in found and (lock.records or lock.state is not None):
+                found.append(sid)
+        return found
+
     # --- introspection ----------------------------------------------------------------------
 
     def all_records(self, now: float) -> list[Record]:
@@ -747,12 +770,13 @@ class Topic(SendableEntity):
         props: dict[str, Any] | None = None
         for sub in self.subscriptions.values():
             rules = sub.rules
-            if not rules.always_true:
-                if props is None:
-                    props = content.filter_properties()
-                if not rules.matches(content, props):
-                    continue
-            sub.deliver(content, sequence_number, now)
+            if rules.always_true:
+                sub.deliver(content, sequence_number, now)
+                continue
+            if props is None:
+                props = content.filter_properties()
+            for copy in rules.copies(content, props):
+                sub.deliver(copy, sequence_number, now)
 
     def accept(self, contents: list[Content], now: float) -> list[int]:
         numbers = super().accept(contents, now)

@@ -85,6 +85,7 @@ class Content:
         "subject",
         "to",
         "ttl",
+        "wire",
     )
 
     body: Any  # list of bytes sections for DATA bodies, else the value / sequence
@@ -102,6 +103,10 @@ class Content:
     subject: str | None
     to: str | None
     ttl: float | None  # seconds, as set on the message (the SDK keeps whole seconds)
+    #: The SDK's own AMQP encoding of the message, kept for messages that carry more than the
+    #: ServiceBusMessage fields above (AmqpAnnotatedMessage sends: sequence or value bodies,
+    #: several data sections, header, footer, annotations); a receive decodes it as the SDK does.
+    wire: bytes | None
 
     def copy(self) -> Content:
         new = Content.__new__(Content)
@@ -120,6 +125,7 @@ class Content:
         new.subject = self.subject
         new.to = self.to
         new.ttl = self.ttl
+        new.wire = self.wire
         return new
 
     def filter_properties(self) -> dict[str, Any]:
@@ -248,8 +254,58 @@ def content_from_message(message: Any) -> Content:
         content.props = dict(app)
     else:
         content.props = None
-    content.size = estimate_size(content)
+    content.wire = None
+    if _is_rich(message, raw):
+        content.wire = encode_wire(raw)
+        content.size = len(content.wire)
+    else:
+        content.size = estimate_size(content)
     return content
+
+
+#: Message annotations a ServiceBusMessage sets itself; any other annotation makes a message "rich".
+_SDK_ANNOTATIONS = frozenset({_X_OPT_PARTITION_KEY, _X_OPT_SCHEDULED_ENQUEUE_TIME})
+
+
+def _is_rich(message: Any, raw: AmqpAnnotatedMessage) -> bool:
+    """True when the message carries AMQP parts the plain fields of `Content` cannot hold."""
+    if isinstance(message, AmqpAnnotatedMessage):
+        return True
+    if raw._body_type is not AmqpMessageBodyType.DATA or len(raw._data_body) > 1:
+        return True
+    if raw._footer or raw._delivery_annotations:
+        return True
+    if raw._annotations and any(k not in _SDK_ANNOTATIONS for k in raw._annotations):
+        return True
+    header = raw._header
+    if header is not None and (header.priority is not None or header.durable or header.first_acquirer):
+        return True
+    props = raw._properties
+    return props is not None and any(
+        getattr(props, name, None) is not None
+        for name in ("user_id", "content_encoding", "absolute_expiry_time", "creation_time", "group_sequence")
+    )
+
+
+def encode_wire(raw: AmqpAnnotatedMessage) -> bytes:
+    """The message as the SDK's AMQP encoder puts it on the wire."""
+    from azure.servicebus._pyamqp._encode import encode_payload
+    from azure.servicebus._transport._pyamqp_transport import PyamqpTransport
+
+    return bytes(encode_payload(bytearray(), PyamqpTransport.to_outgoing_amqp_message(raw)))
+
+
+def decode_wire(wire: bytes, broker_annotations: dict[Any, Any], delivery_count: int) -> AmqpAnnotatedMessage:
+    """What a receiver decodes: the stored message plus the broker's header and annotations."""
+    from azure.servicebus._pyamqp._decode import decode_payload
+    from azure.servicebus._pyamqp.message import Header
+
+    decoded = decode_payload(memoryview(wire))
+    header = decoded.header
+    header = Header(delivery_count=delivery_count) if header is None else header._replace(delivery_count=delivery_count)
+    annotations = dict(decoded.message_annotations or {})
+    annotations.update(broker_annotations)
+    return AmqpAnnotatedMessage(message=decoded._replace(header=header, message_annotations=annotations))
 
 
 def to_service_bus_message(content: Content) -> ServiceBusMessage:
@@ -379,6 +435,8 @@ class FakeReceivedMessage(ServiceBusReceivedMessage):
     @property
     def body(self) -> Any:
         content = self._content
+        if content.wire is not None:
+            return self.raw_amqp_message.body
         if content.body_type is AmqpMessageBodyType.DATA:
             return iter(content.body)
         if content.body_type is AmqpMessageBodyType.SEQUENCE:
@@ -391,6 +449,8 @@ class FakeReceivedMessage(ServiceBusReceivedMessage):
 
     def __str__(self) -> str:
         content = self._content
+        if content.wire is not None:
+            return str(self.raw_amqp_message)
         if content.body_type is AmqpMessageBodyType.DATA:
             return "".join(section.decode("utf-8") for section in content.body)
         return str(content.body)
@@ -399,6 +459,7 @@ class FakeReceivedMessage(ServiceBusReceivedMessage):
         if self._content is self._record.content:
             self._content = self._content.copy()
         self._raw = None
+        self._content.wire = None  # a modified message is re-encoded from its fields when re-sent
         return self._content
 
     @property
@@ -532,6 +593,14 @@ class FakeReceivedMessage(ServiceBusReceivedMessage):
 
     @property
     def raw_amqp_message(self) -> AmqpAnnotatedMessage:
+        if self._raw is None and self._content.wire is not None:
+            broker: dict[Any, Any] = {
+                _X_OPT_SEQUENCE_NUMBER: self._record.sequence_number,
+                _X_OPT_ENQUEUED_TIME: int(self._record.enqueued * 1000),
+            }
+            if self._locked_until_s:
+                broker[_X_OPT_LOCKED_UNTIL] = int(self._locked_until_s * 1000)
+            self._raw = decode_wire(self._content.wire, broker, self._delivery_count)
         if self._raw is None:
             raw = to_service_bus_message(self._content).raw_amqp_message
             raw.header.delivery_count = self._delivery_count
@@ -576,6 +645,8 @@ class FakeReceivedMessage(ServiceBusReceivedMessage):
         content = self._content
         app_props = self._app_props
         if content is self._record.content and app_props is _UNSET:
+            return content
+        if content.wire is not None and app_props is _UNSET:
             return content
         content = content.copy()
         if app_props is not _UNSET:

@@ -8,10 +8,11 @@ thread blocks unless other threads send), and with a frozen clock it returns at 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any
 
+from azure.core.paging import ItemPaged
 from azure.servicebus import ServiceBusSession as _RealSyncSession
 from azure.servicebus.exceptions import OperationTimeoutError
 
@@ -19,6 +20,9 @@ from pairedbus.testing import aio_client
 from pairedbus.testing.aio_client import DEFAULT_RECEIVE_WAIT_SECONDS, _ConnectionStringCredential
 from pairedbus.testing.clock import to_datetime
 from pairedbus.testing.messages import FakeReceivedMessage
+
+#: Longest single block of a sync wait before it looks at the store again.
+_WAIT_SLICE = 0.25
 
 
 def _operation(handler: aio_client._Handler, name: str) -> None:
@@ -91,15 +95,28 @@ class ServiceBusReceiver(aio_client.ServiceBusReceiver):
         _operation(self, name)
 
     async def _wait(self, store: Any, deadline: tuple[float, float]) -> bool:
+        """Block this thread until an arrival (a send from another thread, an abandon, a lock
+        expiry, a due scheduled message), the close of this receiver, or the deadline. With no
+        max_wait_time the wait is unbounded, as in the SDK. A frozen clock ends a bounded wait at
+        once (only the test's own thread could move it)."""
         clock_until, until = deadline
         clock = self._world.clock
         remaining = until - time.monotonic()
-        if clock.manual or clock.time() >= clock_until or remaining <= 0 or remaining == float("inf"):
-            return False  # nothing can arrive while this thread blocks on a frozen clock
-        due = store.next_due()
+        if clock.time() >= clock_until or remaining <= 0:
+            return False
+        if clock.manual and remaining != float("inf"):
+            return False
+        due = None if clock.manual else store.next_due()
         if due is not None:
             remaining = max(0.0, min(remaining, due - clock.time()))
-        time.sleep(remaining)  # noqa: ASYNC251 - the sync twin blocks, as the sync SDK does
+        arrival = self._world.arrival
+        store.sync_waiters += 1
+        try:
+            with arrival:
+                # Bounded slices: a wake-up that raced the caller's last look is not lost for long.
+                arrival.wait(min(remaining, _WAIT_SLICE))
+        finally:
+            store.sync_waiters -= 1
         self._check_live()
         return True
 
@@ -165,6 +182,10 @@ class ServiceBusReceiver(aio_client.ServiceBusReceiver):
         _run(super().close())
 
 
+def _pages(fetch: Callable[[], list[str]]) -> ItemPaged[str]:
+    return ItemPaged(lambda token: fetch(), lambda page: (None, iter(page)))
+
+
 class ServiceBusClient(aio_client.ServiceBusClient):
     """Fake sync `azure.servicebus.ServiceBusClient`."""
 
@@ -189,6 +210,25 @@ class ServiceBusClient(aio_client.ServiceBusClient):
             handler.close()  # type: ignore[unused-coroutine]
         self._handlers.clear()
         self._closed = True
+
+    def list_queue_sessions(  # type: ignore[override]
+        self, queue_name: str, *, state_updated_after: datetime | None = None, timeout: float | None = None
+    ) -> ItemPaged[str]:
+        self._check_entity(queue_name)
+        self._check_timeout(timeout)
+        return _pages(lambda: self._session_ids(queue_name, None, state_updated_after))
+
+    def list_subscription_sessions(  # type: ignore[override]
+        self,
+        topic_name: str,
+        subscription_name: str,
+        *,
+        state_updated_after: datetime | None = None,
+        timeout: float | None = None,
+    ) -> ItemPaged[str]:
+        self._check_entity(topic_name)
+        self._check_timeout(timeout)
+        return _pages(lambda: self._session_ids(topic_name, subscription_name, state_updated_after))
 
     def get_queue_sender(self, queue_name: str, **kwargs: Any) -> ServiceBusSender:
         self._check_entity(queue_name)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import threading
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -213,6 +214,8 @@ class ServiceBusWorld:
 
     def __init__(self, *, strict_namespaces: bool = False) -> None:
         self.clock = Clock()
+        #: Notified whenever messages may have become available (sync receivers block on it).
+        self.arrival = threading.Condition()
         self.namespaces: dict[str, Namespace] = {}
         #: Namespaces come into being on first use unless strict (then an unknown FQDN is a
         #: connection error, like a DNS failure).
