@@ -19,6 +19,7 @@ from azure.servicebus._common._connection_string_parser import parse_connection_
 from azure.servicebus.aio._servicebus_session_async import ServiceBusSession as _RealSession
 from azure.servicebus.exceptions import (
     MessageAlreadySettled,
+    MessageLockLostError,
     MessageNotFoundError,
     MessageSizeExceededError,
     OperationTimeoutError,
@@ -175,6 +176,7 @@ class ServiceBusSender(_Handler):
         entity = self._entity()
         _check_sessions(entity, contents)
         entity.accept(contents, self._world.clock.time())
+        self._world.after_send(self.fully_qualified_namespace, self._entity_name)
 
     async def schedule_messages(
         self, messages: Any, schedule_time_utc: datetime, *, timeout: float | None = None, **kwargs: Any
@@ -193,6 +195,7 @@ class ServiceBusSender(_Handler):
         _check_sessions(entity, contents)
         numbers = entity.accept(contents, self._world.clock.time())
         entity.counts.schedules += len(numbers)
+        self._world.after_send(self.fully_qualified_namespace, self._entity_name)
         return numbers
 
     async def cancel_scheduled_messages(
@@ -581,6 +584,13 @@ class ServiceBusReceiver(_Handler):
 
     async def complete_message(self, message: FakeReceivedMessage) -> None:
         store, lock = await self._settle(message, "complete")
+        if lock is None and self._world.lock_lost_before_complete(self.fully_qualified_namespace, self._entity_name):
+            store.lose_lock(message._record)
+            message._settled = False
+            raise MessageLockLostError(
+                message="The lock supplied is invalid. Either the lock expired, or the message has already "
+                "been removed from the queue (injected late lock loss)."
+            )
         store.complete(message._record, lock)
         message._settled = True
         store.entity.counts.completes += 1

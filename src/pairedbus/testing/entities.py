@@ -337,6 +337,10 @@ class MessageStore:
         self._unlock(rec, session)
         self._remove_to_dead_letter(rec, reason, description)
 
+    def lose_lock(self, rec: Record) -> None:
+        """The lock ran out before a settlement arrived: the message is available again."""
+        self._release_many([rec])
+
     def renew(self, rec: Record, now: float) -> float:
         until = now + self.entity.settings.lock_seconds
         rec.locked_until = until
