@@ -1,8 +1,13 @@
 """The drill's two duplicate-making faults: ambiguous sends and late lock loss (issue 12)."""
 
+import argparse
 from datetime import timedelta
 
+import pytest
+
+from pairedbus.commands import drill
 from pairedbus.drill import DrillConfig, run_drill_on_fake
+from pairedbus.errors import UserError
 
 FAST = {
     "min_send_time": timedelta(seconds=1),
@@ -46,3 +51,26 @@ def test_the_faults_are_on_by_default_at_a_small_rate() -> None:
     config = DrillConfig()
     assert 0 < config.ambiguous_send_rate <= 0.05
     assert 0 < config.late_lock_loss_rate <= 0.05
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag"),
+    [
+        (["--ambiguous-send-rate", "1"], "--ambiguous-send-rate"),
+        (["--ambiguous-send-rate", "-0.01"], "--ambiguous-send-rate"),
+        (["--late-lock-loss-rate", "2"], "--late-lock-loss-rate"),
+    ],
+)
+def test_bad_fault_rates_are_user_errors_naming_the_flag(argv: list[str], flag: str) -> None:
+    parser = argparse.ArgumentParser()
+    drill.register(parser.add_subparsers())
+    with pytest.raises(UserError, match=f"^{flag}:"):
+        drill.config_from(parser.parse_args(["drill", *argv]))
+
+
+def test_fault_flags_become_the_config() -> None:
+    parser = argparse.ArgumentParser()
+    drill.register(parser.add_subparsers())
+    args = parser.parse_args(["drill", "--ambiguous-send-rate", "0.2", "--late-lock-loss-rate", "0"])
+    config = drill.config_from(args)
+    assert (config.ambiguous_send_rate, config.late_lock_loss_rate) == (0.2, 0.0)
