@@ -11,6 +11,7 @@ import asyncio
 import heapq
 import itertools
 import random
+import zlib
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -19,11 +20,13 @@ from typing import TYPE_CHECKING, Any
 from azure.servicebus.exceptions import (
     MessageLockLostError,
     MessageNotFoundError,
+    ServiceBusError,
     ServiceBusQuotaExceededError,
     SessionCannotBeLockedError,
     SessionLockLostError,
 )
 
+from pairedbus import contract
 from pairedbus.testing.filters import RuleSet
 from pairedbus.testing.messages import (
     STATE_ACTIVE,
@@ -52,6 +55,24 @@ _token_counter = itertools.count(1)
 
 def _next_token() -> int:
     return _TOKEN_PREFIX | next(_token_counter)
+
+
+#: A partitioned entity's sequence numbers carry the fragment in their top 16 bits ("for
+#: partitioned entities, the topmost 16 bits reflect the partition identifier":
+#: https://learn.microsoft.com/azure/service-bus-messaging/message-sequencing).
+PARTITION_SHIFT = 48
+
+
+def partition_of(sequence_number: int) -> int:
+    return sequence_number >> PARTITION_SHIFT
+
+
+def partition_for_key(key: str, partitions: int) -> int:
+    """The fragment a partition key pins to (a stable hash; the service's own is internal)."""
+    return zlib.crc32(key.encode("utf-8")) % partitions
+
+
+_NOTHING_DOWN: frozenset[int] = frozenset()
 
 
 @dataclass
@@ -222,6 +243,22 @@ class MessageStore:
         out: list[Record] = []
         if not q:
             return out
+        down = self.entity.fragments_down()
+        if down:
+            return self._take_around(q, down, max_count, owner, now=now, delete=delete, session=session)
+        return self._deliver_from(q, max_count, owner, now=now, delete=delete, session=session)
+
+    def _deliver_from(
+        self,
+        q: deque[Record],
+        max_count: int,
+        owner: Any,
+        *,
+        now: float,
+        delete: bool,
+        session: SessionLock | None,
+    ) -> list[Record]:
+        out: list[Record] = []
         lock_until = now + self.entity.settings.lock_seconds
         popleft = q.popleft
         locked_append = self.locked.append
@@ -247,6 +284,30 @@ class MessageStore:
                     rec.locked_until = lock_until
                     locked_append((lock_until, rec, token))
             out.append(rec)
+        return out
+
+    def _take_around(
+        self,
+        q: deque[Record],
+        down: set[int],
+        max_count: int,
+        owner: Any,
+        *,
+        now: float,
+        delete: bool,
+        session: SessionLock | None,
+    ) -> list[Record]:
+        """`take` while some fragments are down: their messages stay where they are, unseen."""
+        popped: list[Record] = []
+        ready: deque[Record] = deque()
+        while q and len(ready) < max_count:
+            rec = q.popleft()
+            popped.append(rec)
+            if partition_of(rec.sequence_number) not in down:
+                ready.append(rec)
+        out = self._deliver_from(ready, max_count, owner, now=now, delete=delete, session=session)
+        keep = {id(r) for r in ready} | {id(r) for r in popped if partition_of(r.sequence_number) in down}
+        q.extendleft(reversed([r for r in popped if id(r) in keep]))
         return out
 
     def take_deferred(self, sequence_numbers: Iterable[int], owner: Any, *, now: float, delete: bool) -> list[Record]:
@@ -551,6 +612,10 @@ class Entity:
     def path(self) -> str:
         return self.name
 
+    def fragments_down(self) -> frozenset[int] | set[int]:
+        """Fragments of this entity (of its topic, for a subscription) that are failed."""
+        return _NOTHING_DOWN
+
     def effective_ttl(self, content: Content) -> float | None:
         """Message TTL capped by the entity's default; None when neither is finite."""
         default = self.settings.ttl_seconds
@@ -661,6 +726,46 @@ class SendableEntity(Entity):
         self._sequence = itertools.count(1)
         self._dup_seen: dict[str, float] = {}
         self._dup_order: deque[tuple[float, str]] = deque()
+        #: Fragments (partitioning.md): 16 on Standard, the namespace's partition count on
+        #: Premium, 1 when the entity is not partitioned. Fixed at creation, as in the service.
+        self.partitions = _partition_count(namespace, settings)
+        self._fragment_sequences = [itertools.count(1) for _ in range(self.partitions)]
+        self._next_fragment = 0
+        #: Failed fragments -> the error a send pinned to them raises.
+        self.down: dict[int, Any] = {}
+
+    def fragments_down(self) -> set[int]:  # type: ignore[override]
+        return set(self.down) if self.down else _NOTHING_DOWN  # type: ignore[return-value]
+
+    def partition_key(self, content: Content) -> str | None:
+        """The key that pins a message to a fragment (partitioning.md, "Partition keys"): the
+        session id, else the partition key, else the message id under duplicate detection."""
+        key = content.session_id or content.partition_key
+        if key is None and self.settings.requires_duplicate_detection:
+            key = content.message_id
+        return key
+
+    def _fragment(self, content: Content) -> int:
+        """The fragment a message goes to; raises the fragment's error if it is pinned to a
+        failed one. Unkeyed messages go round-robin over the fragments that are up."""
+        key = self.partition_key(content)
+        if key is not None:
+            fragment = partition_for_key(key, self.partitions)
+            error = self.down.get(fragment)
+            if error is not None:
+                from pairedbus.testing.world import _make_error
+
+                raise _make_error(error, f"{self.namespace.fqdn}/{self.name} partition {fragment}")
+            return fragment
+        for _ in range(self.partitions):
+            fragment = self._next_fragment
+            self._next_fragment = (fragment + 1) % self.partitions
+            if fragment not in self.down:
+                return fragment
+        raise ServiceBusError(f"No partition of {self.namespace.fqdn}/{self.name} is available.")
+
+    def _sequence_number(self, fragment: int) -> int:
+        return (fragment << PARTITION_SHIFT) | next(self._fragment_sequences[fragment])
 
     def _is_duplicate(self, message_id: str | None, now: float) -> bool:
         if message_id is None or not self.settings.requires_duplicate_detection:
@@ -694,11 +799,13 @@ class SendableEntity(Entity):
         self.counts.send_calls += 1
         self._check_quota(sum(c.size for c in contents))
         numbers = []
-        for content in contents:
+        if self.partitions > 1:
+            fragments = [self._fragment(c) for c in contents]  # a pinned send to a failed fragment fails whole
+        for i, content in enumerate(contents):
             if self._is_duplicate(content.message_id, now):
                 self.counts.duplicates_dropped += 1
                 continue
-            seq = next(self._sequence)
+            seq = next(self._sequence) if self.partitions == 1 else self._sequence_number(fragments[i])
             self._route(content, seq, now)
             numbers.append(seq)
         self.counts.sends += len(numbers)
@@ -710,6 +817,16 @@ class SendableEntity(Entity):
 
     def cancel_scheduled(self, sequence_numbers: Iterable[int]) -> None:
         raise NotImplementedError
+
+
+def _partition_count(namespace: Namespace, settings: EntitySettings) -> int:
+    if not settings.values.get("enable_partitioning"):
+        return 1
+    if namespace.sku == contract.SKU_PREMIUM:
+        if namespace.messaging_partitions >= contract.MIN_PREMIUM_PARTITIONS_FOR_ENTITIES:
+            return namespace.messaging_partitions
+        return contract.PARTITIONS_PER_ENTITY[contract.SKU_PREMIUM]
+    return contract.PARTITIONS_PER_ENTITY[contract.SKU_STANDARD]
 
 
 class Queue(ReceivableEntity, SendableEntity):
@@ -747,6 +864,9 @@ class Subscription(ReceivableEntity):
     @property
     def path(self) -> str:
         return f"{self.topic.name}/Subscriptions/{self.name}"
+
+    def fragments_down(self) -> frozenset[int] | set[int]:
+        return self.topic.fragments_down()
 
     def effective_ttl(self, content: Content) -> float | None:
         ttl = self.topic.effective_ttl(content)

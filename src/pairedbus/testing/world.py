@@ -281,6 +281,31 @@ class ServiceBusWorld:
         fault only; entity faults stay until healed by name or `heal_all()`)."""
         self._faults.pop((normalize_fqdn(fqdn), entity), None)
 
+    def fail_partition(
+        self,
+        fqdn: str,
+        entity: str,
+        partition: int,
+        error: ErrorFactory = ServiceBusServerBusyError,
+    ) -> None:
+        """Take one fragment of a partitioned queue or topic down: sends pinned to it by a key
+        raise `error`, unkeyed sends use the other fragments, and its messages are not received
+        until `heal_partition` (partitioning.md)."""
+        target = self.namespace(fqdn).sendable(entity)
+        if not 0 <= partition < target.partitions:
+            raise ValueError(f"{entity} has {target.partitions} partition(s); no partition {partition}")
+        target.down[partition] = error
+
+    def heal_partition(self, fqdn: str, entity: str, partition: int | None = None) -> None:
+        target = self.namespace(fqdn).sendable(entity)
+        if partition is None:
+            target.down.clear()
+        else:
+            target.down.pop(partition, None)
+        receivables = [target] if hasattr(target, "store") else list(getattr(target, "subscriptions", {}).values())
+        for r in receivables:
+            r.store.wake()
+
     def heal_all(self) -> None:
         self._faults.clear()
         self._ambiguous.clear()
