@@ -71,7 +71,7 @@ async def test_message_id_is_the_key_only_under_duplicate_detection(ns: Namespac
     ns.create_queue("dedup", enable_partitioning=True, requires_duplicate_detection=True)
     ns.create_queue("plain", enable_partitioning=True)
     same_id = [ServiceBusMessage(str(i), message_id=f"id-{i % 2}") for i in range(2)]
-    pinned = await _send_and_peek(client, "dedup", same_id + [ServiceBusMessage("again", message_id="id-0")])
+    pinned = await _send_and_peek(client, "dedup", [*same_id, ServiceBusMessage("again", message_id="id-0")])
     assert len(pinned) == 2  # the third was a duplicate
     spread = await _send_and_peek(client, "plain", [ServiceBusMessage(str(i), message_id="same") for i in range(16)])
     assert len({fragment(n) for n in spread}) == 16  # no key: round-robin despite equal ids
