@@ -6,7 +6,6 @@ import asyncio
 import random
 import threading
 import weakref
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +19,7 @@ from azure.servicebus.exceptions import (
 from pairedbus import contract
 from pairedbus.testing.clock import Clock
 from pairedbus.testing.entities import Entity, Queue, ReceivableEntity, SendableEntity, Subscription, Topic
+from pairedbus.testing.faults import ErrorFactory, Fault, make_error
 from pairedbus.testing.properties import (
     EntityKind,
     EntitySettings,
@@ -28,7 +28,9 @@ from pairedbus.testing.properties import (
     validate_entity_name,
 )
 
-ErrorFactory = type[BaseException] | BaseException | Callable[[], BaseException]
+#: Kept for callers of the old name.
+_make_error = make_error
+_Fault = Fault
 
 
 def normalize_fqdn(value: str) -> str:
@@ -38,23 +40,6 @@ def normalize_fqdn(value: str) -> str:
         host = host.split("://", 1)[1]
     host = host.split("/", 1)[0].split(":", 1)[0]
     return host.lower()
-
-
-def _make_error(error: ErrorFactory, what: str) -> BaseException:
-    if isinstance(error, BaseException):
-        return error
-    if isinstance(error, type):
-        try:  # the SDK's and azure.core's errors take message=
-            return error(message=f"Injected fault on {what}.")  # type: ignore[call-arg]
-        except TypeError:
-            return error()
-    return error()
-
-
-@dataclass
-class _Fault:
-    error: ErrorFactory
-    remaining: int | None  # None: until healed
 
 
 @dataclass
