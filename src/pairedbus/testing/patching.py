@@ -30,9 +30,10 @@ def replacements() -> dict[int, tuple[Any, Any]]:
     import azure.servicebus.aio.management
     import azure.servicebus.management
 
-    from pairedbus.testing import admin, client
+    from pairedbus.testing import admin, arm, client
 
     pairs = [
+        *arm.replacements(),
         (azure.servicebus.aio.ServiceBusClient, client.ServiceBusClient),
         (azure.servicebus.ServiceBusClient, client.SyncServiceBusClient),
         (azure.servicebus.management.ServiceBusAdministrationClient, admin.ServiceBusAdministrationClient),

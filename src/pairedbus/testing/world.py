@@ -54,6 +54,10 @@ class Namespace:
     messaging_partitions: int = 1
     #: Round trip for this namespace's data-plane operations; None: `world.latency`.
     latency: float | None = None
+    #: Where ARM places the namespace (the ARM plane, arm.py); None: arm.DEFAULT_* values.
+    subscription_id: str | None = None
+    resource_group: str | None = None
+    location: str | None = None
 
     @property
     def name(self) -> str:
