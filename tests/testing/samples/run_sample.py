@@ -81,8 +81,19 @@ def main(path: str) -> None:
             SAMPLE_ENV["SERVICEBUS_SUBSCRIPTION_NAME"],
             requires_session=os.environ.get("PAIREDBUS_SAMPLE_SESSION_SUBSCRIPTION") == "1",
         )
+        # Messages waiting for a sample that only receives, so that its output shows it got going.
+        for i in range(int(os.environ.get("PAIREDBUS_SAMPLE_PRESEND", "0"))):
+            ns.queue(SAMPLE_ENV["SERVICEBUS_QUEUE_NAME"]).accept([_content(f"waiting-{i}")], world.clock.time())
         sys.argv = [path]
         runpy.run_path(path, run_name="__main__")
+
+
+def _content(body: str) -> object:
+    from azure.servicebus import ServiceBusMessage
+
+    from pairedbus.testing.messages import content_from_message
+
+    return content_from_message(ServiceBusMessage(body))
 
 
 if __name__ == "__main__":
