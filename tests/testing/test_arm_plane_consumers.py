@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+from azure.core.exceptions import ResourceNotFoundError
 from azure.servicebus import ServiceBusMessage
 from azure.servicebus.aio import ServiceBusClient
 
@@ -79,3 +81,62 @@ def test_the_inventory_export_reads_arm_and_the_data_plane_of_the_world(world: S
     )
     assert result.data_plane_failures == {}
     assert DEFAULT_SUBSCRIPTION_ID != SUB
+
+
+def test_the_metrics_export_finds_its_namespaces_and_regions_through_arm(
+    world: ServiceBusWorld, tmp_path: Path
+) -> None:
+    from datetime import UTC, datetime, timedelta
+    from unittest.mock import MagicMock
+
+    from pairedbus.pipeline.metrics_export import export_metrics
+
+    _place(world, PRIMARY, "prod")
+    _place(world, SECONDARY, "dr-group")
+    world.namespace(SECONDARY).location = "northeurope"
+    metrics = MagicMock()
+    metrics.__enter__.return_value = metrics
+    metrics.query_resources.return_value = []
+    endpoints: list[str] = []
+
+    def factory(endpoint: str, credential: object) -> MagicMock:  # Azure Monitor is not part of the fake
+        endpoints.append(endpoint)
+        return metrics
+
+    since = datetime(2026, 11, 18, tzinfo=UTC)
+    result = export_metrics(
+        SUB,
+        tmp_path,
+        since=since,
+        until=since + timedelta(hours=1),
+        credential=Credential(),
+        metrics_client_factory=factory,
+    )
+    assert result.namespaces == 2
+    assert sorted(endpoints) == [
+        "https://northeurope.metrics.monitor.azure.com",
+        "https://westeurope.metrics.monitor.azure.com",
+    ]
+    queried = {rid for call in metrics.query_resources.call_args_list for rid in call.kwargs["resource_ids"]}
+    assert queried == {
+        f"/subscriptions/{SUB}/resourceGroups/prod/providers/Microsoft.ServiceBus/namespaces/contoso",
+        f"/subscriptions/{SUB}/resourceGroups/dr-group/providers/Microsoft.ServiceBus/namespaces/contoso-dr",
+    }
+
+
+def test_the_backlog_providers_sas_path_reads_the_key_through_arm(
+    world: ServiceBusWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import azure.identity
+
+    from pairedbus.backlog_queue_resource import DataPlaneAuth
+
+    monkeypatch.setattr(azure.identity, "DefaultAzureCredential", Credential)  # nothing may probe the network
+    _place(world, SECONDARY, "dr-group")
+    world.namespace(SECONDARY).create_queue("contoso/x-servicebus-transfer/0")
+    auth = DataPlaneAuth(mode="sas", resource_group_name="dr-group", subscription_id=SUB)
+    with auth.admin_client("contoso-dr") as admin:
+        assert [q.name for q in admin.list_queues()] == ["contoso/x-servicebus-transfer/0"]
+    with pytest.raises(ResourceNotFoundError) as wrong_group:
+        DataPlaneAuth(mode="sas", resource_group_name="elsewhere", subscription_id=SUB).admin_client("contoso-dr")
+    assert wrong_group.value.error.code == "ResourceNotFound"
