@@ -142,6 +142,29 @@ def test_sync_receive_wakes_when_a_message_arrives(servicebus_world: ServiceBusW
     sender.join()
 
 
+async def test_async_receive_wakes_when_a_message_arrives(servicebus_world: ServiceBusWorld) -> None:
+    """The aio twin of the test above (this one already held before issue 12)."""
+    import asyncio
+
+    servicebus_world.namespace(FQDN).create_queue("q")
+    async with ServiceBusClient(FQDN, Credential()) as client:
+
+        async def send_later() -> None:
+            await asyncio.sleep(0.2)
+            async with client.get_queue_sender("q") as sender:
+                await sender.send_messages(ServiceBusMessage("late"))
+
+        task = asyncio.create_task(send_later())
+        async with client.get_queue_receiver("q") as receiver:
+            start = time.monotonic()
+            async for message in receiver:  # no max_wait_time: waits for the arrival
+                assert str(message) == "late"
+                await receiver.complete_message(message)
+                break
+            assert time.monotonic() - start < 30
+        await task
+
+
 # --- peek cursor --------------------------------------------------------------------------------
 # https://learn.microsoft.com/azure/service-bus-messaging/message-browsing: "the receiver keeps
 # track of the last peeked message ... the next Peek call continues from there"; the SDK starts a

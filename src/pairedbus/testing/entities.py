@@ -267,13 +267,13 @@ class SendableEntity(Entity):
         self.counts.send_calls += 1
         self._check_quota(sum(c.size for c in contents))
         numbers = []
-        if self.partitions > 1:
-            fragments = [self._fragment(c) for c in contents]  # a pinned send to a failed fragment fails whole
+        # A send pinned to a failed fragment fails as a whole, before anything is stored.
+        fragments = [self._fragment(c) for c in contents] if self.partitions > 1 else None
         for i, content in enumerate(contents):
             if self._is_duplicate(content.message_id, now):
                 self.counts.duplicates_dropped += 1
                 continue
-            seq = next(self._sequence) if self.partitions == 1 else self._sequence_number(fragments[i])
+            seq = next(self._sequence) if fragments is None else self._sequence_number(fragments[i])
             self._route(content, seq, now)
             numbers.append(seq)
         self.counts.sends += len(numbers)
