@@ -152,19 +152,36 @@ def run(path: Path) -> Outcome:
     return Outcome(code, output, time.monotonic() - start)
 
 
+_started: dict[Path, Future[Outcome]] = {}
+_pool: ThreadPoolExecutor | None = None
+
+
+def start(items: list[pytest.Item]) -> dict[Path, Future[Outcome]]:
+    """Start every selected sample on a small pool (the long ones first); called when collection
+    ends (conftest.py), so that the slow samples sleep in the background while the rest of the
+    suite runs, and each test only waits for its own."""
+    global _pool
+    selected = [
+        item.callspec.params["sample"]  # type: ignore[attr-defined]
+        for item in items
+        if getattr(item, "originalname", None) == "test_sample" and isinstance(item.callspec.params.get("sample"), Path)  # type: ignore[attr-defined]
+    ]
+    if not selected or _pool is not None:
+        return _started
+    _pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="sample")
+    selected.sort(key=lambda p: -(SLOW.get(p.name) or 0))
+    _started.update({p: _pool.submit(run, p) for p in selected})
+    return _started
+
+
+def stop() -> None:
+    if _pool is not None:
+        _pool.shutdown(wait=False, cancel_futures=True)
+
+
 @pytest.fixture(scope="session")
 def outcomes(request: pytest.FixtureRequest) -> dict[Path, Future[Outcome]]:
-    """Start every selected sample at once on a small pool; each test waits for its own."""
-    selected = [
-        item.callspec.params["sample"]
-        for item in request.session.items
-        if getattr(item, "originalname", None) == "test_sample" and isinstance(item.callspec.params["sample"], Path)
-    ]
-    pool = ThreadPoolExecutor(max_workers=WORKERS)
-    request.addfinalizer(lambda: pool.shutdown(cancel_futures=True))
-    # The long ones first, so that they overlap with the rest.
-    selected.sort(key=lambda p: -(SLOW.get(p.name) or 0))
-    return {p: pool.submit(run, p) for p in selected}
+    return start(request.session.items)
 
 
 def test_sample(sample: Path | str, outcomes: dict[Path, Future[Outcome]]) -> None:
