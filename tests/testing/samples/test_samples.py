@@ -33,9 +33,9 @@ SLOW = {"auto_lock_renew.py": 600.0, "auto_lock_renew_async.py": 900.0}
 #: pass when they are still waiting for messages after this many seconds, as against the service,
 #: having printed what they were sent.
 SERVES_FOREVER: dict[str, tuple[float, str]] = {
-    "receive_iterator_queue.py": (6.0, "waiting-2"),
-    "receive_iterator_queue_async.py": (6.0, "waiting-2"),
-    "failure_and_recovery.py": (8.0, "Data 9"),
+    "receive_iterator_queue.py": (10.0, "waiting-2"),
+    "receive_iterator_queue_async.py": (10.0, "waiting-2"),
+    "failure_and_recovery.py": (12.0, "Data 9"),
 }
 #: Per-sample entity variations the samples assume of the environment they are pointed at.
 SETUP: dict[str, dict[str, str]] = {
