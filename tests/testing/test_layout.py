@@ -1,0 +1,62 @@
+"""The fake's modules import one way (issue 12, item 5): no cycles, TYPE_CHECKING and
+function-level imports included, and the client modules never reach back to patching."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pairedbus.testing
+
+PACKAGE = Path(pairedbus.testing.__file__).parent
+PREFIX = "pairedbus.testing."
+
+
+def imports() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    modules = {p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__"}
+    for name in modules:
+        tree = ast.parse((PACKAGE / f"{name}.py").read_text())
+        found: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                if node.module.startswith(PREFIX):
+                    found.add(node.module.removeprefix(PREFIX))
+                elif node.module == "pairedbus.testing":
+                    found.update(a.name for a in node.names if a.name in modules)
+            elif isinstance(node, ast.Import):
+                found.update(a.name.removeprefix(PREFIX) for a in node.names if a.name.startswith(PREFIX))
+        graph[name] = (found & modules) - {name}
+    return graph
+
+
+def test_no_import_cycles_in_the_fake() -> None:
+    graph = imports()
+    state: dict[str, int] = {}
+    cycle: list[str] = []
+
+    def visit(node: str, path: list[str]) -> bool:
+        state[node] = 1
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                cycle.extend([*path, node, nxt])
+                return True
+            if nxt not in state and visit(nxt, [*path, node]):
+                return True
+        state[node] = 2
+        return False
+
+    for module in sorted(graph):
+        if module not in state and visit(module, []):
+            break
+    assert not cycle, " -> ".join(cycle)
+
+
+def test_the_layers_point_down() -> None:
+    graph = imports()
+    # What the world and the message store may not know about: clients, patching, ARM.
+    assert not graph["store"] & {"entities", "world", "handler", "client", "receiver", "sender", "patching"}
+    assert not graph["entities"] & {"world", "handler", "client", "receiver", "sender", "patching"}
+    assert not graph["world"] & {"handler", "client", "receiver", "sender", "session", "admin", "arm", "patching"}
+    for client_module in ("handler", "sender", "receiver", "session", "client", "admin", "arm"):
+        assert "patching" not in graph[client_module], client_module
