@@ -129,7 +129,7 @@ def test_the_backlog_providers_sas_path_reads_the_key_through_arm(
 ) -> None:
     import azure.identity
 
-    from pairedbus.backlog_queue_resource import DataPlaneAuth
+    from pairedbus.iac.backlog_provider import DataPlaneAuth
 
     monkeypatch.setattr(azure.identity, "DefaultAzureCredential", Credential)  # nothing may probe the network
     _place(world, SECONDARY, "dr-group")
