@@ -77,8 +77,8 @@ def run(args: argparse.Namespace) -> int:
     out.print(plan_tree(plan, ops, deleted))
     for line in gate.lines():
         out.print(line, style="red" if line.startswith("mandatory") else None)
-    verdict = "policy: FAILED" if gate.exit_code else "policy: passed"
-    out.print(f"{summary(plan, ops)}; {verdict}", style="bold")
+    verdict = "FAILED" if gate.exit_code else "passed"
+    out.print(f"{verdict}: {summary(plan, ops)}", style="bold red" if gate.exit_code else "bold")
     if args.json:
         document = {**plan.to_json(), "policy": gate.to_json()}
         if ops is not None:
