@@ -18,7 +18,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from pairedbus.pipeline.inventory_export import export_inventory
+    from pairedbus.exports.inventory import export_inventory
 
     result = export_inventory(args.subscription, args.out)
     print(

@@ -23,7 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_export(args: argparse.Namespace) -> int:
     from pairedbus.contract import duration_timedelta
     from pairedbus.errors import UserError
-    from pairedbus.pipeline.metrics_export import export_metrics, parse_since
+    from pairedbus.exports.metrics import export_metrics, parse_since
 
     now = datetime.now(UTC)
     since = parse_since(args.since, now=now)

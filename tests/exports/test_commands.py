@@ -6,13 +6,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from pairedbus import cli
-from pairedbus.pipeline.inventory_export import InventoryExport
-from pairedbus.pipeline.metrics_export import MetricsExport
+from pairedbus.exports.inventory import InventoryExport
+from pairedbus.exports.metrics import MetricsExport
 
 
 def test_inventory_export_command_passes_subscription_and_directory(mocker, tmp_path: Path, capsys) -> None:
     export = mocker.patch(
-        "pairedbus.pipeline.inventory_export.export_inventory",
+        "pairedbus.exports.inventory.export_inventory",
         return_value=InventoryExport(path=tmp_path / "s.jsonl", namespaces=2, queues=3, backlog_queues=10),
     )
     assert cli.main(["inventory", "export", "--subscription", "sub-1", "--out", str(tmp_path)]) == 0
@@ -22,13 +22,13 @@ def test_inventory_export_command_passes_subscription_and_directory(mocker, tmp_
 
 def test_inventory_export_command_fails_when_a_data_plane_was_not_listed(mocker, tmp_path: Path) -> None:
     result = InventoryExport(path=tmp_path / "s.jsonl", data_plane_failures={"ns": "PermissionError"})
-    mocker.patch("pairedbus.pipeline.inventory_export.export_inventory", return_value=result)
+    mocker.patch("pairedbus.exports.inventory.export_inventory", return_value=result)
     assert cli.main(["inventory", "export", "--subscription", "sub-1", "--out", str(tmp_path)]) == 1
 
 
 def test_metrics_export_command_parses_since_and_granularity(mocker, tmp_path: Path) -> None:
     export = mocker.patch(
-        "pairedbus.pipeline.metrics_export.export_metrics", return_value=MetricsExport(out=tmp_path, namespaces=1)
+        "pairedbus.exports.metrics.export_metrics", return_value=MetricsExport(out=tmp_path, namespaces=1)
     )
     code = cli.main(
         [
