@@ -20,17 +20,21 @@ def _local_cores(master: str) -> int | None:
 
 
 def build_session(
-    master: str | None = None, *, app_name: str = APP_NAME, conf: dict[str, str] | None = None
+    master: str | None = None,
+    *,
+    app_name: str = APP_NAME,
+    conf: dict[str, str] | None = None,
+    progress: bool = False,
 ) -> SparkSession:
     """`master` wins; otherwise spark-submit's (it starts the JVM and sets PYSPARK_GATEWAY_PORT);
     otherwise local[*]. Local runs get few shuffle partitions (the default 200 is for clusters),
-    no UI, and every run uses UTC so that a metric's day is the same wherever the job runs."""
+    no UI, and every run uses UTC; `progress` turns on Spark's console stage progress bar so that a metric's day is the same wherever the job runs."""
     under_submit = "PYSPARK_GATEWAY_PORT" in os.environ
     builder = (
         SparkSession.builder.appName(app_name)
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.adaptive.enabled", "true")
-        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.ui.showConsoleProgress", str(progress).lower())
         .config("spark.log.level", "ERROR")
     )
     if master is None and not under_submit:
