@@ -11,7 +11,6 @@ from pairedbus.pipeline.audit_job import run_audit
 from pairedbus.pipeline.pairing import PAIRING_COLUMNS, discover_pairs
 from pairedbus.pipeline.prices import BUNDLED_PRICES, PriceTable
 
-
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "samples" / "estate"
 

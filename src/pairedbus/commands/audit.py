@@ -34,8 +34,12 @@ EARLIEST = date(2008, 1, 1)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--inventory", required=True, metavar="DIR", help="inventory directory (JSON, JSONL, CSV, Parquet)")
-    parser.add_argument("--metrics", required=True, metavar="DIR", help="metrics directory (REST documents or flat rows)")
+    parser.add_argument(
+        "--inventory", required=True, metavar="DIR", help="inventory directory (JSON, JSONL, CSV, Parquet)"
+    )
+    parser.add_argument(
+        "--metrics", required=True, metavar="DIR", help="metrics directory (REST documents or flat rows)"
+    )
     parser.add_argument(
         "--costs", default=None, metavar="DIR", help="Cost Management exports in FOCUS 1.0 (CSV, CSV.gz, Parquet)"
     )
@@ -71,9 +75,7 @@ def parse_day(flag: str, text: str | None) -> date | None:
 
 def check_master(master: str | None) -> None:
     if master is not None and not MASTER_URL.match(master):
-        raise MasterError(
-            f"--master {master}: not a Spark master URL (local[N], spark://HOST:PORT, yarn, k8s://URL)"
-        )
+        raise MasterError(f"--master {master}: not a Spark master URL (local[N], spark://HOST:PORT, yarn, k8s://URL)")
 
 
 def check_output(out: str) -> None:

@@ -43,7 +43,9 @@ FOCUS_COLUMNS: dict[str, DataType] = {
     "Tags": StringType(),
 }
 REQUIRED = ("ResourceId", "ChargePeriodStart", "BilledCost", "EffectiveCost", "BillingCurrency")
-REASON_FOCUS_ROW = "FOCUS row without a readable ResourceId, ChargePeriodStart, BilledCost, EffectiveCost or BillingCurrency"
+REASON_FOCUS_ROW = (
+    "FOCUS row without a readable ResourceId, ChargePeriodStart, BilledCost, EffectiveCost or BillingCurrency"
+)
 REFUSED_JSON = "FOCUS exports are CSV or Parquet, not JSON"
 
 ATTRIBUTION_COLUMNS = (
@@ -69,7 +71,11 @@ def read_focus(spark: SparkSession, source: str | InputFiles) -> tuple[DataFrame
     flat = read_flat(spark, files, FOCUS_COLUMNS)
     if flat is None:
         schema = "resource_id string, date date, billed double, effective double, currency string, service string, tag_pair string"
-        return spark.createDataFrame([], schema), spark.createDataFrame([], "input string, source_file string, reason string, record string"), files
+        return (
+            spark.createDataFrame([], schema),
+            spark.createDataFrame([], "input string, source_file string, reason string, record string"),
+            files,
+        )
     bad = (F.size("_bad_columns") > 0) | F.greatest(*[F.col(c).isNull() for c in REQUIRED])
     quarantine = quarantine_rows(
         flat.where(bad), "costs", F.lit(REASON_FOCUS_ROW), F.to_json(F.struct(*[F.col(c) for c in FOCUS_COLUMNS]))
@@ -96,7 +102,8 @@ def attribute(charges: DataFrame, pairs: DataFrame, resources: DataFrame, pairin
     keyed = pairs.select("pair", "primary", "secondary").join(namespace_ids, ["secondary"], "left")
     on_secondary = charges.join(
         F.broadcast(keyed),
-        (charges.resource_id == keyed.secondary_id) | charges.resource_id.startswith(F.concat(keyed.secondary_id, F.lit("/"))),
+        (charges.resource_id == keyed.secondary_id)
+        | charges.resource_id.startswith(F.concat(keyed.secondary_id, F.lit("/"))),
     )
     by_tag = charges.join(F.broadcast(keyed.drop("secondary_id")), charges.tag_pair == keyed.pair).join(
         F.broadcast(namespace_ids.select(F.col("secondary_id").alias("resource_id"))), ["resource_id"], "left_anti"
@@ -113,7 +120,11 @@ def attribute(charges: DataFrame, pairs: DataFrame, resources: DataFrame, pairin
         )
     )
     estimate = pairing.select(
-        "pair", "primary", "secondary", "date", (F.col("total_usd") - F.col("ping_operations_usd")).alias("estimate_usd")
+        "pair",
+        "primary",
+        "secondary",
+        "date",
+        (F.col("total_usd") - F.col("ping_operations_usd")).alias("estimate_usd"),
     )
     return (
         estimate.join(actual, ["pair", "primary", "secondary", "date"], "left")

@@ -100,7 +100,9 @@ def nest_flat_inventory(flat: DataFrame) -> DataFrame:
     for field in schemas.INVENTORY.fields:
         if field.name == "sku":
             sku = F.struct(
-                F.col("sku_name").alias("name"), F.col("sku_tier").alias("tier"), F.col("sku_capacity").alias("capacity")
+                F.col("sku_name").alias("name"),
+                F.col("sku_tier").alias("tier"),
+                F.col("sku_capacity").alias("capacity"),
             )
             fields.append(F.when(F.col("sku_name").isNotNull(), sku).alias("sku"))
         elif field.name == schemas.CORRUPT_RECORD:
@@ -123,7 +125,10 @@ def _kind(id_col: Column) -> Column:
 
 def _entity(kind: Column, id_col: Column) -> Column:
     return (
-        F.when(kind == KIND_QUEUE, F.regexp_replace(F.regexp_extract(id_col, _QUEUE_ID, 2), contract.ARM_PATH_SEPARATOR, "/"))
+        F.when(
+            kind == KIND_QUEUE,
+            F.regexp_replace(F.regexp_extract(id_col, _QUEUE_ID, 2), contract.ARM_PATH_SEPARATOR, "/"),
+        )
         .when(kind == KIND_TOPIC, F.regexp_extract(id_col, _TOPIC_ID, 2))
         .when(
             kind == KIND_SUBSCRIPTION,

@@ -74,8 +74,10 @@ def read_metrics(spark: SparkSession, source: str | InputFiles) -> Metrics:
     all_rows = union_all(rows)
     if all_rows is None:
         empty = spark.createDataFrame([], _row_schema())
-        return Metrics(rows=empty.withColumn("duplicates", F.lit(0).cast("long")).drop(SOURCE_FILE),
-                       quarantine=spark.createDataFrame([], schemas.QUARANTINE))
+        return Metrics(
+            rows=empty.withColumn("duplicates", F.lit(0).cast("long")).drop(SOURCE_FILE),
+            quarantine=spark.createDataFrame([], schemas.QUARANTINE),
+        )
     checked = check_values(all_rows)
     deduplicated = deduplicate(checked.rows)
     return Metrics(
@@ -97,15 +99,19 @@ def check_flat_rows(flat: DataFrame) -> tuple[DataFrame, DataFrame]:
     required = F.greatest(*[F.col(c).isNull() for c in KEY])
     bad = (F.size("_bad_columns") > 0) | required
     record = F.to_json(F.struct(*[F.col(c) for c in schemas.FLAT_METRICS]))
-    good = flat.where(~bad).select(
-        F.lower("namespace").alias("namespace"),
-        "metric",
-        "entity",
-        "timestamp",
-        "total",
-        "interval_minutes",
-        SOURCE_FILE,
-    ).where(F.col("total").isNotNull())
+    good = (
+        flat.where(~bad)
+        .select(
+            F.lower("namespace").alias("namespace"),
+            "metric",
+            "entity",
+            "timestamp",
+            "total",
+            "interval_minutes",
+            SOURCE_FILE,
+        )
+        .where(F.col("total").isNotNull())
+    )
     return good, quarantine_rows(flat.where(bad), "metrics", F.lit(REASON_FLAT_TYPE), record)
 
 

@@ -75,11 +75,19 @@ def discover_pairs(resources: DataFrame) -> DataFrame:
     )
     tagged = resources.where(
         (F.col("kind") == KIND_NAMESPACE) & F.col("tags").isNotNull() & F.col("tags")[contract.TAG_PAIR].isNotNull()
-    ).select(F.col("tags")[contract.TAG_PAIR].alias("tag_pair"), F.lower(F.col("tags")[contract.TAG_ROLE]).alias("role"), "namespace")
-    by_tags = tagged.groupBy("tag_pair").agg(
-        F.max(F.when(F.col("role") == contract.ROLE_PRIMARY, F.col("namespace"))).alias("primary"),
-        F.max(F.when(F.col("role") == contract.ROLE_SECONDARY, F.col("namespace"))).alias("secondary"),
-    ).where(F.col("primary").isNotNull() & F.col("secondary").isNotNull())
+    ).select(
+        F.col("tags")[contract.TAG_PAIR].alias("tag_pair"),
+        F.lower(F.col("tags")[contract.TAG_ROLE]).alias("role"),
+        "namespace",
+    )
+    by_tags = (
+        tagged.groupBy("tag_pair")
+        .agg(
+            F.max(F.when(F.col("role") == contract.ROLE_PRIMARY, F.col("namespace"))).alias("primary"),
+            F.max(F.when(F.col("role") == contract.ROLE_SECONDARY, F.col("namespace"))).alias("secondary"),
+        )
+        .where(F.col("primary").isNotNull() & F.col("secondary").isNotNull())
+    )
     pairs = by_queues.join(by_tags, ["primary", "secondary"], "full_outer")
     return pairs.select(
         F.coalesce("tag_pair", "primary").alias("pair"),
@@ -108,12 +116,16 @@ def _marginal_operations_usd(namespace_day: DataFrame, prices: PriceTable) -> Da
     operations of the month. In: namespace, date, sku_name, operations (observed), x."""
     x = F.col("x").cast("double")
     other = F.greatest(F.coalesce(F.col("operations"), F.lit(0.0)) - x, F.lit(0.0))
-    month = Window.partitionBy("namespace", F.trunc("date", "month")).orderBy("date").rowsBetween(
-        Window.unboundedPreceding, Window.currentRow
+    month = (
+        Window.partitionBy("namespace", F.trunc("date", "month"))
+        .orderBy("date")
+        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
     )
-    with_cumulative = namespace_day.withColumn("_other", other).withColumn(
-        "_other_cum", F.sum("_other").over(month)
-    ).withColumn("_all_cum", F.sum(F.col("_other") + x).over(month))
+    with_cumulative = (
+        namespace_day.withColumn("_other", other)
+        .withColumn("_other_cum", F.sum("_other").over(month))
+        .withColumn("_all_cum", F.sum(F.col("_other") + x).over(month))
+    )
     all_today = tiered(F.col("_all_cum"), prices) - tiered(F.col("_all_cum") - F.col("_other") - x, prices)
     other_today = tiered(F.col("_other_cum"), prices) - tiered(F.col("_other_cum") - F.col("_other"), prices)
     sku = F.lower(F.col("sku_name"))
@@ -130,7 +142,10 @@ def _base_per_day(prices: PriceTable) -> Column:
     units = F.coalesce(F.col("sku_capacity"), F.lit(1))
     return (
         F.when(sku == contract.SKU_STANDARD.lower(), F.lit(prices.standard_base_per_day()))
-        .when(sku == contract.SKU_PREMIUM.lower(), units * F.lit(prices.premium.messaging_unit_per_hour * prices.hours_per_day))
+        .when(
+            sku == contract.SKU_PREMIUM.lower(),
+            units * F.lit(prices.premium.messaging_unit_per_hour * prices.hours_per_day),
+        )
         .otherwise(F.lit(0.0))
     )
 
@@ -141,7 +156,9 @@ def pairing_cost(
     """PAIRING_COLUMNS, one row per pair per day of the metrics (`cost`: cost.COST_COLUMNS per
     namespace and day; `estate`: cost.estate_by_namespace)."""
     dates = cost.select("date").distinct()
-    pings = cost.select(F.col("namespace").alias("primary"), "date", F.col("ping_operations_estimate").alias("ping_operations"))
+    pings = cost.select(
+        F.col("namespace").alias("primary"), "date", F.col("ping_operations_estimate").alias("ping_operations")
+    )
     per_pair = (
         pairs.crossJoin(dates)
         .join(parked_by_pair(grains), ["primary", "secondary", "date"], "left")
@@ -176,7 +193,10 @@ def pairing_cost(
 
     def priced_as(role: str) -> DataFrame:
         return priced.select(
-            F.col("namespace").alias(role), "date", F.col("x").alias(f"{role}_total_x"), F.col("usd").alias(f"{role}_usd")
+            F.col("namespace").alias(role),
+            "date",
+            F.col("x").alias(f"{role}_total_x"),
+            F.col("usd").alias(f"{role}_usd"),
         )
 
     hosting = prices.syphon_hosting

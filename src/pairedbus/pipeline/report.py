@@ -61,9 +61,7 @@ def pairing_over_time(pairing: Sequence[Mapping[str, Any]]) -> Any:
     for pair in sorted({r["pair"] for r in pairing}):
         rows = sorted((r for r in pairing if r["pair"] == pair), key=lambda r: str(r["date"]))
         figure.add_bar(name=pair, x=[str(r["date"]) for r in rows], y=[r["total_usd"] for r in rows])
-    figure.update_layout(
-        LAYOUT, title="Cost of pairing per pair per day (USD)", barmode="group", yaxis_title="USD"
-    )
+    figure.update_layout(LAYOUT, title="Cost of pairing per pair per day (USD)", barmode="group", yaxis_title="USD")
     figure.update_xaxes(type="category")
     return figure
 
@@ -93,7 +91,9 @@ def estimate_vs_actual(attribution: Sequence[Mapping[str, Any]]) -> Any:
         ("actual_billed_usd", "billed"),
         ("actual_effective_usd", "effective (amortised)"),
     ):
-        figure.add_bar(name=label, x=pairs, y=[sum(r[column] or 0.0 for r in attribution if r["pair"] == p) for p in pairs])
+        figure.add_bar(
+            name=label, x=pairs, y=[sum(r[column] or 0.0 for r in attribution if r["pair"] == p) for p in pairs]
+        )
     figure.update_layout(LAYOUT, title="Estimate vs actual per pair, days covered (USD)", barmode="group")
     return figure
 
@@ -145,7 +145,8 @@ def _table(columns: Sequence[str], rows: Sequence[Sequence[Any]], left: int = 1)
     body = "".join(
         "<tr>"
         + "".join(
-            f'<td class="{"l" if i < left else ""}">{escape("" if v is None else str(v))}</td>' for i, v in enumerate(row)
+            f'<td class="{"l" if i < left else ""}">{escape("" if v is None else str(v))}</td>'
+            for i, v in enumerate(row)
         )
         + "</tr>"
         for row in rows
@@ -175,7 +176,9 @@ def render(summary: AuditSummary, written: Written) -> str:
     charts: list[tuple[str, str]] = []
     if written.pairing:
         charts.append(("Cost of pairing", _figure_html(pairing_over_time(written.pairing), "chart-pairing")))
-        charts.append(("What pairing costs, by component", _figure_html(pairing_breakdown(written.pairing), "chart-breakdown")))
+        charts.append(
+            ("What pairing costs, by component", _figure_html(pairing_breakdown(written.pairing), "chart-breakdown"))
+        )
     if written.attribution:
         charts.append(("Estimate vs actual", _figure_html(estimate_vs_actual(written.attribution), "chart-actual")))
     if written.violations:
@@ -185,9 +188,7 @@ def render(summary: AuditSummary, written: Written) -> str:
     chart_html = "\n".join(f"<h2>{escape(title)}</h2>\n{html}" for title, html in charts)
 
     actual = "" if s.actual_pairing_cost_usd is None else f", billed <b>{s.actual_pairing_cost_usd:.2f} USD</b>"
-    refused = (
-        _table(["file", "reason"], sorted(s.files_refused.items()), left=2) if s.files_refused else "<p>None.</p>"
-    )
+    refused = _table(["file", "reason"], sorted(s.files_refused.items()), left=2) if s.files_refused else "<p>None.</p>"
     attribution = ""
     if written.attribution is not None:
         columns = list(written.attribution[0]) if written.attribution else []

@@ -124,9 +124,9 @@ def summarise(
     quarantined = spark.read.schema(schemas.QUARANTINE).json(f"{uri}/quarantine")
     by_reason = {r["reason"]: r["count"] for r in quarantined.groupBy("reason").count().collect()}
     counts = tables.resources.agg(
-        F.count_distinct(F.when(F.col("kind") != KIND_NAMESPACE, F.concat_ws(":", "kind", "namespace", "entity"))).alias(
-            "entities"
-        ),
+        F.count_distinct(
+            F.when(F.col("kind") != KIND_NAMESPACE, F.concat_ws(":", "kind", "namespace", "entity"))
+        ).alias("entities"),
         F.count_distinct(F.when(F.col("kind") == KIND_NAMESPACE, F.col("namespace"))).alias("namespaces"),
         F.sum("duplicates").alias("duplicates"),
     ).first()
@@ -140,7 +140,8 @@ def summarise(
     projections = {(p["primary"], p["secondary"]): p["monthly_projection_usd"] for p in written.pairing}
     refused = {uri: reason for files in estate.files.values() for uri, reason in files.refused.items()}
     read = {
-        name: {fmt: len(paths) for fmt, paths in sorted(files.by_format.items())} for name, files in estate.files.items()
+        name: {fmt: len(paths) for fmt, paths in sorted(files.by_format.items())}
+        for name, files in estate.files.items()
     }
     actual = None
     if written.attribution is not None:
