@@ -85,3 +85,28 @@ def test_pairs_come_from_tags_too_when_no_backlog_queue_exists_yet(spark) -> Non
     ]
     frame = spark.createDataFrame(rows, "kind string, namespace string, entity string, tags map<string,string>")
     assert [tuple(r) for r in discover_pairs(frame).collect()] == [("orders-pair", "orders-a", "orders-b", 0)]
+
+
+def test_focus_rows_from_gzip_csv_and_parquet_with_unreadable_rows_quarantined(spark, tmp_path: Path) -> None:
+    import gzip
+
+    from pairedbus.pipeline.focus import REASON_FOCUS_ROW, read_focus
+
+    header = "BilledCost,EffectiveCost,BillingCurrency,ChargePeriodStart,ResourceId,ServiceName,Tags\n"
+    rid = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.ServiceBus/namespaces/Contoso-DR"
+    with gzip.open(tmp_path / "part-1.CSV.gz", "wt") as handle:
+        handle.write(header + f'1.5,1.25,USD,2026-11-16T00:00:00Z,{rid},Service Bus,"{{}}"\n')
+        handle.write(f"lots,1,USD,2026-11-16T00:00:00Z,{rid},SB,\n")  # BilledCost is not a number
+    spark.createDataFrame(
+        [(2.0, 2.0, "USD", "2026-11-17T00:00:00Z", rid, "Service Bus", '{"pairedbus-pair": "p"}')],
+        "BilledCost double, EffectiveCost double, BillingCurrency string, ChargePeriodStart string, ResourceId string, "
+        "ServiceName string, Tags string",
+    ).coalesce(1).write.parquet(str(tmp_path / "part-2.parquet"))
+    charges, quarantine, files = read_focus(spark, str(tmp_path))
+    got = sorted((str(r.date), r.resource_id, r.billed, r.effective, r.tag_pair) for r in charges.collect())
+    assert got == [
+        ("2026-11-16", rid.lower(), 1.5, 1.25, None),
+        ("2026-11-17", rid.lower(), 2.0, 2.0, "p"),
+    ]
+    assert [r.reason for r in quarantine.collect()] == [REASON_FOCUS_ROW]
+    assert files.refused == {}

@@ -87,7 +87,7 @@ def read_focus(spark: SparkSession, source: str | InputFiles) -> tuple[DataFrame
         F.col("EffectiveCost").alias("effective"),
         F.col("BillingCurrency").alias("currency"),
         F.col("ServiceName").alias("service"),
-        F.get_json_object("Tags", f"$['{contract.TAG_PAIR}']").alias("tag_pair"),
+        F.from_json("Tags", "map<string,string>")[contract.TAG_PAIR].alias("tag_pair"),
         F.col(SOURCE_FILE),
     )
     return charges, quarantine, files

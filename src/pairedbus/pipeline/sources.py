@@ -160,7 +160,8 @@ def read_flat(spark: SparkSession, files: InputFiles, columns: Mapping[str, Data
         if not paths:
             continue
         if fmt == FORMAT_CSV:
-            raw = spark.read.option("header", "true").option("mode", "PERMISSIVE").csv(paths)
+            # RFC 4180 quoting (a quote inside a field is doubled), as Cost Management and Excel write it.
+            raw = spark.read.option("header", "true").option("escape", '"').option("mode", "PERMISSIVE").csv(paths)
         else:
             raw = spark.read.option("mergeSchema", "true").parquet(*paths)
         present = {c.lower(): c for c in raw.columns}
