@@ -120,28 +120,38 @@ def progress_enabled(mode: str) -> bool:
     return mode == "always" or (mode == "auto" and sys.stderr.isatty())
 
 
-def run(args: argparse.Namespace) -> int:
-    """The CLI handler and the spark-submit entry share this; no Spark before every check passed."""
+def _load_prices(path: str | None):
     from pairedbus.pipeline.prices import load_prices
 
+    return load_prices(path)
+
+
+def run(args: argparse.Namespace) -> int:
+    """The CLI handler and the spark-submit entry share this; no Spark before every check passed.
+
+    Only a driver that lacks the dependencies (they come with the job: docs/audit.md) reads the
+    price table after Spark started, from the shipped packages."""
     check_master(args.master)
     since, until = parse_day("--since", args.since), parse_day("--until", args.until)
     if since and until and since > until:
         raise DateRangeError(f"--since {since} --until {until}: the range ends before it starts")
     check_inputs(args)
     check_output(args.out)
-    prices = load_prices(args.prices)
+    try:
+        prices = _load_prices(args.prices)
+    except ImportError:
+        prices = None  # a bare driver: the shipped dependencies arrive with the SparkContext
     show = progress_enabled(args.progress)
 
-    from pairedbus.pipeline.audit_job import STAGES, run_audit
-    from pairedbus.pipeline.session import build_session
-
-    def stage(name: str) -> None:
-        if show:
-            print(f"audit: [{STAGES.index(name) + 1}/{len(STAGES)}] {name}", file=sys.stderr, flush=True)
+    from pairedbus.pipeline.session import build_session, use_shipped_dependencies
 
     spark = build_session(args.master, progress=show)
     try:
+        if prices is None:
+            use_shipped_dependencies(spark)
+            prices = _load_prices(args.prices)
+        from pairedbus.pipeline.audit_job import STAGES, run_audit
+
         summary = run_audit(
             spark,
             args.inventory,
@@ -152,12 +162,16 @@ def run(args: argparse.Namespace) -> int:
             costs_dir=args.costs,
             since=since,
             until=until,
-            progress=stage,
+            progress=(lambda name: _show_stage(name, STAGES)) if show else None,
         )
     finally:
         spark.stop()
     print(summary.line())
     return 0
+
+
+def _show_stage(name: str, stages: Sequence[str]) -> None:
+    print(f"audit: [{stages.index(name) + 1}/{len(stages)}] {name}", file=sys.stderr, flush=True)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -116,11 +116,18 @@ class PriceTable(_Strict):
         return total
 
 
+def _bundled_text() -> str:
+    """Through importlib.resources: the package may run from a zip (`spark-submit --py-files`)."""
+    from importlib.resources import files
+
+    return files("pairedbus.pipeline").joinpath("prices", BUNDLED_PRICES.name).read_text(encoding="utf-8")
+
+
 def load_prices(path: str | Path | None = None) -> PriceTable:
     """The bundled table, or the one at `path`; a bad file is a one-line UserError."""
     source = Path(path) if path is not None else BUNDLED_PRICES
     try:
-        raw = json.loads(source.read_text(encoding="utf-8"))
+        raw = json.loads(source.read_text(encoding="utf-8") if path is not None else _bundled_text())
     except FileNotFoundError:
         raise UserError(f"--prices {source}: no such file") from None
     except (OSError, UnicodeDecodeError) as exc:
