@@ -59,3 +59,33 @@ def test_metrics_export_command_rejects_a_bad_granularity(tmp_path: Path, capsys
     )
     assert code == 2
     assert "--granularity hourly" in capsys.readouterr().err
+
+
+def test_missing_azure_credentials_are_one_line_exit_7(mocker, tmp_path: Path, capsys) -> None:
+    from azure.identity import CredentialUnavailableError
+
+    mocker.patch(
+        "pairedbus.exports.inventory.export_inventory",
+        side_effect=CredentialUnavailableError("DefaultAzureCredential failed to retrieve a token.\nAttempted ..."),
+    )
+    assert cli.main(["inventory", "export", "--subscription", "s", "--out", str(tmp_path)]) == 7
+    err = capsys.readouterr().err
+    assert err.startswith("pairedbus: error: no Azure credential found") and err.count("\n") == 1
+
+
+def test_an_unwritable_output_is_refused_before_azure_is_called(mocker, tmp_path: Path, capsys) -> None:
+    export = mocker.patch("pairedbus.exports.metrics.export_metrics")
+    (tmp_path / "file").write_text("x")
+    code = cli.main(["metrics", "export", "--subscription", "s", "--since", "1d", "--out", str(tmp_path / "file")])
+    assert code == 4
+    assert capsys.readouterr().err.startswith(f"pairedbus: error: --out {tmp_path / 'file'}: exists and is not")
+    export.assert_not_called()
+
+
+def test_a_huge_since_is_one_line_not_an_overflow(mocker, tmp_path: Path, capsys) -> None:
+    export = mocker.patch("pairedbus.exports.metrics.export_metrics")
+    for since in ("99999999999d", "400d"):
+        code = cli.main(["metrics", "export", "--subscription", "s", "--since", since, "--out", str(tmp_path)])
+        err = capsys.readouterr().err
+        assert code == 6 and err.startswith("pairedbus: error: --since ") and err.count("\n") == 1, err
+    export.assert_not_called()

@@ -13,10 +13,8 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-import uuid
 from collections.abc import Sequence
 from datetime import date
-from pathlib import Path
 
 from pairedbus.errors import DateRangeError, MasterError, OutputError, UserError
 
@@ -87,16 +85,9 @@ def check_output(out: str) -> None:
         if scheme != "file":
             return
         out = out.split("://", 1)[1]
-    path = Path(out)
-    if path.exists() and not path.is_dir():
-        raise OutputError(f"--out {out}: exists and is not a directory")
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        probe = path / f".pairedbus-write-{uuid.uuid4().hex}"
-        probe.write_bytes(b"")
-        probe.unlink()
-    except OSError as exc:
-        raise OutputError(f"--out {out}: cannot write there ({exc.strerror or exc})") from None
+    from pairedbus.commands.checks import check_output_dir
+
+    check_output_dir("--out", out)
 
 
 def check_inputs(args: argparse.Namespace) -> None:

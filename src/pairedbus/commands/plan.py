@@ -19,7 +19,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--json", type=Path, metavar="FILE", help="write the resources and violations as JSON")
     parser.add_argument("--project-dir", type=Path, help="the Pulumi project (default: nearest Pulumi.yaml)")
     parser.add_argument(
-        "--baseline", type=Path, metavar="PLAN.json", help="fail when a change would replace an entity of this earlier plan"
+        "--baseline",
+        type=Path,
+        metavar="PLAN.json",
+        help="fail when a change would replace an entity of this earlier plan",
     )
     parser.add_argument("--allow-replace", action="store_true", help="report replacements without failing")
     parser.add_argument(
