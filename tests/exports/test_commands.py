@@ -30,6 +30,9 @@ def test_metrics_export_command_parses_since_and_granularity(mocker, tmp_path: P
     export = mocker.patch(
         "pairedbus.exports.metrics.export_metrics", return_value=MetricsExport(out=tmp_path, namespaces=1)
     )
+    # Within Azure Monitor's 93 days of retention, whenever the test runs.
+    start = datetime.now(UTC).date() - timedelta(days=10)
+    since, until = start.isoformat(), (start + timedelta(days=2)).isoformat()
     code = cli.main(
         [
             "metrics",
@@ -37,9 +40,9 @@ def test_metrics_export_command_parses_since_and_granularity(mocker, tmp_path: P
             "--subscription",
             "sub-1",
             "--since",
-            "2026-11-01",
+            since,
             "--until",
-            "2026-11-03",
+            until,
             "--granularity",
             "PT1H",
             "--out",
@@ -48,8 +51,8 @@ def test_metrics_export_command_parses_since_and_granularity(mocker, tmp_path: P
     )
     assert code == 0
     kwargs = export.call_args.kwargs
-    assert kwargs["since"] == datetime(2026, 11, 1, tzinfo=UTC)
-    assert kwargs["until"] == datetime(2026, 11, 3, tzinfo=UTC)
+    assert kwargs["since"] == datetime.fromisoformat(since).replace(tzinfo=UTC)
+    assert kwargs["until"] == datetime.fromisoformat(until).replace(tzinfo=UTC)
     assert kwargs["granularity"] == timedelta(hours=1)
 
 

@@ -58,3 +58,13 @@ def test_an_output_that_is_a_file_is_refused(tmp_path: Path, capsys, no_spark) -
     (tmp_path / "file").write_text("x")
     assert cli.main(audit(tmp_path, out=str(tmp_path / "file"))) == 4
     assert "exists and is not a directory" in capsys.readouterr().err
+
+
+def test_progress_shows_on_a_terminal_only_unless_asked(capsys, monkeypatch) -> None:
+    from pairedbus.commands import audit as command
+
+    monkeypatch.setattr("sys.stderr.isatty", lambda: False, raising=False)
+    assert not command.progress_enabled("auto")
+    assert command.progress_enabled("always") and not command.progress_enabled("never")
+    command._show_stage("write", ("read", "transform", "write", "render"))
+    assert capsys.readouterr().err == "audit: [3/4] write\n"

@@ -29,8 +29,17 @@ def audited(spark, tmp_path_factory):
         str(out),
         load_prices(),
         costs_dir=str(SAMPLES / "costs"),
+        progress=STAGES_SEEN.append,
     )
     return summary, out
+
+
+STAGES_SEEN: list[str] = []
+
+
+@pytest.mark.spark
+def test_the_audit_reports_each_stage_in_order(audited) -> None:
+    assert STAGES_SEEN == ["read", "transform", "write", "render"]
 
 
 @pytest.mark.spark
