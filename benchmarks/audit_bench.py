@@ -265,6 +265,9 @@ def main() -> None:
     parser.add_argument(
         "--ingest", choices=("json", "parquet"), default="json", help="start from REST documents or Parquet rows"
     )
+    parser.add_argument(
+        "--breakdown", action="store_true", help="also time Spark's parse and duplicate detection alone (json)"
+    )
     args = parser.parse_args()
 
     args.dir.mkdir(parents=True, exist_ok=True)
@@ -326,6 +329,22 @@ def main() -> None:
     for _ in range(args.runs):
         seconds, spark_rows = timed(spark_run)
         spark_times.append(seconds)
+    if args.breakdown and args.ingest == "json":
+        from pairedbus.pipeline.metrics import flatten_metrics
+        from pairedbus.pipeline.schemas import METRICS_RESPONSE
+        from pairedbus.pipeline.sources import list_files, read_json
+
+        def parse_only():
+            raw = read_json(spark, list_files(spark, str(documents), "metrics"), METRICS_RESPONSE)
+            flatten_metrics(raw).rows.write.format("noop").mode("overwrite").save()
+
+        def parse_and_deduplicate():
+            read_metrics(spark, str(documents)).rows.write.format("noop").mode("overwrite").save()
+
+        print(
+            f"Spark breakdown: parse+flatten {timed(parse_only)[0]:.2f}s, "
+            f"+ duplicate detection {timed(parse_and_deduplicate)[0]:.2f}s, full run {min(spark_times[1:] or spark_times):.2f}s"
+        )
     spark.stop()
 
     spark_tuples = [tuple(r[c] for c in COST_COLUMNS) for r in spark_rows]
