@@ -14,10 +14,10 @@ import pytest
 from pairedbus import cli, contract
 from pairedbus.errors import NoDataError
 from pairedbus.pipeline.audit_job import run_audit
-from pairedbus.pipeline.inventory import REASON_IMPOSSIBLE, read_inventory
+from pairedbus.pipeline.inventory import REASON_CORRUPT, REASON_IMPOSSIBLE, REASON_NO_SKU, read_inventory
 from pairedbus.pipeline.metrics import REASON_CONFLICT, REASON_NEGATIVE, read_metrics
 from pairedbus.pipeline.prices import load_prices
-from pairedbus.pipeline.sources import REFUSED_UNKNOWN, list_local
+from pairedbus.pipeline.sources import REFUSED_GZIP_CASE, REFUSED_UNKNOWN, list_local
 
 from .conftest import ns_id
 from .test_metrics import response, series
@@ -192,3 +192,28 @@ def test_every_count_appears_in_the_summary_and_the_report(spark, tmp_path: Path
     assert summary.files_read["metrics"] == {"json": 17}
     html = (tmp_path / "out" / "report.html").read_text()
     assert "readme.txt" in html and "metrics: 216" in html
+
+
+def test_an_upper_case_gzip_suffix_is_refused_by_name_not_misread(tmp_path: Path) -> None:
+    with gzip.open(tmp_path / "a.JSON.GZ", "wt") as handle:
+        handle.write("{}")
+    files = list_local(str(tmp_path), "metrics")
+    assert files.refused == {str((tmp_path / "a.JSON.GZ").resolve()): REFUSED_GZIP_CASE}
+
+
+@pytest.mark.spark
+def test_inventory_from_csv_reads_the_flat_layout_and_quarantines_wrong_types(spark, tmp_path: Path) -> None:
+    with (tmp_path / "queues.csv").open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["id", "name", "maxDeliveryCount", "lockDuration"])
+        writer.writerow([f"{ns_id('contoso')}/queues/orders", "orders", "10", "PT1M"])
+        writer.writerow([f"{ns_id('contoso')}/queues/payments", "payments", "ten", "PT1M"])
+        writer.writerow([ns_id("contoso"), "contoso", "", ""])
+    with (tmp_path / "namespaces.csv").open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["id", "sku_name", "sku_capacity"])
+        writer.writerow([ns_id("fabrikam"), "Premium", "2"])
+    inventory = read_inventory(spark, str(tmp_path))
+    rows = sorted((r.kind, r.entity, r.maxDeliveryCount, r.sku_name) for r in inventory.resources.collect())
+    assert rows == [("namespace", None, None, "Premium"), ("queue", "orders", 10, None)]
+    assert quarantine_reasons(inventory.quarantine) == sorted([REASON_CORRUPT, REASON_NO_SKU])

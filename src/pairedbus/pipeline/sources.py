@@ -155,15 +155,16 @@ def read_flat(spark: SparkSession, files: InputFiles, columns: Mapping[str, Data
     from pyspark.sql import functions as F
 
     frames: list[DataFrame] = []
-    for fmt in (FORMAT_CSV, FORMAT_PARQUET):
-        paths = files.by_format.get(fmt)
-        if not paths:
-            continue
-        if fmt == FORMAT_CSV:
-            # RFC 4180 quoting (a quote inside a field is doubled), as Cost Management and Excel write it.
-            raw = spark.read.option("header", "true").option("escape", '"').option("mode", "PERMISSIVE").csv(paths)
-        else:
-            raw = spark.read.option("mergeSchema", "true").parquet(*paths)
+    # CSV files are read one by one: Spark takes the header of the first file for all of them,
+    # and files of one input may order (or name) their columns differently.
+    reads: list[DataFrame] = [
+        spark.read.option("header", "true").option("escape", '"').option("mode", "PERMISSIVE").csv(path)
+        for path in files.by_format.get(FORMAT_CSV, [])
+    ]
+    if files.by_format.get(FORMAT_PARQUET):
+        reads.append(spark.read.option("mergeSchema", "true").parquet(*files.by_format[FORMAT_PARQUET]))
+    for raw in reads:
+        # RFC 4180 quoting above (a quote inside a field is doubled), as Cost Management writes it.
         present = {c.lower(): c for c in raw.columns}
         cast: list[Column] = []
         bad: list[Column] = []
