@@ -39,7 +39,7 @@ class AuditSummary(BaseModel):
     out: str
 
     def line(self) -> str:
-        actual = "" if self.actual_pairing_cost_usd is None else f" (billed {self.actual_pairing_cost_usd:.2f} USD)"
+        actual = "" if self.actual_pairing_cost_usd is None else f" (bills: {self.actual_pairing_cost_usd:.2f} USD effective)"
         return (
             f"audit: {self.namespaces} namespaces, {self.pairs} pairs, {self.entities} entities, "
             f"{self.violations} violations, {self.quarantined} quarantined, "
