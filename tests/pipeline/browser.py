@@ -27,6 +27,7 @@ CHROMIUM_FLAGS = (
     "--disable-component-update",
     "--disable-sync",
     "--no-first-run",
+    "--disable-dev-shm-usage",  # containers often give /dev/shm only 64 MB
     "--remote-debugging-address=127.0.0.1",
     "--remote-debugging-port=0",
 )
