@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from websockets.exceptions import WebSocketException
 from websockets.sync.client import connect
 
 CHROMIUM_FLAGS = (
@@ -100,6 +101,7 @@ def open_page(profile: Path, width: int, height: int) -> Iterator[Page]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+    port = None
     try:
         port_file = profile / "DevToolsActivePort"
         deadline = time.monotonic() + START_TIMEOUT_S
@@ -120,9 +122,25 @@ def open_page(profile: Path, width: int, height: int) -> Iterator[Page]:
             )
             yield page
     finally:
-        process.terminate()
+        if port is not None:
+            _close_browser(port)  # lets chromium stop its own helper processes
         try:
             process.wait(timeout=10)
         except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=10)
+
+
+def _close_browser(port: int) -> None:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/version", timeout=5) as response:
+            url = json.load(response)["webSocketDebuggerUrl"]
+        with connect(url, open_timeout=5) as socket:
+            socket.send(json.dumps({"id": 1, "method": "Browser.close"}))
+            socket.recv(timeout=5)
+    except (OSError, KeyError, TimeoutError, ValueError, WebSocketException):
+        pass  # the caller stops the process by its PID
