@@ -1,5 +1,11 @@
 """Benchmark: the audit's cost aggregation on Spark (local[2]) against the same query in DuckDB.
 
+`--ingest json` (the default) goes through the real ingestion path: the rows are written once as
+Azure Monitor Metrics REST documents (one per namespace, metric and day, as JSON Lines), and each
+run parses them — Spark with `pipeline.metrics.read_metrics` (schema, quarantine checks,
+duplicate detection), DuckDB with `read_json` + UNNEST and the same duplicate detection — before
+the same aggregation. `--ingest parquet` starts from the pre-built Parquet rows instead.
+
 Generates an estate of metric rows as Parquet (in DuckDB, no Python loops), then runs
 `pairedbus.pipeline.cost.cost_by_namespace_day` on Spark and the same aggregation written as
 DuckDB SQL, on the same file, in the same process; checks that both give the same rows and prints
@@ -16,6 +22,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import shutil
 import statistics
 import time
 from pathlib import Path
@@ -92,6 +99,57 @@ def generate(path: Path, rows: int, pairs: int, entities: int, backlog_queues: i
         """
     )
     con.close()
+
+
+def write_documents(parquet: Path, directory: Path) -> None:
+    """The Parquet rows as Metrics REST documents, one JSON line per (namespace, metric, day)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect()
+    con.execute("SET TimeZone = 'UTC'")
+    con.execute("SET preserve_insertion_order = false")
+    ns_prefix = "/subscriptions/00000000-0000-0000-0000-000000000001/resourceGroups/rg/providers/Microsoft.ServiceBus/namespaces/"
+    con.execute(
+        f"""
+        COPY (
+          WITH series AS (
+            SELECT namespace, metric, CAST(timestamp AS DATE) AS day, entity,
+                   list({{'timeStamp': strftime(timestamp, '%Y-%m-%dT%H:%M:%SZ'), 'total': total}} ORDER BY timestamp)
+                     AS data
+            FROM read_parquet('{parquet}') GROUP BY ALL
+          )
+          SELECT 0 AS cost, 'PT1M' AS "interval", 'Microsoft.ServiceBus/namespaces' AS namespace,
+                 [{{'id': '{ns_prefix}' || namespace || '/providers/Microsoft.Insights/metrics/' || metric,
+                    'name': {{'value': metric}},
+                    'timeseries': list({{'metadatavalues': [{{'name': {{'value': 'entityname'}}, 'value': entity}}],
+                                         'data': data}})}}] AS value
+          FROM series GROUP BY series.namespace, metric, day
+        ) TO '{directory}' (FORMAT json, PER_THREAD_OUTPUT true)
+        """
+    )
+    con.close()
+    for path in directory.glob("*.json"):
+        path.rename(path.with_suffix(".jsonl"))
+
+
+def duckdb_rows_from_documents(directory: Path) -> str:
+    """The documents back to rows in DuckDB, deduplicated as the Spark reader does."""
+    pattern = r"(?i)/providers/Microsoft\.ServiceBus/namespaces/([^/]+)/"
+    return f"""
+    CREATE VIEW rows AS
+    WITH points AS (
+      SELECT lower(regexp_extract(v.id, '{pattern}', 1)) AS namespace, v.name.value AS metric,
+             replace(ts.metadatavalues[1].value, '~', '/') AS entity,
+             CAST(p.timeStamp AS TIMESTAMPTZ) AS timestamp, p.total AS total, 1::BIGINT AS interval_minutes
+      FROM read_json('{directory}/*.jsonl', format = 'newline_delimited',
+                     columns = {{value: 'STRUCT(id VARCHAR, name STRUCT(value VARCHAR), timeseries STRUCT(
+                       metadatavalues STRUCT(name STRUCT(value VARCHAR), value VARCHAR)[],
+                       data STRUCT(timeStamp VARCHAR, total DOUBLE)[])[])[]', "interval": 'VARCHAR'}}) d,
+           unnest(d.value) AS u(v), unnest(v.timeseries) AS t(ts), unnest(ts.data) AS q(p)
+      WHERE p.total IS NOT NULL AND p.total >= 0
+    )
+    SELECT namespace, metric, entity, timestamp, min(total) AS total, max(interval_minutes) AS interval_minutes
+    FROM points GROUP BY namespace, metric, entity, timestamp HAVING min(total) = max(total)
+    """
 
 
 def duckdb_cost_sql(prices: PriceTable, clients: int) -> str:
@@ -204,6 +262,12 @@ def main() -> None:
     parser.add_argument("--driver-memory", default="4g")
     parser.add_argument("--runs", type=int, default=3, help="runs per engine: the first is cold")
     parser.add_argument("--regenerate", action="store_true")
+    parser.add_argument(
+        "--ingest", choices=("json", "parquet"), default="json", help="start from REST documents or Parquet rows"
+    )
+    parser.add_argument(
+        "--breakdown", action="store_true", help="also time Spark's parse and duplicate detection alone (json)"
+    )
     args = parser.parse_args()
 
     args.dir.mkdir(parents=True, exist_ok=True)
@@ -212,6 +276,16 @@ def main() -> None:
         seconds, _ = timed(lambda: generate(data, args.rows, args.pairs, args.entities, args.backlog_queues))
         print(f"generated {args.rows:,} metric rows in {seconds:.1f}s (DuckDB) -> {data}")
     print(f"data: {data.stat().st_size / 2**20:,.0f} MiB Parquet, {args.rows:,} rows, cpus={os.cpu_count()}")
+    documents = data.with_suffix(".documents")
+    if args.ingest == "json" and (args.regenerate or not documents.exists()):
+        shutil.rmtree(documents, ignore_errors=True)
+        seconds, _ = timed(lambda: write_documents(data, documents))
+        print(f"wrote Metrics REST documents in {seconds:.1f}s -> {documents}")
+    if args.ingest == "json":
+        size = sum(p.stat().st_size for p in documents.glob("*.jsonl"))
+        print(
+            f"ingestion: {size / 2**20:,.0f} MiB of JSON Lines documents ({len(list(documents.glob('*.jsonl')))} files)"
+        )
     prices = load_prices()
     inventory = estate(args.pairs, args.entities, args.backlog_queues)
 
@@ -219,7 +293,10 @@ def main() -> None:
     con = duckdb.connect()
     con.execute(f"SET threads = {args.threads}")
     con.execute("SET TimeZone = 'UTC'")
-    con.execute(f"CREATE VIEW rows AS SELECT * FROM read_parquet('{data}')")
+    if args.ingest == "json":
+        con.execute(duckdb_rows_from_documents(documents))
+    else:
+        con.execute(f"CREATE VIEW rows AS SELECT * FROM read_parquet('{data}')")
     con.execute(
         "CREATE TABLE resources (kind VARCHAR, namespace VARCHAR, entity VARCHAR, sku_name VARCHAR, sku_capacity BIGINT)"
     )
@@ -243,10 +320,31 @@ def main() -> None:
     estate_frame = estate_by_namespace(resources).cache()
     estate_frame.count()
     spark_times = []
+    from pairedbus.pipeline.metrics import read_metrics
+
+    def spark_run():
+        rows = read_metrics(spark, str(documents)).rows if args.ingest == "json" else spark.read.parquet(str(data))
+        return cost_by_namespace_day(rows, estate_frame, prices).collect()
+
     for _ in range(args.runs):
-        rows = spark.read.parquet(str(data))
-        seconds, spark_rows = timed(lambda rows=rows: cost_by_namespace_day(rows, estate_frame, prices).collect())
+        seconds, spark_rows = timed(spark_run)
         spark_times.append(seconds)
+    if args.breakdown and args.ingest == "json":
+        from pairedbus.pipeline.metrics import flatten_metrics
+        from pairedbus.pipeline.schemas import METRICS_RESPONSE
+        from pairedbus.pipeline.sources import list_files, read_json
+
+        def parse_only():
+            raw = read_json(spark, list_files(spark, str(documents), "metrics"), METRICS_RESPONSE)
+            flatten_metrics(raw).rows.write.format("noop").mode("overwrite").save()
+
+        def parse_and_deduplicate():
+            read_metrics(spark, str(documents)).rows.write.format("noop").mode("overwrite").save()
+
+        print(
+            f"Spark breakdown: parse+flatten {timed(parse_only)[0]:.2f}s, "
+            f"+ duplicate detection {timed(parse_and_deduplicate)[0]:.2f}s, full run {min(spark_times[1:] or spark_times):.2f}s"
+        )
     spark.stop()
 
     spark_tuples = [tuple(r[c] for c in COST_COLUMNS) for r in spark_rows]

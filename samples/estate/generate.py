@@ -11,7 +11,12 @@ Two pairs of namespaces in one subscription:
   names); the topic `ledger` is a non-partitioned Premium entity.
 
 Plus one malformed inventory line and one metric point with an impossible time, for quarantine.
-Metrics are hourly (PT1H) to keep the sample small. Run: python samples/estate/generate.py
+Metrics are hourly (PT1H) to keep the sample small.
+
+`costs/` holds what Cost Management would export for those days in FOCUS 1.0: each namespace's
+daily charge (fabrikam-billing-dr's messaging unit covered by a reservation: billed 0, effective
+cost amortised at 20 % off), and each pair's syphon (a container app at idle rates, a Log
+Analytics workspace) tagged with its pair. Run: python samples/estate/generate.py
 """
 
 from __future__ import annotations
@@ -248,6 +253,139 @@ def metrics() -> None:
             )
 
 
+FOCUS_COLUMNS = (
+    "BilledCost",
+    "BillingAccountId",
+    "BillingCurrency",
+    "BillingPeriodEnd",
+    "BillingPeriodStart",
+    "ChargeCategory",
+    "ChargeDescription",
+    "ChargePeriodEnd",
+    "ChargePeriodStart",
+    "EffectiveCost",
+    "ListCost",
+    "ProviderName",
+    "PublisherName",
+    "InvoiceIssuerName",
+    "RegionName",
+    "ResourceId",
+    "ResourceName",
+    "ResourceType",
+    "ServiceCategory",
+    "ServiceName",
+    "SubAccountId",
+    "SubAccountName",
+    "Tags",
+)
+#: Daily charges: (resource id, name, type, region, service, category, list, effective, billed, tags)
+BASE_STANDARD = round(0.0135 * 24, 6)
+BASE_PREMIUM = round(0.928 * 24, 6)
+#: Container Apps idle rates: 0.5 vCPU and 1 GiB at 0.000003 USD a second each.
+SYPHON_IDLE = round(86400 * (0.5 * 0.000003 + 1.0 * 0.000003), 6)
+LOGS = round(0.005 * 2.30, 6)  # 5 MB a day
+
+
+def charges() -> list[tuple]:
+    rows = []
+    for name, region, base, effective, billed in (
+        ("contoso-orders", "westeurope", BASE_STANDARD, BASE_STANDARD, BASE_STANDARD),
+        ("contoso-orders-dr", "northeurope", BASE_STANDARD, BASE_STANDARD, BASE_STANDARD),
+        ("fabrikam-billing", "westeurope", BASE_PREMIUM, BASE_PREMIUM, BASE_PREMIUM),
+        ("fabrikam-billing-dr", "northeurope", BASE_PREMIUM, round(BASE_PREMIUM * 0.8, 6), 0.0),
+    ):
+        rows.append(
+            (
+                ns_id(name).lower(),
+                name,
+                "microsoft.servicebus/namespaces",
+                region,
+                "Service Bus",
+                "Integration",
+                base,
+                effective,
+                billed,
+                {},
+            )
+        )
+    for pair in ("contoso-orders", "fabrikam-billing"):
+        tags = {contract.TAG_PAIR: pair}
+        app = (
+            f"/subscriptions/{SUBSCRIPTION}/resourcegroups/{GROUP}/providers/microsoft.app/containerapps/syphon-{pair}"
+        )
+        logs = f"/subscriptions/{SUBSCRIPTION}/resourcegroups/{GROUP}/providers/microsoft.operationalinsights/workspaces/log-{pair}"
+        rows.append(
+            (
+                app,
+                f"syphon-{pair}",
+                "microsoft.app/containerapps",
+                "westeurope",
+                "Azure Container Apps",
+                "Compute",
+                SYPHON_IDLE,
+                SYPHON_IDLE,
+                SYPHON_IDLE,
+                tags,
+            )
+        )
+        rows.append(
+            (
+                logs,
+                f"log-{pair}",
+                "microsoft.operationalinsights/workspaces",
+                "westeurope",
+                "Log Analytics",
+                "Management and Governance",
+                LOGS,
+                LOGS,
+                LOGS,
+                tags,
+            )
+        )
+    return rows
+
+
+def costs() -> None:
+    import csv
+
+    out = HERE / "costs"
+    out.mkdir(exist_ok=True)
+    with (out / "focus-2026-11.csv").open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(FOCUS_COLUMNS)
+        for day in DAYS:
+            end = day + timedelta(days=1)
+            for rid, name, rtype, region, service, category, list_cost, effective, billed, tags in charges():
+                writer.writerow(
+                    (
+                        billed,
+                        "billing-account-1",
+                        "USD",
+                        "2026-12-01T00:00:00Z",
+                        "2026-11-01T00:00:00Z",
+                        "Usage",
+                        f"{service} {name}",
+                        f"{end:%Y-%m-%dT%H:%M:%SZ}",
+                        f"{day:%Y-%m-%dT%H:%M:%SZ}",
+                        effective,
+                        list_cost,
+                        "Microsoft",
+                        "Microsoft",
+                        "Microsoft",
+                        region,
+                        rid,
+                        name,
+                        rtype,
+                        category,
+                        service,
+                        SUBSCRIPTION,
+                        "messaging",
+                        json.dumps(tags, sort_keys=True),
+                    )
+                )
+
+
 if __name__ == "__main__":
     inventory()
     metrics()
+    costs()

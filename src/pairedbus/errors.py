@@ -20,3 +20,25 @@ def is_retryable(exc: BaseException) -> bool:
     """Whether azure-servicebus says a retry can help. Each of its exception classes sets the flag,
     but the SDK keeps it private (`_retryable`) and branches on it in its own retry policy."""
     return bool(getattr(exc, "_retryable", False))
+
+
+# Kinds of user error, each named in its one line. All exit with EXIT_USER: one documented code for
+# "you can fix this", distinct from findings (1) and from our own bugs (3).
+class NoDataError(UserError):
+    """An empty estate, or a date range with no data: nothing to audit."""
+
+
+class OutputError(UserError):
+    """An output that cannot be written (`--out`)."""
+
+
+class MasterError(UserError):
+    """A Spark master URL Spark would not understand (`--master`)."""
+
+
+class DateRangeError(UserError):
+    """A date or a range that cannot be (`--since`, `--until`)."""
+
+
+class CredentialsError(UserError):
+    """No Azure credential could be found, or Azure refused it."""

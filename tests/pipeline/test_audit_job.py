@@ -22,8 +22,24 @@ def read_csv(path: Path) -> list[dict[str, str]]:
 @pytest.fixture(scope="module")
 def audited(spark, tmp_path_factory):
     out = tmp_path_factory.mktemp("audit")
-    summary = run_audit(spark, str(SAMPLES / "inventory"), str(SAMPLES / "metrics"), str(out), load_prices())
+    summary = run_audit(
+        spark,
+        str(SAMPLES / "inventory"),
+        str(SAMPLES / "metrics"),
+        str(out),
+        load_prices(),
+        costs_dir=str(SAMPLES / "costs"),
+        progress=STAGES_SEEN.append,
+    )
     return summary, out
+
+
+STAGES_SEEN: list[str] = []
+
+
+@pytest.mark.spark
+def test_the_audit_reports_each_stage_in_order(audited) -> None:
+    assert STAGES_SEEN == ["read", "transform", "write", "render"]
 
 
 @pytest.mark.spark
@@ -39,7 +55,7 @@ def test_sample_estate_summary_counts(audited) -> None:
     # 4 days: two Standard namespaces at the base charge (no tiered operations) and two Premium at 1 MU.
     assert summary.estimated_cost_usd == pytest.approx(round(4 * (2 * 0.0135 * 24 + 2 * 0.928 * 24), 2))
     assert json.loads((out / "summary.json").read_text())["violations"] == 3
-    assert summary.line().startswith("audit: 4 namespaces, 11 entities, 3 violations, 2 quarantined, 4 days")
+    assert summary.line().startswith("audit: 4 namespaces, 2 pairs, 11 entities, 3 violations, 2 quarantined")
 
 
 @pytest.mark.spark
@@ -86,8 +102,9 @@ def test_sample_outputs_include_parquet_and_a_self_contained_report(audited, spa
     assert spark.read.parquet(str(out / "cost.parquet")).count() == 16
     assert spark.read.parquet(str(out / "violations.parquet")).count() == 3
     html = (out / "report.html").read_text()
-    assert html.count("<svg") >= 3
-    assert "<script" not in html and "src=" not in html and "<link" not in html
+    # Self-contained: Plotly's bundle inline, nothing fetched (the browser test draws it).
+    assert "<script src" not in html and "<link" not in html
+    assert html.count('class="plotly-graph-div"') == 5
 
 
 def test_bad_prices_file_fails_with_one_line_before_spark_starts(tmp_path: Path, capsys) -> None:
@@ -128,3 +145,23 @@ def test_inventory_without_metrics_still_reports_violations_and_no_days(spark, t
     assert (summary.violations, summary.days, summary.estimated_cost_usd, summary.quarantined) == (3, 0, 0.0, 1)
     assert read_csv(tmp_path / "out" / "cost.csv") == []
     assert "No metrics." in (tmp_path / "out" / "report.html").read_text()
+
+
+@pytest.mark.spark
+def test_sample_focus_export_is_attributed_to_pairs_next_to_the_estimate(audited) -> None:
+    summary, out = audited
+    rows = {(r["pair"], r["date"]): r for r in read_csv(out / "attribution.csv")}
+    contoso = rows[("contoso-orders", "2026-11-16")]
+    # Estimate without the pings: secondary base 0.324 + syphon compute 1.296 + logs 0.023.
+    assert float(contoso["estimate_usd"]) == pytest.approx(1.643)
+    # The bill: the secondary 0.324, the syphon's app at idle rates 0.3888, its workspace 0.0115;
+    # the primary's own 0.324 is not pairing's.
+    assert float(contoso["actual_effective_usd"]) == pytest.approx(0.324 + 0.3888 + 0.0115)
+    assert float(contoso["difference_usd"]) == pytest.approx(0.7243 - 1.643)
+    fabrikam = rows[("fabrikam-billing", "2026-11-16")]
+    # A reservation covers the secondary's messaging unit: billed 0, effective 20 % below list.
+    assert float(fabrikam["actual_billed_usd"]) == pytest.approx(0.3888 + 0.0115)
+    assert float(fabrikam["actual_effective_usd"]) == pytest.approx(22.272 * 0.8 + 0.3888 + 0.0115)
+    assert fabrikam["currency"] == "USD"
+    assert summary.actual_pairing_cost_usd == pytest.approx(4 * (0.7243 + 22.272 * 0.8 + 0.4003), abs=0.01)
+    assert summary.files_read["costs"] == {"csv": 1}

@@ -12,7 +12,7 @@ from azure.servicebus import ServiceBusMessage
 from azure.servicebus.aio import ServiceBusClient
 
 from pairedbus import contract
-from pairedbus.pipeline.inventory_export import export_inventory
+from pairedbus.exports.inventory import export_inventory
 from pairedbus.syphon.backlog_directory import ArmDirectory, ListedQueue
 from pairedbus.testing import ServiceBusWorld
 from pairedbus.testing.arm import DEFAULT_SUBSCRIPTION_ID
@@ -89,7 +89,7 @@ def test_the_metrics_export_finds_its_namespaces_and_regions_through_arm(
     from datetime import UTC, datetime, timedelta
     from unittest.mock import MagicMock
 
-    from pairedbus.pipeline.metrics_export import export_metrics
+    from pairedbus.exports.metrics import export_metrics
 
     _place(world, PRIMARY, "prod")
     _place(world, SECONDARY, "dr-group")

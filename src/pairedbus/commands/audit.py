@@ -1,18 +1,192 @@
-"""`pairedbus audit`: the estate-wide audit (violations, quarantine, cost of pairing) on Spark."""
+"""`pairedbus audit`: the estate-wide audit (violations, quarantine, cost of pairing) on Spark.
+
+Also the file `spark-submit` runs on a cluster (docs/audit.md):
+
+    spark-submit --master spark://host:7077 --py-files pairedbus.zip \\
+        src/pairedbus/commands/audit.py --inventory URI --metrics URI --out URI
+
+Every argument is checked before Spark starts; a bad one is one line naming it, exit 2.
+"""
 
 from __future__ import annotations
 
 import argparse
+import re
+import sys
+from collections.abc import Sequence
+from datetime import date
 
-from pairedbus.pipeline.audit_job import add_arguments, run
+from pairedbus.errors import DateRangeError, MasterError, OutputError, UserError
+
+#: Spark master URLs (https://spark.apache.org/docs/latest/submitting-applications.html#master-urls).
+MASTER_URL = re.compile(
+    r"^(local(\[(\*|[1-9]\d*)(,[1-9]\d*)?\])?|local-cluster\[\d+,\d+,\d+\]"
+    r"|spark://[^\s/:]+(:\d{1,5})?(,[^\s/:]+(:\d{1,5})?)*|yarn|k8s://\S+|mesos://\S+)$"
+)
+#: Output URI schemes Hadoop writes with the connectors Spark distributions ship.
+OUTPUT_SCHEMES = ("file", "hdfs", "abfs", "abfss", "wasb", "wasbs", "s3a", "gs", "viewfs")
+#: Azure Monitor keeps platform metrics 93 days
+#: (https://learn.microsoft.com/azure/azure-monitor/essentials/data-platform-metrics#retention-of-metrics);
+#: billing exports go back further, so the audit accepts any date after Azure existed.
+EARLIEST = date(2008, 1, 1)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--inventory", required=True, metavar="DIR", help="inventory directory (JSON, JSONL, CSV, Parquet)"
+    )
+    parser.add_argument(
+        "--metrics", required=True, metavar="DIR", help="metrics directory (REST documents or flat rows)"
+    )
+    parser.add_argument(
+        "--costs", default=None, metavar="DIR", help="Cost Management exports in FOCUS 1.0 (CSV, CSV.gz, Parquet)"
+    )
+    parser.add_argument(
+        "--out", required=True, metavar="DIR", help="output directory, or a URI every node writes (abfss://, hdfs://)"
+    )
+    parser.add_argument("--master", default=None, help="Spark master URL (default local[*], or spark-submit's)")
+    parser.add_argument("--prices", default=None, metavar="FILE", help="price table JSON (default: bundled)")
+    parser.add_argument(
+        "--clients", type=int, default=1, metavar="N", help="sender clients per primary entity, for the ping estimate"
+    )
+    parser.add_argument("--since", default=None, metavar="DATE", help="first UTC day of metrics to audit (YYYY-MM-DD)")
+    parser.add_argument("--until", default=None, metavar="DATE", help="last UTC day of metrics to audit (YYYY-MM-DD)")
+    parser.add_argument(
+        "--progress",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="show stages and Spark's stage progress (auto: when stderr is a terminal)",
+    )
+
+
+def parse_day(flag: str, text: str | None) -> date | None:
+    if text is None:
+        return None
+    try:
+        day = date.fromisoformat(text)
+    except ValueError:
+        raise DateRangeError(f"{flag} {text}: expected a date YYYY-MM-DD") from None
+    if not EARLIEST <= day <= date(2100, 1, 1):
+        raise DateRangeError(f"{flag} {text}: expected a date between {EARLIEST} and 2100-01-01")
+    return day
+
+
+def check_master(master: str | None) -> None:
+    if master is not None and not MASTER_URL.match(master):
+        raise MasterError(f"--master {master}: not a Spark master URL (local[N], spark://HOST:PORT, yarn, k8s://URL)")
+
+
+def check_output(out: str) -> None:
+    """A local OUT must be a directory we can create and write; a URI must have a scheme Hadoop writes."""
+    if "://" in out:
+        scheme = out.split("://", 1)[0].lower()
+        if scheme not in OUTPUT_SCHEMES:
+            raise OutputError(f"--out {out}: unknown scheme {scheme}:// (expected one of {', '.join(OUTPUT_SCHEMES)})")
+        if scheme != "file":
+            return
+        out = out.split("://", 1)[1]
+    from pairedbus.commands.checks import check_output_dir
+
+    check_output_dir("--out", out)
+
+
+def check_inputs(args: argparse.Namespace) -> None:
+    from pairedbus.errors import NoDataError
+    from pairedbus.pipeline.sources import check_input_dir, list_local
+
+    check_input_dir(args.inventory, "--inventory")
+    check_input_dir(args.metrics, "--metrics")
+    if args.costs is not None:
+        check_input_dir(args.costs, "--costs")
+    if args.clients < 1:
+        raise UserError(f"--clients {args.clients}: expected a whole number >= 1")
+    local = [d for d in (args.inventory, args.metrics) if "://" not in d]
+    if len(local) == 2 and not any(list_local(d, "").readable for d in local):
+        raise NoDataError(
+            f"--inventory {args.inventory}, --metrics {args.metrics}: no JSON, JSONL, CSV or Parquet file (empty estate)"
+        )
+
+
+def progress_enabled(mode: str) -> bool:
+    return mode == "always" or (mode == "auto" and sys.stderr.isatty())
+
+
+def _load_prices(path: str | None):
+    from pairedbus.pipeline.prices import load_prices
+
+    return load_prices(path)
+
+
+def run(args: argparse.Namespace) -> int:
+    """The CLI handler and the spark-submit entry share this; no Spark before every check passed.
+
+    Only a driver that lacks the dependencies (they come with the job: docs/audit.md) reads the
+    price table after Spark started, from the shipped packages."""
+    check_master(args.master)
+    since, until = parse_day("--since", args.since), parse_day("--until", args.until)
+    if since and until and since > until:
+        raise DateRangeError(f"--since {since} --until {until}: the range ends before it starts")
+    check_inputs(args)
+    check_output(args.out)
+    try:
+        prices = _load_prices(args.prices)
+    except ImportError:
+        prices = None  # a bare driver: the shipped dependencies arrive with the SparkContext
+    show = progress_enabled(args.progress)
+
+    from pairedbus.pipeline.session import build_session, use_shipped_dependencies
+
+    spark = build_session(args.master, progress=show)
+    try:
+        if prices is None:
+            use_shipped_dependencies(spark)
+            prices = _load_prices(args.prices)
+        from pairedbus.pipeline.audit_job import STAGES, run_audit
+
+        summary = run_audit(
+            spark,
+            args.inventory,
+            args.metrics,
+            args.out,
+            prices,
+            clients=args.clients,
+            costs_dir=args.costs,
+            since=since,
+            until=until,
+            progress=(lambda name: _show_stage(name, STAGES)) if show else None,
+        )
+    finally:
+        spark.stop()
+    print(summary.line())
+    return 0
+
+
+def _show_stage(name: str, stages: Sequence[str]) -> None:
+    print(f"audit: [{stages.index(name) + 1}/{len(stages)}] {name}", file=sys.stderr, flush=True)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "audit",
-        help="audit an exported estate on Spark: rule violations, quarantine, cost of pairing",
-        description="Audit an exported estate (inventory + metrics) on Spark: rule violations, "
-        "malformed records in quarantine, and the cost of pairing per namespace per day.",
+        help="audit an exported estate on Spark: rule violations, quarantine, cost of pairing per pair",
+        description="Audit an exported estate (inventory + metrics, optionally FOCUS cost exports) on Spark: "
+        "rule violations, malformed records in quarantine, and the cost of pairing per pair per day.",
     )
     add_arguments(parser)
     parser.set_defaults(handler=run)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The spark-submit entry point: the same arguments as `pairedbus audit`."""
+    parser = argparse.ArgumentParser(prog="pairedbus-audit", description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        return run(args)
+    except UserError as exc:
+        print(f"pairedbus: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -18,9 +18,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from pairedbus.pipeline.inventory_export import export_inventory
+    from pairedbus.commands.checks import check_output_dir, with_azure_errors
+    from pairedbus.exports.inventory import export_inventory
 
-    result = export_inventory(args.subscription, args.out)
+    check_output_dir("--out", args.out)
+    result = with_azure_errors(lambda: export_inventory(args.subscription, args.out))
     print(
         f"inventory: {result.namespaces} namespaces, {result.queues} queues, {result.topics} topics, "
         f"{result.subscriptions} subscriptions, {result.backlog_queues} backlog queues -> {result.path}"

@@ -21,19 +21,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_export(args: argparse.Namespace) -> int:
+    from pairedbus.commands.checks import check_output_dir, with_azure_errors
     from pairedbus.contract import duration_timedelta
     from pairedbus.errors import UserError
-    from pairedbus.pipeline.metrics_export import export_metrics, parse_since
+    from pairedbus.exports.metrics import check_range, export_metrics, parse_since
 
     now = datetime.now(UTC)
-    since = parse_since(args.since, now=now)
-    until = parse_since(args.until, now=now) if args.until else now
+    since = parse_since(args.since, now=now, flag="--since")
+    until = parse_since(args.until, now=now, flag="--until") if args.until else now
+    check_range(since, until, now=now)
     try:
         granularity = duration_timedelta(args.granularity)
     except ValueError:
         raise UserError(
             f"--granularity {args.granularity}: expected an ISO 8601 duration such as PT1M or PT1H"
         ) from None
-    result = export_metrics(args.subscription, args.out, since=since, until=until, granularity=granularity)
+    check_output_dir("--out", args.out)
+    result = with_azure_errors(
+        lambda: export_metrics(args.subscription, args.out, since=since, until=until, granularity=granularity)
+    )
     print(f"metrics: {result.namespaces} namespaces, {len(result.files)} documents -> {result.out}")
     return 0

@@ -16,7 +16,7 @@ from typing import IO
 
 from rich.console import Console
 
-from pairedbus.errors import UserError
+from pairedbus.errors import OutputError
 
 #: Width of piped output: wide enough for a resource URN, fixed so the text is stable.
 PIPED_WIDTH = 160
@@ -66,13 +66,13 @@ def check_writable(path: Path | None, flag: str) -> None:
     if path is None:
         return
     if path.is_dir():
-        raise UserError(f"{flag} {path}: is a directory, expected a file path")
+        raise OutputError(f"{flag} {path}: is a directory, expected a file path")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=path.parent, prefix=".pairedbus-check-", delete=True):
             pass
     except OSError as exc:
-        raise UserError(f"{flag} {path}: not writable ({exc.strerror or type(exc).__name__})") from None
+        raise OutputError(f"{flag} {path}: not writable ({exc.strerror or type(exc).__name__})") from None
 
 
 def check_writable_dir(path: Path | None, flag: str) -> None:
@@ -80,5 +80,5 @@ def check_writable_dir(path: Path | None, flag: str) -> None:
     if path is None:
         return
     if path.exists() and not path.is_dir():
-        raise UserError(f"{flag} {path}: exists and is not a directory")
+        raise OutputError(f"{flag} {path}: exists and is not a directory")
     check_writable(path / ".pairedbus-probe", flag)

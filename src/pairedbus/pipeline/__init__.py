@@ -1,11 +1,4 @@
-"""The estate data pipeline: exports from Azure (inventory, metrics) and the Spark audit.
+"""The estate audit on Spark: read -> transform -> write, the report and the run summary.
 
-Importing this package is cheap: the Azure SDKs and PySpark load inside the functions.
+Importing this package is cheap: PySpark loads inside the modules that need it.
 """
-
-from __future__ import annotations
-
-from pairedbus.pipeline.inventory_export import export_inventory
-from pairedbus.pipeline.metrics_export import export_metrics
-
-__all__ = ["export_inventory", "export_metrics"]

@@ -79,12 +79,13 @@ def estate_by_namespace(resources: DataFrame) -> DataFrame:
     return resources.groupBy("namespace").agg(
         F.max("sku_name").alias("sku_name"),
         F.max("sku_capacity").alias("sku_capacity"),
-        F.count_if(F.coalesce(backlog, F.lit(False))).alias("backlog_queues"),
-        F.count_if(primary).alias("primary_entities"),
+        # Distinct names: conflicting versions of one resource are kept (and reported) upstream.
+        F.count_distinct(F.when(F.coalesce(backlog, F.lit(False)), entity)).alias("backlog_queues"),
+        F.count_distinct(F.when(primary, F.concat_ws(":", "kind", "entity"))).alias("primary_entities"),
     )
 
 
-def _tiered(operations: Column, prices: PriceTable) -> Column:
+def tiered(operations: Column, prices: PriceTable) -> Column:
     cost: Column = F.lit(0.0)
     for lower, upper, price in prices.tier_bounds():
         top = operations if upper is None else F.least(operations, F.lit(upper))
@@ -110,6 +111,7 @@ def traffic_grains(rows: DataFrame) -> DataFrame:
         F.sum(F.when(metric == INCOMING_REQUESTS, total)).alias("operations"),
         F.sum(F.when(candidate, total)).alias("candidate_messages"),
         F.max("interval_minutes").alias("minutes"),
+        *([F.sum("duplicates").alias("duplicates")] if "duplicates" in rows.columns else []),
     )
 
 
@@ -141,6 +143,11 @@ def cost_by_namespace_day(rows: DataFrame, estate: DataFrame, prices: PriceTable
     # Read the metrics once: the grains are small (namespace-days plus backlog-traffic minutes) and
     # feed three branches that Spark would otherwise plan as three scans of the rows.
     grains = traffic_grains(rows).localCheckpoint(eager=True)
+    return cost_from_grains(grains, estate, prices, clients=clients)
+
+
+def cost_from_grains(grains: DataFrame, estate: DataFrame, prices: PriceTable, *, clients: int = 1) -> DataFrame:
+    """COST_COLUMNS from `traffic_grains` (read once, checkpointed by the caller)."""
     daily = daily_traffic(grains)
     minutes = backlog_minutes(grains)
     dates = daily.select("date").distinct()
@@ -153,7 +160,7 @@ def cost_by_namespace_day(rows: DataFrame, estate: DataFrame, prices: PriceTable
     cumulative = F.sum(operations).over(month.rowsBetween(Window.unboundedPreceding, Window.currentRow))
     hours = F.lit(float(prices.hours_per_day))
     standard = F.lit(prices.standard.base_charge_per_hour) * hours + (
-        _tiered(cumulative, prices) - _tiered(cumulative - operations, prices)
+        tiered(cumulative, prices) - tiered(cumulative - operations, prices)
     )
     premium = F.coalesce(F.col("sku_capacity"), F.lit(1)) * F.lit(prices.premium.messaging_unit_per_hour) * hours
     basic = operations / F.lit(1_000_000.0) * F.lit(prices.basic.operations_per_million)

@@ -15,7 +15,15 @@ from pyspark.sql import functions as F
 
 from pairedbus import contract
 from pairedbus.pipeline import schemas
-from pairedbus.pipeline.sources import SOURCE_FILE, quarantine_rows, read_json
+from pairedbus.pipeline.sources import (
+    SOURCE_FILE,
+    InputFiles,
+    list_files,
+    quarantine_rows,
+    read_flat,
+    read_json,
+    union_all,
+)
 
 KIND_NAMESPACE = "namespace"
 KIND_QUEUE = "queue"
@@ -32,6 +40,14 @@ REASON_CORRUPT = "malformed JSON, or a value of the wrong type for its property"
 REASON_NO_ID = "record without `id`"
 REASON_BAD_ID = "`id` is not a Service Bus namespace, queue, topic or subscription resource id"
 REASON_NO_SKU = "namespace without `sku.name`"
+REASON_IMPOSSIBLE = "impossible value (a count or size below 1)"
+#: Counts and sizes that are at least 1 on any real resource.
+POSITIVE_PROPERTIES = (
+    "maxSizeInMegabytes",
+    "maxDeliveryCount",
+    "maxMessageSizeInKilobytes",
+    "premiumMessagingPartitions",
+)
 
 #: Columns of the normalised inventory, in order.
 COLUMNS = (
@@ -44,21 +60,58 @@ COLUMNS = (
     "location",
     "sku_name",
     "sku_capacity",
+    "tags",
     *schemas.PROPERTY_TYPES,
 )
+#: The columns that say what a resource *is*: two records of one resource that differ here conflict.
+#: (The id and the displayed namespace name may differ in spelling: `~` or `/`, case.)
+IDENTITY = ("kind", "namespace", "entity")
+CONTENT = tuple(c for c in COLUMNS if c not in (SOURCE_FILE, "id", "namespace_display"))
 
 
 @dataclass(frozen=True)
 class Inventory:
-    resources: DataFrame  # COLUMNS, valid records only
+    #: COLUMNS, valid records; exact duplicates dropped (the `duplicates` column counts the copies
+    #: dropped for each kept row); conflicting versions of one resource all kept.
+    resources: DataFrame
     quarantine: DataFrame  # schemas.QUARANTINE layout
 
 
-def read_inventory(spark: SparkSession, directory: str) -> Inventory:
-    raw = read_json(spark, directory, schemas.INVENTORY)
-    # Spark refuses queries that reference only the corrupt-record column of a raw JSON read.
-    raw = raw.cache()
-    return split_inventory(raw)
+def read_inventory(spark: SparkSession, source: str | InputFiles) -> Inventory:
+    files = source if isinstance(source, InputFiles) else list_files(spark, source, "inventory")
+    frames = []
+    raw = read_json(spark, files, schemas.INVENTORY)
+    if raw is not None:
+        # Spark refuses queries that reference only the corrupt-record column of a raw JSON read.
+        frames.append(raw.cache())
+    flat = read_flat(spark, files, schemas.FLAT_INVENTORY)
+    if flat is not None:
+        frames.append(nest_flat_inventory(flat))
+    combined = union_all(frames)
+    if combined is None:
+        combined = spark.createDataFrame([], schemas.INVENTORY).withColumn(SOURCE_FILE, F.lit(None).cast("string"))
+    return split_inventory(combined)
+
+
+def nest_flat_inventory(flat: DataFrame) -> DataFrame:
+    """Flat CSV/Parquet records (schemas.FLAT_INVENTORY) in the raw JSON layout (schemas.INVENTORY)."""
+    record = F.to_json(F.struct(*[F.col(c) for c in schemas.FLAT_INVENTORY]))
+    fields = []
+    for field in schemas.INVENTORY.fields:
+        if field.name == "sku":
+            sku = F.struct(
+                F.col("sku_name").alias("name"),
+                F.col("sku_tier").alias("tier"),
+                F.col("sku_capacity").alias("capacity"),
+            )
+            fields.append(F.when(F.col("sku_name").isNotNull(), sku).alias("sku"))
+        elif field.name == schemas.CORRUPT_RECORD:
+            fields.append(F.when(F.size("_bad_columns") > 0, record).alias(field.name))
+        elif field.name in schemas.FLAT_INVENTORY:
+            fields.append(F.col(field.name))
+        else:
+            fields.append(F.lit(None).cast(field.dataType).alias(field.name))
+    return flat.select(*fields, F.col(SOURCE_FILE))
 
 
 def _kind(id_col: Column) -> Column:
@@ -72,7 +125,10 @@ def _kind(id_col: Column) -> Column:
 
 def _entity(kind: Column, id_col: Column) -> Column:
     return (
-        F.when(kind == KIND_QUEUE, F.regexp_replace(F.regexp_extract(id_col, _QUEUE_ID, 2), contract.ARM_PATH_SEPARATOR, "/"))
+        F.when(
+            kind == KIND_QUEUE,
+            F.regexp_replace(F.regexp_extract(id_col, _QUEUE_ID, 2), contract.ARM_PATH_SEPARATOR, "/"),
+        )
         .when(kind == KIND_TOPIC, F.regexp_extract(id_col, _TOPIC_ID, 2))
         .when(
             kind == KIND_SUBSCRIPTION,
@@ -96,6 +152,7 @@ def split_inventory(raw: DataFrame) -> Inventory:
         .when(id_col.isNull(), F.lit(REASON_NO_ID))
         .when(kind.isNull(), F.lit(REASON_BAD_ID))
         .when((kind == KIND_NAMESPACE) & F.col("sku.name").isNull(), F.lit(REASON_NO_SKU))
+        .when(_impossible(), F.lit(REASON_IMPOSSIBLE))
     )
     checked = raw.withColumn("_reason", reason)
     original = [c for c in raw.columns if c not in (schemas.CORRUPT_RECORD, SOURCE_FILE)]
@@ -116,6 +173,29 @@ def split_inventory(raw: DataFrame) -> Inventory:
         F.col("location"),
         F.col("sku.name").alias("sku_name"),
         F.col("sku.capacity").alias("sku_capacity"),
+        F.col("tags"),
         *props,
-    ).dropDuplicates(["kind", "namespace", "entity"])
-    return Inventory(resources=resources, quarantine=quarantine)
+    )
+    return Inventory(resources=drop_exact_duplicates(resources), quarantine=quarantine)
+
+
+def _impossible() -> Column:
+    values = [F.coalesce(F.col(f"properties.{p}"), F.col(p)) for p in POSITIVE_PROPERTIES]
+    values.append(F.col("sku.capacity"))
+    return F.coalesce(F.greatest(*[F.coalesce(v < 1, F.lit(False)) for v in values]), F.lit(False))
+
+
+def drop_exact_duplicates(resources: DataFrame) -> DataFrame:
+    """One row per distinct version of each resource; `duplicates` counts the identical copies
+    dropped. Versions that differ are all kept: `conflicts` reports them, the rules judge each."""
+    content = F.to_json(F.struct(*[F.col(c) for c in CONTENT]))
+    # Identical content within a group: any row's values are the group's (the first file by name).
+    others = [c for c in COLUMNS if c not in IDENTITY]
+    first = F.min_by(F.struct(*[F.col(c) for c in others]), F.col(SOURCE_FILE))
+    return (
+        resources.withColumn("_content", content)
+        .groupBy(*IDENTITY, "_content")
+        .agg(first.alias("_v"), (F.count(F.lit(1)) - 1).alias("duplicates"))
+        .select(*IDENTITY, *[F.col(f"_v.{c}").alias(c) for c in others], "duplicates")
+        .select(*COLUMNS, "duplicates")
+    )

@@ -51,6 +51,35 @@ class PremiumPrices(_Strict):
     messaging_unit_per_hour: float = Field(ge=0)
 
 
+class SyphonHostingPrices(_Strict):
+    """The syphon's hosting: Container Apps (consumption plan, active usage) and Log Analytics.
+
+    Sizes default to the stack config's syphon defaults (`SyphonConfig`); the log volume is an
+    assumption (the syphon logs a line per batch and per outage, not per message)."""
+
+    source: str = "https://azure.microsoft.com/en-us/pricing/details/container-apps/"
+    vcpu_second: float = Field(ge=0)
+    gib_second: float = Field(ge=0)
+    log_analytics_per_gb: float = Field(ge=0)
+    log_gb_per_day: float = Field(default=0.01, ge=0)
+    vcpu: float = Field(default_factory=lambda: _syphon_default("cpu"), gt=0)
+    memory_gib: float = Field(default_factory=lambda: float(_syphon_default("memory").removesuffix("Gi")), gt=0)
+    replicas: int = Field(default_factory=lambda: _syphon_default("min_replicas"), ge=0)
+
+    def compute_per_day(self) -> float:
+        seconds = 86_400 * self.replicas
+        return seconds * (self.vcpu * self.vcpu_second + self.memory_gib * self.gib_second)
+
+    def logs_per_day(self) -> float:
+        return self.log_gb_per_day * self.log_analytics_per_gb
+
+
+def _syphon_default(name: str):
+    from pairedbus.stack_config import SyphonConfig
+
+    return SyphonConfig.model_fields[name].default
+
+
 class PriceTable(_Strict):
     source: str = Field(min_length=1)
     as_of: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$")
@@ -60,6 +89,13 @@ class PriceTable(_Strict):
     basic: BasicPrices
     standard: StandardPrices
     premium: PremiumPrices
+    syphon_hosting: SyphonHostingPrices | None = None
+
+    def standard_base_per_day(self) -> float:
+        return self.standard.base_charge_per_hour * self.hours_per_day
+
+    def premium_base_per_day(self, messaging_units: int) -> float:
+        return self.premium.messaging_unit_per_hour * messaging_units * self.hours_per_day
 
     def tier_bounds(self) -> list[tuple[float, float | None, float]]:
         """(lower, upper, price per operation) for each Standard tier, in operations."""
@@ -80,11 +116,18 @@ class PriceTable(_Strict):
         return total
 
 
+def _bundled_text() -> str:
+    """Through importlib.resources: the package may run from a zip (`spark-submit --py-files`)."""
+    from importlib.resources import files
+
+    return files("pairedbus.pipeline").joinpath("prices", BUNDLED_PRICES.name).read_text(encoding="utf-8")
+
+
 def load_prices(path: str | Path | None = None) -> PriceTable:
     """The bundled table, or the one at `path`; a bad file is a one-line UserError."""
     source = Path(path) if path is not None else BUNDLED_PRICES
     try:
-        raw = json.loads(source.read_text(encoding="utf-8"))
+        raw = json.loads(source.read_text(encoding="utf-8") if path is not None else _bundled_text())
     except FileNotFoundError:
         raise UserError(f"--prices {source}: no such file") from None
     except (OSError, UnicodeDecodeError) as exc:

@@ -13,9 +13,11 @@ from pyspark.sql.types import (
     DataType,
     DoubleType,
     LongType,
+    MapType,
     StringType,
     StructField,
     StructType,
+    TimestampType,
 )
 
 CORRUPT_RECORD = "_corrupt_record"
@@ -67,11 +69,24 @@ INVENTORY = StructType(
         StructField("type", StringType()),
         StructField("location", StringType()),
         StructField("sku", SKU),
+        StructField("tags", MapType(StringType(), StringType())),
         StructField("properties", PROPERTIES),
         *[StructField(name, dtype) for name, dtype in PROPERTY_TYPES.items()],
         StructField(CORRUPT_RECORD, StringType()),
     ]
 )
+
+#: The flat layout of inventory CSV and Parquet files: the `az` shape with the SKU spelled out.
+FLAT_INVENTORY: dict[str, DataType] = {
+    "id": StringType(),
+    "name": StringType(),
+    "type": StringType(),
+    "location": StringType(),
+    "sku_name": StringType(),
+    "sku_tier": StringType(),
+    "sku_capacity": LongType(),
+    **PROPERTY_TYPES,
+}
 
 _LOCALIZABLE = StructType([StructField("value", StringType()), StructField("localizedValue", StringType())])
 
@@ -136,6 +151,16 @@ METRICS_RESPONSE = StructType(
         StructField(CORRUPT_RECORD, StringType()),
     ]
 )
+
+#: The flat layout of metrics CSV and Parquet files: one row per data point, as the audit uses them.
+FLAT_METRICS: dict[str, DataType] = {
+    "namespace": StringType(),
+    "metric": StringType(),
+    "entity": StringType(),
+    "timestamp": TimestampType(),
+    "total": DoubleType(),
+    "interval_minutes": LongType(),
+}
 
 QUARANTINE = StructType(
     [

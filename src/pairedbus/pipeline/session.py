@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
+from pathlib import Path
 
 from pyspark.sql import SparkSession
 
@@ -20,17 +23,21 @@ def _local_cores(master: str) -> int | None:
 
 
 def build_session(
-    master: str | None = None, *, app_name: str = APP_NAME, conf: dict[str, str] | None = None
+    master: str | None = None,
+    *,
+    app_name: str = APP_NAME,
+    conf: dict[str, str] | None = None,
+    progress: bool = False,
 ) -> SparkSession:
     """`master` wins; otherwise spark-submit's (it starts the JVM and sets PYSPARK_GATEWAY_PORT);
     otherwise local[*]. Local runs get few shuffle partitions (the default 200 is for clusters),
-    no UI, and every run uses UTC so that a metric's day is the same wherever the job runs."""
+    no UI, and every run uses UTC; `progress` turns on Spark's console stage progress bar so that a metric's day is the same wherever the job runs."""
     under_submit = "PYSPARK_GATEWAY_PORT" in os.environ
     builder = (
         SparkSession.builder.appName(app_name)
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.adaptive.enabled", "true")
-        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.ui.showConsoleProgress", str(progress).lower())
         .config("spark.log.level", "ERROR")
     )
     if master is None and not under_submit:
@@ -55,3 +62,30 @@ def build_session(
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+#: A module the audit needs that a bare driver (only Python and Spark) lacks.
+DEPENDENCY_PROBE = "pydantic"
+
+
+def use_shipped_dependencies(spark: SparkSession, probe: str = DEPENDENCY_PROBE) -> Path | None:
+    """When the driver's Python lacks the audit's dependencies, put the ones shipped with the job
+    on its path: `spark-submit --archives deps.tar.gz#deps` unpacks the archive into the driver's
+    SparkFiles directory too (client mode), as a directory of installed packages
+    (`pip install --target`). Returns the directory used, or None when nothing was missing."""
+    if importlib.util.find_spec(probe) is not None:
+        return None
+    from pyspark import SparkFiles
+
+    root = Path(SparkFiles.getRootDirectory())
+    archives = spark.sparkContext.getConf().get("spark.archives", "")
+    for archive in filter(None, archives.split(",")):
+        name = archive.rsplit("#", 1)[1] if "#" in archive else Path(archive).name
+        directory = root / name
+        candidates = [directory, *sorted(directory.glob("lib/python*/site-packages"))]
+        for candidate in candidates:
+            if (candidate / probe).is_dir():
+                sys.path.insert(0, str(candidate))
+                importlib.invalidate_caches()
+                return candidate
+    return None

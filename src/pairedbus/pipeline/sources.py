@@ -1,48 +1,195 @@
-"""Reading JSON inputs with an explicit schema, keeping every malformed record for quarantine.
+"""Finding and reading input files: every file is read or refused by name, none skipped silently.
 
-`*.jsonl` / `*.ndjson` files hold one record per line; `*.json` files hold one document or a JSON
-array of records (what `az ... list` prints). Spark's PERMISSIVE mode fills the corrupt-record
-column instead of failing, so nothing is dropped and nothing crashes the job.
+Formats, by the file name's suffix in any case (`.JSON` is `.json`):
+
+- `.json` (and `.json.gz`): one document, or a JSON array of records (what `az ... list` prints);
+- `.jsonl`, `.ndjson` (and `.gz`): one record per line;
+- `.csv` (and `.csv.gz`): a header row and flat columns (see each input's flat layout);
+- `.parquet`: flat columns, as the CSV.
+
+Names starting with `.` or `_` are Hadoop's markers and checksums (`_SUCCESS`, `.crc`) and are
+passed over, as Spark itself does. Any other file is *refused*: it appears by name in the summary.
+JSON is read in PERMISSIVE mode: a malformed record fills the corrupt-record column instead of
+failing the job, so it can be quarantined with its reason.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-
-from pyspark.sql import Column, DataFrame, SparkSession
-from pyspark.sql import functions as F
-from pyspark.sql.types import StructType
+from typing import TYPE_CHECKING
+from urllib.parse import urlparse
+from urllib.request import url2pathname
 
 from pairedbus.errors import UserError
-from pairedbus.pipeline.schemas import CORRUPT_RECORD
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql.types import DataType, StructType
 
 SOURCE_FILE = "source_file"
-LINE_FILES = ("*.jsonl", "*.ndjson")
-DOCUMENT_FILES = ("*.json",)
+
+FORMAT_DOCUMENT = "json"
+FORMAT_LINES = "jsonl"
+FORMAT_CSV = "csv"
+FORMAT_PARQUET = "parquet"
+#: Lower-cased suffix -> format; the longest matching suffix wins.
+SUFFIXES: Mapping[str, str] = {
+    ".json": FORMAT_DOCUMENT,
+    ".json.gz": FORMAT_DOCUMENT,
+    ".jsonl": FORMAT_LINES,
+    ".jsonl.gz": FORMAT_LINES,
+    ".ndjson": FORMAT_LINES,
+    ".ndjson.gz": FORMAT_LINES,
+    ".csv": FORMAT_CSV,
+    ".csv.gz": FORMAT_CSV,
+    ".parquet": FORMAT_PARQUET,
+}
+REFUSED_UNKNOWN = "not JSON, JSON Lines, CSV or Parquet (by its suffix)"
+REFUSED_GZIP_CASE = "gzip with an upper-case suffix: Hadoop picks the codec by `.gz` exactly; rename it"
+
+
+def file_format(name: str) -> str | None:
+    lower = name.lower()
+    matches = [suffix for suffix in SUFFIXES if lower.endswith(suffix)]
+    return SUFFIXES[max(matches, key=len)] if matches else None
+
+
+def is_marker(name: str) -> bool:
+    return name.startswith((".", "_"))
+
+
+@dataclass
+class InputFiles:
+    """The files of one input directory, by format, and the refused ones with the reason."""
+
+    input: str
+    by_format: dict[str, list[str]] = field(default_factory=dict)
+    refused: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def readable(self) -> int:
+        return sum(len(paths) for paths in self.by_format.values())
+
+    def add(self, uri: str, name: str) -> None:
+        if is_marker(name):
+            return
+        fmt = file_format(name)
+        if fmt is None:
+            self.refused[uri] = REFUSED_UNKNOWN
+        elif name.lower().endswith(".gz") and not name.endswith(".gz"):
+            self.refused[uri] = REFUSED_GZIP_CASE
+        else:
+            self.by_format.setdefault(fmt, []).append(uri)
+
+
+def _is_local(path: str) -> bool:
+    return "://" not in path or path.startswith("file:")
+
+
+def _local_path(path: str) -> Path:
+    return Path(url2pathname(urlparse(path).path)) if path.startswith("file:") else Path(path)
 
 
 def check_input_dir(path: str, flag: str) -> None:
     """A local input directory must exist; remote URIs (abfss://, hdfs://) are Spark's business."""
-    if "://" in path:
+    if not _is_local(path):
         return
-    if not Path(path).is_dir():
-        raise UserError(f"{flag} {path}: not a directory (expected a directory of JSON files)")
+    if not _local_path(path).is_dir():
+        raise UserError(f"{flag} {path}: not a directory (expected a directory of JSON, CSV or Parquet files)")
 
 
-def read_json(spark: SparkSession, directory: str, schema: StructType) -> DataFrame:
-    """All JSON records under `directory` with `schema`, the corrupt-record column and the file."""
+def list_local(directory: str, input_name: str) -> InputFiles:
+    """Every file under a local directory, recursively, sorted (before Spark starts)."""
+    files = InputFiles(input_name)
+    root = _local_path(directory)
+    for parent, dirs, names in sorted(os.walk(root)):
+        dirs[:] = sorted(d for d in dirs if not is_marker(d))
+        for name in sorted(names):
+            files.add(str((Path(parent) / name).resolve()), name)
+    return files
+
+
+def list_files(spark: SparkSession, directory: str, input_name: str) -> InputFiles:
+    """Every file under `directory`: the local file system directly, any other URI through Hadoop."""
+    if _is_local(directory):
+        return list_local(directory, input_name)
+    jvm = spark._jvm
+    path = jvm.org.apache.hadoop.fs.Path(directory)
+    fs = path.getFileSystem(spark._jsc.hadoopConfiguration())
+    files = InputFiles(input_name)
+    listing = fs.listFiles(path, True)
+    while listing.hasNext():
+        status = listing.next()
+        files.add(status.getPath().toString(), status.getPath().getName())
+    return files
+
+
+def read_json(spark: SparkSession, files: InputFiles, schema: StructType) -> DataFrame | None:
+    """All JSON records of `files` with `schema`, the corrupt-record column and the source file."""
+    from pyspark.sql import functions as F
+
+    from pairedbus.pipeline.schemas import CORRUPT_RECORD
+
     frames: list[DataFrame] = []
-    for pattern, multiline in [(p, False) for p in LINE_FILES] + [(p, True) for p in DOCUMENT_FILES]:
+    for fmt, multiline in ((FORMAT_LINES, False), (FORMAT_DOCUMENT, True)):
+        paths = files.by_format.get(fmt)
+        if not paths:
+            continue
         frame = (
             spark.read.schema(schema)
             .option("mode", "PERMISSIVE")
             .option("columnNameOfCorruptRecord", CORRUPT_RECORD)
             .option("multiLine", str(multiline).lower())
-            .option("pathGlobFilter", pattern)
-            .option("recursiveFileLookup", "true")
-            .json(directory)
+            .json(paths)
         )
         frames.append(frame.withColumn(SOURCE_FILE, F.col("_metadata.file_path")))
+    return union_all(frames)
+
+
+def read_flat(spark: SparkSession, files: InputFiles, columns: Mapping[str, DataType]) -> DataFrame | None:
+    """CSV and Parquet files in a flat layout: each known column cast to its type (absent ones
+    null, unknown ones ignored), plus `_bad_columns`, the columns whose value did not cast."""
+    from pyspark.sql import functions as F
+
+    frames: list[DataFrame] = []
+    # CSV files are read one by one: Spark takes the header of the first file for all of them,
+    # and files of one input may order (or name) their columns differently.
+    reads: list[DataFrame] = [
+        spark.read.option("header", "true").option("escape", '"').option("mode", "PERMISSIVE").csv(path)
+        for path in files.by_format.get(FORMAT_CSV, [])
+    ]
+    if files.by_format.get(FORMAT_PARQUET):
+        reads.append(spark.read.option("mergeSchema", "true").parquet(*files.by_format[FORMAT_PARQUET]))
+    for raw in reads:
+        # RFC 4180 quoting above (a quote inside a field is doubled), as Cost Management writes it.
+        present = {c.lower(): c for c in raw.columns}
+        cast: list[Column] = []
+        bad: list[Column] = []
+        for name, dtype in columns.items():
+            source = present.get(name.lower())
+            if source is None:
+                cast.append(F.lit(None).cast(dtype).alias(name))
+                continue
+            value = F.col(f"`{source}`")
+            typed = value.try_cast(dtype) if raw.schema[source].dataType != dtype else value
+            cast.append(typed.alias(name))
+            bad.append(F.when(value.isNotNull() & typed.isNull(), F.lit(name)))
+        frames.append(
+            raw.select(
+                *cast,
+                F.array_compact(F.array(*bad) if bad else F.array().cast("array<string>")).alias("_bad_columns"),
+                F.col("_metadata.file_path").alias(SOURCE_FILE),
+            )
+        )
+    return union_all(frames)
+
+
+def union_all(frames: list[DataFrame]) -> DataFrame | None:
+    if not frames:
+        return None
     out = frames[0]
     for frame in frames[1:]:
         out = out.unionByName(frame)
@@ -51,6 +198,8 @@ def read_json(spark: SparkSession, directory: str, schema: StructType) -> DataFr
 
 def quarantine_rows(frame: DataFrame, input_name: str, reason: Column, record: Column) -> DataFrame:
     """Rows in the quarantine layout: which input, which file, why, and the record itself."""
+    from pyspark.sql import functions as F
+
     return frame.select(
         F.lit(input_name).alias("input"),
         F.col(SOURCE_FILE).alias("source_file"),

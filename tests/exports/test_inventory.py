@@ -8,7 +8,7 @@ from azure.mgmt.servicebus import models
 from azure.servicebus.management import QueueProperties
 
 from pairedbus import contract
-from pairedbus.pipeline.inventory_export import export_inventory
+from pairedbus.exports.inventory import export_inventory
 
 from .conftest import SUBSCRIPTION, ns_id
 

@@ -8,7 +8,7 @@ import pytest
 from azure.monitor.querymetrics import MetricsQueryResult
 
 from pairedbus.errors import UserError
-from pairedbus.pipeline.metrics_export import ENTITY_FILTER, days, export_metrics, metrics_endpoint, parse_since
+from pairedbus.exports.metrics import ENTITY_FILTER, days, export_metrics, metrics_endpoint, parse_since
 
 from .conftest import SUBSCRIPTION, ns_id
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from pairedbus import contract
-from pairedbus.errors import UserError
+from pairedbus.errors import DateRangeError, UserError
 
 METRIC_NAMESPACE = "Microsoft.ServiceBus/namespaces"
 #: Counters are summed (Total); ActiveMessages is a gauge Azure Monitor aggregates by Average/Maximum.
@@ -44,17 +44,35 @@ class MetricsExport:
     namespaces: int = 0
 
 
-def parse_since(text: str, *, now: datetime) -> datetime:
+#: Azure Monitor keeps platform metrics 93 days
+#: (https://learn.microsoft.com/azure/azure-monitor/essentials/data-platform-metrics#retention-of-metrics).
+METRICS_RETENTION = timedelta(days=93)
+
+
+def parse_since(text: str, *, now: datetime, flag: str = "--since") -> datetime:
     """`7d`, `36h`, or an ISO 8601 date/time (UTC unless it says otherwise)."""
     relative = re.fullmatch(r"(\d+)([dh])", text.strip())
     if relative:
         amount = int(relative[1])
-        return now - (timedelta(days=amount) if relative[2] == "d" else timedelta(hours=amount))
+        try:
+            return now - (timedelta(days=amount) if relative[2] == "d" else timedelta(hours=amount))
+        except OverflowError:
+            raise DateRangeError(f"{flag} {text}: too far back (Azure Monitor keeps metrics 93 days)") from None
     try:
         parsed = datetime.fromisoformat(text)
     except ValueError:
-        raise UserError(f"--since {text}: expected Nd, Nh or an ISO 8601 date/time") from None
+        raise DateRangeError(f"{flag} {text}: expected Nd, Nh or an ISO 8601 date/time") from None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def check_range(since: datetime, until: datetime, *, now: datetime) -> None:
+    """Within what Azure Monitor keeps, and in order."""
+    if since < now - METRICS_RETENTION:
+        raise DateRangeError(
+            f"--since {since.isoformat()}: more than 93 days ago (Azure Monitor keeps platform metrics 93 days)"
+        )
+    if since >= until:
+        raise DateRangeError(f"--since {since.isoformat()}: must be before --until {until.isoformat()}")
 
 
 def metrics_endpoint(location: str) -> str:

@@ -1,0 +1,174 @@
+"""Write: each table as Parquet (read back once) and CSV, the quarantine as JSON lines, and the
+summary built from what was written. OUT is a local directory or any URI the cluster writes."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+from urllib.request import url2pathname
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from pairedbus.pipeline import schemas
+from pairedbus.pipeline.cost import COST_COLUMNS
+from pairedbus.pipeline.inventory import KIND_NAMESPACE
+from pairedbus.pipeline.pairing import PAIRING_COLUMNS
+from pairedbus.pipeline.prices import PriceTable
+from pairedbus.pipeline.read import Estate
+from pairedbus.pipeline.summary import AuditSummary
+from pairedbus.pipeline.transform import Tables
+from pairedbus.pipeline.violations import VIOLATION_COLUMNS
+
+CONFLICT_COLUMNS = ("kind", "namespace", "entity", "versions", "differing", "source_files")
+
+
+@dataclass(frozen=True)
+class Written:
+    """The small written tables, on the driver, for the summary and the report."""
+
+    violations: list[dict[str, Any]]
+    cost: list[dict[str, Any]]
+    pairing: list[dict[str, Any]]
+    attribution: list[dict[str, Any]] | None
+    conflicts: list[dict[str, Any]]
+
+
+def output_uri(out_dir: str) -> str:
+    return out_dir.rstrip("/") if "://" in out_dir else Path(out_dir).resolve().as_uri()
+
+
+def csv_text(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(columns)
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def write_text(spark: SparkSession, uri: str, text: str) -> None:
+    """A small driver-side file through Hadoop's FileSystem, so that OUT may be a local
+    directory or any URI the cluster can write (abfss://, hdfs://) alike."""
+    if uri.startswith("file:"):  # plain files locally (Hadoop's local FS adds .crc files)
+        local = Path(url2pathname(urlparse(uri).path))
+        local.parent.mkdir(parents=True, exist_ok=True)
+        local.write_text(text, encoding="utf-8")
+        return
+    jvm = spark._jvm
+    path = jvm.org.apache.hadoop.fs.Path(uri)
+    stream = path.getFileSystem(spark._jsc.hadoopConfiguration()).create(path, True)
+    try:
+        stream.write(bytearray(text.encode("utf-8")))
+    finally:
+        stream.close()
+
+
+def write_table(
+    spark: SparkSession, frame: DataFrame, uri: str, name: str, columns: Sequence[str], order: Sequence[str]
+) -> list[dict[str, Any]]:
+    """NAME.parquet (one action) and NAME.csv from its read-back rows, which it returns."""
+    frame.select(*columns).write.mode("overwrite").parquet(f"{uri}/{name}.parquet")
+    rows = [r.asDict() for r in spark.read.parquet(f"{uri}/{name}.parquet").orderBy(*order).collect()]
+    write_text(spark, f"{uri}/{name}.csv", csv_text(columns, [[r[c] for c in columns] for r in rows]))
+    return rows
+
+
+def differing(contents: Sequence[str]) -> list[str]:
+    """The properties whose values differ between versions of one resource."""
+    versions = [json.loads(c) for c in contents]
+    keys = sorted({k for v in versions for k in v})
+    return [k for k in keys if len({json.dumps(v.get(k), sort_keys=True) for v in versions}) > 1]
+
+
+def write_tables(spark: SparkSession, tables: Tables, uri: str) -> Written:
+    from pairedbus.pipeline.focus import ATTRIBUTION_COLUMNS
+
+    tables.quarantine.coalesce(1).write.mode("overwrite").json(f"{uri}/quarantine")
+    violations = write_table(
+        spark, tables.violations, uri, "violations", VIOLATION_COLUMNS, ("namespace", "entity", "rule", "property")
+    )
+    cost = write_table(spark, tables.cost, uri, "cost", COST_COLUMNS, ("namespace", "date"))
+    pairing = write_table(spark, tables.pairing, uri, "pairing", PAIRING_COLUMNS, ("pair", "primary", "date"))
+    attribution = None
+    if tables.attribution is not None:
+        attribution = write_table(spark, tables.attribution, uri, "attribution", ATTRIBUTION_COLUMNS, ("pair", "date"))
+    conflicts = [
+        {**r.asDict(), "differing": " ".join(differing(r["contents"]))}
+        for r in tables.conflicts.orderBy(*CONFLICT_COLUMNS[:3]).collect()
+    ]
+    write_text(
+        spark, f"{uri}/conflicts.csv", csv_text(CONFLICT_COLUMNS, [[c[k] for k in CONFLICT_COLUMNS] for c in conflicts])
+    )
+    return Written(violations, cost, pairing, attribution, conflicts)
+
+
+def summarise(
+    spark: SparkSession,
+    estate: Estate,
+    tables: Tables,
+    written: Written,
+    uri: str,
+    prices: PriceTable,
+    *,
+    clients: int,
+    out: str,
+    since: str | None = None,
+    until: str | None = None,
+) -> AuditSummary:
+    quarantined = spark.read.schema(schemas.QUARANTINE).json(f"{uri}/quarantine")
+    by_reason = {r["reason"]: r["count"] for r in quarantined.groupBy("reason").count().collect()}
+    counts = tables.resources.agg(
+        F.count_distinct(
+            F.when(F.col("kind") != KIND_NAMESPACE, F.concat_ws(":", "kind", "namespace", "entity"))
+        ).alias("entities"),
+        F.count_distinct(F.when(F.col("kind") == KIND_NAMESPACE, F.col("namespace"))).alias("namespaces"),
+        F.sum("duplicates").alias("duplicates"),
+    ).first()
+    metric_duplicates = (
+        tables.grains.agg(F.sum("duplicates")).first()[0] if "duplicates" in tables.grains.columns else 0
+    )
+    by_rule: dict[str, int] = {}
+    for r in written.violations:
+        by_rule[r["rule"]] = by_rule.get(r["rule"], 0) + 1
+    cost = written.cost
+    projections = {(p["primary"], p["secondary"]): p["monthly_projection_usd"] for p in written.pairing}
+    refused = {uri: reason for files in estate.files.values() for uri, reason in files.refused.items()}
+    read = {
+        name: {fmt: len(paths) for fmt, paths in sorted(files.by_format.items())}
+        for name, files in estate.files.items()
+    }
+    actual = None
+    if written.attribution is not None:
+        actual = round(sum(a["actual_effective_usd"] or 0.0 for a in written.attribution), 2)
+    return AuditSummary(
+        # The cost table has every namespace of the inventory and of the metrics, when any day is covered.
+        namespaces=len({r["namespace"] for r in cost}) if cost else counts["namespaces"],
+        entities=counts["entities"],
+        pairs=len(projections),
+        violations=len(written.violations),
+        quarantined=sum(by_reason.values()),
+        days=len({r["date"] for r in cost}),
+        estimated_cost_usd=round(sum(r["estimated_cost_usd"] or 0.0 for r in cost), 2),
+        pairing_cost_usd=round(sum(p["total_usd"] for p in written.pairing), 2),
+        pairing_monthly_projection_usd=round(sum(projections.values()), 2),
+        actual_pairing_cost_usd=actual,
+        violations_by_rule=dict(sorted(by_rule.items())),
+        quarantined_by_reason=dict(sorted(by_reason.items())),
+        files_read=read,
+        files_refused=dict(sorted(refused.items())),
+        duplicates_dropped={"inventory": int(counts["duplicates"] or 0), "metrics": int(metric_duplicates or 0)},
+        conflicting_resources=len(written.conflicts),
+        namespaces_without_price=sorted({r["namespace"] for r in cost if r["estimated_cost_usd"] is None}),
+        prices_source=prices.source,
+        prices_as_of=prices.as_of,
+        clients=clients,
+        since=since,
+        until=until,
+        out=out,
+    )
