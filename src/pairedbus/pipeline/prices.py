@@ -75,7 +75,7 @@ class SyphonHostingPrices(_Strict):
 
 
 def _syphon_default(name: str):
-    from pairedbus.stack_config import SyphonConfig
+    from pairedbus.iac.config import SyphonConfig
 
     return SyphonConfig.model_fields[name].default
 
