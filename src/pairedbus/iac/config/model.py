@@ -75,7 +75,7 @@ __all__ = [
 #: longest failover interval the sender allows (contract.MAX_FAILOVER_INTERVAL) and four syphon
 #: long polls (contract.SYPHON_LONG_POLL); a longer window costs throughput and memory in the
 #: service's duplicate index, so stacks that must ride out longer outages raise it (up to P7D).
-DEFAULT_MAX_OUTAGE = "PT1H"
+DEFAULT_MAX_OUTAGE = contract.DEFAULT_MAX_OUTAGE  # one value, in the contract
 
 
 class _Model(BaseModel):
