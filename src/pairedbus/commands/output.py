@@ -12,11 +12,12 @@ import sys
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO
-
-from rich.console import Console
+from typing import IO, TYPE_CHECKING
 
 from pairedbus.errors import OutputError
+
+if TYPE_CHECKING:  # rich is imported where output is drawn: the checks below run without it (a bare Spark driver)
+    from rich.console import Console
 
 #: Width of piped output: wide enough for a resource URN, fixed so the text is stable.
 PIPED_WIDTH = 160
@@ -36,6 +37,8 @@ def colour_allowed(stream: IO[str]) -> bool:
 
 def console(stream: IO[str] | None = None) -> Console:
     """A console for `stream` (stdout by default): styled on a terminal, plain when piped."""
+    from rich.console import Console
+
     stream = stream if stream is not None else sys.stdout
     terminal = is_terminal(stream)
     return Console(
