@@ -36,9 +36,42 @@ def test_flags_become_the_config():
     assert (config.messages, config.fault_rate, config.seed, config.outages) == (10, 0.5, 3, 0)
 
 
-def test_the_json_directory_must_exist(tmp_path):
-    with pytest.raises(UserError, match="--json"):
-        drill.run(parse("--messages", "5", "--json", str(tmp_path / "missing" / "r.json")))
+def test_an_unwritable_json_is_refused_before_the_drill(tmp_path, monkeypatch):
+    import pairedbus.drill as drill_package
+
+    def must_not_run(_config):
+        raise AssertionError("the drill ran before --json was checked")
+
+    monkeypatch.setattr(drill_package, "run_drill_on_fake", must_not_run)
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(UserError, match="^--json .*: not writable"):
+        drill.run(parse("--messages", "5", "--json", str(tmp_path / "file" / "r.json")))
+
+
+def test_the_verdict_comes_first_then_the_short_table(capsys):
+    code = drill.run(parse("--messages", "30", "--outages", "0", "--syphon-restarts", "0", "--fault-rate", "0"))
+    lines = capsys.readouterr().out.splitlines()
+    assert code == 0
+    assert lines[0].startswith("PASS  sent 30 · delivered ") and lines[0].endswith("lost 0 · duplicated 0")
+    assert any(line.strip().endswith("copies dropped by the destinations' duplicate detection") for line in lines)
+    assert all(not line.endswith(" ") for line in lines)
+
+
+def test_json_dash_prints_the_report_instead(capsys):
+    code = drill.run(parse("--messages", "20", "--outages", "0", "--syphon-restarts", "0", "--json", "-"))
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0 and report["sent"] == 20 and report["ok"] is True
+
+
+def test_every_report_field_is_documented():
+    from dataclasses import fields
+    from pathlib import Path
+
+    from pairedbus.drill.report import DrillReport
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "drill.md").read_text()
+    for name in [f.name for f in fields(DrillReport)] + ["ok"]:
+        assert f"`{name}`" in doc, name
 
 
 def test_a_tiny_drill_writes_its_report_and_exits_zero(tmp_path, capsys):

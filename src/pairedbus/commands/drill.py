@@ -6,8 +6,12 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pairedbus.errors import UserError
+
+if TYPE_CHECKING:
+    from pairedbus.drill.report import DrillReport
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -49,7 +53,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--syphon-restarts", type=int, default=2, metavar="R", help="syphon kills (default 2)")
     parser.add_argument("--rtt-ms", type=float, default=0.0, metavar="MS", help="simulated round trip (default 0)")
     parser.add_argument("--seed", type=int, default=1, metavar="S", help="random seed (default 1)")
-    parser.add_argument("--json", type=Path, metavar="FILE", help="write the report as JSON to FILE")
+    parser.add_argument(
+        "--json",
+        type=Path,
+        metavar="FILE",
+        help="write the report as JSON to FILE ('-': to stdout instead of the summary); fields: docs/drill.md",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -82,16 +91,54 @@ def config_from(args: argparse.Namespace) -> object:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pairedbus.commands.output import check_writable, console
     from pairedbus.drill import run_drill_on_fake
 
     config = config_from(args)
-    if args.json is not None and not args.json.parent.exists():
-        raise UserError(f"--json: directory {str(args.json.parent)!r} does not exist")
+    to_stdout = args.json is not None and str(args.json) == "-"
+    if not to_stdout:
+        check_writable(args.json, "--json")  # before the drill: its report is never lost to a bad path
     report = run_drill_on_fake(config)  # type: ignore[arg-type]
     text = json.dumps(report.as_dict(), indent=2)
-    if args.json is not None:
-        args.json.write_text(text + "\n")
-    print(text)
+    if to_stdout:
+        print(text)
+    else:
+        out = console()
+        out.print(verdict(report), style="bold green" if report.ok else "bold red")
+        for line in summary_lines(report):
+            out.print(line, highlight=False)
+        if args.json is not None:
+            args.json.write_text(text + "\n")
+            out.print(f"Wrote {args.json}")
     if not report.ok:
         print("pairedbus: drill failed: " + "; ".join(report.problems()), file=sys.stderr)
     return 0 if report.ok else 1
+
+
+def verdict(report: DrillReport) -> str:
+    """One line a person reads first: PASS or FAIL and the counts that decide it."""
+    return (
+        f"{'PASS' if report.ok else 'FAIL'}  sent {report.sent:,} · delivered {report.delivered:,} of "
+        f"{report.expected_deliveries:,} expected · lost {report.lost:,} · duplicated {report.duplicates:,}"
+    )
+
+
+def summary_lines(report: DrillReport) -> list[str]:
+    """A short table: each figure right-aligned beside what it counts."""
+    rows = (
+        (report.expected_deliveries, "expected deliveries: one per queue message, one per subscription for a topic's"),
+        (report.dead_lettered, "dead-lettered by their own time to live (expected, not lost)"),
+        (report.backlogged, f"parked in the backlog during {report.outages} outages ({report.failovers} failovers, "
+         f"{report.returns_to_primary} returns to the primary)"),
+        (report.syphon_moved, f"moved by the syphon (killed {report.syphon_kills} times)"),
+        (report.duplicates_dropped, "copies dropped by the destinations' duplicate detection"),
+        (report.ambiguous_sends, "injected ambiguous sends (stored, but the client saw a timeout)"),
+        (report.late_lock_losses, "injected late lock losses (lost after the next hop acknowledged)"),
+        (report.left_in_backlog, "left in the backlog: copies of messages already delivered, which duplicate "
+         "detection drops when moved"),
+        (f"{report.wall_seconds:.1f} s", f"wall ({report.sending_seconds:.1f} s sending, "
+         f"{report.settling_seconds:.1f} s settling)"),
+    )
+    cells = [(f"{value:,}" if isinstance(value, int) else value, label) for value, label in rows]
+    width = max(len(value) for value, _ in cells)
+    return [f"{value:>{width}}  {label}" for value, label in cells]

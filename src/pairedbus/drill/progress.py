@@ -1,34 +1,78 @@
-"""A one-line progress bar for the drill, drawn only when stderr is a terminal."""
+"""The drill's progress on a terminal: sending (with rate and ETA), then settling, as two bars.
+
+Drawn with rich only when the stream is a terminal; quiet when piped or in CI.
+"""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-WIDTH = 30
+if TYPE_CHECKING:
+    from rich.progress import Progress, Task, TaskID
 
 
-class ProgressBar:
+def _rate_column() -> object:
+    from rich.progress import ProgressColumn
+    from rich.text import Text
+
+    class Rate(ProgressColumn):
+        """Messages per second of the running phase."""
+
+        def render(self, task: Task) -> Text:
+            return Text(f"{task.speed:,.0f} msg/s" if task.speed else "- msg/s", style="cyan")
+
+    return Rate()
+
+
+class DrillProgress:
     def __init__(self, total: int, *, stream: TextIO | None = None, enabled: bool | None = None) -> None:
-        self.total = max(total, 1)
         self.stream = stream or sys.stderr
-        self.enabled = self.stream.isatty() if enabled is None else enabled
-        self._drawn = False
+        isatty = getattr(self.stream, "isatty", None)
+        self.enabled = bool(isatty and isatty()) if enabled is None else enabled
+        self.total = max(total, 1)
+        self._progress: Progress | None = None
+        self._sending: TaskID | None = None
+        self._settling: TaskID | None = None
 
-    def draw(self, done: int, detail: str = "") -> None:
+    def _start(self) -> Progress:
+        if self._progress is None:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+            self._progress = Progress(
+                TextColumn("{task.description:9}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                _rate_column(),
+                TimeRemainingColumn(),
+                TextColumn("{task.fields[detail]}", style="dim"),
+                console=Console(file=self.stream, force_terminal=True),
+                auto_refresh=False,
+            )
+            self._progress.start()
+            self._sending = self._progress.add_task("sending", total=self.total, detail="")
+        return self._progress
+
+    def sending(self, sent: int, detail: str = "") -> None:
         if not self.enabled:
             return
-        filled = min(WIDTH, WIDTH * done // self.total)
-        bar = "#" * filled + "." * (WIDTH - filled)
-        self.stream.write(f"\r[{bar}] {done}/{self.total} {detail}\x1b[K")
-        self.stream.flush()
-        self._drawn = True
+        progress = self._start()
+        progress.update(self._sending, completed=sent, detail=detail)
+        progress.refresh()
+
+    def settling(self, delivered: int, expected: int, detail: str = "") -> None:
+        """After the last send: deliveries recorded against those expected (topic fan-out included)."""
+        if not self.enabled:
+            return
+        progress = self._start()
+        if self._settling is None:
+            progress.update(self._sending, completed=self.total)
+            self._settling = progress.add_task("settling", total=max(expected, 1), detail="")
+        progress.update(self._settling, completed=delivered, total=max(expected, 1), detail=detail)
+        progress.refresh()
 
     def finish(self) -> None:
-        if self._drawn:
-            self.stream.write("\n")
-            self.stream.flush()
-
-
-Status = Callable[[], tuple[int, str]]
+        if self._progress is not None:
+            self._progress.refresh()
+            self._progress.stop()

@@ -36,7 +36,7 @@ from azure.servicebus.exceptions import ServiceBusCommunicationError
 from pairedbus import contract
 from pairedbus.drill.consumers import Sabotage, consume
 from pairedbus.drill.ledger import Ledger
-from pairedbus.drill.progress import ProgressBar
+from pairedbus.drill.progress import DrillProgress
 from pairedbus.drill.report import DrillReport
 from pairedbus.drill.scenario import (
     PRIMARY,
@@ -82,7 +82,7 @@ SETTLE_POLL = 0.05
 QUIET_POLLS = 10
 
 
-def run_drill_on_fake(config: DrillConfig, *, progress: ProgressBar | None = None) -> DrillReport:
+def run_drill_on_fake(config: DrillConfig, *, progress: DrillProgress | None = None) -> DrillReport:
     """Run a drill inside `mock_servicebus()` and return its report."""
     from pairedbus.testing import mock_servicebus
 
@@ -98,7 +98,7 @@ def run_drill_on_fake(config: DrillConfig, *, progress: ProgressBar | None = Non
         quiet.setLevel(level)
 
 
-async def run_drill(config: DrillConfig, world: Any, *, progress: ProgressBar | None = None) -> DrillReport:
+async def run_drill(config: DrillConfig, world: Any, *, progress: DrillProgress | None = None) -> DrillReport:
     started = time.perf_counter()
     rng = random.Random(config.seed)
     entities = drill_entities(config.entities)
@@ -106,7 +106,7 @@ async def run_drill(config: DrillConfig, world: Any, *, progress: ProgressBar | 
     planned = plan_messages(config, entities)
     units = _send_units(planned)
     ledger = Ledger()
-    progress = progress or ProgressBar(len(planned))
+    progress = progress or DrillProgress(len(planned))
 
     world.seed(config.seed)
     world.latency = config.rtt_ms / 1000
@@ -154,7 +154,8 @@ async def run_drill(config: DrillConfig, world: Any, *, progress: ProgressBar | 
             )
         ]
         syphon.start()
-        reporter = asyncio.create_task(_report_progress(progress, sent_so_far, ledger, clients))
+        phase = ["sending"]
+        reporter = asyncio.create_task(_report_progress(progress, phase, sent_so_far, ledger, clients))
         work: asyncio.Queue[list[PlannedMessage] | None] = asyncio.Queue(maxsize=config.senders * 2)
         workers = [
             asyncio.create_task(_sender_worker(clients[i % CLIENTS], work, ledger, world, sent_so_far))
@@ -183,6 +184,7 @@ async def run_drill(config: DrillConfig, world: Any, *, progress: ProgressBar | 
             await asyncio.gather(*workers)
             world.heal(PRIMARY)
             sending_done = time.perf_counter()
+            phase[0] = "settling"
             settled = await _settle(world, ledger, entities, syphon, kills, config.settle_timeout.total_seconds())
             settle_done = time.perf_counter()
         finally:
@@ -513,14 +515,14 @@ def audit(world: Any, ledger: Ledger, entities: list[DrillEntity]) -> dict[str, 
 
 
 async def _report_progress(
-    progress: ProgressBar, sent: list[int], ledger: Ledger, clients: list[PairedNamespaceClient]
+    progress: DrillProgress, phase: list[str], sent: list[int], ledger: Ledger, clients: list[PairedNamespaceClient]
 ) -> None:
     while True:
         parked = sum(c.stats.parked_messages for c in clients)
         failovers = sum(c.stats.failovers for c in clients)
-        progress.draw(
-            sent[0],
-            f"sent · {ledger.delivered_count()}/{ledger.expected_deliveries()} delivered · "
-            f"{parked} parked · {failovers} failovers",
-        )
+        detail = f"{parked} parked · {failovers} failovers"
+        if phase[0] == "sending":
+            progress.sending(sent[0], detail)
+        else:
+            progress.settling(ledger.delivered_count(), ledger.expected_deliveries(), detail)
         await asyncio.sleep(0.25)
