@@ -44,7 +44,7 @@ def test_an_unwritable_json_is_refused_before_the_drill(tmp_path, monkeypatch):
 
     monkeypatch.setattr(drill_package, "run_drill_on_fake", must_not_run)
     (tmp_path / "file").write_text("x")
-    with pytest.raises(UserError, match="^--json .*: not writable"):
+    with pytest.raises(UserError, match=r"^--json .*: not writable"):
         drill.run(parse("--messages", "5", "--json", str(tmp_path / "file" / "r.json")))
 
 
