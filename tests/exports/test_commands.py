@@ -16,7 +16,8 @@ def test_inventory_export_command_passes_subscription_and_directory(mocker, tmp_
         return_value=InventoryExport(path=tmp_path / "s.jsonl", namespaces=2, queues=3, backlog_queues=10),
     )
     assert cli.main(["inventory", "export", "--subscription", "sub-1", "--out", str(tmp_path)]) == 0
-    export.assert_called_once_with("sub-1", str(tmp_path))
+    (call,) = export.call_args_list
+    assert call.args == ("sub-1", str(tmp_path)) and callable(call.kwargs["on_step"])
     assert "2 namespaces, 3 queues" in capsys.readouterr().out
 
 
@@ -92,3 +93,24 @@ def test_a_huge_since_is_one_line_not_an_overflow(mocker, tmp_path: Path, capsys
         err = capsys.readouterr().err
         assert code == 2 and err.startswith("pairedbus: error: --since ") and err.count("\n") == 1, err
     export.assert_not_called()
+
+
+def test_export_progress_is_drawn_on_a_terminal_only() -> None:
+    import io
+
+    from pairedbus.commands.output import Steps
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    piped = io.StringIO()
+    with Steps("inventory: namespaces", stream=piped) as steps:
+        steps("contoso-prod-weu")
+    assert piped.getvalue() == "" and steps.done == 1
+
+    terminal = Terminal()
+    with Steps("inventory: namespaces", stream=terminal) as steps:
+        steps("contoso-prod-weu")
+        steps("contoso-prod-neu")
+    assert steps.done == 2 and "inventory: namespaces" in terminal.getvalue()

@@ -22,7 +22,10 @@ def run_export(args: argparse.Namespace) -> int:
     from pairedbus.exports.inventory import export_inventory
 
     check_output_dir("--out", args.out)
-    result = with_azure_errors(lambda: export_inventory(args.subscription, args.out))
+    from pairedbus.commands.output import Steps
+
+    with Steps("inventory: namespaces") as steps:
+        result = with_azure_errors(lambda: export_inventory(args.subscription, args.out, on_step=steps))
     print(
         f"inventory: {result.namespaces} namespaces, {result.queues} queues, {result.topics} topics, "
         f"{result.subscriptions} subscriptions, {result.backlog_queues} backlog queues -> {result.path}"

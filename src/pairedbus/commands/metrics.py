@@ -37,8 +37,13 @@ def run_export(args: argparse.Namespace) -> int:
             f"--granularity {args.granularity}: expected an ISO 8601 duration such as PT1M or PT1H"
         ) from None
     check_output_dir("--out", args.out)
-    result = with_azure_errors(
-        lambda: export_metrics(args.subscription, args.out, since=since, until=until, granularity=granularity)
-    )
+    from pairedbus.commands.output import Steps
+
+    with Steps("metrics: queries") as steps:
+        result = with_azure_errors(
+            lambda: export_metrics(
+                args.subscription, args.out, since=since, until=until, granularity=granularity, on_step=steps
+            )
+        )
     print(f"metrics: {result.namespaces} namespaces, {len(result.files)} documents -> {result.out}")
     return 0

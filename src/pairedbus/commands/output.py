@@ -85,3 +85,43 @@ def check_writable_dir(path: Path | None, flag: str) -> None:
     if path.exists() and not path.is_dir():
         raise OutputError(f"{flag} {path}: exists and is not a directory")
     check_writable(path / ".pairedbus-probe", flag)
+
+
+class Steps:
+    """Progress of long work whose total is not known up front (an export walking a subscription):
+    a spinner, the count of steps done and the current one, on a terminal's stderr only; quiet
+    when piped or in CI. Use as a context manager; call it with each step's label."""
+
+    def __init__(self, description: str, stream: IO[str] | None = None) -> None:
+        self.description = description
+        self.stream = stream if stream is not None else sys.stderr
+        self.done = 0
+        self._progress = None
+        self._task = None
+
+    def __enter__(self) -> Steps:
+        if is_terminal(self.stream):
+            from rich.console import Console
+            from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+            self._progress = Progress(
+                SpinnerColumn(),
+                TextColumn("{task.description}"),
+                TextColumn("{task.completed:,} done", style="cyan"),
+                TimeElapsedColumn(),
+                TextColumn("{task.fields[step]}", style="dim"),
+                console=Console(file=self.stream, no_color=not colour_allowed(self.stream)),
+                transient=True,
+            )
+            self._progress.start()
+            self._task = self._progress.add_task(self.description, total=None, step="")
+        return self
+
+    def __call__(self, step: str) -> None:
+        self.done += 1
+        if self._progress is not None:
+            self._progress.update(self._task, completed=self.done, step=step)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()

@@ -102,8 +102,10 @@ def export_inventory(
     credential: Any = None,
     management_client: Any = None,
     administration_client_factory: AdministrationClientFactory | None = None,
+    on_step: Callable[[str], None] | None = None,
 ) -> InventoryExport:
-    """Write `OUT/<subscription id>.jsonl`. The clients are injectable for tests."""
+    """Write `OUT/<subscription id>.jsonl`. The clients are injectable for tests; `on_step` is told
+    each namespace as it is read (the command's progress)."""
     if credential is None and (management_client is None or administration_client_factory is None):
         from azure.identity import DefaultAzureCredential
 
@@ -128,6 +130,8 @@ def export_inventory(
 
         for namespace in management_client.namespaces.list():
             ns = namespace.as_dict()
+            if on_step is not None:
+                on_step(ns["name"])
             group = resource_group_of(ns["id"])
             result.namespaces += write([ns])
             arm_backlog: list[dict[str, Any]] = []

@@ -157,8 +157,10 @@ def export_metrics(
     credential: Any = None,
     management_client: Any = None,
     metrics_client_factory: MetricsClientFactory | None = None,
+    on_step: Callable[[str], None] | None = None,
 ) -> MetricsExport:
-    """Query every Service Bus namespace of the subscription; the clients are injectable for tests."""
+    """Query every Service Bus namespace of the subscription; the clients are injectable for tests;
+    `on_step` is told each query as it is made (the command's progress)."""
     until = until or datetime.now(UTC)
     if since >= until:
         raise UserError(f"--since {since.isoformat()}: must be before {until.isoformat()}")
@@ -186,6 +188,8 @@ def export_metrics(
                 batch: Sequence[str] = ids[start : start + MAX_RESOURCES_PER_QUERY]
                 for day_start, day_end in days(since, until):
                     for group, (names, aggregations) in QUERIES.items():
+                        if on_step is not None:
+                            on_step(f"{location} {day_start:%Y-%m-%d} {group}")
                         results = client.query_resources(
                             resource_ids=batch,
                             metric_namespace=METRIC_NAMESPACE,
