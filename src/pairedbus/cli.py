@@ -17,6 +17,7 @@ import importlib
 import sys
 import traceback
 from collections.abc import Sequence
+from typing import NoReturn
 from importlib import metadata
 
 from pairedbus.commands.output import bounded
@@ -48,8 +49,15 @@ def version() -> str:
         return "unknown"
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a bad flag is one line naming it (exit 2), like every other user error."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USER, f"pairedbus: error: {self.prog}: {_one_line(message)} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="pairedbus",
         description="Azure Service Bus paired namespaces for send availability.",
         epilog="Exit codes: 0 ok, 1 the check found something, 2 user error, 3 internal error.",
