@@ -17,8 +17,8 @@ import importlib
 import sys
 import traceback
 from collections.abc import Sequence
-from typing import NoReturn
 from importlib import metadata
+from typing import NoReturn
 
 from pairedbus.commands.output import bounded
 from pairedbus.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USER, UserError
