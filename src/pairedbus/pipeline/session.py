@@ -46,10 +46,16 @@ def build_session(
         builder = builder.master(master)
         cores = _local_cores(master)
         if cores is not None:
+            # Read by the JVM at launch, before any conf: without it Spark binds to the first
+            # non-loopback interface it finds (its own warning says so).
+            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
             # Smaller input splits than the cluster default (128 MB) keep every local core busy
             # to the end of a scan, also when other processes share the machine.
             builder = (
                 builder.config("spark.ui.enabled", "false")
+                # A local run talks to itself: bind to loopback, never to the machine's interfaces.
+                .config("spark.driver.host", "127.0.0.1")
+                .config("spark.driver.bindAddress", "127.0.0.1")
                 .config("spark.sql.shuffle.partitions", str(max(2, min(2 * cores, 16))))
                 .config("spark.sql.files.maxPartitionBytes", "8m")
             )
