@@ -6,8 +6,9 @@ from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
 from azure.servicebus import ServiceBusMessage
-from azure.servicebus._common.constants import _X_OPT_PARTITION_KEY
 from azure.servicebus.exceptions import MessageSizeExceededError, MessagingEntityNotFoundError, ServiceBusError
+
+from pairedbus import sdk
 
 T = TypeVar("T")
 
@@ -22,7 +23,7 @@ def batch_key(message: ServiceBusMessage) -> Any:
     if session_id:
         return session_id
     annotations = raw.annotations
-    return annotations.get(_X_OPT_PARTITION_KEY) if annotations else None
+    return annotations.get(sdk.ANNOTATION_PARTITION_KEY) if annotations else None
 
 
 class Destinations:

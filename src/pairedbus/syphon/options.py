@@ -47,6 +47,13 @@ class SyphonOptions(BaseModel):
     #: ARM id of the secondary namespace: when set, backlog queues are listed through ARM (Reader
     #: role) instead of the data plane (which needs Manage); see backlog_directory.py.
     secondary_resource_id: str | None = None
+    #: The bound on every call the syphon makes to Service Bus besides the long-poll receive itself
+    #: (sends, settlements, lock renewals, listings; a receive gets its wait plus this).
+    #: partitioning.md: must exceed 15 s so the service can re-route to another fragment; 60 s
+    #: recommended (the default).
+    operation_timeout: timedelta = Field(
+        default=contract.RECOMMENDED_CLIENT_OPERATION_TIMEOUT, gt=contract.MIN_CLIENT_OPERATION_TIMEOUT
+    )
     #: The spec's close/fault grace: how long a closed namespace's partner has to follow.
     close_fault_grace: timedelta = Field(default=contract.CLOSE_FAULT_GRACE, gt=timedelta(0))
 
