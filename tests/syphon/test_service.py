@@ -183,6 +183,7 @@ async def test_metrics_expose_the_syphon_counters_in_prometheus_text_format() ->
     syphon.stats = SyphonStats(
         moved=7,
         dead_lettered=2,
+        dead_letter_reasons=Counter({"SendRejected": 1, "DestinationNotFound": 1}),
         dropped_pings=5,
         left_locked=6,
         retries=8,
@@ -202,6 +203,9 @@ async def test_metrics_expose_the_syphon_counters_in_prometheus_text_format() ->
     assert samples[("pairedbus_syphon_up", ())] == 1
     assert samples[("pairedbus_syphon_messages_moved_total", ())] == 7
     assert samples[("pairedbus_syphon_messages_dead_lettered_total", ())] == 2
+    # One alertable series per reason: each is a message its sender was told was sent.
+    assert samples[("pairedbus_syphon_dead_letters_total", (("reason", "SendRejected"),))] == 1
+    assert samples[("pairedbus_syphon_dead_letters_total", (("reason", "DestinationNotFound"),))] == 1
     assert samples[("pairedbus_syphon_pings_dropped_total", ())] == 5
     assert samples[("pairedbus_syphon_messages_left_locked_total", ())] == 6
     assert samples[("pairedbus_syphon_send_retries_total", ())] == 8

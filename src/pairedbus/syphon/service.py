@@ -192,6 +192,16 @@ class SyphonCollector(Collector):
             "Backlog messages dead-lettered (e.g. their time to live ran out in the backlog).",
             value=stats.dead_lettered,
         )
+        reasons = CounterMetricFamily(
+            f"{METRIC_PREFIX}_dead_letters",
+            "Backlog messages dead-lettered, by reason (DestinationNotFound, SendRejected, MessageSizeExceeded, "
+            "TTLExpiredInBacklog, MissingPath, ...). Alert on any increase: each is a message a sender was told "
+            "was sent and that never reached its destination.",
+            labels=["reason"],
+        )
+        for reason, count in sorted(stats.dead_letter_reasons.items()):
+            reasons.add_metric([reason], count)
+        yield reasons
         yield CounterMetricFamily(
             f"{METRIC_PREFIX}_pings_dropped", "Pings found in the backlog and dropped.", value=stats.dropped_pings
         )

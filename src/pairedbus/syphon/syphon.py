@@ -109,7 +109,7 @@ class Syphon:
         )
         self._pair.watch_close(PRIMARY, self._primary_client)
         self._pair.watch_close(SECONDARY, self._secondary_client)
-        self._destinations = Destinations(self._primary_client)
+        self._destinations = Destinations(self._primary_client, timeout=self.options.operation_timeout.total_seconds())
         self._context = SyphonContext(
             options=self.options,
             stats=self._stats,
@@ -234,7 +234,9 @@ class Syphon:
         depth: dict[str, int] = {}
         if self._directory is None:
             raise RuntimeError("use the Syphon as an async context manager: async with Syphon(...) as syphon")
-        for queue in await self._directory.list_queues():
+        async with asyncio.timeout(self.options.operation_timeout.total_seconds()):
+            listed = await self._directory.list_queues()
+        for queue in listed:
             parsed = contract.parse_backlog_queue_name(queue.name)
             if parsed is None or parsed[0] != self.backlog_prefix:
                 continue
