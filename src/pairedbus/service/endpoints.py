@@ -8,7 +8,13 @@ from __future__ import annotations
 from typing import Final
 
 DEFAULT_PORT: Final = 8080
+#: Readiness: 200 while the syphon's clients are open and its loop runs (and it is not failing
+#: with errors no retry can fix). Kept at the old path so existing probes keep working.
 HEALTH_PATH: Final = "/healthz"
+READINESS_PATH: Final = "/readyz"
+#: Liveness: 503 after sustained failures no retry can fix (authentication, authorization, a
+#: missing namespace) or after no progress for the stall timeout with work pending: restart me.
+LIVENESS_PATH: Final = "/livez"
 METRICS_PATH: Final = "/metrics"
 
 #: The container app sets these; `pairedbus syphon` reads them when the flags are not given.

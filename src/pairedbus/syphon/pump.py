@@ -173,6 +173,7 @@ class BacklogPump:
         exc = receive.exception()
         if exc is None:
             self._receive_backoff.succeeded(self.queue)
+            self._ctx.stats.note_progress()
             return receive.result() or ReceiveEnd.EMPTY
         return self._receive_failed(exc)
 
@@ -302,6 +303,7 @@ class BacklogPump:
         except Exception as exc:
             return self._send_outcome(exc, destination, count)
         ctx.backoff.succeeded(destination)
+        ctx.stats.note_progress()
         return Sent()
 
     def _opening_outcome(self, exc: Exception, destination: str) -> SendOutcome:

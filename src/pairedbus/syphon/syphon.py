@@ -243,6 +243,8 @@ class Syphon:
             found.append((parsed[1], queue.name))
             depth[queue.name] = queue.active_messages
         self._stats.backlog_depth = depth
+        self._stats.listed = True
+        self._stats.note_reachable()
         return [name for _, name in sorted(found)]
 
     # --- helpers -------------------------------------------------------------------------
