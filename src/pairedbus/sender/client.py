@@ -75,7 +75,8 @@ class PairedNamespaceClient:
         self._clock = clock
         self._sleep = sleep
         self._timeout = self.options.operation_timeout.total_seconds()
-        self._grace = close_fault_grace
+        #: The close/fault rule's grace (paired-namespaces.md: 5 s).
+        self.close_fault_grace = close_fault_grace
         self._reconnect_backoff = reconnect_backoff.total_seconds()
         self.stats = FailoverStats()
         self.connections = PairedConnections(
@@ -141,7 +142,7 @@ class PairedNamespaceClient:
             assert self._syphon_stop is not None
             self._syphon_stop.set()
             # The syphon settles what it holds and stops; one grace period, then crash semantics.
-            done, _ = await asyncio.wait({self._syphon_task}, timeout=self._grace.total_seconds())
+            done, _ = await asyncio.wait({self._syphon_task}, timeout=self.close_fault_grace.total_seconds())
             if not done:
                 self._syphon_task.cancel()
             await asyncio.gather(self._syphon_task, return_exceptions=True)
@@ -168,7 +169,7 @@ class PairedNamespaceClient:
                     primary=self.primary,
                     secondary=self.secondary,
                     credential=self._credential,
-                    close_fault_grace=self._grace,
+                    close_fault_grace=self.close_fault_grace,
                     operation_timeout=self.options.operation_timeout,
                 ) as syphon:
                     await syphon.run(stop)
