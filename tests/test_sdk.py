@@ -61,3 +61,19 @@ def test_a_bare_annotated_message_encodes_like_the_public_constructor() -> None:
 def test_encoded_size_is_the_size_of_the_sdk_encoding_and_a_long_encodes() -> None:
     message = ServiceBusMessage(b"x" * 300, application_properties={"big": sdk.amqp_long(2**40)})
     assert sdk.encoded_size(message) == len(_wire(message.raw_amqp_message))
+
+
+def test_add_to_batch_builds_the_batch_add_message_builds_with_one_encoding() -> None:
+    messages = [ServiceBusMessage(b"x" * n, message_id=f"m-{n}", session_id="s") for n in (10, 300, 8000)]
+    public = ServiceBusMessageBatch(max_size_in_bytes=6000)
+    ours = ServiceBusMessageBatch(max_size_in_bytes=6000)
+    for message in messages[:2]:
+        public.add_message(message)
+        assert sdk.add_to_batch(ours, message)
+    assert not sdk.add_to_batch(ours, messages[2])  # over 6000 bytes: refused, batch unchanged
+    assert (len(ours), ours.size_in_bytes) == (len(public), public.size_in_bytes)
+    assert _wire_batch(ours) == _wire_batch(public)
+
+
+def _wire_batch(batch: ServiceBusMessageBatch) -> bytes:
+    return bytes(encode_payload(bytearray(), batch._message))

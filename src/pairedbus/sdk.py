@@ -13,7 +13,12 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from azure.servicebus import ServiceBusMessage, ServiceBusMessageBatch
-from azure.servicebus._common.constants import _X_OPT_PARTITION_KEY, _X_OPT_SCHEDULED_ENQUEUE_TIME
+from azure.servicebus._common.constants import (
+    _BATCH_MESSAGE_OVERHEAD_COST,
+    _X_OPT_PARTITION_KEY,
+    _X_OPT_SCHEDULED_ENQUEUE_TIME,
+)
+from azure.servicebus._pyamqp._encode import encode_payload
 from azure.servicebus._pyamqp.types import TYPE, VALUE
 from azure.servicebus._pyamqp.utils import amqp_long_value
 from azure.servicebus._transport._pyamqp_transport import PyamqpTransport
@@ -34,6 +39,7 @@ __all__ = [
     "ANNOTATION_PARTITION_KEY",
     "ANNOTATION_SCHEDULED_ENQUEUE_TIME",
     "SDK_VERSION_CHECKED",
+    "add_to_batch",
     "amqp_long",
     "bare_annotated_message",
     "batch_messages",
@@ -94,3 +100,39 @@ def bare_annotated_message(body: bytes | None) -> AmqpAnnotatedMessage:
     raw._annotations = None
     raw._delivery_annotations = None
     return raw
+
+
+def add_to_batch(batch: Any, message: ServiceBusMessage) -> bool:
+    """Add `message` to `batch`; False when it does not fit (the batch is unchanged).
+
+    `ServiceBusMessageBatch.add_message` encodes each message twice (once to measure it, once
+    into the batch): on the syphon's hop that is a quarter of the CPU. This encodes it once and
+    appends the bytes as `add_message` does (`_pyamqp.utils.add_batch`), with the same size
+    arithmetic. Distributed tracing attributes (`trace_message`) are not added. Any other batch
+    (another transport, a test double) goes through its own `add_message`.
+    """
+    if type(batch) is not ServiceBusMessageBatch or batch._amqp_transport is not PyamqpTransport:
+        from azure.servicebus.exceptions import MessageSizeExceededError
+
+        try:
+            batch.add_message(message)
+        except MessageSizeExceededError:
+            return False
+        return True
+    outgoing = PyamqpTransport.to_outgoing_amqp_message(message.raw_amqp_message)
+    payload = bytearray()
+    encode_payload(payload, outgoing)
+    size = len(payload)
+    size_after = batch._size + size + _BATCH_MESSAGE_OVERHEAD_COST[0 if size < 256 else 1]
+    if size_after > batch.max_size_in_bytes:
+        return False
+    message._message = outgoing
+    batch._message[5].append(payload)  # the batch message's data sections
+    batch._size = size_after
+    batch._count += 1
+    batch._messages.append(message)
+    if batch._count == 1:  # the envelope takes the first message's routing, as add_message does
+        PyamqpTransport.set_batch_envelope_properties(
+            batch._message, message.message_id, message.session_id, message.partition_key
+        )
+    return True

@@ -107,22 +107,16 @@ class Destinations:
             batch = await self._on_sender(destination, self._new_batch)
             members: list[int] = []
             for index in key_indexes:
-                try:
-                    batch.add_message(messages[index])
+                if sdk.add_to_batch(batch, messages[index]):  # encodes the message once
                     members.append(index)
                     continue
-                except MessageSizeExceededError:
-                    pass
                 if members:
                     units.append((batch, members))
                     batch = await self._on_sender(destination, self._new_batch)
                     members = []
-                    try:
-                        batch.add_message(messages[index])
+                    if sdk.add_to_batch(batch, messages[index]):
                         members.append(index)
                         continue
-                    except MessageSizeExceededError:
-                        pass
                 units.append((messages[index], [index]))
             if members:
                 units.append((batch, members))

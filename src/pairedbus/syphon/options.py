@@ -23,6 +23,9 @@ class SyphonOptions(BaseModel):
     backlog_prefix: str | None = Field(default=None, min_length=1)
     #: Messages received and not yet settled, across all backlog queues (1..100,000).
     max_in_flight: int = Field(default=2_000, ge=1, le=100_000)
+    #: Body bytes received and not yet settled, across all backlog queues (256 KB..4 GiB): with
+    #: large messages this, not the count, bounds memory (no receive starts while over it).
+    max_in_flight_bytes: int = Field(default=64 * 1024 * 1024, ge=contract.MAX_MESSAGE_SIZE_BYTES, le=4 * 1024**3)
     #: Largest receive per call on one backlog queue (1..5,000; capped by max_in_flight).
     receive_batch_size: int = Field(default=250, ge=1, le=5_000)
     #: How long one receive waits for messages in `run()` (the spec's 15-minute long poll).

@@ -18,6 +18,7 @@ from datetime import datetime
 from enum import Enum
 from typing import Any
 
+from azure.servicebus.amqp import AmqpMessageBodyType
 from azure.servicebus.exceptions import (
     MessageSizeExceededError,
     MessagingEntityNotFoundError,
@@ -31,7 +32,7 @@ from pairedbus.errors import is_retryable
 from pairedbus.syphon.backoff import Backoff
 from pairedbus.syphon.close_fault import PRIMARY, SECONDARY, ConnectionPair
 from pairedbus.syphon.destinations import Destinations
-from pairedbus.syphon.in_flight import InFlightBudget
+from pairedbus.syphon.in_flight import Hold, InFlightBudget
 from pairedbus.syphon.lock_keeper import LockKeeper
 from pairedbus.syphon.options import SyphonOptions
 from pairedbus.syphon.stats import SyphonStats
@@ -110,6 +111,8 @@ class BacklogPump:
         )
         self._timeout = ctx.options.operation_timeout.total_seconds()
         self._halt: asyncio.Event | None = None
+        #: Whether the last receive came back full: then the next one asks for more.
+        self._busy = False
         ctx.budget.join()  # left when run() ends
 
     async def run(self, *, wait: float, halt: asyncio.Event, until_empty: bool) -> None:
@@ -120,14 +123,20 @@ class BacklogPump:
         receiver = ctx.secondary.get_queue_receiver(self.queue, prefetch_count=0)
         try:
             async with asyncio.TaskGroup() as batches:
+                budget = ctx.budget
                 while not halt.is_set():
-                    granted = await ctx.budget.acquire(min(ctx.options.receive_batch_size, ctx.budget.share))
+                    granted = await budget.acquire(budget.ask(busy=self._busy, limit=ctx.options.receive_batch_size))
                     try:
                         received = await self._receive(receiver, granted, wait, halt)
                     except BaseException:
-                        await ctx.budget.release(granted)
+                        await budget.release(granted)
                         raise
-                    await ctx.budget.received(granted, 0 if isinstance(received, ReceiveEnd) else len(received))
+                    count = 0 if isinstance(received, ReceiveEnd) else len(received)
+                    nbytes = _body_bytes(received) if count else 0
+                    await budget.received(granted, count, nbytes)
+                    busy = count >= granted
+                    budget.mark(was_busy=self._busy, busy=busy)
+                    self._busy = busy
                     match received:
                         case ReceiveEnd.GONE:
                             return
@@ -137,9 +146,9 @@ class BacklogPump:
                             if until_empty:
                                 return
                         case messages:
-                            batches.create_task(self._handle(receiver, messages))
+                            batches.create_task(self._handle(receiver, messages, nbytes))
         finally:
-            ctx.budget.leave()
+            ctx.budget.leave(busy=self._busy)
             try:
                 await receiver.close()
             except (ServiceBusError, ValueError) as exc:
@@ -197,8 +206,9 @@ class BacklogPump:
 
     # --- one received batch --------------------------------------------------------------
 
-    async def _handle(self, receiver: Any, messages: list[Any]) -> None:
+    async def _handle(self, receiver: Any, messages: list[Any], nbytes: int) -> None:
         ctx = self._ctx
+        hold = Hold(ctx.budget, len(messages), nbytes)
         keeper = LockKeeper(
             receiver, messages, ctx.options.lock_renewal_interval, ctx.stats, ctx.pair, timeout=self._timeout
         )
@@ -206,13 +216,13 @@ class BacklogPump:
             async with asyncio.TaskGroup() as renewal:
                 renewing = renewal.create_task(keeper.run())
                 try:
-                    await self._dispatch(receiver, keeper, messages)
+                    await self._dispatch(receiver, keeper, hold, messages)
                 finally:
                     renewing.cancel()
         finally:
-            await ctx.budget.settled(len(messages))
+            await hold.give_back_rest()
 
-    async def _dispatch(self, receiver: Any, keeper: LockKeeper, messages: list[Any]) -> None:
+    async def _dispatch(self, receiver: Any, keeper: LockKeeper, hold: Hold, messages: list[Any]) -> None:
         now = self._ctx.now()
         groups: dict[str, list[tuple[Any, Any]]] = {}
         pings: list[Any] = []
@@ -230,14 +240,18 @@ class BacklogPump:
             if pings:
                 work.create_task(self._drop_pings(receiver, keeper, pings))
             for destination, items in groups.items():
-                work.create_task(self._deliver(receiver, keeper, destination, items))
+                work.create_task(self._deliver(receiver, keeper, hold, destination, items))
 
-    async def _deliver(self, receiver: Any, keeper: LockKeeper, destination: str, items: list[tuple[Any, Any]]) -> None:
+    async def _deliver(
+        self, receiver: Any, keeper: LockKeeper, hold: Hold, destination: str, items: list[tuple[Any, Any]]
+    ) -> None:
         """Send one destination's messages in order, batch by batch; settle each batch's backlog
         messages after its send returned. Retryable failures back off this destination only."""
         ctx = self._ctx
         lock = self._order.setdefault(destination, asyncio.Lock())
-        async with lock, asyncio.TaskGroup() as settling:
+        # The lock keeps one queue's messages to a destination in order; it is held until the
+        # sends are acknowledged, not through the settlements that follow them.
+        async with asyncio.TaskGroup() as settling, lock:
             remaining = list(range(len(items)))
             while remaining:
                 delay = ctx.backoff.remaining(destination)
@@ -248,7 +262,7 @@ class BacklogPump:
                     ctx.stats.retries += 1
                     await asyncio.sleep(delay)
                 done: set[int] = set()
-                match await self._send_round(receiver, keeper, destination, items, remaining, settling, done):
+                match await self._send_round(receiver, keeper, hold, destination, items, remaining, settling, done):
                     case DeadLetter(reason, description, everything=True):
                         for index in remaining:
                             if index not in done:
@@ -262,6 +276,7 @@ class BacklogPump:
         self,
         receiver: Any,
         keeper: LockKeeper,
+        hold: Hold,
         destination: str,
         items: list[tuple[Any, Any]],
         remaining: list[int],
@@ -284,7 +299,7 @@ class BacklogPump:
             match outcome:
                 case Sent():
                     done.update(members)
-                    settling.create_task(self._complete(receiver, keeper, [items[m][0] for m in members]))
+                    settling.create_task(self._complete(receiver, keeper, hold, [items[m][0] for m in members]))
                 case Split():
                     stack.extend((items[m][1], [m]) for m in reversed(members))
                 case DeadLetter(reason, description, everything=False):
@@ -374,7 +389,7 @@ class BacklogPump:
             extra={"destination": destination, "backlog_queue": self.queue, "messages": len(messages)},
         )
 
-    async def _complete(self, receiver: Any, keeper: LockKeeper, messages: list[Any]) -> None:
+    async def _complete(self, receiver: Any, keeper: LockKeeper, hold: Hold, messages: list[Any]) -> None:
         """Complete the backlog messages of one acknowledged send, all at once."""
         for message in messages:
             keeper.release(message)
@@ -385,6 +400,7 @@ class BacklogPump:
             else:
                 self._settle_failed(result, message, "complete")
         self._ctx.stats.moved += moved
+        await hold.give_back(len(messages))
 
     async def _settle_all(self, settle: Any, messages: list[Any]) -> list[BaseException | None]:
         """Run one settlement per message at once, all bounded by the operation timeout; the
@@ -454,6 +470,15 @@ class BacklogPump:
             f"backlog {what} failed; the message will be redelivered",
             extra={"backlog_queue": self.queue, "message_id": message.message_id, "error": repr(exc)},
         )
+
+
+def _body_bytes(messages: list[Any]) -> int:
+    """The body bytes of received messages (what the byte bound counts): data sections only."""
+    total = 0
+    for message in messages:
+        if message.body_type == AmqpMessageBodyType.DATA:
+            total += sum(map(len, message.body))
+    return total
 
 
 def _describe(exc: BaseException) -> str:

@@ -113,7 +113,7 @@ class Syphon:
         self._context = SyphonContext(
             options=self.options,
             stats=self._stats,
-            budget=InFlightBudget(self.options.max_in_flight),
+            budget=InFlightBudget(self.options.max_in_flight, max_bytes=self.options.max_in_flight_bytes),
             backoff=Backoff(self.options.backoff_initial.total_seconds(), self.options.backoff_max.total_seconds()),
             destinations=self._destinations,
             secondary=self._secondary_client,
