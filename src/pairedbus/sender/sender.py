@@ -27,6 +27,7 @@ connection was replaced) — never the client itself.
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 from collections.abc import Callable
 from typing import Any
@@ -209,7 +210,8 @@ class PairedSender:
         self._check_open()
         if self._failover.switched:
             return _IdAssigningBatch(max_size_in_bytes=max_size_in_bytes or contract.MAX_MESSAGE_SIZE_BYTES)
-        template = await self._primary_sender().create_message_batch(max_size_in_bytes)
+        async with asyncio.timeout(self._timeout):  # it may open the link: bounded like a send
+            template = await self._primary_sender().create_message_batch(max_size_in_bytes)
         # Same transport as the primary's batches, so the SDK sends it as it is.
         return _IdAssigningBatch(max_size_in_bytes=template.max_size_in_bytes, **sdk.batch_transport(template))
 
