@@ -234,7 +234,8 @@ Mover = Callable[..., Awaitable[None]]
 
 
 def _measure(world: Any, mover: Mover, queues: int, count: int, size: int) -> tuple[float, float]:
-    """(msg/s, CPU µs per message) of one mover on a freshly parked backlog."""
+    """(msg/s, CPU µs per message) of one mover on a freshly parked backlog. Other processes on
+    the machine only ever slow a run down, so callers take the best of a few."""
     _reset(world, queues)
     asyncio.run(_park(world, count, queues, size))
     started, cpu = time.perf_counter(), time.process_time()
@@ -298,17 +299,22 @@ def _sdk_add(batch: Any, message: Any) -> bool:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=6_000, help="messages per mover and case (default 6000)")
-    parser.add_argument("--large-messages", type=int, default=1_500, help="messages per case of 200 KB (default 1500)")
+    parser.add_argument("--large-messages", type=int, default=1_000, help="messages per case of 200 KB (default 1000)")
     parser.add_argument("--latency", type=float, default=0.07, help="simulated round trip in seconds (default 0.07)")
     parser.add_argument("--queues", type=int, nargs="+", default=[1, 10, 50], help="backlog queue counts")
     parser.add_argument("--sizes", type=int, nargs="+", default=[256, 200 * 1024], help="message body sizes (bytes)")
     parser.add_argument("--movers", nargs="+", default=["syphon", "pipelined", "sequential"])
+    parser.add_argument("--rounds", type=int, default=2, help="runs per mover and case, interleaved; the best counts")
     parser.add_argument("--syphon-option", action="append", default=[], help="NAME=INT, e.g. receive_batch_size=1000")
     args = parser.parse_args()
     for option in args.syphon_option:
         name, _, value = option.partition("=")
         SYPHON_OPTIONS[name] = int(value)
 
+    # Imported before any clock starts: a first import inside a measured run would count.
+    import azure.servicebus.aio.management  # noqa: F401
+
+    import pairedbus.syphon  # noqa: F401
     from pairedbus.testing.patching import mock_servicebus
 
     movers: dict[str, Mover] = {"syphon": _syphon, "pipelined": _pipelined, "sequential": _sequential, "floor": _floor}
@@ -320,10 +326,15 @@ def main() -> None:
             count = args.messages if size < 100_000 else args.large_messages
             c_eff = min(CAPACITY, CAPACITY_BYTES // size)
             for queues in args.queues:
-                for name in args.movers:
-                    rate, cpu_us = _measure(world, movers[name], queues, count, size)
+                best: dict[str, tuple[float, float]] = {}
+                for _ in range(args.rounds):
+                    for name in args.movers:
+                        rate, cpu_us = _measure(world, movers[name], queues, count, size)
+                        if name not in best or rate > best[name][0]:
+                            best[name] = (rate, min(cpu_us, best.get(name, (0, cpu_us))[1]))
+                for name, (rate, cpu_us) in best.items():
                     utilization = rate * 2 * args.latency / c_eff
-                    print(f"{name:<11}{queues:>7}{size:>9}{rate:>10.0f}{utilization:>7.0%}{cpu_us:>12.1f}")
+                    print(f"{name:<11}{queues:>7}{size:>9}{rate:>10.0f}{utilization:>7.0%}{cpu_us:>12.1f}", flush=True)
     for label, us in hop_cpu().items():
         print(f"CPU per hop, real encoding, 256 B ({label}): {us:.1f} µs")
 

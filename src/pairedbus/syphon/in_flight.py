@@ -60,7 +60,7 @@ class InFlightBudget:
         """How many slots a pump asks for (at most `limit`, its receive size)."""
         if not busy:
             return min(limit, self.probe)
-        return max(1, min(limit, max(self.probe, self._free // max(1, self._busy))))
+        return max(1, min(limit, max(self.probe, self._free)))
 
     @property
     def taken(self) -> int:

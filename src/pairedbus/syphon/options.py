@@ -26,8 +26,9 @@ class SyphonOptions(BaseModel):
     #: Body bytes received and not yet settled, across all backlog queues (256 KB..4 GiB): with
     #: large messages this, not the count, bounds memory (no receive starts while over it).
     max_in_flight_bytes: StrictInt = Field(default=64 * 1024 * 1024, ge=contract.MAX_MESSAGE_SIZE_BYTES, le=4 * 1024**3)
-    #: Largest receive per call on one backlog queue (1..5,000; capped by max_in_flight).
-    receive_batch_size: StrictInt = Field(default=250, ge=1, le=5_000)
+    #: Largest receive per call on one backlog queue (1..5,000; capped by what the in-flight budget
+    #: has free). A busy queue takes up to this much per round trip, an idle one only a probe.
+    receive_batch_size: StrictInt = Field(default=1_000, ge=1, le=5_000)
     #: How long one receive waits for messages in `run()` (the spec's 15-minute long poll).
     long_poll: timedelta = Field(default=contract.SYPHON_LONG_POLL, gt=timedelta(0))
     #: How long one receive waits in `drain()` before a queue counts as empty (then its depth is
