@@ -58,16 +58,15 @@ def test_capacity_must_be_positive() -> None:
         InFlightBudget(0)
 
 
-def test_idle_pumps_ask_for_a_probe_and_busy_ones_share_what_is_free() -> None:
+async def test_idle_pumps_ask_for_a_probe_and_busy_ones_for_what_is_free() -> None:
     budget = InFlightBudget(2000)
     for _ in range(10):
         budget.join()
     assert budget.ask(busy=False, limit=1000) == 16  # idle: a probe, whatever is free
-    budget.mark(was_busy=False, busy=True)
-    assert budget.ask(busy=True, limit=1000) == 1000  # the only busy pump: up to its limit
-    for _ in range(3):
-        budget.mark(was_busy=False, busy=True)
-    assert budget.ask(busy=True, limit=1000) == 500  # four busy pumps share the 2000 free
+    assert budget.ask(busy=True, limit=1000) == 1000  # busy: up to its receive size
+    await budget.acquire(1700)
+    assert budget.ask(busy=True, limit=1000) == 300  # what is free
+    assert budget.ask(busy=False, limit=1000) == 16
     for _ in range(200):
         budget.join()
     assert budget.probe == 4  # many pumps for the capacity: smaller probes

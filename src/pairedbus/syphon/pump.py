@@ -134,9 +134,7 @@ class BacklogPump:
                     count = 0 if isinstance(received, ReceiveEnd) else len(received)
                     nbytes = _body_bytes(received) if count else 0
                     await budget.received(granted, count, nbytes)
-                    busy = count >= granted
-                    budget.mark(was_busy=self._busy, busy=busy)
-                    self._busy = busy
+                    self._busy = count >= granted
                     match received:
                         case ReceiveEnd.GONE:
                             return
@@ -148,7 +146,7 @@ class BacklogPump:
                         case messages:
                             batches.create_task(self._handle(receiver, messages, nbytes))
         finally:
-            ctx.budget.leave(busy=self._busy)
+            ctx.budget.leave()
             try:
                 await receiver.close()
             except (ServiceBusError, ValueError) as exc:
