@@ -32,6 +32,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="P",
         help="retryable fault rate per operation, 0 <= P < 1 (default 0.02)",
     )
+    parser.add_argument(
+        "--ambiguous-send-rate",
+        type=float,
+        default=0.01,
+        metavar="P",
+        help="sends stored by the service whose client still sees a timeout, 0 <= P < 1 (default 0.01)",
+    )
+    parser.add_argument(
+        "--late-lock-loss-rate",
+        type=float,
+        default=0.01,
+        metavar="P",
+        help="completes that find the lock lost after the next hop acknowledged, 0 <= P < 1 (default 0.01)",
+    )
     parser.add_argument("--syphon-restarts", type=int, default=2, metavar="R", help="syphon kills (default 2)")
     parser.add_argument("--rtt-ms", type=float, default=0.0, metavar="MS", help="simulated round trip (default 0)")
     parser.add_argument("--seed", type=int, default=1, metavar="S", help="random seed (default 1)")
@@ -45,6 +59,8 @@ _FLAGS = {
     "backlog_queues": "--backlog-queues",
     "outages": "--outages",
     "fault_rate": "--fault-rate",
+    "ambiguous_send_rate": "--ambiguous-send-rate",
+    "late_lock_loss_rate": "--late-lock-loss-rate",
     "syphon_restarts": "--syphon-restarts",
     "rtt_ms": "--rtt-ms",
     "seed": "--seed",

@@ -44,6 +44,12 @@ class DrillReport:
     wall_seconds: float
     config: dict[str, Any]
     examples: dict[str, list[str]] = field(default_factory=dict)
+    #: Injected ambiguous outcomes: sends stored by the fake whose client saw a timeout.
+    ambiguous_sends: int = 0
+    #: Injected late lock losses: completes that found the lock gone (the message came back).
+    late_lock_losses: int = 0
+    #: Copies dropped by the destinations' duplicate detection (repeated sends and moves).
+    duplicates_dropped: int = 0
 
     @property
     def ok(self) -> bool:
@@ -79,6 +85,8 @@ class DrillReport:
         syphon: Any,
         outages: int,
         left: dict[str, int],
+        injected: dict[str, int] | None = None,
+        duplicates_dropped: int = 0,
         settled: bool,
         sending_seconds: float,
         settling_seconds: float,
@@ -126,4 +134,7 @@ class DrillReport:
             wall_seconds=round(wall_seconds, 3),
             config=config.model_dump(mode="json"),
             examples={k: v for k, v in examples.items() if v},
+            ambiguous_sends=(injected or {}).get("ambiguous_send", 0),
+            late_lock_losses=(injected or {}).get("late_lock_loss", 0),
+            duplicates_dropped=duplicates_dropped,
         )

@@ -102,7 +102,7 @@ async def run_drill(config: DrillConfig, world: Any, *, progress: ProgressBar | 
     started = time.perf_counter()
     rng = random.Random(config.seed)
     entities = drill_entities(config.entities)
-    create_entities(world, entities, config.backlog_queues)
+    create_entities(world, entities, config.backlog_queues, dedup=config.destination_duplicate_detection)
     planned = plan_messages(config, entities)
     units = _send_units(planned)
     ledger = Ledger()
@@ -111,6 +111,8 @@ async def run_drill(config: DrillConfig, world: Any, *, progress: ProgressBar | 
     world.seed(config.seed)
     world.latency = config.rtt_ms / 1000
     world.fault_rate = config.fault_rate
+    world.ambiguous_send_rate = config.ambiguous_send_rate
+    world.late_lock_loss_rate = config.late_lock_loss_rate
 
     credential = AzureNamedKeyCredential("drill", "fake-key")
     options = SendAvailabilityOptions(
@@ -196,6 +198,8 @@ async def run_drill(config: DrillConfig, world: Any, *, progress: ProgressBar | 
             progress.finish()
         # Audit without faults: what is left, and every dead letter.
         world.fault_rate = 0.0
+        world.ambiguous_send_rate = 0.0
+        world.late_lock_loss_rate = 0.0
         world.heal_all()
         stats = [c.stats for c in clients]
     left = audit(world, ledger, entities)
@@ -206,6 +210,8 @@ async def run_drill(config: DrillConfig, world: Any, *, progress: ProgressBar | 
         syphon=syphon,
         outages=outages,
         left=left,
+        injected=dict(world.injected),
+        duplicates_dropped=duplicates_dropped(world, entities),
         settled=settled,
         sending_seconds=sending_done - started,
         settling_seconds=settle_done - sending_done,
@@ -216,7 +222,7 @@ async def run_drill(config: DrillConfig, world: Any, *, progress: ProgressBar | 
 # --- setup ---------------------------------------------------------------------------------
 
 
-def create_entities(world: Any, entities: list[DrillEntity], backlog_queues: int) -> None:
+def create_entities(world: Any, entities: list[DrillEntity], backlog_queues: int, *, dedup: bool = True) -> None:
     """What the Pulumi components would have created: destinations and backlog queues."""
     primary = world.namespace(PRIMARY)
     common = {
@@ -224,15 +230,19 @@ def create_entities(world: Any, entities: list[DrillEntity], backlog_queues: int
         "max_delivery_count": DESTINATION_MAX_DELIVERY_COUNT,
         "lock_duration": DESTINATION_LOCK,
     }
-    dedup = {"requires_duplicate_detection": True, "duplicate_detection_history_time_window": DUPLICATE_WINDOW}
+    dedup_settings = (
+        {"requires_duplicate_detection": True, "duplicate_detection_history_time_window": DUPLICATE_WINDOW}
+        if dedup
+        else {}
+    )
     for entity in entities:
         if entity.is_topic:
-            primary.create_topic(entity.name, **dedup)
+            primary.create_topic(entity.name, **dedup_settings)
             for sub in SUBSCRIPTIONS:
                 primary.create_subscription(entity.name, sub, **common)
         else:
             primary.create_queue(
-                entity.name, requires_session=entity.kind is EntityKind.SESSION_QUEUE, **dedup, **common
+                entity.name, requires_session=entity.kind is EntityKind.SESSION_QUEUE, **dedup_settings, **common
             )
     secondary = world.namespace(SECONDARY)
     properties = {
@@ -463,6 +473,12 @@ async def _settle(
             return True
         await asyncio.sleep(SETTLE_POLL)
     return False
+
+
+def duplicates_dropped(world: Any, entities: list[DrillEntity]) -> int:
+    """Copies the destinations' duplicate detection dropped (repeated sends and moves)."""
+    primary = world.namespace(PRIMARY)
+    return sum(primary.sendable(entity.name).counts.duplicates_dropped for entity in entities)
 
 
 def audit(world: Any, ledger: Ledger, entities: list[DrillEntity]) -> dict[str, int]:

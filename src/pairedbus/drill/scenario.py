@@ -34,6 +34,10 @@ class DrillConfig(BaseModel):
     backlog_queues: int = Field(default=4, ge=1, le=100)
     outages: int = Field(default=2, ge=0, le=100)
     fault_rate: float = Field(default=0.02, ge=0.0, lt=1.0)
+    #: Sends that are stored but whose client sees a timeout (the fake's ambiguous outcome).
+    ambiguous_send_rate: float = Field(default=0.01, ge=0.0, lt=1.0)
+    #: Completes that find the lock already lost after the next hop acknowledged (late lock loss).
+    late_lock_loss_rate: float = Field(default=0.01, ge=0.0, lt=1.0)
     syphon_restarts: int = Field(default=2, ge=0, le=1000)
     rtt_ms: float = Field(default=0.0, ge=0.0, le=10_000.0)
     seed: int = 1
@@ -51,6 +55,9 @@ class DrillConfig(BaseModel):
     #: Test hook: every n-th delivery the consumer completes but does not record (a consumer that
     #: loses messages), 0 = off. Proves the accounting can fail.
     sabotage_consumer_every: int = Field(default=0, ge=0)
+    #: Test hook: False creates the destinations without duplicate detection, which the drill's
+    #: promise needs once sends can be ambiguous and locks can be lost late (proves the point).
+    destination_duplicate_detection: bool = True
 
 
 class EntityKind(StrEnum):

@@ -81,7 +81,7 @@ class _AdminCore:
     """The synchronous logic both twins share."""
 
     def __init__(self, fully_qualified_namespace: str, credential: Any, **kwargs: Any) -> None:
-        from pairedbus.testing.patching import active_world
+        from pairedbus.testing.active import active_world
 
         if credential is None:
             raise ValueError("credential is required")

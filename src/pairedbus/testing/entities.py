@@ -1,57 +1,53 @@
-"""Queues, topics and subscriptions of the fake, with the broker's message semantics.
-
-Everything here is synchronous and O(1) per message: deques in sequence order, lock expiry kept
-in lock order and evaluated lazily when someone looks (a receive, a settlement, a count), as the
-service itself only expires messages when a receiver pulls. Async waiting lives in the clients.
-"""
+"""Queues, topics and subscriptions of the fake: sending (duplicate detection, sequence numbers,
+quota, fragments of partitioned entities, routing through subscription rules) and receiving
+through each receivable entity's message stores (store.py)."""
 
 from __future__ import annotations
 
-import asyncio
-import heapq
 import itertools
-import random
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from azure.servicebus.exceptions import (
-    MessageLockLostError,
-    MessageNotFoundError,
-    ServiceBusQuotaExceededError,
-    SessionCannotBeLockedError,
-    SessionLockLostError,
-)
+from azure.servicebus.exceptions import ServiceBusError, ServiceBusQuotaExceededError
 
+from pairedbus import contract
+from pairedbus.testing.faults import make_error
 from pairedbus.testing.filters import RuleSet
-from pairedbus.testing.messages import (
-    STATE_ACTIVE,
-    STATE_DEFERRED,
-    STATE_SCHEDULED,
-    Content,
-    Record,
-)
+from pairedbus.testing.messages import Content, FakeReceivedMessage, Record
 from pairedbus.testing.properties import EntityKind, EntitySettings
+from pairedbus.testing.store import (
+    _NOTHING_DOWN,
+    DEAD_LETTER_REASON_MAX_DELIVERY,
+    DEAD_LETTER_REASON_TTL,
+    PARTITION_SHIFT,
+    MessageStore,
+    SessionLock,
+    partition_for_key,
+    partition_of,
+)
 
-if TYPE_CHECKING:
-    from pairedbus.testing.world import Namespace
+__all__ = [
+    "DEAD_LETTER_REASON_MAX_DELIVERY",
+    "DEAD_LETTER_REASON_TTL",
+    "Entity",
+    "MessageStore",
+    "OperationCounts",
+    "Queue",
+    "ReceivableEntity",
+    "SendableEntity",
+    "SessionLock",
+    "Subscription",
+    "Topic",
+    "partition_of",
+]
 
-DEAD_LETTER_REASON_MAX_DELIVERY: str = "MaxDeliveryCountExceeded"
-DEAD_LETTER_REASON_TTL: str = "TTLExpiredException"
-_TTL_DESCRIPTION = "The message expired and was dead lettered."
 #: The service allows a message to be auto-forwarded through at most this many entities.
 MAX_FORWARD_HOPS = 4
+
+
 _forward_depth = [0]
-
-#: Lock tokens: a random 64-bit prefix per process and a counter, so tokens are unique UUIDs
-#: without an os.urandom call per message.
-_TOKEN_PREFIX = random.Random().getrandbits(63) << 64
-_token_counter = itertools.count(1)
-
-
-def _next_token() -> int:
-    return _TOKEN_PREFIX | next(_token_counter)
 
 
 @dataclass
@@ -74,436 +70,6 @@ class OperationCounts:
     cancels: int = 0
 
 
-class SessionLock:
-    __slots__ = ("owner", "records", "session_id", "state", "until")
-
-    def __init__(self, session_id: str) -> None:
-        self.session_id = session_id
-        self.owner: Any = None
-        self.until = 0.0
-        self.state: bytes | None = None
-        self.records: dict[int, Record] = {}  # lock token -> record locked under this session
-
-
-class MessageStore:
-    """The messages of one queue or subscription, or of its dead-letter sub-queue."""
-
-    def __init__(self, entity: ReceivableEntity, *, dead_letter: bool) -> None:
-        self.entity = entity
-        self.is_dead_letter = dead_letter
-        self.available: deque[Record] = deque()
-        self.sessions: dict[str, deque[Record]] = {}
-        self.session_locks: dict[str, SessionLock] = {}
-        self.locked: deque[tuple[float, Record, int]] = deque()
-        self.locked_count = 0
-        self.active_count = 0
-        self.size_in_bytes = 0
-        self.scheduled: dict[int, Record] = {}
-        self._schedule_heap: list[tuple[float, int]] = []
-        self.deferred: dict[int, Record] = {}
-        self.waiters: list[asyncio.Future[None]] = []
-
-    # --- housekeeping -----------------------------------------------------------------------
-
-    def wake(self) -> None:
-        waiters = self.waiters
-        if waiters:
-            self.waiters = []
-            for fut in waiters:
-                if not fut.done():
-                    fut.set_result(None)
-
-    def housekeep(self, now: float) -> None:
-        """Promote due scheduled messages and release expired message locks."""
-        heap = self._schedule_heap
-        if heap and heap[0][0] <= now:
-            self._promote_scheduled(now)
-        locked = self.locked
-        if not locked:
-            return
-        expired: list[Record] = []
-        while locked:
-            until, rec, token = locked[0]
-            if rec.lock_token != token or rec.locked_until != until:
-                locked.popleft()  # settled, or renewed (a newer entry follows)
-                continue
-            if until > now:
-                break
-            locked.popleft()
-            expired.append(rec)
-        if expired:
-            self._release_many(expired)
-
-    def next_due(self) -> float | None:
-        """Epoch seconds of the next time-driven change (schedule or lock expiry), if any."""
-        due = self._schedule_heap[0][0] if self._schedule_heap else None
-        for until, rec, token in self.locked:
-            if rec.lock_token == token and rec.locked_until == until:
-                due = until if due is None else min(due, until)
-                break
-        return due
-
-    def _promote_scheduled(self, now: float) -> None:
-        heap = self._schedule_heap
-        promoted = False
-        while heap and heap[0][0] <= now:
-            due, seq = heapq.heappop(heap)
-            rec = self.scheduled.pop(seq, None)
-            if rec is None:
-                continue  # cancelled
-            rec.state = STATE_ACTIVE
-            rec.enqueued = due
-            ttl = self.entity.effective_ttl(rec.content)
-            rec.expires = None if ttl is None else due + ttl
-            self._enqueue(rec)
-            promoted = True
-        if promoted:
-            self.wake()
-
-    # --- arrival ----------------------------------------------------------------------------
-
-    def _enqueue(self, rec: Record) -> None:
-        self.active_count += 1
-        sid = rec.content.session_id
-        if self.entity.settings.requires_session and not self.is_dead_letter:
-            if sid is None:
-                sid = ""
-            q = self.sessions.get(sid)
-            if q is None:
-                q = self.sessions[sid] = deque()
-            q.append(rec)
-        else:
-            self.available.append(rec)
-
-    def add(self, rec: Record) -> None:
-        self.size_in_bytes += rec.content.size
-        self._enqueue(rec)
-
-    def add_scheduled(self, rec: Record, due: float) -> None:
-        rec.state = STATE_SCHEDULED
-        self.size_in_bytes += rec.content.size
-        self.scheduled[rec.sequence_number] = rec
-        heapq.heappush(self._schedule_heap, (due, rec.sequence_number))
-
-    def cancel_scheduled(self, sequence_number: int) -> bool:
-        rec = self.scheduled.pop(sequence_number, None)
-        if rec is None:
-            return False
-        self.size_in_bytes -= rec.content.size
-        return True
-
-    # --- delivery ---------------------------------------------------------------------------
-
-    def take(
-        self,
-        max_count: int,
-        owner: Any,
-        *,
-        now: float,
-        delete: bool,
-        session: SessionLock | None = None,
-    ) -> list[Record]:
-        """Deliver up to max_count records: lock them for `owner`, or remove them (receive and
-        delete). Expired messages met on the way are dead-lettered or dropped."""
-        self.housekeep(now)
-        if session is not None:
-            q = self.sessions.get(session.session_id)
-            if q is None:
-                return []
-        else:
-            q = self.available
-        out: list[Record] = []
-        if not q:
-            return out
-        lock_until = now + self.entity.settings.lock_seconds
-        popleft = q.popleft
-        locked_append = self.locked.append
-        while q and len(out) < max_count:
-            rec = popleft()
-            expires = rec.expires
-            if expires is not None and expires <= now and not self.is_dead_letter:
-                self._expire(rec)
-                continue
-            rec.deliveries += 1
-            if delete:
-                self.active_count -= 1
-                self.size_in_bytes -= rec.content.size
-            else:
-                token = _next_token()
-                rec.lock_token = token
-                rec.lock_owner = owner
-                self.locked_count += 1
-                if session is not None:
-                    rec.locked_until = session.until
-                    session.records[token] = rec
-                else:
-                    rec.locked_until = lock_until
-                    locked_append((lock_until, rec, token))
-            out.append(rec)
-        return out
-
-    def take_deferred(self, sequence_numbers: Iterable[int], owner: Any, *, now: float, delete: bool) -> list[Record]:
-        self.housekeep(now)
-        out = []
-        for seq in sequence_numbers:
-            rec = self.deferred.get(seq)
-            if rec is None or rec.lock_token:
-                raise MessageNotFoundError(
-                    message=f"Failed to lock one or more specified messages. Sequence number {seq}."
-                )
-            rec.deliveries += 1
-            if delete:
-                del self.deferred[seq]
-                self.size_in_bytes -= rec.content.size
-            else:
-                token = _next_token()
-                rec.lock_token = token
-                rec.lock_owner = owner
-                rec.locked_until = now + self.entity.settings.lock_seconds
-                self.locked.append((rec.locked_until, rec, token))
-                self.locked_count += 1
-            out.append(rec)
-        return out
-
-    def peek(self, max_count: int, from_sequence: int | None, now: float) -> list[Record]:
-        self.housekeep(now)
-        pool: list[Record] = []
-        if self.sessions:
-            for q in self.sessions.values():
-                pool.extend(q)
-        pool.extend(self.available)
-        pool.extend(rec for _, rec, token in self.locked if rec.lock_token == token)
-        for lock in self.session_locks.values():
-            pool.extend(lock.records.values())
-        pool.extend(self.deferred.values())
-        pool.extend(self.scheduled.values())
-        start = from_sequence or 0
-        seen: set[int] = set()
-        chosen = []
-        for rec in sorted(pool, key=lambda r: r.sequence_number):
-            if rec.sequence_number < start or rec.sequence_number in seen:
-                continue
-            seen.add(rec.sequence_number)
-            chosen.append(rec)
-            if len(chosen) >= max_count:
-                break
-        return chosen
-
-    # --- settlement -------------------------------------------------------------------------
-
-    def check_lock(self, rec: Record, token: int, now: float, session: SessionLock | None) -> None:
-        if not token or rec.lock_token != token:
-            raise MessageLockLostError()
-        if session is None and rec.locked_until <= now:
-            self.housekeep(now)
-            raise MessageLockLostError()
-
-    def _unlock(self, rec: Record, session: SessionLock | None) -> None:
-        if session is not None:
-            session.records.pop(rec.lock_token, None)
-        rec.lock_token = 0
-        rec.lock_owner = None
-        self.locked_count -= 1
-
-    def complete(self, rec: Record, session: SessionLock | None) -> None:
-        self._unlock(rec, session)
-        self.size_in_bytes -= rec.content.size
-        if rec.state is STATE_DEFERRED:
-            del self.deferred[rec.sequence_number]
-        else:
-            self.active_count -= 1
-
-    def abandon(self, rec: Record, session: SessionLock | None) -> None:
-        self._unlock(rec, session)
-        self._return(rec, front=True)
-        self.wake()
-
-    def defer(self, rec: Record, session: SessionLock | None) -> None:
-        self._unlock(rec, session)
-        rec.state = STATE_DEFERRED
-        self.active_count -= 1
-        self.deferred[rec.sequence_number] = rec
-
-    def dead_letter(
-        self, rec: Record, session: SessionLock | None, reason: str | None, description: str | None
-    ) -> None:
-        self._unlock(rec, session)
-        self._remove_to_dead_letter(rec, reason, description)
-
-    def renew(self, rec: Record, now: float) -> float:
-        until = now + self.entity.settings.lock_seconds
-        rec.locked_until = until
-        self.locked.append((until, rec, rec.lock_token))
-        return until
-
-    # --- lock loss, expiry, dead-lettering ------------------------------------------------
-
-    def _release_many(self, records: list[Record]) -> None:
-        back = []
-        for rec in records:
-            rec.lock_token = 0
-            rec.lock_owner = None
-            self.locked_count -= 1
-            if rec.state is STATE_DEFERRED:
-                continue
-            if self._exhausted(rec):
-                continue
-            back.append(rec)
-        self._return_many(back)
-
-    def _exhausted(self, rec: Record) -> bool:
-        """Dead-letter a message whose lock was released after its last allowed delivery."""
-        if self.is_dead_letter:
-            return False
-        limit = self.entity.settings.max_delivery_count
-        if rec.deliveries < limit:
-            return False
-        self._remove_to_dead_letter(
-            rec,
-            DEAD_LETTER_REASON_MAX_DELIVERY,
-            f"Message could not be consumed after {limit} delivery attempts.",
-        )
-        return True
-
-    def _return(self, rec: Record, *, front: bool) -> None:
-        if rec.state is STATE_DEFERRED:
-            return
-        if self._exhausted(rec):
-            return
-        self._return_many([rec])
-
-    def _return_many(self, records: list[Record]) -> None:
-        """Put released messages back near the head, in sequence order."""
-        if not records:
-            return
-        if self.entity.settings.requires_session and not self.is_dead_letter:
-            for rec in reversed(records):
-                sid = rec.content.session_id or ""
-                q = self.sessions.get(sid)
-                if q is None:
-                    q = self.sessions[sid] = deque()
-                q.appendleft(rec)
-        else:
-            self.available.extendleft(reversed(records))
-        self.wake()
-
-    def release_session(self, lock: SessionLock) -> None:
-        """The session lock ended: every message locked under it is released."""
-        records = sorted(lock.records.values(), key=lambda r: r.sequence_number)
-        lock.records.clear()
-        lock.owner = None
-        lock.until = 0.0
-        self._release_many(records)
-        self._forget_session_if_idle(lock.session_id)
-
-    def release_all_locks(self) -> None:
-        """Locks are lost when the entity's properties change while messages are locked."""
-        live = [rec for until, rec, token in self.locked if rec.lock_token == token and rec.locked_until == until]
-        self.locked.clear()
-        self._release_many(sorted(live, key=lambda r: r.sequence_number))
-        for lock in list(self.session_locks.values()):
-            self.release_session(lock)
-
-    def _expire(self, rec: Record) -> None:
-        self.entity.counts.expired += 1
-        if self.entity.settings.dead_lettering_on_message_expiration:
-            self._remove_to_dead_letter(rec, DEAD_LETTER_REASON_TTL, _TTL_DESCRIPTION)
-        else:
-            self.active_count -= 1
-            self.size_in_bytes -= rec.content.size
-
-    def _remove_to_dead_letter(self, rec: Record, reason: str | None, description: str | None) -> None:
-        if rec.state is STATE_DEFERRED:
-            self.deferred.pop(rec.sequence_number, None)
-        else:
-            self.active_count -= 1
-        self.size_in_bytes -= rec.content.size
-        rec.state = STATE_ACTIVE
-        rec.dl_reason = reason
-        rec.dl_description = description
-        rec.expires = None  # dead-lettered messages do not expire
-        self.entity.counts.dead_letters += 1
-        if self.is_dead_letter:  # dead-lettering from the dead-letter queue leaves it there
-            self.size_in_bytes += rec.content.size
-            self._enqueue(rec)
-            return
-        forward = self.entity.settings.forward_dead_lettered_messages_to
-        if forward is not None and self.entity._forward(forward, rec.content, self.entity._now()):
-            return
-        self.entity.dead_letter_store.add(rec)
-        self.entity.dead_letter_store.wake()
-
-    # --- sessions ---------------------------------------------------------------------------
-
-    def acquire_session(self, session_id: str | None, owner: Any, now: float) -> SessionLock | None:
-        """Lock a named session, or the next session with messages when session_id is None."""
-        self.housekeep(now)
-        for lock in list(self.session_locks.values()):
-            if lock.owner is not None and lock.until <= now:
-                self.release_session(lock)  # an expired session lock frees its messages
-        if session_id is None:
-            for sid, q in self.sessions.items():
-                if not q:
-                    continue
-                lock = self.session_locks.get(sid)
-                if lock is not None and lock.owner is not None and lock.until > now:
-                    continue
-                return self._lock_session(sid, owner, now)
-            return None
-        lock = self.session_locks.get(session_id)
-        if lock is not None and lock.owner is not None and lock.owner is not owner:
-            if lock.until > now:
-                raise SessionCannotBeLockedError(
-                    message=f"The requested session '{session_id}' cannot be accepted. It may be locked by another receiver."
-                )
-        return self._lock_session(session_id, owner, now)
-
-    def _lock_session(self, session_id: str, owner: Any, now: float) -> SessionLock:
-        lock = self.session_locks.get(session_id)
-        if lock is None:
-            lock = self.session_locks[session_id] = SessionLock(session_id)
-        elif lock.owner is not None and lock.owner is not owner:
-            self.release_session(lock)  # the previous owner's lock expired
-            self.session_locks[session_id] = lock
-        lock.owner = owner
-        lock.until = now + self.entity.settings.lock_seconds
-        return lock
-
-    def check_session(self, lock: SessionLock, owner: Any, now: float) -> None:
-        if lock.owner is not owner or lock.until <= now:
-            if lock.owner is owner:
-                self.release_session(lock)
-            raise SessionLockLostError()
-
-    def renew_session(self, lock: SessionLock, now: float) -> float:
-        lock.until = now + self.entity.settings.lock_seconds
-        for rec in lock.records.values():
-            rec.locked_until = lock.until
-        return lock.until
-
-    def close_session(self, lock: SessionLock, owner: Any) -> None:
-        if lock.owner is owner:
-            self.release_session(lock)
-
-    def _forget_session_if_idle(self, session_id: str) -> None:
-        q = self.sessions.get(session_id)
-        lock = self.session_locks.get(session_id)
-        if q is not None and not q:
-            del self.sessions[session_id]
-        if lock is not None and lock.owner is None and lock.state is None and not lock.records:
-            del self.session_locks[session_id]
-
-    # --- introspection ----------------------------------------------------------------------
-
-    def all_records(self, now: float) -> list[Record]:
-        self.housekeep(now)
-        return self.peek(2**62, None, now)
-
-    def queued_records(self, now: float) -> list[Record]:
-        """Active messages (available or locked, not deferred or scheduled) in sequence order."""
-        return [r for r in self.all_records(now) if r.state is STATE_ACTIVE]
-
-
 class Entity:
     """Anything with a path in a namespace: a queue, a topic or a subscription."""
 
@@ -511,7 +77,7 @@ class Entity:
     #: False once deleted; handlers that cached the entity look it up again (and fail).
     alive: bool = True
 
-    def __init__(self, namespace: Namespace, name: str, settings: EntitySettings) -> None:
+    def __init__(self, namespace: Any, name: str, settings: EntitySettings) -> None:
         self.namespace = namespace
         self.name = name
         self.settings = settings
@@ -524,6 +90,10 @@ class Entity:
     def path(self) -> str:
         return self.name
 
+    def fragments_down(self) -> frozenset[int] | set[int]:
+        """Fragments of this entity (of its topic, for a subscription) that are failed."""
+        return _NOTHING_DOWN
+
     def effective_ttl(self, content: Content) -> float | None:
         """Message TTL capped by the entity's default; None when neither is finite."""
         default = self.settings.ttl_seconds
@@ -534,7 +104,7 @@ class Entity:
 
 
 class ReceivableEntity(Entity):
-    def __init__(self, namespace: Namespace, name: str, settings: EntitySettings) -> None:
+    def __init__(self, namespace: Any, name: str, settings: EntitySettings) -> None:
         super().__init__(namespace, name, settings)
         self.store = MessageStore(self, dead_letter=False)
         self.dead_letter_store = MessageStore(self, dead_letter=True)
@@ -580,21 +150,15 @@ class ReceivableEntity(Entity):
         return self.namespace.world.clock.time()
 
     def active_messages(self) -> list[Any]:
-        from pairedbus.testing.messages import FakeReceivedMessage
-
         return [FakeReceivedMessage(r, None, settled=True, peeked=True) for r in self.store.queued_records(self._now())]
 
     def dead_letters(self) -> list[Any]:
-        from pairedbus.testing.messages import FakeReceivedMessage
-
         return [
             FakeReceivedMessage(r, None, settled=True, peeked=True)
             for r in self.dead_letter_store.queued_records(self._now())
         ]
 
     def scheduled_messages(self) -> list[Any]:
-        from pairedbus.testing.messages import FakeReceivedMessage
-
         now = self._now()
         self.store.housekeep(now)
         return [
@@ -603,8 +167,6 @@ class ReceivableEntity(Entity):
         ]
 
     def deferred_messages(self) -> list[Any]:
-        from pairedbus.testing.messages import FakeReceivedMessage
-
         return [
             FakeReceivedMessage(r, None, settled=True, peeked=True)
             for r in sorted(self.store.deferred.values(), key=lambda r: r.sequence_number)
@@ -629,11 +191,49 @@ class ReceivableEntity(Entity):
 class SendableEntity(Entity):
     """Queues and topics accept sends: duplicate detection, sequence numbers, quota."""
 
-    def __init__(self, namespace: Namespace, name: str, settings: EntitySettings) -> None:
+    def __init__(self, namespace: Any, name: str, settings: EntitySettings) -> None:
         super().__init__(namespace, name, settings)
         self._sequence = itertools.count(1)
         self._dup_seen: dict[str, float] = {}
         self._dup_order: deque[tuple[float, str]] = deque()
+        #: Fragments (partitioning.md): 16 on Standard, the namespace's partition count on
+        #: Premium, 1 when the entity is not partitioned. Fixed at creation, as in the service.
+        self.partitions = _partition_count(namespace, settings)
+        self._fragment_sequences = [itertools.count(1) for _ in range(self.partitions)]
+        self._next_fragment = 0
+        #: Failed fragments -> the error a send pinned to them raises.
+        self.down: dict[int, Any] = {}
+
+    def fragments_down(self) -> set[int]:  # type: ignore[override]
+        return set(self.down) if self.down else _NOTHING_DOWN  # type: ignore[return-value]
+
+    def partition_key(self, content: Content) -> str | None:
+        """The key that pins a message to a fragment (partitioning.md, "Partition keys"): the
+        session id, else the partition key, else the message id under duplicate detection."""
+        key = content.session_id or content.partition_key
+        if key is None and self.settings.requires_duplicate_detection:
+            key = content.message_id
+        return key
+
+    def _fragment(self, content: Content) -> int:
+        """The fragment a message goes to; raises the fragment's error if it is pinned to a
+        failed one. Unkeyed messages go round-robin over the fragments that are up."""
+        key = self.partition_key(content)
+        if key is not None:
+            fragment = partition_for_key(key, self.partitions)
+            error = self.down.get(fragment)
+            if error is not None:
+                raise make_error(error, f"{self.namespace.fqdn}/{self.name} partition {fragment}")
+            return fragment
+        for _ in range(self.partitions):
+            fragment = self._next_fragment
+            self._next_fragment = (fragment + 1) % self.partitions
+            if fragment not in self.down:
+                return fragment
+        raise ServiceBusError(f"No partition of {self.namespace.fqdn}/{self.name} is available.")
+
+    def _sequence_number(self, fragment: int) -> int:
+        return (fragment << PARTITION_SHIFT) | next(self._fragment_sequences[fragment])
 
     def _is_duplicate(self, message_id: str | None, now: float) -> bool:
         if message_id is None or not self.settings.requires_duplicate_detection:
@@ -667,11 +267,13 @@ class SendableEntity(Entity):
         self.counts.send_calls += 1
         self._check_quota(sum(c.size for c in contents))
         numbers = []
-        for content in contents:
+        if self.partitions > 1:
+            fragments = [self._fragment(c) for c in contents]  # a pinned send to a failed fragment fails whole
+        for i, content in enumerate(contents):
             if self._is_duplicate(content.message_id, now):
                 self.counts.duplicates_dropped += 1
                 continue
-            seq = next(self._sequence)
+            seq = next(self._sequence) if self.partitions == 1 else self._sequence_number(fragments[i])
             self._route(content, seq, now)
             numbers.append(seq)
         self.counts.sends += len(numbers)
@@ -685,10 +287,20 @@ class SendableEntity(Entity):
         raise NotImplementedError
 
 
+def _partition_count(namespace: Any, settings: EntitySettings) -> int:
+    if not settings.values.get("enable_partitioning"):
+        return 1
+    if namespace.sku == contract.SKU_PREMIUM:
+        if namespace.messaging_partitions >= contract.MIN_PREMIUM_PARTITIONS_FOR_ENTITIES:
+            return namespace.messaging_partitions
+        return contract.PARTITIONS_PER_ENTITY[contract.SKU_PREMIUM]
+    return contract.PARTITIONS_PER_ENTITY[contract.SKU_STANDARD]
+
+
 class Queue(ReceivableEntity, SendableEntity):
     kind = EntityKind.QUEUE
 
-    def __init__(self, namespace: Namespace, name: str, settings: EntitySettings) -> None:
+    def __init__(self, namespace: Any, name: str, settings: EntitySettings) -> None:
         super().__init__(namespace, name, settings)
 
     def total_size_in_bytes(self) -> int:
@@ -721,6 +333,9 @@ class Subscription(ReceivableEntity):
     def path(self) -> str:
         return f"{self.topic.name}/Subscriptions/{self.name}"
 
+    def fragments_down(self) -> frozenset[int] | set[int]:
+        return self.topic.fragments_down()
+
     def effective_ttl(self, content: Content) -> float | None:
         ttl = self.topic.effective_ttl(content)
         own = self.settings.ttl_seconds
@@ -732,7 +347,7 @@ class Subscription(ReceivableEntity):
 class Topic(SendableEntity):
     kind = EntityKind.TOPIC
 
-    def __init__(self, namespace: Namespace, name: str, settings: EntitySettings) -> None:
+    def __init__(self, namespace: Any, name: str, settings: EntitySettings) -> None:
         super().__init__(namespace, name, settings)
         self.subscriptions: dict[str, Subscription] = {}
 
@@ -747,12 +362,13 @@ class Topic(SendableEntity):
         props: dict[str, Any] | None = None
         for sub in self.subscriptions.values():
             rules = sub.rules
-            if not rules.always_true:
-                if props is None:
-                    props = content.filter_properties()
-                if not rules.matches(content, props):
-                    continue
-            sub.deliver(content, sequence_number, now)
+            if rules.always_true:
+                sub.deliver(content, sequence_number, now)
+                continue
+            if props is None:
+                props = content.filter_properties()
+            for copy in rules.copies(content, props):
+                sub.deliver(copy, sequence_number, now)
 
     def accept(self, contents: list[Content], now: float) -> list[int]:
         numbers = super().accept(contents, now)

@@ -6,7 +6,12 @@ and number literals and `@parameters`; `AND`, `OR`, `NOT`, parentheses; `IS [NOT
 `sys.<Name>` (MessageId, CorrelationId, Label/Subject, To, ReplyTo, SessionId, ReplyToSessionId,
 ContentType), `user.<name>` or a bare application-property name. A comparison with a missing
 property is unknown (SQL three-valued logic), and a rule matches only when its filter is TRUE.
-SQL rule actions are not applied.
+
+SQL rule actions (https://learn.microsoft.com/azure/service-bus-messaging/service-bus-messaging-sql-rule-action):
+`SET <property> = <expression>` and `REMOVE <property>` statements, separated by `;` (optional),
+where an expression is a constant, a property, an `@parameter`, or `+ - * / %` of those. A
+subscription gets one copy of a message per matching rule that has an action (each copy with that
+rule's action applied) and one unmodified copy if any matching rule has none.
 """
 
 from __future__ import annotations
@@ -19,11 +24,12 @@ from azure.servicebus.management import (
     CorrelationRuleFilter,
     FalseRuleFilter,
     RuleProperties,
+    SqlRuleAction,
     SqlRuleFilter,
     TrueRuleFilter,
 )
 
-from pairedbus.testing.messages import Content
+from pairedbus.testing.content import Content, estimate_size
 
 DEFAULT_RULE_NAME = "$Default"
 
@@ -40,7 +46,7 @@ _SYSTEM = {
 }
 
 _TOKEN = re.compile(
-    r"\s*(?:(?P<str>'(?:[^']|'')*')|(?P<num>-?\d+(?:\.\d+)?)|(?P<op><>|!=|<=|>=|=|<|>|\(|\)|,)"
+    r"\s*(?:(?P<str>'(?:[^']|'')*')|(?P<num>-?\d+(?:\.\d+)?)|(?P<op><>|!=|<=|>=|=|<|>|\(|\)|,|;|\+|-|\*|/|%)"
     r"|(?P<param>@[A-Za-z_][\w]*)|(?P<ident>\[[^\]]+\]|[A-Za-z_$][\w.$-]*))"
 )
 _MISSING = object()
@@ -69,7 +75,7 @@ def _tokenize(text: str) -> list[tuple[str, Any]]:
             tokens.append(("lit", float(value) if "." in value else int(value)))
         elif kind == "ident":
             upper = value.upper()
-            if upper in {"AND", "OR", "NOT", "IS", "NULL", "IN", "LIKE", "EXISTS", "TRUE", "FALSE"}:
+            if upper in {"AND", "OR", "NOT", "IS", "NULL", "IN", "LIKE", "EXISTS", "TRUE", "FALSE", "SET", "REMOVE"}:
                 tokens.append(("kw", upper))
             else:
                 tokens.append(("ident", value.strip("[]")))
@@ -286,6 +292,114 @@ def compile_sql(expression: str, parameters: dict[str, Any] | None = None) -> Pr
     return _Parser(expression, parameters).parse()
 
 
+Action = Callable[[Content], Content]
+Operand = Callable[[Content, dict[str, Any]], Any]
+
+_ARITHMETIC: dict[str, Callable[[Any, Any], Any]] = {
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    "/": lambda a, b: a / b,
+    "%": lambda a, b: a % b,
+}
+
+
+class _ActionParser(_Parser):
+    """`SET prop = expr [;] REMOVE prop [;] ...` into a function from content to a new content."""
+
+    def parse_action(self) -> Action:
+        statements: list[tuple[str, str, Operand | None]] = []
+        while self.peek() is not None:
+            if self.accept("kw", "SET"):
+                name = self.take("ident")
+                self.take("op", "=")
+                statements.append(("set", name, self.parse_sum()))
+            elif self.accept("kw", "REMOVE"):
+                statements.append(("remove", self.take("ident"), None))
+            else:
+                raise FilterSyntaxError(f"expected SET or REMOVE, got {self.peek()}")
+            while self.accept("op", ";") or self.accept("op", ","):
+                pass
+        targets = [(op, _target(name), expr) for op, name, expr in statements]
+
+        def apply(content: Content) -> Content:
+            new = content.copy()
+            new.props = dict(new.props or {})
+            new.wire = None
+            props = content.filter_properties()
+            for op, (attr, key), expr in targets:
+                value = None
+                if op == "set":
+                    value = expr(new, props)  # type: ignore[misc]
+                    if value is _MISSING:
+                        continue  # an unknown value sets nothing
+                if attr is not None:
+                    setattr(new, attr, None if value is None else str(value))
+                elif op == "set":
+                    new.props[key] = value
+                    props[key] = value
+                else:
+                    new.props.pop(key, None)
+                    props.pop(key, None)
+            new.props = new.props or None
+            new.size = estimate_size(new)
+            return new
+
+        return apply
+
+    def parse_sum(self) -> Operand:
+        left = self.parse_product()
+        while (token := self.peek()) in (("op", "+"), ("op", "-")):
+            self.pos += 1
+            left = _binary(_ARITHMETIC[token[1]], left, self.parse_product())  # type: ignore[index]
+        return left
+
+    def parse_product(self) -> Operand:
+        left = self.parse_unary()
+        while (token := self.peek()) is not None and token[0] == "op" and token[1] in ("*", "/", "%"):
+            self.pos += 1
+            left = _binary(_ARITHMETIC[token[1]], left, self.parse_unary())
+        return left
+
+    def parse_unary(self) -> Operand:
+        if self.accept("op", "-"):
+            inner = self.parse_unary()
+            return lambda c, p: v if (v := inner(c, p)) is _MISSING else -v
+        if self.accept("op", "("):
+            inner = self.parse_sum()
+            self.take("op", ")")
+            return inner
+        return self.parse_operand()
+
+
+def _binary(fn: Callable[[Any, Any], Any], left: Operand, right: Operand) -> Operand:
+    def evaluate(c: Content, p: dict[str, Any]) -> Any:
+        a, b = left(c, p), right(c, p)
+        if a is _MISSING or b is _MISSING:
+            return _MISSING
+        return fn(a, b)
+
+    return evaluate
+
+
+def _target(name: str) -> tuple[str | None, str]:
+    """(Content attribute, None) for a sys. property, (None, key) for a user property."""
+    lowered = name.lower()
+    if lowered.startswith("sys."):
+        attr = _SYSTEM.get(lowered[4:])
+        if attr is None:
+            raise FilterSyntaxError(f"unsupported system property {name!r}")
+        return attr, name
+    return None, name[5:] if lowered.startswith("user.") else name
+
+
+def compile_action(action: Any) -> Action | None:
+    """The rule's action as a content transformation; None for no action (EmptyRuleAction)."""
+    if action is None or not isinstance(action, SqlRuleAction) or not (action.sql_expression or "").strip():
+        return None
+    return _ActionParser(action.sql_expression, action.parameters).parse_action()
+
+
 def _correlation(f: CorrelationRuleFilter) -> Predicate:
     checks: list[tuple[str, Any]] = [
         (attr, getattr(f, name))
@@ -341,21 +455,46 @@ class RuleSet:
     def __init__(self) -> None:
         self.rules: dict[str, RuleProperties] = {}
         self._predicates: dict[str, Predicate] = {}
+        self._actions: dict[str, Action] = {}
         self.always_true = False
         self.add(RuleProperties(DEFAULT_RULE_NAME, filter=TrueRuleFilter(), action=None, created_at_utc=None))
 
     def add(self, rule: RuleProperties) -> None:
         self._predicates[rule.name] = compile_filter(rule.filter)
+        action = compile_action(rule.action)
+        if action is None:
+            self._actions.pop(rule.name, None)
+        else:
+            self._actions[rule.name] = action
         self.rules[rule.name] = rule
         self._refresh()
 
     def remove(self, name: str) -> None:
         del self.rules[name]
         del self._predicates[name]
+        self._actions.pop(name, None)
         self._refresh()
 
     def _refresh(self) -> None:
-        self.always_true = any(is_true_filter(r.filter) for r in self.rules.values())
+        #: True when every message gets exactly one unmodified copy (no filter to evaluate).
+        self.always_true = not self._actions and any(is_true_filter(r.filter) for r in self.rules.values())
+
+    def copies(self, content: Content, props: dict[str, Any]) -> list[Content]:
+        """What the subscription stores for this message: one copy per matching rule with an
+        action, plus the message itself if any matching rule has no action."""
+        out: list[Content] = []
+        plain = False
+        for name, predicate in self._predicates.items():
+            if predicate(content, props) is not True:
+                continue
+            action = self._actions.get(name)
+            if action is None:
+                plain = True
+            else:
+                out.append(action(content))
+        if plain:
+            out.insert(0, content)
+        return out
 
     def matches(self, content: Content, props: dict[str, Any]) -> bool:
         return any(predicate(content, props) is True for predicate in self._predicates.values())

@@ -1,10 +1,6 @@
-"""Messages inside the fake: what a send stores, and what a receive hands back.
-
-A send snapshots the outgoing `ServiceBusMessage` into an immutable `Content` (cheap attribute
-reads, no AMQP encoding); every entity that stores it wraps it in a `Record` carrying the broker
-state (sequence number, lock, delivery count). A receive returns `FakeReceivedMessage`, a
-`ServiceBusReceivedMessage` subclass whose properties read those two objects, so code written for
-the real SDK sees the same attributes and the same shapes (see `received_application_properties`).
+"""What a receive hands back: `FakeReceivedMessage`, a `ServiceBusReceivedMessage` subclass whose
+properties read the stored `Content` and `Record` (content.py), so code written for the real SDK
+sees the same attributes and shapes; and `FakeMessageBatch`, the sender's batch.
 """
 
 from __future__ import annotations
@@ -12,15 +8,12 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator, Mapping
 from datetime import datetime, timedelta
-from decimal import Decimal
 from typing import Any
 
 from azure.servicebus import ServiceBusMessage, ServiceBusMessageBatch, ServiceBusReceivedMessage
 from azure.servicebus._common.constants import (
     _X_OPT_ENQUEUED_TIME,
     _X_OPT_LOCKED_UNTIL,
-    _X_OPT_PARTITION_KEY,
-    _X_OPT_SCHEDULED_ENQUEUE_TIME,
     _X_OPT_SEQUENCE_NUMBER,
     ServiceBusMessageState,
     ServiceBusReceiveMode,
@@ -29,305 +22,42 @@ from azure.servicebus.amqp import AmqpAnnotatedMessage, AmqpMessageBodyType
 from azure.servicebus.exceptions import MessageSizeExceededError
 
 from pairedbus.testing.clock import to_datetime, to_seconds
-
-#: Encoded AMQP overhead of a message with an empty body (measured against the SDK's encoder).
-_BASE_OVERHEAD = 64
-#: Within this distance of a limit, the estimate is replaced by the SDK's exact encoded size.
-_EXACT_MARGIN = 4096
-#: The AMQP header carries time-to-live as uint32 milliseconds; longer TTLs are not put on the wire.
-_MAX_HEADER_TTL_MS = 2**32 - 1
-
-#: Application-property value types the SDK's AMQP encoder accepts (a dict may also be an
-#: explicitly typed value, `{"TYPE": AMQPTypes.long, "VALUE": n}`).
-_ENCODABLE_TYPES = (
-    type(None),
-    bool,
-    str,
-    uuid.UUID,
-    bytes,
-    bytearray,
-    float,
-    int,
-    datetime,
-    Decimal,
-    dict,
-    list,
-    tuple,
+from pairedbus.testing.content import (
+    _EXACT_MARGIN,
+    _MAX_HEADER_TTL_MS,
+    _STATE_ACTIVE,
+    _STATE_DEFERRED,
+    _STATE_SCHEDULED,
+    Content,
+    Record,
+    content_from_message,
+    decode_wire,
+    encode_wire,
+    estimate_size,
+    exact_size,
+    received_application_properties,
+    size_within,
+    to_service_bus_message,
 )
-_ENCODABLE = frozenset(_ENCODABLE_TYPES)
 
-_STATE_ACTIVE = ServiceBusMessageState.ACTIVE
-_STATE_DEFERRED = ServiceBusMessageState.DEFERRED
-_STATE_SCHEDULED = ServiceBusMessageState.SCHEDULED
-
-
-def _text(value: Any) -> Any:
-    return value.decode("utf-8") if isinstance(value, bytes) else value
-
-
-class Content:
-    """What the sender put on the wire, frozen at send time. Shared by every copy of a message
-    (topic fan-out, redeliveries); a received message that is modified copies it first."""
-
-    __slots__ = (
-        "body",
-        "body_type",
-        "content_type",
-        "correlation_id",
-        "message_id",
-        "partition_key",
-        "props",
-        "reply_to",
-        "reply_to_session_id",
-        "scheduled",
-        "session_id",
-        "size",
-        "subject",
-        "to",
-        "ttl",
-    )
-
-    body: Any  # list of bytes sections for DATA bodies, else the value / sequence
-    body_type: AmqpMessageBodyType
-    content_type: str | None
-    correlation_id: str | None
-    message_id: str | None
-    partition_key: str | None
-    props: dict[Any, Any] | None  # application properties as the sender gave them
-    reply_to: str | None
-    reply_to_session_id: str | None
-    scheduled: float | None  # epoch seconds
-    session_id: str | None
-    size: int
-    subject: str | None
-    to: str | None
-    ttl: float | None  # seconds, as set on the message (the SDK keeps whole seconds)
-
-    def copy(self) -> Content:
-        new = Content.__new__(Content)
-        new.body = self.body
-        new.body_type = self.body_type
-        new.content_type = self.content_type
-        new.correlation_id = self.correlation_id
-        new.message_id = self.message_id
-        new.partition_key = self.partition_key
-        new.props = None if self.props is None else dict(self.props)
-        new.reply_to = self.reply_to
-        new.reply_to_session_id = self.reply_to_session_id
-        new.scheduled = self.scheduled
-        new.session_id = self.session_id
-        new.size = self.size
-        new.subject = self.subject
-        new.to = self.to
-        new.ttl = self.ttl
-        return new
-
-    def filter_properties(self) -> dict[str, Any]:
-        """Application properties keyed by str, for rule filters (typed AMQP values unwrapped)."""
-        if not self.props:
-            return {}
-        return {
-            _text(k): v["VALUE"] if isinstance(v, dict) and "TYPE" in v and "VALUE" in v else v
-            for k, v in self.props.items()
-        }
-
-
-def estimate_size(content: Content) -> int:
-    """Encoded size of a message, close to the SDK's (within a few bytes for typical messages)."""
-    size = _BASE_OVERHEAD
-    body = content.body
-    if content.body_type is AmqpMessageBodyType.DATA:
-        for section in body:
-            size += len(section) + 3
-    elif body is not None:
-        size += len(repr(body))
-    for value in (
-        content.message_id,
-        content.session_id,
-        content.content_type,
-        content.correlation_id,
-        content.subject,
-        content.to,
-        content.reply_to,
-        content.reply_to_session_id,
-        content.partition_key,
-    ):
-        if value is not None:
-            size += len(value) + 3
-    props = content.props
-    if props:
-        for key in props:
-            value = props[key]
-            size += len(key) + (len(value) + 7 if value.__class__ in (str, bytes) else 13)
-    return size
-
-
-def exact_size(content: Content) -> int:
-    """The SDK's own encoded size (slow: ~30 µs); used only near a size limit."""
-    from azure.servicebus._transport._pyamqp_transport import PyamqpTransport
-
-    outgoing = to_service_bus_message(content)
-    return PyamqpTransport.get_message_encoded_size(PyamqpTransport.to_outgoing_amqp_message(outgoing.raw_amqp_message))
-
-
-def size_within(content: Content, limit: int) -> bool:
-    size = content.size
-    if size + _EXACT_MARGIN < limit:
-        return True
-    return exact_size(content) <= limit
-
-
-def content_from_message(message: Any) -> Content:
-    """Snapshot an outgoing message: `ServiceBusMessage` (or a received one being re-sent),
-    `AmqpAnnotatedMessage`, or a mapping of `ServiceBusMessage` keyword arguments."""
-    if isinstance(message, FakeReceivedMessage):
-        return message._outgoing_content()
-    if isinstance(message, ServiceBusMessage):
-        raw = message._raw_amqp_message
-    elif isinstance(message, AmqpAnnotatedMessage):
-        raw = message
-    elif isinstance(message, Mapping):
-        raw = ServiceBusMessage(**message)._raw_amqp_message
-    else:
-        raise TypeError(
-            "Only AmqpAnnotatedMessage, ServiceBusMessage instances or Mappings representing messages are "
-            f"supported. Received instead: {message.__class__.__name__}"
-        )
-    content = Content.__new__(Content)
-    body_type = raw._body_type
-    content.body_type = body_type
-    if body_type is AmqpMessageBodyType.DATA:
-        content.body = list(raw._data_body)
-    elif body_type is AmqpMessageBodyType.SEQUENCE:
-        content.body = list(raw._sequence_body)
-    else:
-        content.body = raw._value_body
-    props = raw._properties
-    if props is not None:
-        # The SDK's setters store str; AMQP-built messages may carry bytes.
-        v = props.message_id
-        content.message_id = v if v is None or v.__class__ is str else _text(v)
-        v = props.group_id
-        content.session_id = v if v is None or v.__class__ is str else _text(v)
-        v = props.content_type
-        content.content_type = v if v is None or v.__class__ is str else _text(v)
-        v = props.correlation_id
-        content.correlation_id = v if v is None or v.__class__ is str else _text(v)
-        v = props.subject
-        content.subject = v if v is None or v.__class__ is str else _text(v)
-        v = props.to
-        content.to = v if v is None or v.__class__ is str else _text(v)
-        v = props.reply_to
-        content.reply_to = v if v is None or v.__class__ is str else _text(v)
-        v = props.reply_to_group_id
-        content.reply_to_session_id = v if v is None or v.__class__ is str else _text(v)
-    else:
-        content.message_id = content.session_id = content.content_type = content.correlation_id = None
-        content.subject = content.to = content.reply_to = content.reply_to_session_id = None
-    header = raw._header
-    ttl_ms = header.time_to_live if header is not None else None
-    content.ttl = ttl_ms / 1000 if ttl_ms else None
-    annotations = raw._annotations
-    if annotations:
-        content.partition_key = _text(annotations.get(_X_OPT_PARTITION_KEY))
-        scheduled = annotations.get(_X_OPT_SCHEDULED_ENQUEUE_TIME)
-        if isinstance(scheduled, datetime):
-            content.scheduled = to_seconds(scheduled)
-        elif scheduled:
-            content.scheduled = scheduled / 1000
-        else:
-            content.scheduled = None
-    else:
-        content.partition_key = None
-        content.scheduled = None
-    app = raw._application_properties
-    if app:
-        for value in app.values():
-            if value.__class__ not in _ENCODABLE and not isinstance(value, _ENCODABLE_TYPES):
-                raise TypeError(f"Unable to encode unknown value: {value}")  # as the SDK's AMQP encoder
-        content.props = dict(app)
-    else:
-        content.props = None
-    content.size = estimate_size(content)
-    return content
-
-
-def to_service_bus_message(content: Content) -> ServiceBusMessage:
-    body = content.body
-    if content.body_type is AmqpMessageBodyType.DATA:
-        body = b"".join(body)
-    message = ServiceBusMessage(
-        body,
-        application_properties=dict(content.props) if content.props else None,
-        session_id=content.session_id,
-        message_id=content.message_id,
-        content_type=content.content_type,
-        correlation_id=content.correlation_id,
-        subject=content.subject,
-        partition_key=content.partition_key,
-        to=content.to,
-        reply_to=content.reply_to,
-        reply_to_session_id=content.reply_to_session_id,
-    )
-    if content.ttl:
-        message.time_to_live = timedelta(seconds=content.ttl)
-    if content.scheduled is not None:
-        message.scheduled_enqueue_time_utc = to_datetime(content.scheduled)
-    return message
-
-
-def _received_value(value: Any) -> Any:
-    if isinstance(value, str):
-        return value.encode("utf-8")
-    if isinstance(value, dict) and "TYPE" in value and "VALUE" in value:  # an explicitly typed AMQP value
-        return _received_value(value["VALUE"])
-    if isinstance(value, datetime):  # AMQP timestamp: comes back as int milliseconds since the epoch
-        return int(to_seconds(value) * 1000)
-    if isinstance(value, bytearray):
-        return bytes(value)
-    return value
-
-
-def received_application_properties(props: Mapping[Any, Any] | None) -> dict[bytes, Any] | None:
-    """Application properties as the real SDK returns them after a round trip through the service:
-    keys and str values are bytes, datetimes are int milliseconds since the epoch, int/float/bool/
-    UUID/bytes keep their types, and no properties at all is None."""
-    if not props:
-        return None
-    return {(k.encode("utf-8") if isinstance(k, str) else k): _received_value(v) for k, v in props.items()}
-
-
-class Record:
-    """One message stored in one entity (queue, subscription or a dead-letter sub-queue)."""
-
-    __slots__ = (
-        "content",
-        "deliveries",
-        "dl_description",
-        "dl_reason",
-        "dl_source",
-        "enqueued",
-        "expires",
-        "lock_owner",
-        "lock_token",
-        "locked_until",
-        "sequence_number",
-        "state",
-    )
-
-    def __init__(self, content: Content, sequence_number: int, enqueued: float, expires: float | None) -> None:
-        self.content = content
-        self.sequence_number = sequence_number
-        self.enqueued = enqueued
-        self.expires = expires
-        self.deliveries = 0
-        self.lock_token = 0  # 0: not locked
-        self.locked_until = 0.0
-        self.lock_owner: Any = None
-        self.state = _STATE_ACTIVE
-        self.dl_reason: str | None = None
-        self.dl_description: str | None = None
-        self.dl_source: str | None = None
+__all__ = [
+    "RECEIVE_AND_DELETE",
+    "STATE_ACTIVE",
+    "STATE_DEFERRED",
+    "STATE_SCHEDULED",
+    "Content",
+    "FakeMessageBatch",
+    "FakeReceivedMessage",
+    "Record",
+    "batch_contents",
+    "content_from_message",
+    "encode_wire",
+    "estimate_size",
+    "exact_size",
+    "iter_contents",
+    "received_application_properties",
+    "size_within",
+]
 
 
 class FakeReceivedMessage(ServiceBusReceivedMessage):
@@ -379,6 +109,8 @@ class FakeReceivedMessage(ServiceBusReceivedMessage):
     @property
     def body(self) -> Any:
         content = self._content
+        if content.wire is not None:
+            return self.raw_amqp_message.body
         if content.body_type is AmqpMessageBodyType.DATA:
             return iter(content.body)
         if content.body_type is AmqpMessageBodyType.SEQUENCE:
@@ -391,6 +123,8 @@ class FakeReceivedMessage(ServiceBusReceivedMessage):
 
     def __str__(self) -> str:
         content = self._content
+        if content.wire is not None:
+            return str(self.raw_amqp_message)
         if content.body_type is AmqpMessageBodyType.DATA:
             return "".join(section.decode("utf-8") for section in content.body)
         return str(content.body)
@@ -399,6 +133,7 @@ class FakeReceivedMessage(ServiceBusReceivedMessage):
         if self._content is self._record.content:
             self._content = self._content.copy()
         self._raw = None
+        self._content.wire = None  # a modified message is re-encoded from its fields when re-sent
         return self._content
 
     @property
@@ -532,6 +267,14 @@ class FakeReceivedMessage(ServiceBusReceivedMessage):
 
     @property
     def raw_amqp_message(self) -> AmqpAnnotatedMessage:
+        if self._raw is None and self._content.wire is not None:
+            broker: dict[Any, Any] = {
+                _X_OPT_SEQUENCE_NUMBER: self._record.sequence_number,
+                _X_OPT_ENQUEUED_TIME: int(self._record.enqueued * 1000),
+            }
+            if self._locked_until_s:
+                broker[_X_OPT_LOCKED_UNTIL] = int(self._locked_until_s * 1000)
+            self._raw = decode_wire(self._content.wire, broker, self._delivery_count)
         if self._raw is None:
             raw = to_service_bus_message(self._content).raw_amqp_message
             raw.header.delivery_count = self._delivery_count
@@ -576,6 +319,8 @@ class FakeReceivedMessage(ServiceBusReceivedMessage):
         content = self._content
         app_props = self._app_props
         if content is self._record.content and app_props is _UNSET:
+            return content
+        if content.wire is not None and app_props is _UNSET:
             return content
         content = content.copy()
         if app_props is not _UNSET:

@@ -13,20 +13,14 @@ from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
 
+from pairedbus.testing import active
+from pairedbus.testing.active import active_world
 from pairedbus.testing.world import ServiceBusWorld
 
-_worlds: list[ServiceBusWorld] = []
+__all__ = ["ServiceBusPatch", "active_world", "bindings", "mock_servicebus", "replacements"]
 
 #: Modules whose names start with these are never rebound (the fake itself keeps real classes).
 _SKIP_PREFIXES = ("pairedbus.testing",)
-
-
-def active_world() -> ServiceBusWorld:
-    if not _worlds:
-        raise RuntimeError(
-            "no Service Bus fake is active: use `with mock_servicebus():` or the servicebus_world fixture"
-        )
-    return _worlds[-1]
 
 
 def replacements() -> dict[int, tuple[Any, Any]]:
@@ -36,11 +30,11 @@ def replacements() -> dict[int, tuple[Any, Any]]:
     import azure.servicebus.aio.management
     import azure.servicebus.management
 
-    from pairedbus.testing import admin, aio_client, sync_client
+    from pairedbus.testing import admin, client
 
     pairs = [
-        (azure.servicebus.aio.ServiceBusClient, aio_client.ServiceBusClient),
-        (azure.servicebus.ServiceBusClient, sync_client.ServiceBusClient),
+        (azure.servicebus.aio.ServiceBusClient, client.ServiceBusClient),
+        (azure.servicebus.ServiceBusClient, client.SyncServiceBusClient),
         (azure.servicebus.management.ServiceBusAdministrationClient, admin.ServiceBusAdministrationClient),
         (azure.servicebus.aio.management.ServiceBusAdministrationClient, admin.AsyncServiceBusAdministrationClient),
     ]
@@ -86,7 +80,7 @@ class ServiceBusPatch:
                 setattr(module, attr, fake)
             else:
                 setter(module, attr, fake)
-        _worlds.append(self.world)
+        active.push(self.world)
         self._started = True
         return self.world
 
@@ -96,8 +90,7 @@ class ServiceBusPatch:
         for module, attr, real in reversed(self._saved):
             setattr(module, attr, real)
         self._saved.clear()
-        if self.world in _worlds:
-            _worlds.remove(self.world)
+        active.pop(self.world)
         self._started = False
 
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import random
+import threading
 import weakref
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from azure.servicebus.exceptions import (
     MessagingEntityNotFoundError,
+    OperationTimeoutError,
     ServiceBusConnectionError,
     ServiceBusServerBusyError,
 )
@@ -18,6 +19,7 @@ from azure.servicebus.exceptions import (
 from pairedbus import contract
 from pairedbus.testing.clock import Clock
 from pairedbus.testing.entities import Entity, Queue, ReceivableEntity, SendableEntity, Subscription, Topic
+from pairedbus.testing.faults import ErrorFactory, Fault, make_error
 from pairedbus.testing.properties import (
     EntityKind,
     EntitySettings,
@@ -26,7 +28,9 @@ from pairedbus.testing.properties import (
     validate_entity_name,
 )
 
-ErrorFactory = type[BaseException] | BaseException | Callable[[], BaseException]
+#: Kept for callers of the old name.
+_make_error = make_error
+_Fault = Fault
 
 
 def normalize_fqdn(value: str) -> str:
@@ -36,23 +40,6 @@ def normalize_fqdn(value: str) -> str:
         host = host.split("://", 1)[1]
     host = host.split("/", 1)[0].split(":", 1)[0]
     return host.lower()
-
-
-def _make_error(error: ErrorFactory, what: str) -> BaseException:
-    if isinstance(error, BaseException):
-        return error
-    if isinstance(error, type):
-        try:  # the SDK's and azure.core's errors take message=
-            return error(message=f"Injected fault on {what}.")  # type: ignore[call-arg]
-        except TypeError:
-            return error()
-    return error()
-
-
-@dataclass
-class _Fault:
-    error: ErrorFactory
-    remaining: int | None  # None: until healed
 
 
 @dataclass
@@ -213,6 +200,8 @@ class ServiceBusWorld:
 
     def __init__(self, *, strict_namespaces: bool = False) -> None:
         self.clock = Clock()
+        #: Notified whenever messages may have become available (sync receivers block on it).
+        self.arrival = threading.Condition()
         self.namespaces: dict[str, Namespace] = {}
         #: Namespaces come into being on first use unless strict (then an unknown FQDN is a
         #: connection error, like a DNS failure).
@@ -222,8 +211,19 @@ class ServiceBusWorld:
         #: Probability that any operation fails with `fault_error` (drawn from the seeded RNG).
         self.fault_rate: float = 0.0
         self.fault_error: ErrorFactory = ServiceBusServerBusyError
+        #: Probability that a send (or schedule) is stored and the client still sees a timeout
+        #: (`OperationTimeoutError`): the ambiguous outcome of a real send whose reply was lost.
+        self.ambiguous_send_rate: float = 0.0
+        #: Probability that a complete finds the lock already lost (`MessageLockLostError`) and the
+        #: message back in the queue: the lock ran out after the receiver's work (e.g. the next
+        #: hop's acknowledgement) and before its complete reached the service.
+        self.late_lock_loss_rate: float = 0.0
+        #: How many of each injected fault fired: "fault", "ambiguous_send", "late_lock_loss".
+        self.injected: dict[str, int] = {}
         self._rng = random.Random(0)
         self._faults: dict[tuple[str, str | None], _Fault] = {}
+        self._ambiguous: dict[tuple[str, str | None], _Fault] = {}
+        self._lock_losses: dict[tuple[str, str | None], _Fault] = {}
         self._clients: weakref.WeakSet[Any] = weakref.WeakSet()
         #: Every operation attempted, by kind (send, receive, complete, ...), faults included.
         self.operations: dict[str, int] = {}
@@ -266,8 +266,81 @@ class ServiceBusWorld:
         fault only; entity faults stay until healed by name or `heal_all()`)."""
         self._faults.pop((normalize_fqdn(fqdn), entity), None)
 
+    def fail_partition(
+        self,
+        fqdn: str,
+        entity: str,
+        partition: int,
+        error: ErrorFactory = ServiceBusServerBusyError,
+    ) -> None:
+        """Take one fragment of a partitioned queue or topic down: sends pinned to it by a key
+        raise `error`, unkeyed sends use the other fragments, and its messages are not received
+        until `heal_partition` (partitioning.md)."""
+        target = self.namespace(fqdn).sendable(entity)
+        if not 0 <= partition < target.partitions:
+            raise ValueError(f"{entity} has {target.partitions} partition(s); no partition {partition}")
+        target.down[partition] = error
+
+    def heal_partition(self, fqdn: str, entity: str, partition: int | None = None) -> None:
+        target = self.namespace(fqdn).sendable(entity)
+        if partition is None:
+            target.down.clear()
+        else:
+            target.down.pop(partition, None)
+        receivables = [target] if hasattr(target, "store") else list(getattr(target, "subscriptions", {}).values())
+        for r in receivables:
+            r.store.wake()
+
     def heal_all(self) -> None:
         self._faults.clear()
+        self._ambiguous.clear()
+        self._lock_losses.clear()
+
+    def ambiguous_sends(self, fqdn: str, entity: str | None = None, *, times: int | None = None) -> None:
+        """Sends to the namespace (or to `entity`) are stored, then the client sees
+        `OperationTimeoutError`, until `heal_all` (or for the next `times` sends)."""
+        self._ambiguous[(normalize_fqdn(fqdn), entity)] = _Fault(OperationTimeoutError, times)
+
+    def late_lock_loss(self, fqdn: str, entity: str | None = None, *, times: int | None = None) -> None:
+        """Completes on the namespace (or on `entity`, a queue or topic name) find the message lock
+        lost and the message available again, until `heal_all` (or for the next `times`)."""
+        self._lock_losses[(normalize_fqdn(fqdn), entity)] = _Fault(OperationTimeoutError, times)
+
+    def _count(self, kind: str) -> None:
+        self.injected[kind] = self.injected.get(kind, 0) + 1
+
+    def _targeted(self, table: dict[tuple[str, str | None], _Fault], fqdn: str, entity: str | None) -> bool:
+        if not table:
+            return False
+        key = normalize_fqdn(fqdn)
+        for k in ((key, entity), (key, None)):
+            fault = table.get(k)
+            if fault is not None:
+                if fault.remaining is not None:
+                    fault.remaining -= 1
+                    if fault.remaining <= 0:
+                        table.pop(k, None)
+                return True
+        return False
+
+    def after_send(self, fqdn: str, entity: str) -> None:
+        """Called once a send was stored: raise the ambiguous outcome, if one is due."""
+        if self._targeted(self._ambiguous, fqdn, entity) or (
+            self.ambiguous_send_rate and self._rng.random() < self.ambiguous_send_rate
+        ):
+            self._count("ambiguous_send")
+            raise OperationTimeoutError(
+                message=f"Injected ambiguous outcome: the send to {fqdn}/{entity} was stored, but its reply was lost."
+            )
+
+    def lock_lost_before_complete(self, fqdn: str, entity: str) -> bool:
+        """True when this complete should find its lock lost (late lock loss)."""
+        if self._targeted(self._lock_losses, fqdn, entity) or (
+            self.late_lock_loss_rate and self._rng.random() < self.late_lock_loss_rate
+        ):
+            self._count("late_lock_loss")
+            return True
+        return False
 
     def close_connections(self, fqdn: str, error: ErrorFactory = ServiceBusConnectionError) -> int:
         """Fault every open client of the namespace: its senders and receivers raise `error`

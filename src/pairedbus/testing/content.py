@@ -1,0 +1,382 @@
+"""What a send stores: an outgoing message frozen into a `Content` (cheap attribute reads, or the
+SDK's own AMQP encoding for messages with more than ServiceBusMessage fields), and the `Record`
+each entity wraps it in (sequence number, lock, delivery count)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from datetime import datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+from azure.servicebus import ServiceBusMessage
+from azure.servicebus._common.constants import (
+    _X_OPT_PARTITION_KEY,
+    _X_OPT_SCHEDULED_ENQUEUE_TIME,
+    ServiceBusMessageState,
+)
+from azure.servicebus.amqp import AmqpAnnotatedMessage, AmqpMessageBodyType
+
+from pairedbus.testing.clock import to_datetime, to_seconds
+
+#: Encoded AMQP overhead of a message with an empty body (measured against the SDK's encoder).
+_BASE_OVERHEAD = 64
+#: Within this distance of a limit, the estimate is replaced by the SDK's exact encoded size.
+_EXACT_MARGIN = 4096
+#: The AMQP header carries time-to-live as uint32 milliseconds; longer TTLs are not put on the wire.
+_MAX_HEADER_TTL_MS = 2**32 - 1
+
+#: Application-property value types the SDK's AMQP encoder accepts (a dict may also be an
+#: explicitly typed value, `{"TYPE": AMQPTypes.long, "VALUE": n}`).
+_ENCODABLE_TYPES = (
+    type(None),
+    bool,
+    str,
+    uuid.UUID,
+    bytes,
+    bytearray,
+    float,
+    int,
+    datetime,
+    Decimal,
+    dict,
+    list,
+    tuple,
+)
+_ENCODABLE = frozenset(_ENCODABLE_TYPES)
+
+_STATE_ACTIVE = ServiceBusMessageState.ACTIVE
+_STATE_DEFERRED = ServiceBusMessageState.DEFERRED
+_STATE_SCHEDULED = ServiceBusMessageState.SCHEDULED
+
+
+def _text(value: Any) -> Any:
+    return value.decode("utf-8") if isinstance(value, bytes) else value
+
+
+class Content:
+    """What the sender put on the wire, frozen at send time. Shared by every copy of a message
+    (topic fan-out, redeliveries); a received message that is modified copies it first."""
+
+    __slots__ = (
+        "body",
+        "body_type",
+        "content_type",
+        "correlation_id",
+        "message_id",
+        "partition_key",
+        "props",
+        "reply_to",
+        "reply_to_session_id",
+        "scheduled",
+        "session_id",
+        "size",
+        "subject",
+        "to",
+        "ttl",
+        "wire",
+    )
+
+    body: Any  # list of bytes sections for DATA bodies, else the value / sequence
+    body_type: AmqpMessageBodyType
+    content_type: str | None
+    correlation_id: str | None
+    message_id: str | None
+    partition_key: str | None
+    props: dict[Any, Any] | None  # application properties as the sender gave them
+    reply_to: str | None
+    reply_to_session_id: str | None
+    scheduled: float | None  # epoch seconds
+    session_id: str | None
+    size: int
+    subject: str | None
+    to: str | None
+    ttl: float | None  # seconds, as set on the message (the SDK keeps whole seconds)
+    #: The SDK's own AMQP encoding of the message, kept for messages that carry more than the
+    #: ServiceBusMessage fields above (AmqpAnnotatedMessage sends: sequence or value bodies,
+    #: several data sections, header, footer, annotations); a receive decodes it as the SDK does.
+    wire: bytes | None
+
+    def copy(self) -> Content:
+        new = Content.__new__(Content)
+        new.body = self.body
+        new.body_type = self.body_type
+        new.content_type = self.content_type
+        new.correlation_id = self.correlation_id
+        new.message_id = self.message_id
+        new.partition_key = self.partition_key
+        new.props = None if self.props is None else dict(self.props)
+        new.reply_to = self.reply_to
+        new.reply_to_session_id = self.reply_to_session_id
+        new.scheduled = self.scheduled
+        new.session_id = self.session_id
+        new.size = self.size
+        new.subject = self.subject
+        new.to = self.to
+        new.ttl = self.ttl
+        new.wire = self.wire
+        return new
+
+    def filter_properties(self) -> dict[str, Any]:
+        """Application properties keyed by str, for rule filters (typed AMQP values unwrapped)."""
+        if not self.props:
+            return {}
+        return {
+            _text(k): v["VALUE"] if isinstance(v, dict) and "TYPE" in v and "VALUE" in v else v
+            for k, v in self.props.items()
+        }
+
+
+def estimate_size(content: Content) -> int:
+    """Encoded size of a message, close to the SDK's (within a few bytes for typical messages)."""
+    size = _BASE_OVERHEAD
+    body = content.body
+    if content.body_type is AmqpMessageBodyType.DATA:
+        for section in body:
+            size += len(section) + 3
+    elif body is not None:
+        size += len(repr(body))
+    for value in (
+        content.message_id,
+        content.session_id,
+        content.content_type,
+        content.correlation_id,
+        content.subject,
+        content.to,
+        content.reply_to,
+        content.reply_to_session_id,
+        content.partition_key,
+    ):
+        if value is not None:
+            size += len(value) + 3
+    props = content.props
+    if props:
+        for key in props:
+            value = props[key]
+            size += len(key) + (len(value) + 7 if value.__class__ in (str, bytes) else 13)
+    return size
+
+
+def exact_size(content: Content) -> int:
+    """The SDK's own encoded size (slow: ~30 µs); used only near a size limit."""
+    from azure.servicebus._transport._pyamqp_transport import PyamqpTransport
+
+    outgoing = to_service_bus_message(content)
+    return PyamqpTransport.get_message_encoded_size(PyamqpTransport.to_outgoing_amqp_message(outgoing.raw_amqp_message))
+
+
+def size_within(content: Content, limit: int) -> bool:
+    size = content.size
+    if size + _EXACT_MARGIN < limit:
+        return True
+    return exact_size(content) <= limit
+
+
+def content_from_message(message: Any) -> Content:
+    """Snapshot an outgoing message: `ServiceBusMessage` (or a received one being re-sent),
+    `AmqpAnnotatedMessage`, or a mapping of `ServiceBusMessage` keyword arguments."""
+    outgoing = getattr(message, "_outgoing_content", None)
+    if outgoing is not None:  # a received message being re-sent (messages.FakeReceivedMessage)
+        return outgoing()  # type: ignore[no-any-return]
+    if isinstance(message, ServiceBusMessage):
+        raw = message._raw_amqp_message
+    elif isinstance(message, AmqpAnnotatedMessage):
+        raw = message
+    elif isinstance(message, Mapping):
+        raw = ServiceBusMessage(**message)._raw_amqp_message
+    else:
+        raise TypeError(
+            "Only AmqpAnnotatedMessage, ServiceBusMessage instances or Mappings representing messages are "
+            f"supported. Received instead: {message.__class__.__name__}"
+        )
+    content = Content.__new__(Content)
+    body_type = raw._body_type
+    content.body_type = body_type
+    if body_type is AmqpMessageBodyType.DATA:
+        content.body = list(raw._data_body)
+    elif body_type is AmqpMessageBodyType.SEQUENCE:
+        content.body = list(raw._sequence_body)
+    else:
+        content.body = raw._value_body
+    props = raw._properties
+    if props is not None:
+        # The SDK's setters store str; AMQP-built messages may carry bytes.
+        v = props.message_id
+        content.message_id = v if v is None or v.__class__ is str else _text(v)
+        v = props.group_id
+        content.session_id = v if v is None or v.__class__ is str else _text(v)
+        v = props.content_type
+        content.content_type = v if v is None or v.__class__ is str else _text(v)
+        v = props.correlation_id
+        content.correlation_id = v if v is None or v.__class__ is str else _text(v)
+        v = props.subject
+        content.subject = v if v is None or v.__class__ is str else _text(v)
+        v = props.to
+        content.to = v if v is None or v.__class__ is str else _text(v)
+        v = props.reply_to
+        content.reply_to = v if v is None or v.__class__ is str else _text(v)
+        v = props.reply_to_group_id
+        content.reply_to_session_id = v if v is None or v.__class__ is str else _text(v)
+    else:
+        content.message_id = content.session_id = content.content_type = content.correlation_id = None
+        content.subject = content.to = content.reply_to = content.reply_to_session_id = None
+    header = raw._header
+    ttl_ms = header.time_to_live if header is not None else None
+    content.ttl = ttl_ms / 1000 if ttl_ms else None
+    annotations = raw._annotations
+    if annotations:
+        content.partition_key = _text(annotations.get(_X_OPT_PARTITION_KEY))
+        scheduled = annotations.get(_X_OPT_SCHEDULED_ENQUEUE_TIME)
+        if isinstance(scheduled, datetime):
+            content.scheduled = to_seconds(scheduled)
+        elif scheduled:
+            content.scheduled = scheduled / 1000
+        else:
+            content.scheduled = None
+    else:
+        content.partition_key = None
+        content.scheduled = None
+    app = raw._application_properties
+    if app:
+        for value in app.values():
+            if value.__class__ not in _ENCODABLE and not isinstance(value, _ENCODABLE_TYPES):
+                raise TypeError(f"Unable to encode unknown value: {value}")  # as the SDK's AMQP encoder
+        content.props = dict(app)
+    else:
+        content.props = None
+    content.wire = None
+    if _is_rich(message, raw):
+        content.wire = encode_wire(raw)
+        content.size = len(content.wire)
+    else:
+        content.size = estimate_size(content)
+    return content
+
+
+#: Message annotations a ServiceBusMessage sets itself; any other annotation makes a message "rich".
+_SDK_ANNOTATIONS = frozenset({_X_OPT_PARTITION_KEY, _X_OPT_SCHEDULED_ENQUEUE_TIME})
+
+
+def _is_rich(message: Any, raw: AmqpAnnotatedMessage) -> bool:
+    """True when the message carries AMQP parts the plain fields of `Content` cannot hold."""
+    if isinstance(message, AmqpAnnotatedMessage):
+        return True
+    if raw._body_type is not AmqpMessageBodyType.DATA or len(raw._data_body) > 1:
+        return True
+    if raw._footer or raw._delivery_annotations:
+        return True
+    if raw._annotations and any(k not in _SDK_ANNOTATIONS for k in raw._annotations):
+        return True
+    header = raw._header
+    if header is not None and (header.priority is not None or header.durable or header.first_acquirer):
+        return True
+    props = raw._properties
+    return props is not None and any(
+        getattr(props, name, None) is not None
+        for name in ("user_id", "content_encoding", "absolute_expiry_time", "creation_time", "group_sequence")
+    )
+
+
+def encode_wire(raw: AmqpAnnotatedMessage) -> bytes:
+    """The message as the SDK's AMQP encoder puts it on the wire."""
+    from azure.servicebus._pyamqp._encode import encode_payload
+    from azure.servicebus._transport._pyamqp_transport import PyamqpTransport
+
+    return bytes(encode_payload(bytearray(), PyamqpTransport.to_outgoing_amqp_message(raw)))
+
+
+def decode_wire(wire: bytes, broker_annotations: dict[Any, Any], delivery_count: int) -> AmqpAnnotatedMessage:
+    """What a receiver decodes: the stored message plus the broker's header and annotations."""
+    from azure.servicebus._pyamqp._decode import decode_payload
+    from azure.servicebus._pyamqp.message import Header
+
+    decoded = decode_payload(memoryview(wire))
+    header = decoded.header
+    header = Header(delivery_count=delivery_count) if header is None else header._replace(delivery_count=delivery_count)
+    annotations = dict(decoded.message_annotations or {})
+    annotations.update(broker_annotations)
+    return AmqpAnnotatedMessage(message=decoded._replace(header=header, message_annotations=annotations))
+
+
+def to_service_bus_message(content: Content) -> ServiceBusMessage:
+    body = content.body
+    if content.body_type is AmqpMessageBodyType.DATA:
+        body = b"".join(body)
+    message = ServiceBusMessage(
+        body,
+        application_properties=dict(content.props) if content.props else None,
+        session_id=content.session_id,
+        message_id=content.message_id,
+        content_type=content.content_type,
+        correlation_id=content.correlation_id,
+        subject=content.subject,
+        partition_key=content.partition_key,
+        to=content.to,
+        reply_to=content.reply_to,
+        reply_to_session_id=content.reply_to_session_id,
+    )
+    if content.ttl:
+        message.time_to_live = timedelta(seconds=content.ttl)
+    if content.scheduled is not None:
+        message.scheduled_enqueue_time_utc = to_datetime(content.scheduled)
+    return message
+
+
+def _received_value(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    if isinstance(value, dict) and "TYPE" in value and "VALUE" in value:  # an explicitly typed AMQP value
+        return _received_value(value["VALUE"])
+    if isinstance(value, datetime):  # AMQP timestamp: comes back as int milliseconds since the epoch
+        return int(to_seconds(value) * 1000)
+    if isinstance(value, bytearray):
+        return bytes(value)
+    return value
+
+
+def received_application_properties(props: Mapping[Any, Any] | None) -> dict[bytes, Any] | None:
+    """Application properties as the real SDK returns them after a round trip through the service:
+    keys and str values are bytes, datetimes are int milliseconds since the epoch, int/float/bool/
+    UUID/bytes keep their types, and no properties at all is None."""
+    if not props:
+        return None
+    return {(k.encode("utf-8") if isinstance(k, str) else k): _received_value(v) for k, v in props.items()}
+
+
+class Record:
+    """One message stored in one entity (queue, subscription or a dead-letter sub-queue)."""
+
+    __slots__ = (
+        "content",
+        "deliveries",
+        "dl_description",
+        "dl_reason",
+        "dl_source",
+        "enqueued",
+        "expires",
+        "lock_owner",
+        "lock_token",
+        "locked_until",
+        "sequence_number",
+        "state",
+    )
+
+    def __init__(self, content: Content, sequence_number: int, enqueued: float, expires: float | None) -> None:
+        self.content = content
+        self.sequence_number = sequence_number
+        self.enqueued = enqueued
+        self.expires = expires
+        self.deliveries = 0
+        self.lock_token = 0  # 0: not locked
+        self.locked_until = 0.0
+        self.lock_owner: Any = None
+        self.state = _STATE_ACTIVE
+        self.dl_reason: str | None = None
+        self.dl_description: str | None = None
+        self.dl_source: str | None = None
+
+
+STATE_ACTIVE = _STATE_ACTIVE
+STATE_DEFERRED = _STATE_DEFERRED
+STATE_SCHEDULED = _STATE_SCHEDULED

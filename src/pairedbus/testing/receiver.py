@@ -1,0 +1,479 @@
+# ruff: noqa: ASYNC109 - the signatures mirror the SDK, whose coroutines take `timeout=`
+"""The fake ServiceBusReceiver (aio) and its sync twin, which blocks its thread where the aio one
+awaits (on the world's `arrival` condition)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Iterator
+from datetime import datetime
+from typing import Any
+
+from azure.servicebus import NEXT_AVAILABLE_SESSION, ServiceBusReceiveMode, ServiceBusSubQueue
+from azure.servicebus.exceptions import (
+    MessageAlreadySettled,
+    MessageLockLostError,
+    OperationTimeoutError,
+    ServiceBusError,
+)
+
+from pairedbus.testing.clock import to_datetime
+from pairedbus.testing.entities import ReceivableEntity, Subscription
+from pairedbus.testing.handler import DEFAULT_RECEIVE_WAIT_SECONDS, ClientLike, _Handler, _wake, run, sync_operation
+from pairedbus.testing.messages import FakeReceivedMessage, Record
+from pairedbus.testing.session import ServiceBusSession, SyncServiceBusSession
+from pairedbus.testing.store import MessageStore, SessionLock
+from pairedbus.testing.world import _not_found
+
+
+class ServiceBusReceiver(_Handler):
+    def __init__(
+        self,
+        client: ClientLike,
+        entity_name: str,
+        subscription_name: str | None = None,
+        *,
+        session_id: str | Any = None,
+        sub_queue: ServiceBusSubQueue | str | None = None,
+        receive_mode: ServiceBusReceiveMode | str = ServiceBusReceiveMode.PEEK_LOCK,
+        max_wait_time: float | None = None,
+        auto_lock_renewer: Any = None,
+        prefetch_count: int = 0,
+        **kwargs: Any,
+    ) -> None:
+        keys = (
+            (f"{entity_name}/Subscriptions/{subscription_name}", entity_name) if subscription_name else (entity_name,)
+        )
+        super().__init__(client, entity_name, keys)
+        if max_wait_time is not None and max_wait_time <= 0:
+            raise ValueError("The max_wait_time must be greater than 0.")
+        if prefetch_count < 0:
+            raise ValueError("prefetch_count must be an integer greater than or equal to 0.")
+        self._subscription_name = subscription_name
+        self._session_id = session_id
+        self._sub_queue = ServiceBusSubQueue(sub_queue).value if sub_queue else None
+        self._receive_mode = ServiceBusReceiveMode(receive_mode)
+        self._delete = self._receive_mode is ServiceBusReceiveMode.RECEIVE_AND_DELETE
+        self._max_wait_time = max_wait_time
+        self._auto_lock_renewer = auto_lock_renewer
+        self._prefetch_count = prefetch_count
+        self._session: ServiceBusSession | None = None
+        self._opened = False
+        self._target: MessageStore | None = None
+        self._receivable: ReceivableEntity | None = None
+        self._last_received_sequenced_number: int | None = None
+
+    # --- plumbing ---------------------------------------------------------------------------
+
+    @property
+    def session(self) -> ServiceBusSession | None:
+        return self._session
+
+    @property
+    def _is_session_receiver(self) -> bool:
+        return self._session_id is not None
+
+    def _entity(self) -> ReceivableEntity:
+        cached = self._receivable
+        if cached is not None and cached.alive and (not isinstance(cached, Subscription) or cached.topic.alive):
+            return cached
+        ns = self._world.resolve(self.fully_qualified_namespace)
+        entity = ns.receivable(self._entity_name, self._subscription_name)
+        if entity is not self._receivable:
+            if self._receivable is not None:  # deleted and re-created: the link is gone
+                raise _not_found(ns, self._entity_name)
+            self._receivable = entity
+            self._target = entity.store_for(self._sub_queue)
+        return entity
+
+    def _store(self) -> MessageStore:
+        cached = self._receivable
+        if cached is None or not cached.alive:
+            self._entity()
+        return self._target  # type: ignore[return-value]
+
+    async def __aenter__(self) -> ServiceBusReceiver:
+        self._check_live()
+        await self._open()
+        return self
+
+    async def _open(self) -> None:
+        if self._opened:
+            return
+        await self._operation("open")
+        entity = self._entity()
+        store = self._target
+        assert store is not None
+        needs_session = entity.settings.requires_session and not store.is_dead_letter
+        if needs_session and not self._is_session_receiver:
+            raise ServiceBusError(
+                "It is not possible for an entity that requires sessions to create a non-sessionful message receiver."
+            )
+        if self._is_session_receiver and not needs_session:
+            raise ServiceBusError(
+                "It is not possible for an entity that does not require sessions to create a sessionful receiver."
+            )
+        if self._is_session_receiver:
+            await self._acquire_session(store)
+        self._opened = True
+        self._running = True
+        if self._auto_lock_renewer is not None and self._session is not None:
+            self._auto_lock_renewer.register(self, self._session)
+
+    async def _acquire_session(self, store: MessageStore) -> None:
+        wanted = None if self._session_id is NEXT_AVAILABLE_SESSION else str(self._session_id)
+        wait = self._max_wait_time if self._max_wait_time is not None else DEFAULT_RECEIVE_WAIT_SECONDS
+        world = self._world
+        deadline = self._deadline(wait)
+        while True:
+            lock = store.acquire_session(wanted, self, world.clock.time())
+            if lock is not None:
+                self._session_id = lock.session_id
+                self._session = ServiceBusSession(self, lock)
+                return
+            if not await self._wait(store, deadline):
+                raise OperationTimeoutError(
+                    message="Failed to initiate the connection due to exception: no session available."
+                )
+
+    def _deadline(self, wait: float) -> tuple[float, float]:
+        """(fake-clock deadline, event-loop deadline): a wait ends at whichever comes first, so a
+        frozen clock advanced past max_wait_time ends a long poll, and real time still bounds it."""
+        return self._world.clock.time() + wait, asyncio.get_running_loop().time() + wait
+
+    async def _wait(self, store: MessageStore, deadline: tuple[float, float]) -> bool:
+        """Wait for an arrival, a clock move or the next due time; False once the deadline passed."""
+        clock_until, loop_until = deadline
+        clock = self._world.clock
+        loop = asyncio.get_running_loop()
+        now = clock.time()
+        timeout = loop_until - loop.time()
+        if now >= clock_until or timeout <= 0:
+            return False
+        if not clock.manual:
+            due = store.next_due()
+            if due is not None:
+                timeout = max(0.0, min(timeout, due - now))
+        fut: asyncio.Future[None] = loop.create_future()
+        store.waiters.append(fut)
+        self._waiting.add(fut)
+        handle = loop.call_later(timeout, _wake, fut) if timeout != float("inf") else None
+        try:
+            await fut
+        finally:
+            if handle is not None:
+                handle.cancel()
+            self._waiting.discard(fut)
+            try:
+                store.waiters.remove(fut)
+            except ValueError:
+                pass
+        self._check_live()
+        return True
+
+    async def _session_operation(self, name: str) -> None:
+        self._check_live()
+        await self._operation(name)
+        if self._session is not None:
+            self._store().check_session(self._session._lock, self, self._world.clock.time())
+
+    # --- receiving --------------------------------------------------------------------------
+
+    async def receive_messages(
+        self, max_message_count: int | None = 1, max_wait_time: float | None = None
+    ) -> list[FakeReceivedMessage]:
+        self._check_live()
+        if max_wait_time is not None and max_wait_time <= 0:
+            raise ValueError("The max_wait_time must be greater than 0.")
+        if max_message_count is not None and max_message_count <= 0:
+            raise ValueError("The max_message_count must be greater than 0")
+        if max_wait_time is None:
+            max_wait_time = self._max_wait_time if self._max_wait_time is not None else DEFAULT_RECEIVE_WAIT_SECONDS
+        count = max_message_count if max_message_count is not None else self._prefetch_count
+        await self._open()
+        await self._operation("receive")
+        if not count:
+            return []
+        return await self._receive(count, max_wait_time)
+
+    async def _receive(self, count: int, wait: float | None) -> list[FakeReceivedMessage]:
+        entity = self._entity()
+        store = self._target
+        assert store is not None
+        clock = self._world.clock
+        lock = self._session._lock if self._session is not None else None
+        deadline = self._deadline(wait) if wait is not None else None
+        entity.counts.receive_calls += 1
+        while True:
+            now = clock.time()
+            if lock is not None:
+                store.check_session(lock, self, now)
+            records = store.take(count, self, now=now, delete=self._delete, session=lock)
+            if records:
+                return self._deliver(entity, records)
+            if deadline is None:
+                deadline = (float("inf"), float("inf"))
+            if not await self._wait(store, deadline):
+                return []
+            entity = self._entity()  # the entity may have been deleted meanwhile
+
+    def _deliver(self, entity: ReceivableEntity, records: list[Record]) -> list[FakeReceivedMessage]:
+        delete = self._delete
+        messages = [FakeReceivedMessage(rec, self, settled=delete) for rec in records]
+        self._last_received_sequenced_number = records[-1].sequence_number
+        entity.counts.receives += len(messages)
+        renewer = self._auto_lock_renewer
+        if renewer is not None and self._session is None and not delete:
+            for message in messages:
+                renewer.register(self, message)
+        return messages
+
+    def __aiter__(self) -> AsyncIterator[FakeReceivedMessage]:
+        return self
+
+    async def __anext__(self) -> FakeReceivedMessage:
+        """Iteration waits `max_wait_time` of the receiver (None: forever) for each message."""
+        self._check_live()
+        await self._open()
+        await self._operation("receive")
+        messages = await self._receive(1, self._max_wait_time)
+        if not messages:
+            raise StopAsyncIteration
+        return messages[0]
+
+    async def peek_messages(
+        self, max_message_count: int = 1, *, sequence_number: int = 0, timeout: float | None = None, **kwargs: Any
+    ) -> list[FakeReceivedMessage]:
+        self._check_live()
+        if max_message_count <= 0:
+            raise ValueError("max_message_count must be 1 or greater.")
+        await self._open()
+        await self._operation("peek", timeout)
+        entity = self._entity()
+        store = self._target
+        assert store is not None
+        # As the SDK: without a sequence number, peek continues after the last message this
+        # receiver received or peeked (receiver_mixins / _pyamqp_transport keep that number).
+        last = self._last_received_sequenced_number
+        start = sequence_number or (last + 1 if last else 1)
+        records = store.peek(max_message_count, start, self._world.clock.time())
+        if self._session is not None:
+            records = [r for r in records if (r.content.session_id or "") == self._session_id]
+        if records:
+            self._last_received_sequenced_number = records[-1].sequence_number
+        entity.counts.peeks += len(records)
+        return [FakeReceivedMessage(r, self, settled=True, peeked=True) for r in records]
+
+    async def receive_deferred_messages(
+        self, sequence_numbers: int | list[int], *, timeout: float | None = None, **kwargs: Any
+    ) -> list[FakeReceivedMessage]:
+        self._check_live()
+        numbers = [sequence_numbers] if isinstance(sequence_numbers, int) else list(sequence_numbers)
+        if not numbers:
+            return []
+        await self._open()
+        await self._operation("receive_deferred", timeout)
+        entity = self._entity()
+        store = self._target
+        assert store is not None
+        records = store.take_deferred(numbers, self, now=self._world.clock.time(), delete=self._delete)
+        messages = [FakeReceivedMessage(rec, self, settled=self._delete, deferred=True) for rec in records]
+        entity.counts.receives += len(messages)
+        return messages
+
+    # --- settlement -------------------------------------------------------------------------
+
+    def _own(self, message: FakeReceivedMessage, action: str) -> None:
+        if not isinstance(message, FakeReceivedMessage):
+            raise TypeError("Parameter 'message' must be of type ServiceBusReceivedMessage")
+        if message._is_peeked_message:
+            raise ValueError(
+                f"The operation {action} is not supported for peeked messages."
+                "Only messages received using receive methods in PEEK_LOCK mode can be settled."
+            )
+        if self._delete:
+            raise ValueError(f"The operation {action} is not supported in 'RECEIVE_AND_DELETE' receive mode.")
+        if message._settled:
+            raise MessageAlreadySettled(action=action)
+        if self._closed or not self._running:
+            raise ValueError(
+                f"Failed to {action} the message as the handler has already been shutdown."
+                "Please use ServiceBusClient to create a new instance."
+            )
+
+    async def _settle(self, message: FakeReceivedMessage, action: str) -> tuple[MessageStore, SessionLock | None]:
+        self._own(message, action)
+        await self._operation(action)
+        store = self._store()
+        lock = self._session._lock if self._session is not None else None
+        now = self._world.clock.time()
+        if lock is not None:
+            store.check_session(lock, self, now)
+        store.check_lock(message._record, message._token, now, lock)
+        return store, lock
+
+    async def complete_message(self, message: FakeReceivedMessage) -> None:
+        store, lock = await self._settle(message, "complete")
+        if lock is None and self._world.lock_lost_before_complete(self.fully_qualified_namespace, self._entity_name):
+            store.lose_lock(message._record)
+            message._settled = False
+            raise MessageLockLostError(
+                message="The lock supplied is invalid. Either the lock expired, or the message has already "
+                "been removed from the queue (injected late lock loss)."
+            )
+        store.complete(message._record, lock)
+        message._settled = True
+        store.entity.counts.completes += 1
+
+    async def abandon_message(self, message: FakeReceivedMessage) -> None:
+        store, lock = await self._settle(message, "abandon")
+        store.abandon(message._record, lock)
+        message._settled = True
+        store.entity.counts.abandons += 1
+
+    async def defer_message(self, message: FakeReceivedMessage) -> None:
+        store, lock = await self._settle(message, "defer")
+        store.defer(message._record, lock)
+        message._settled = True
+        store.entity.counts.defers += 1
+
+    async def dead_letter_message(
+        self, message: FakeReceivedMessage, reason: str | None = None, error_description: str | None = None
+    ) -> None:
+        store, lock = await self._settle(message, "dead-letter")
+        store.dead_letter(message._record, lock, reason, error_description)
+        message._settled = True
+
+    async def renew_message_lock(
+        self, message: FakeReceivedMessage, *, timeout: float | None = None, **kwargs: Any
+    ) -> datetime:
+        if self._session is not None or self._is_session_receiver:
+            raise TypeError(
+                "Renewing message lock is an invalid operation when working with sessions."
+                "Please renew the session lock instead."
+            )
+        self._own(message, "renew lock")
+        if not message._token:
+            raise ValueError("Unable to renew lock - no lock token found.")
+        await self._operation("renew_lock", timeout)
+        store = self._store()
+        now = self._world.clock.time()
+        store.check_lock(message._record, message._token, now, None)
+        until = store.renew(message._record, now)
+        message._locked_until_s = until
+        store.entity.counts.renewals += 1
+        return to_datetime(until)
+
+    def _lose_locks(self) -> None:
+        """A faulted connection loses the receiver's locks: its messages can no longer be settled
+        and become available again when their lock times out (a session is released at once)."""
+        if self._session is not None and self._target is not None:
+            self._target.close_session(self._session._lock, self)
+
+    async def close(self) -> None:
+        if self._session is not None and not self._closed:
+            try:
+                self._store().close_session(self._session._lock, self)
+            except ServiceBusError:
+                pass  # the entity is gone
+        await super().close()
+
+    def __str__(self) -> str:
+        return f"Receiver client id: {self.client_identifier}, entity: {self._entity_name}"
+
+
+#: Longest single block of a sync wait before it looks at the store again.
+_WAIT_SLICE = 0.25
+
+
+class SyncServiceBusReceiver(ServiceBusReceiver):
+    async def _operation(self, name: str, timeout: float | None = None) -> None:
+        sync_operation(self, name)
+
+    async def _wait(self, store: Any, deadline: tuple[float, float]) -> bool:
+        """Block this thread until an arrival (a send from another thread, an abandon, a lock
+        expiry, a due scheduled message), the close of this receiver, or the deadline. With no
+        max_wait_time the wait is unbounded, as in the SDK. A frozen clock ends a bounded wait at
+        once (only the test's own thread could move it)."""
+        clock_until, until = deadline
+        clock = self._world.clock
+        remaining = until - time.monotonic()
+        if clock.time() >= clock_until or remaining <= 0:
+            return False
+        if clock.manual and remaining != float("inf"):
+            return False
+        due = None if clock.manual else store.next_due()
+        if due is not None:
+            remaining = max(0.0, min(remaining, due - clock.time()))
+        arrival = self._world.arrival
+        store.sync_waiters += 1
+        try:
+            with arrival:
+                # Bounded slices: a wake-up that raced the caller's last look is not lost for long.
+                arrival.wait(min(remaining, _WAIT_SLICE))
+        finally:
+            store.sync_waiters -= 1
+        self._check_live()
+        return True
+
+    def _deadline(self, wait: float) -> tuple[float, float]:
+        return self._world.clock.time() + wait, time.monotonic() + wait
+
+    async def _acquire_session(self, store: Any) -> None:
+        try:
+            await super()._acquire_session(store)
+        except OperationTimeoutError:
+            raise
+        if self._session is not None and not isinstance(self._session, SyncServiceBusSession):
+            session = SyncServiceBusSession(self, self._session._lock)
+            self._session = session
+
+    def __enter__(self) -> SyncServiceBusReceiver:
+        self._check_live()
+        run(self._open())
+        return self
+
+    def __exit__(self, *args: Any) -> None:
+        self.close()
+
+    def __iter__(self) -> Iterator[FakeReceivedMessage]:
+        return self
+
+    def __next__(self) -> FakeReceivedMessage:
+        self._check_live()
+        run(self._open())
+        sync_operation(self, "receive")
+        messages = run(self._receive(1, self._max_wait_time))
+        if not messages:
+            raise StopIteration
+        return messages[0]
+
+    def receive_messages(self, max_message_count: int | None = 1, max_wait_time: float | None = None) -> list[Any]:  # type: ignore[override]
+        return run(super().receive_messages(max_message_count, max_wait_time))
+
+    def peek_messages(self, max_message_count: int = 1, **kwargs: Any) -> list[Any]:  # type: ignore[override]
+        return run(super().peek_messages(max_message_count, **kwargs))
+
+    def receive_deferred_messages(self, sequence_numbers: int | list[int], **kwargs: Any) -> list[Any]:  # type: ignore[override]
+        return run(super().receive_deferred_messages(sequence_numbers, **kwargs))
+
+    def complete_message(self, message: Any) -> None:  # type: ignore[override]
+        return run(super().complete_message(message))
+
+    def abandon_message(self, message: Any) -> None:  # type: ignore[override]
+        return run(super().abandon_message(message))
+
+    def defer_message(self, message: Any) -> None:  # type: ignore[override]
+        return run(super().defer_message(message))
+
+    def dead_letter_message(
+        self, message: Any, reason: str | None = None, error_description: str | None = None
+    ) -> None:  # type: ignore[override]
+        return run(super().dead_letter_message(message, reason, error_description))
+
+    def renew_message_lock(self, message: Any, **kwargs: Any) -> datetime:  # type: ignore[override]
+        return run(super().renew_message_lock(message, **kwargs))
+
+    def close(self) -> None:  # type: ignore[override]
+        run(super().close())

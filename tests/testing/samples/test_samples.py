@@ -1,0 +1,178 @@
+"""The azure-servicebus samples, unchanged, as a conformance suite for the fake.
+
+The source distribution of the installed azure-servicebus is downloaded from the package index
+once (cached under `~/.cache/pairedbus/`, or `$PAIREDBUS_CACHE_DIR`); every sample under
+`samples/sync_samples` and `samples/async_samples` runs in its own process inside
+`mock_servicebus()` (see run_sample.py) with a wall-clock limit. Nothing is copied into this
+repository. Samples run four at a time: most of their time is spent in `max_wait_time` waits.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+RUNNER = Path(__file__).with_name("run_sample.py")
+VERSION = importlib.metadata.version("azure-servicebus")
+#: Default wall-clock limit of one sample (the slowest ordinary sample waits about 25 s in
+#: `max_wait_time=5` receives and one lock expiry).
+LIMIT = 90.0
+#: Samples that sleep for minutes by design (AutoLockRenewer keeps a lock through 100 s of work).
+SLOW = {"auto_lock_renew.py": 600.0, "auto_lock_renew_async.py": 900.0}
+#: Samples that receive forever by design (`for msg in receiver` with no max_wait_time): they
+#: pass when they are still waiting for messages after this many seconds, as against the service,
+#: having printed what they were sent.
+SERVES_FOREVER: dict[str, tuple[float, str]] = {
+    "receive_iterator_queue.py": (3.0, ""),
+    "receive_iterator_queue_async.py": (3.0, ""),
+    "failure_and_recovery.py": (8.0, "Data 9"),
+}
+#: Per-sample entity variations the samples assume of the environment they are pointed at.
+SETUP: dict[str, dict[str, str]] = {
+    # list_sessions lists the sessions of SERVICEBUS_SUBSCRIPTION_NAME: a session-enabled one.
+    "list_sessions.py": {"PAIREDBUS_SAMPLE_SESSION_SUBSCRIPTION": "1"},
+    "list_sessions_async.py": {"PAIREDBUS_SAMPLE_SESSION_SUBSCRIPTION": "1"},
+    # These iterate after renewing a lock they then drop: the message comes back when the lock
+    # expires (the default is one minute; 5 s is the service's minimum).
+    "sample_code_servicebus.py": {"PAIREDBUS_SAMPLE_LOCK_DURATION": "5"},
+    "sample_code_servicebus_async.py": {"PAIREDBUS_SAMPLE_LOCK_DURATION": "5"},
+}
+WORKERS = 4
+
+
+def cache_dir() -> Path:
+    root = os.environ.get("PAIREDBUS_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "pairedbus"
+    )
+    return Path(root) / f"azure-servicebus-{VERSION}"
+
+
+def samples_root() -> Path:
+    """The extracted samples/ directory of the sdist, downloading it on first use."""
+    target = cache_dir()
+    samples = target / "samples"
+    if (samples / "sync_samples").is_dir():
+        return samples
+    target.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target) as tmp:
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            f"azure-servicebus=={VERSION}",
+            "--no-deps",
+            "--no-binary",
+            ":all:",
+            "--disable-pip-version-check",
+            "-q",
+            "-d",
+            tmp,
+        ]
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        archives = list(Path(tmp).glob("*.tar.gz"))
+        if done.returncode != 0 or not archives:
+            raise RuntimeError(
+                f"cannot download the azure-servicebus {VERSION} source distribution from the package index "
+                f"(offline?): {' '.join(cmd)} said: {done.stderr.strip()[-500:]}"
+            )
+        with tarfile.open(archives[0]) as tar:
+            prefix = tar.getnames()[0].split("/", 1)[0] + "/samples/"
+            members = [m for m in tar.getmembers() if m.name.startswith(prefix) and m.isfile()]
+            for m in members:
+                m.name = m.name[len(prefix) - len("samples/") :]
+            tar.extractall(tmp, members=members, filter="data")
+        os.replace(Path(tmp) / "samples", samples)
+    return samples
+
+
+def sample_paths() -> list[Path] | str:
+    try:
+        root = samples_root()
+    except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
+        return str(exc)
+    return sorted(root.glob("sync_samples/*.py")) + sorted(root.glob("async_samples/*.py"))
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "sample" not in metafunc.fixturenames:
+        return
+    found = sample_paths()
+    if isinstance(found, str):
+        metafunc.parametrize("sample", [pytest.param(found, id="download")])
+        return
+    params = [
+        pytest.param(p, id=f"{p.parent.name}/{p.name}", marks=[pytest.mark.slow] if p.name in SLOW else [])
+        for p in found
+    ]
+    metafunc.parametrize("sample", params)
+
+
+@dataclass
+class Outcome:
+    returncode: int | None  # None: still running at its limit (then killed)
+    output: str
+    seconds: float
+
+
+def run(path: Path) -> Outcome:
+    limit = SLOW.get(path.name) or SERVES_FOREVER.get(path.name, (LIMIT, ""))[0]
+    env = {**os.environ, **SETUP.get(path.name, {}), "PYTHONUNBUFFERED": "1"}
+    if path.name not in SERVES_FOREVER:
+        env["PAIREDBUS_SAMPLE_DUMP_AFTER"] = str(limit - 2)  # a hang shows its traceback
+    start = time.monotonic()
+    proc = subprocess.Popen(
+        [sys.executable, str(RUNNER), path.name],
+        cwd=path.parent,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        output, _ = proc.communicate(timeout=limit)
+        code: int | None = proc.returncode
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        output, _ = proc.communicate()
+        code = None
+    return Outcome(code, output, time.monotonic() - start)
+
+
+@pytest.fixture(scope="session")
+def outcomes(request: pytest.FixtureRequest) -> dict[Path, Future[Outcome]]:
+    """Start every selected sample at once on a small pool; each test waits for its own."""
+    selected = [
+        item.callspec.params["sample"]
+        for item in request.session.items
+        if getattr(item, "originalname", None) == "test_sample" and isinstance(item.callspec.params["sample"], Path)
+    ]
+    pool = ThreadPoolExecutor(max_workers=WORKERS)
+    request.addfinalizer(lambda: pool.shutdown(cancel_futures=True))
+    # The long ones first, so that they overlap with the rest.
+    selected.sort(key=lambda p: -(SLOW.get(p.name) or 0))
+    return {p: pool.submit(run, p) for p in selected}
+
+
+def test_sample(sample: Path | str, outcomes: dict[Path, Future[Outcome]]) -> None:
+    if isinstance(sample, str):
+        pytest.fail(sample)
+    outcome = outcomes[sample].result() if sample in outcomes else run(sample)
+    if sample.name in SERVES_FOREVER:
+        assert outcome.returncode is None, (
+            f"{sample.name} should keep waiting for messages (no max_wait_time), but it exited "
+            f"with {outcome.returncode} after {outcome.seconds:.1f}s:\n{outcome.output}"
+        )
+        assert SERVES_FOREVER[sample.name][1] in outcome.output
+        return
+    assert outcome.returncode == 0, f"{sample.name} failed ({outcome.returncode}):\n{outcome.output}"
