@@ -161,3 +161,18 @@ async def test_a_primary_closed_behind_the_clients_back_is_replaced_and_its_part
         assert client.stats.connection_faults == 2  # the secondary did not follow: faulted
         await sender.send_messages(ServiceBusMessage(b"after"))  # on the fresh connection
     assert [b"".join(m.body) for m in world.namespace(PRIMARY).queue(QUEUE).active_messages()] == [b"before", b"after"]
+
+
+async def test_a_send_stored_behind_a_timeout_is_parked_too_and_arrives_once(world, make_client):
+    # paired-namespaces.md, "Duplicates": a send that times out after the service stored it is
+    # parked as well; the destination's duplicate detection drops the syphon's copy.
+    deduped = world.namespace(PRIMARY).create_queue("deduped", requires_duplicate_detection=True)
+    world.ambiguous_sends(PRIMARY, "deduped", times=1)
+    client = make_client(failover_interval=0, enable_syphon=True)
+    async with client:
+        sender = client.get_queue_sender("deduped")
+        await sender.send_messages(ServiceBusMessage(b"x", message_id="once"))  # timed out, parked
+        assert client.stats.parked_messages == 1
+        await _until(lambda: deduped.counts.duplicates_dropped == 1)
+    assert [m.message_id for m in deduped.active_messages()] == ["once"]
+    assert parked(world) == []

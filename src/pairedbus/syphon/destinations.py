@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
@@ -12,6 +13,7 @@ from azure.servicebus.exceptions import MessageSizeExceededError, MessagingEntit
 from pairedbus import sdk
 
 T = TypeVar("T")
+_log = logging.getLogger("pairedbus.syphon")
 
 
 def batch_key(message: ServiceBusMessage, *, message_id_is_key: bool = False) -> Any:
@@ -41,8 +43,14 @@ class Destinations:
     as missing.
     """
 
-    def __init__(self, client: Any, *, timeout: float) -> None:
+    def __init__(
+        self, client: Any, *, timeout: float, describe: Callable[[str], Awaitable[bool | None]] | None = None
+    ) -> None:
         self._client = client
+        #: Reads whether a destination keys unkeyed messages by message id (partitioned, with
+        #: duplicate detection); None when it cannot tell (no right to read entities).
+        self._describe = describe
+        self._described: set[str] = set()
         #: The operation timeout every send and batch creation is bounded by.
         self._timeout = timeout
         self._senders: dict[str, Any] = {}
@@ -98,12 +106,21 @@ class Destinations:
                 await self.forget(destination)
                 raise
 
-    async def batches(self, destination: str, messages: list[Any]) -> list[tuple[Any, list[int]]]:
+    async def batches(self, destination: str, messages: list[Any]) -> list[tuple[Any, list[int], Any]]:
         """Pack `messages` (in order) into as few sendable units as fit; each unit is a
         ServiceBusMessageBatch, or a lone message that did not fit an empty batch (it may still fit
-        the entity's larger single-message limit on Premium). Returns (unit, message indexes)."""
-        units: list[tuple[Any, list[int]]] = []
-        for key_indexes in _by_key(messages, message_id_is_key=destination in self._message_id_keyed):
+        the entity's larger single-message limit on Premium). Returns (unit, message indexes, the
+        partition key all of the unit's messages share, or None)."""
+        units: list[tuple[Any, list[int], Any]] = []
+        if self._describe is not None and destination not in self._described:
+            self._described.add(destination)
+            try:
+                async with asyncio.timeout(self._timeout):
+                    if await self._describe(destination):
+                        self._message_id_keyed.add(destination)
+            except Exception as exc:  # the rule is also learned from a refused batch
+                _log.info("cannot read destination %r's properties: %r", destination, exc)
+        for key, key_indexes in _by_key(messages, message_id_is_key=destination in self._message_id_keyed):
             batch = await self._on_sender(destination, self._new_batch)
             members: list[int] = []
             for index in key_indexes:
@@ -111,15 +128,15 @@ class Destinations:
                     members.append(index)
                     continue
                 if members:
-                    units.append((batch, members))
+                    units.append((batch, members, key))
                     batch = await self._on_sender(destination, self._new_batch)
                     members = []
                     if sdk.add_to_batch(batch, messages[index]):
                         members.append(index)
                         continue
-                units.append((messages[index], [index]))
+                units.append((messages[index], [index], key))
             if members:
-                units.append((batch, members))
+                units.append((batch, members, key))
         return units
 
     async def _new_batch(self, sender: Any) -> Any:
@@ -131,8 +148,8 @@ class Destinations:
             await self.forget(destination)
 
 
-def _by_key(messages: list[Any], *, message_id_is_key: bool) -> Iterator[list[int]]:
+def _by_key(messages: list[Any], *, message_id_is_key: bool) -> Iterator[tuple[Any, list[int]]]:
     groups: dict[Any, list[int]] = {}
     for index, message in enumerate(messages):
         groups.setdefault(batch_key(message, message_id_is_key=message_id_is_key), []).append(index)
-    yield from groups.values()
+    yield from groups.items()

@@ -3,7 +3,8 @@
 The hot path is `BacklogPump._handle`: pings are completed (never forwarded), unrestorable
 messages dead-lettered, the rest grouped by destination and sent batch by batch; a backlog message
 is completed only after the send that carried it returned. Each step ends with a small result
-(`ReceiveEnd`, or `Sent` / `Retry` / `Split` / `DeadLetter` for a send) read by one `match`; no
+(`ReceiveEnd`; `Sent` / `Retry` / `Split` / `DeadLetter` for a send; `KeysBackingOff` for a round)
+read by one `match`; no
 exception steers the hot path. Every call to Service Bus is bounded by the operation timeout. Receives are pipelined: the next batch
 is received while earlier ones are still being sent, within the syphon-wide in-flight budget.
 """
@@ -43,6 +44,8 @@ log = logging.getLogger("pairedbus.syphon")
 DEAD_LETTER_DESTINATION_NOT_FOUND = "DestinationNotFound"
 DEAD_LETTER_MESSAGE_SIZE_EXCEEDED = "MessageSizeExceeded"
 DEAD_LETTER_SEND_REJECTED = "SendRejected"
+#: Failed sends in a row after which a round stops (the destination, not one fragment, is down).
+_MAX_FAILED_UNITS_PER_ROUND = 3
 #: Dead-letter descriptions are application properties on the broker; keep them short.
 _DESCRIPTION_MAX = 1024
 
@@ -99,6 +102,14 @@ class DeadLetter:
 
 
 SendOutcome = Sent | Retry | Split | DeadLetter
+
+
+@dataclass(frozen=True, slots=True)
+class KeysBackingOff:
+    """Nothing was tried: every partition key left is backing off (a failed fragment) for at
+    least `wait` seconds."""
+
+    wait: float
 
 
 class BacklogPump:
@@ -268,6 +279,12 @@ class BacklogPump:
                                     self._dead_letter(receiver, keeper, items[index][0], reason, description)
                                 )
                         return
+                    case KeysBackingOff(wait):
+                        if wait > ctx.options.retry_hold.total_seconds() or self._halted:
+                            self._leave_locked(keeper, destination, [items[i][0] for i in remaining])
+                            return
+                        ctx.stats.retries += 1
+                        await asyncio.sleep(wait)
                 remaining = [i for i in remaining if i not in done]
 
     async def _send_round(
@@ -280,42 +297,66 @@ class BacklogPump:
         remaining: list[int],
         settling: asyncio.TaskGroup,
         done: set[int],
-    ) -> SendOutcome:
+    ) -> SendOutcome | KeysBackingOff:
         """One pass over `remaining`: pack, send unit by unit, start settling what was sent (added
-        to `done`). Ends with Sent when every unit was handled, else with the Retry or the
-        destination-wide DeadLetter that stopped it."""
+        to `done`). Ends with Sent when every unit was handled; with the Retry or the
+        destination-wide DeadLetter that stopped it; or, when nothing could be tried because the
+        partition keys left are backing off, with KeysBackingOff.
+
+        A unit holds one partition key. A failed fragment fails only the keys it holds, so a
+        keyed unit's failure backs off that key alone and the other units are still tried; a
+        few failures in a row mean the destination itself is down (it backs off as a whole)."""
         ctx = self._ctx
         try:
             packed = await ctx.destinations.batches(destination, [items[i][1] for i in remaining])
         except Exception as exc:
             return self._opening_outcome(exc, destination)
-        # A stack of (unit, item indexes): a refused batch is replaced by its messages, in order.
-        stack = [(unit, [remaining[i] for i in indexes]) for unit, indexes in reversed(packed)]
+        # A stack of (unit, item indexes, key): a refused batch is replaced by its messages, in order.
+        stack = [(unit, [remaining[i] for i in indexes], key) for unit, indexes, key in reversed(packed)]
+        waits: list[float] = []
+        failures_in_a_row = 0
         while stack:
-            unit, members = stack.pop()
-            outcome = await self._send_unit(destination, unit, len(members))
+            unit, members, key = stack.pop()
+            backoff_key = destination if key is None else (destination, key)
+            wait = ctx.backoff.remaining(backoff_key) if key is not None else 0.0
+            if wait:
+                waits.append(wait)
+                continue
+            outcome = await self._send_unit(destination, unit, len(members), backoff_key)
+            failures_in_a_row = failures_in_a_row + 1 if isinstance(outcome, Retry) else 0
             match outcome:
+                case Retry() if key is not None and failures_in_a_row < _MAX_FAILED_UNITS_PER_ROUND:
+                    waits.append(ctx.backoff.remaining(backoff_key))
+                case Retry():
+                    if key is not None:
+                        ctx.backoff.failed(destination)  # not one fragment: the destination
+                    return outcome
                 case Sent():
                     done.update(members)
                     settling.create_task(self._complete(receiver, keeper, hold, [items[m][0] for m in members]))
                 case Split():
-                    stack.extend((items[m][1], [m]) for m in reversed(members))
+                    stack.extend((items[m][1], [m], key) for m in reversed(members))
                 case DeadLetter(reason, description, everything=False):
                     (member,) = members
                     done.add(member)
                     settling.create_task(self._dead_letter(receiver, keeper, items[member][0], reason, description))
-                case Retry() | DeadLetter():
+                case DeadLetter():
                     return outcome
+        if waits and not done:
+            return KeysBackingOff(min(waits))
         return Sent()
 
-    async def _send_unit(self, destination: str, unit: Any, count: int) -> SendOutcome:
-        """Send one batch (or lone message) to the primary; what its answer means."""
+    async def _send_unit(self, destination: str, unit: Any, count: int, backoff_key: Any) -> SendOutcome:
+        """Send one batch (or lone message) to the primary; what its answer means. A retryable
+        failure backs off `backoff_key`: the destination, or one of its partition keys."""
         ctx = self._ctx
         try:
             await ctx.destinations.send(destination, unit)
         except Exception as exc:
-            return self._send_outcome(exc, destination, count)
-        ctx.backoff.succeeded(destination)
+            return self._send_outcome(exc, destination, count, backoff_key)
+        ctx.backoff.succeeded(backoff_key)
+        if backoff_key != destination:
+            ctx.backoff.succeeded(destination)
         ctx.stats.note_progress()
         return Sent()
 
@@ -334,7 +375,7 @@ class BacklogPump:
         )
         return Retry()
 
-    def _send_outcome(self, exc: Exception, destination: str, count: int) -> SendOutcome:
+    def _send_outcome(self, exc: Exception, destination: str, count: int, backoff_key: Any = None) -> SendOutcome:
         ctx = self._ctx
         ctx.stats.count_error(exc)
         ctx.pair.note_error(PRIMARY, exc)
@@ -353,7 +394,7 @@ class BacklogPump:
         ):
             # Quota exceeded is not retryable for the SDK, but a full destination drains; waiting
             # beats dead-lettering everything bound for it.
-            delay = ctx.backoff.failed(destination)
+            delay = ctx.backoff.failed(destination if backoff_key is None else backoff_key)
             log.warning("send to the primary failed; backing off", extra={**fields, "delay_seconds": delay})
             return Retry()
         if isinstance(exc, ServiceBusError):
