@@ -10,8 +10,10 @@ sender and client it opened.
 Entering the client (`async with`) also learns which backlog queues exist, so a sender never
 picks a missing one; each entity's metadata (does it require sessions, does it exist) is read
 once in the background when its first sender is made. Both need the right to read entities
-(Manage on the data plane, or Reader through ARM with `secondary_resource_id`); without it the
-client learns from the answers to its sends instead, and logs that it does.
+(Manage on the data plane); without it the client keeps every configured backlog queue in the
+rotation until a send to it fails, learns the entity's facts from the answers to its sends, and
+logs that it does. `get_queue_sender(..., requires_session=True)` states the one fact that
+matters most when it cannot be read.
 """
 
 from __future__ import annotations

@@ -64,6 +64,7 @@ class PairedConnections:
         #: Sides that are down and being replaced, with their cause.
         self._down: dict[str, str] = {}
         self._faults_in_a_row = dict.fromkeys(SIDES, 0)
+        self._replaced_at: dict[str, float] = {}
         self._changed: asyncio.Condition | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._backlog_senders: dict[str, Any] = {}
@@ -156,6 +157,9 @@ class PairedConnections:
             return
         self._down[side] = cause
         self._stats.connection_faults += 1
+        loop_time = asyncio.get_running_loop().time()
+        if loop_time - self._replaced_at.get(side, float("-inf")) > self._backoff[1]:
+            self._faults_in_a_row[side] = 0  # the last replacement held for a while: start over
         _log.warning("%s namespace connection %s; replacing it", side, cause)
         self._spawn(self._replace(side), f"pairedbus-replace:{side}")
         partner = partner_of(side)
@@ -189,14 +193,11 @@ class PairedConnections:
         self.primary_generation = self.generations[PRIMARY]
         del self._down[side]
         self._stats.connection_replacements += 1
+        self._replaced_at[side] = asyncio.get_running_loop().time()
         _log.warning("%s namespace connection replaced (generation %d)", side, self.generations[side])
         condition = self._condition()
         async with condition:
             condition.notify_all()
-
-    def succeeded(self, side: str) -> None:
-        """An operation on `side` worked: the back-off starts over."""
-        self._faults_in_a_row[side] = 0
 
     def _spawn(self, work: Awaitable[None], name: str) -> None:
         task = asyncio.ensure_future(work)

@@ -444,7 +444,8 @@ class BacklogPump:
     async def _settle_all(self, settle: Any, messages: list[Any]) -> list[BaseException | None]:
         """Run one settlement per message at once, all bounded by the operation timeout; the
         error of each (None: settled). A settlement still running at the bound counts as failed."""
-        tasks = [asyncio.ensure_future(settle(message)) for message in messages]
+        create_task = asyncio.get_running_loop().create_task
+        tasks = [create_task(settle(message)) for message in messages]
         _, pending = await asyncio.wait(tasks, timeout=self._timeout)
         for task in pending:
             task.cancel()
