@@ -12,6 +12,7 @@ is received while earlier ones are still being sent, within the syphon-wide in-f
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,7 +33,7 @@ from pairedbus.aliasing import UnrestorableMessage, restore_message
 from pairedbus.errors import is_retryable
 from pairedbus.syphon.backoff import Backoff
 from pairedbus.syphon.close_fault import PRIMARY, SECONDARY, ConnectionPair
-from pairedbus.syphon.destinations import Destinations
+from pairedbus.syphon.destinations import Destinations, batch_key
 from pairedbus.syphon.in_flight import Hold, InFlightBudget
 from pairedbus.syphon.lock_keeper import LockKeeper
 from pairedbus.syphon.options import SyphonOptions
@@ -257,9 +258,12 @@ class BacklogPump:
         """Send one destination's messages in order, batch by batch; settle each batch's backlog
         messages after its send returned. Retryable failures back off this destination only."""
         ctx = self._ctx
-        lock = self._order.setdefault(destination, asyncio.Lock())
-        # The lock keeps one queue's messages to a destination in order; it is held until the
-        # sends are acknowledged, not through the settlements that follow them.
+        # The lock keeps one queue's keyed messages (session id or partition key: the ones whose
+        # order the service keeps) to a destination in order; it is held until the sends are
+        # acknowledged, not through the settlements that follow them. Unkeyed messages have no
+        # order to keep (the service spreads them over fragments): their sends overlap.
+        ordered = any(batch_key(message) is not None for _, message in items)
+        lock = self._order.setdefault(destination, asyncio.Lock()) if ordered else contextlib.nullcontext()
         async with asyncio.TaskGroup() as settling, lock:
             remaining = list(range(len(items)))
             while remaining:
@@ -315,6 +319,32 @@ class BacklogPump:
         stack = [(unit, [remaining[i] for i in indexes], key) for unit, indexes, key in reversed(packed)]
         waits: list[float] = []
         failures_in_a_row = 0
+        retried: Retry | None = None
+        if len(stack) > 1 and all(key is None for _, _, key in stack):
+            # Unkeyed units: sent all at once (pipelined on the link), read in order after.
+            units = stack[::-1]
+            stack = []
+            outcomes = await asyncio.gather(
+                *(self._send_unit(destination, unit, len(members), destination) for unit, members, _ in units)
+            )
+            for (_, members, key), outcome in zip(units, outcomes, strict=True):
+                match outcome:
+                    case Sent():
+                        done.update(members)
+                        settling.create_task(self._complete(receiver, keeper, hold, [items[m][0] for m in members]))
+                    case Split():
+                        stack.extend((items[m][1], [m], key) for m in members)
+                    case DeadLetter(reason, description, everything=False):
+                        (member,) = members
+                        done.add(member)
+                        settling.create_task(self._dead_letter(receiver, keeper, items[member][0], reason, description))
+                    case DeadLetter():
+                        return outcome
+                    case Retry():
+                        retried = outcome
+            stack.reverse()
+            if retried is not None:
+                return retried  # what was split waits for the next round, after the back-off
         while stack:
             unit, members, key = stack.pop()
             backoff_key = destination if key is None else (destination, key)
