@@ -27,6 +27,8 @@ from typing import Any
 from azure.core.credentials import AzureNamedKeyCredential
 from azure.servicebus import ServiceBusMessage
 
+from pairedbus import contract
+
 PRIMARY = "bench-primary.servicebus.windows.net"
 SECONDARY = "bench-secondary.servicebus.windows.net"
 QUEUE = "bench"
@@ -93,14 +95,47 @@ class _NoOpSender:
         return None
 
 
+class _NoOpConnections:
+    """The face of `PairedConnections` a sender uses on the healthy path, handing out the no-op sender."""
+
+    def __init__(self, sender: Any) -> None:
+        self._sender = sender
+        self.generations = {"primary": 0, "secondary": 0}
+        self.primary_generation = 0
+
+    def generation(self, side: str) -> int:
+        return 0
+
+    def client(self, side: str) -> Any:
+        return self
+
+    def get_queue_sender(self, name: str) -> Any:
+        return self._sender
+
+    def note_error(self, side: str, exc: BaseException) -> None:
+        pass
+
+
 async def _bench_isolated(count: int, rounds: int) -> tuple[float, float]:
-    from pairedbus.sender.availability import EntityAvailability, EntityKind
+    from pairedbus.sender.backlog import Backlog, BacklogRotation
+    from pairedbus.sender.failover import EntityFailover, EntityKind, FailoverStats
     from pairedbus.sender.failover_clock import FailoverClock
     from pairedbus.sender.sender import PairedSender
 
     plain = _NoOpSender()
-    availability = EntityAvailability(QUEUE, EntityKind.QUEUE, FailoverClock(timedelta(0)))
-    paired = PairedSender(None, availability, plain, "unused")  # type: ignore[arg-type]
+    connections: Any = _NoOpConnections(plain)
+    stats = FailoverStats()
+    failover = EntityFailover(
+        QUEUE,
+        EntityKind.QUEUE,
+        FailoverClock(timedelta(0)),
+        stats,
+        ping=None,
+        ping_interval=60,
+        sleep=asyncio.sleep,  # type: ignore[arg-type]
+    )
+    backlog = Backlog(BacklogRotation(["unused"]), connections, stats, timeout=60)
+    paired = PairedSender(failover, backlog, connections, stats, backlog_queue="unused", timeout=60)
     plain_times: list[float] = []
     paired_times: list[float] = []
     for r in range(rounds + 1):
@@ -130,6 +165,8 @@ def main(argv: list[str] | None = None) -> None:
     report: Callable[[str], None] = print
     with mock_servicebus() as world:
         world.namespace(PRIMARY).create_queue(QUEUE)
+        for name in contract.backlog_queue_names("bench-primary", contract.DEFAULT_BACKLOG_QUEUE_COUNT):
+            world.namespace(SECONDARY).create_queue(name)
         for with_ids, label in ((True, "with ids"), (False, "without ids")):
             plain, paired = asyncio.run(_bench(args.messages, args.rounds, with_ids, world))
             report(_line(label, plain, paired))

@@ -1,14 +1,27 @@
-"""Throughput and CPU cost of the syphon against a naive mover, on the in-process fake.
+"""Syphon throughput and in-flight utilization beside two honest baselines, and CPU per hop.
 
-Both movers drain parked messages spread over 10 backlog queues (to 10 destination queues) in the
-same run, with a simulated round trip of 70 ms per operation (`world.latency`). The naive mover
-receives one message, sends it, completes it, and repeats; it is measured on a smaller count
-(`--naive-messages`) since it is ~200 ms per message, and compared per message. The syphon's CPU
-figure is `time.process_time()` per message for the whole drain, which includes the fake's own
-work (it runs in the same process).
+On the in-process fake with a simulated round trip R (`world.latency`, 70 ms by default), for
+1, 10 and 50 backlog queues and messages of 256 B and 200 KB, each mover drains the same parked
+backlog to 10 destination queues:
 
-Goals: syphon/naive rate >= 500, <= 50 us CPU per message.
-Run: `.venv/bin/python benchmarks/syphon_bench.py [--messages 20000] [--naive-messages 100]`.
+- `syphon`: `pairedbus.syphon.Syphon.drain()`, in-flight bound C messages (`max_in_flight`) and
+  `max_in_flight_bytes`;
+- `pipelined`: a simple pipelined mover with the same bounds: one receive loop per queue taking
+  what the shared budget allows (up to 250), each batch sent and completed in its own task;
+- `sequential`: a plain sequential batch mover (receive up to 250, send, complete, next queue):
+  the honest baseline, three round trips per batch.
+
+In-flight utilization is throughput x 2R / C_eff: a message is in flight for its send and its
+complete, so C_eff / 2R is the most any mover can do with that bound (C_eff = C, or the byte bound
+over the message size when that is smaller).
+
+CPU per hop (decode, restore, add to a batch, encode) is measured on the SDK's real AMQP encoding,
+no network and no fake; the fake's own share is reported apart (the floor mover's CPU per message).
+
+The fake's round trip is latency only (no per-frame cost, no bandwidth): overlap is free, so the
+absolute figures flatter every pipelined mover alike; compare movers within one run.
+
+Run: `.venv/bin/python benchmarks/syphon_bench.py [--messages 6000] [--queues 1 10 50] [--sizes 256 204800]`.
 """
 
 from __future__ import annotations
@@ -16,18 +29,25 @@ from __future__ import annotations
 import argparse
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from azure.servicebus import ServiceBusMessage
 
 from pairedbus import contract
-from pairedbus.aliasing import UnrestorableMessage, park_message, restore_message
+from pairedbus.aliasing import park_message, restore_message
 
 PRIMARY = contract.service_bus_fqdn("bench-primary")
 SECONDARY = contract.service_bus_fqdn("bench-secondary")
 PREFIX = "bench-primary"
 CREDENTIAL = object()
+DESTINATIONS = 10
+CAPACITY = 2_000
+CAPACITY_BYTES = 64 * 1024 * 1024
+BATCH = 250
+#: Extra Syphon options from the command line (`--syphon-option name=value`).
+SYPHON_OPTIONS: dict[str, Any] = {}
 
 
 def _backlog_settings() -> dict[str, Any]:
@@ -38,144 +58,285 @@ def _backlog_settings() -> dict[str, Any]:
     return settings
 
 
-async def _park(world: Any, count: int, queues: int, destinations: int) -> None:
+def _queue(q: int) -> str:
+    return contract.backlog_queue_name(PREFIX, q)
+
+
+async def _park(world: Any, count: int, queues: int, size: int) -> None:
     """Fill the backlog as failover senders would (no latency while arranging)."""
     from azure.servicebus.aio import ServiceBusClient
 
     latency, world.latency = world.latency, 0.0
+    body = b"x" * size
     async with ServiceBusClient(SECONDARY, CREDENTIAL) as client:
         for q in range(queues):
-            parked = [
-                park_message(
-                    ServiceBusMessage(b"x" * 256, message_id=f"{q}-{i}", application_properties={"n": i}),
-                    f"dest-{i % destinations}",
-                )
-                for i in range(q, count, queues)
-            ]
-            async with client.get_queue_sender(contract.backlog_queue_name(PREFIX, q)) as sender:
-                for start in range(0, len(parked), 500):
-                    await sender.send_messages(parked[start : start + 500])
+            async with client.get_queue_sender(_queue(q)) as sender:
+                for i in range(q, count, queues):
+                    parked = park_message(ServiceBusMessage(body, message_id=f"{q}-{i}"), f"dest-{i % DESTINATIONS}")
+                    await sender.send_messages(parked)
     world.latency = latency
 
 
-def _arrange(world: Any, queues: int, destinations: int) -> None:
+def _reset(world: Any, queues: int) -> None:
+    secondary, primary = world.namespace(SECONDARY), world.namespace(PRIMARY)
+    for name in [q.name for q in secondary.queues()]:
+        secondary.delete(name)
+    for name in [q.name for q in primary.queues()]:
+        primary.delete(name)
     for q in range(queues):
-        world.namespace(SECONDARY).create_queue(contract.backlog_queue_name(PREFIX, q), **_backlog_settings())
-    for d in range(destinations):
-        world.namespace(PRIMARY).create_queue(f"dest-{d}")
+        secondary.create_queue(_queue(q), **_backlog_settings())
+    for d in range(DESTINATIONS):
+        primary.create_queue(f"dest-{d}")
 
 
-def _delivered(world: Any, destinations: int) -> int:
-    return sum(world.namespace(PRIMARY).queue(f"dest-{d}").message_counts()["active"] for d in range(destinations))
+def _delivered(world: Any) -> int:
+    return sum(world.namespace(PRIMARY).queue(f"dest-{d}").message_counts()["active"] for d in range(DESTINATIONS))
 
 
-async def _naive(count: int, queues: int) -> None:
-    """Receive one, send one, complete one: every message costs three sequential round trips."""
+# --- the movers ---------------------------------------------------------------------------------
+
+
+async def _syphon(world: Any, queues: int, count: int) -> None:
+    from pairedbus.syphon import Syphon
+
+    async with Syphon(
+        primary=PRIMARY,
+        secondary=SECONDARY,
+        credential=CREDENTIAL,
+        clock=world.clock.now,
+        drain_wait=timedelta(milliseconds=100),
+        max_in_flight=CAPACITY,
+        max_in_flight_bytes=CAPACITY_BYTES,
+        **SYPHON_OPTIONS,
+    ) as syphon:
+        stats = await syphon.drain()
+    assert stats.moved == count, stats
+
+
+class _Budget:
+    """The pipelined mover's bound: messages and bytes in flight, shared by every queue."""
+
+    def __init__(self, capacity: int, capacity_bytes: int) -> None:
+        self.free, self.bytes, self.capacity_bytes = capacity, 0, capacity_bytes
+        self.changed = asyncio.Condition()
+
+    async def take(self, wanted: int) -> int:
+        async with self.changed:
+            await self.changed.wait_for(lambda: self.free > 0 and self.bytes < self.capacity_bytes)
+            granted = min(wanted, self.free)
+            self.free -= granted
+            return granted
+
+    async def give(self, count: int, nbytes: int = 0) -> None:
+        async with self.changed:
+            self.free += count
+            self.bytes -= nbytes
+            self.changed.notify_all()
+
+
+async def _pipelined(world: Any, queues: int, count: int, size: int) -> None:
+    """Per queue: take what the budget allows, receive, hand the batch to a task that restores,
+    sends to each destination and completes; receive again at once."""
+    from azure.servicebus.aio import ServiceBusClient
+
+    budget = _Budget(CAPACITY, CAPACITY_BYTES)
+    async with ServiceBusClient(PRIMARY, CREDENTIAL) as primary, ServiceBusClient(SECONDARY, CREDENTIAL) as secondary:
+        senders = {f"dest-{d}": primary.get_queue_sender(f"dest-{d}") for d in range(DESTINATIONS)}
+
+        async def move(receiver: Any, messages: list[Any], nbytes: int) -> None:
+            for destination, outgoing in _restored_by_destination(messages).items():
+                await _send_all(senders[destination], outgoing)
+            await asyncio.gather(*(receiver.complete_message(m) for m in messages))
+            await budget.give(len(messages), nbytes)
+
+        async def pump(q: int) -> None:
+            receiver = secondary.get_queue_receiver(_queue(q))
+            async with asyncio.TaskGroup() as moves:
+                while True:
+                    granted = await budget.take(BATCH)
+                    messages = await receiver.receive_messages(max_message_count=granted, max_wait_time=0.1)
+                    if not messages:
+                        await budget.give(granted)
+                        return
+                    nbytes = len(messages) * size
+                    budget.bytes += nbytes
+                    await budget.give(granted - len(messages))
+                    moves.create_task(move(receiver, messages, nbytes))
+
+        await asyncio.gather(*(pump(q) for q in range(queues)))
+
+
+async def _sequential(world: Any, queues: int, count: int, size: int) -> None:
+    """One batch at a time: receive up to 250 from the next queue, send them, complete them."""
     from azure.servicebus.aio import ServiceBusClient
 
     async with ServiceBusClient(PRIMARY, CREDENTIAL) as primary, ServiceBusClient(SECONDARY, CREDENTIAL) as secondary:
-        receivers = [secondary.get_queue_receiver(contract.backlog_queue_name(PREFIX, q)) for q in range(queues)]
-        senders: dict[str, Any] = {}
-        moved = 0
+        senders = {f"dest-{d}": primary.get_queue_sender(f"dest-{d}") for d in range(DESTINATIONS)}
+        receivers = [secondary.get_queue_receiver(_queue(q)) for q in range(queues)]
+        moved, turn = 0, 0
         while moved < count:
-            receiver = receivers[moved % queues]
-            (message,) = await receiver.receive_messages(max_message_count=1, max_wait_time=5)
-            try:
-                restored = restore_message(message, now=datetime.now(UTC))
-            except UnrestorableMessage:
-                await receiver.dead_letter_message(message)
-                continue
-            sender = senders.get(restored.destination)
-            if sender is None:
-                sender = senders[restored.destination] = primary.get_queue_sender(restored.destination)
-            await sender.send_messages(restored.message)
-            await receiver.complete_message(message)
-            moved += 1
+            receiver = receivers[turn % queues]
+            turn += 1
+            messages = await receiver.receive_messages(max_message_count=BATCH, max_wait_time=0.1)
+            for destination, outgoing in _restored_by_destination(messages).items():
+                await _send_all(senders[destination], outgoing)
+            await asyncio.gather(*(receiver.complete_message(m) for m in messages))
+            moved += len(messages)
 
 
-async def _floor(queues: int) -> None:
-    """The least any pipelined mover does with the fake: receive batches, send each batch as it
-    came (to one queue, no restoring or grouping), complete every message. Its CPU is the fake's
-    and asyncio's share, which the syphon's figure includes."""
+def _restored_by_destination(messages: list[Any]) -> dict[str, list[Any]]:
+    now = datetime.now(UTC)
+    by_destination: dict[str, list[Any]] = {}
+    for message in messages:
+        restored = restore_message(message, now=now)
+        by_destination.setdefault(restored.destination, []).append(restored.message)
+    return by_destination
+
+
+async def _send_all(sender: Any, messages: list[Any]) -> None:
+    """As few batches as fit, sent one after the other."""
+    from azure.servicebus.exceptions import MessageSizeExceededError
+
+    batch = await sender.create_message_batch()
+    for message in messages:
+        try:
+            batch.add_message(message)
+        except MessageSizeExceededError:
+            await sender.send_messages(batch)
+            batch = await sender.create_message_batch()
+            batch.add_message(message)
+    await sender.send_messages(batch)
+
+
+async def _floor(world: Any, queues: int, count: int, size: int) -> None:
+    """The least any pipelined mover does with the fake, uncapped: receive batches, send each as
+    it came (to one queue, no restoring or grouping), complete every message."""
     from azure.servicebus.aio import ServiceBusClient
 
     async with ServiceBusClient(PRIMARY, CREDENTIAL) as primary, ServiceBusClient(SECONDARY, CREDENTIAL) as secondary:
         sender = primary.get_queue_sender("dest-0")
 
         async def pump(q: int) -> None:
-            receiver = secondary.get_queue_receiver(contract.backlog_queue_name(PREFIX, q))
-            while messages := await receiver.receive_messages(max_message_count=250, max_wait_time=0.1):
-                batch = await sender.create_message_batch()
-                for message in messages:
-                    batch.add_message(message)
-                await sender.send_messages(batch)
+            receiver = secondary.get_queue_receiver(_queue(q))
+            while messages := await receiver.receive_messages(max_message_count=BATCH, max_wait_time=0.1):
+                for start in range(0, len(messages), max(1, 200_000 // (size + 200))):
+                    chunk = messages[start : start + max(1, 200_000 // (size + 200))]
+                    batch = await sender.create_message_batch()
+                    for message in chunk:
+                        batch.add_message(message)
+                    await sender.send_messages(batch)
                 await asyncio.gather(*(receiver.complete_message(m) for m in messages))
 
         await asyncio.gather(*(pump(q) for q in range(queues)))
 
 
-async def _syphon(world: Any, options: dict[str, Any]) -> Any:
-    from pairedbus.syphon import Syphon
+Mover = Callable[..., Awaitable[None]]
 
-    async with Syphon(
-        primary=PRIMARY, secondary=SECONDARY, credential=CREDENTIAL, clock=world.clock.now, **options
-    ) as syphon:
-        return await syphon.drain()
+
+def _measure(world: Any, mover: Mover, queues: int, count: int, size: int) -> tuple[float, float]:
+    """(msg/s, CPU µs per message) of one mover on a freshly parked backlog. Other processes on
+    the machine only ever slow a run down, so callers take the best of a few."""
+    _reset(world, queues)
+    asyncio.run(_park(world, count, queues, size))
+    started, cpu = time.perf_counter(), time.process_time()
+    if mover is _syphon:
+        asyncio.run(_syphon(world, queues, count))
+    else:
+        asyncio.run(mover(world, queues, count, size))
+    seconds, cpu_seconds = time.perf_counter() - started, time.process_time() - cpu
+    delivered = _delivered(world)
+    assert delivered == count, (mover.__name__, delivered, count)
+    return count / seconds, cpu_seconds / count * 1e6
+
+
+# --- CPU per hop on the SDK's real encoding -------------------------------------------------------
+
+
+def hop_cpu(count: int = 5_000, size: int = 256) -> dict[str, float]:
+    """µs of CPU per message for decode (SDK), restore, add to a batch, encode the batch; with the
+    SDK's `add_message` (encodes every message twice) and with `pairedbus.sdk.add_to_batch` (once)."""
+    from azure.servicebus import ServiceBusMessageBatch, ServiceBusReceivedMessage
+    from azure.servicebus._common.constants import _X_OPT_ENQUEUED_TIME
+    from azure.servicebus._pyamqp._encode import encode_payload
+    from azure.servicebus._transport._pyamqp_transport import PyamqpTransport
+
+    from pairedbus import sdk
+
+    def wire(i: int) -> bytes:
+        parked = park_message(ServiceBusMessage(b"x" * size, message_id=f"m-{i}", application_properties={"n": i}), "d")
+        raw = parked.raw_amqp_message
+        raw.annotations = {**(raw.annotations or {}), _X_OPT_ENQUEUED_TIME: datetime.now(UTC)}
+        return bytes(encode_payload(bytearray(), PyamqpTransport.to_outgoing_amqp_message(raw)))
+
+    payloads = [wire(i) for i in range(count)]
+    now = datetime.now(UTC)
+    results = {}
+    for label, add in (("sdk add_message", None), ("pairedbus add_to_batch", sdk.add_to_batch)):
+        started = time.process_time()
+        batch = ServiceBusMessageBatch(max_size_in_bytes=contract.MAX_MESSAGE_SIZE_BYTES)
+        for payload in payloads:
+            outgoing = restore_message(ServiceBusReceivedMessage.from_bytes(payload), now=now).message
+            fits = add(batch, outgoing) if add else _sdk_add(batch, outgoing)
+            if not fits:
+                encode_payload(bytearray(), batch._message)
+                batch = ServiceBusMessageBatch(max_size_in_bytes=contract.MAX_MESSAGE_SIZE_BYTES)
+                fits = add(batch, outgoing) if add else _sdk_add(batch, outgoing)
+        encode_payload(bytearray(), batch._message)
+        results[label] = (time.process_time() - started) / count * 1e6
+    return results
+
+
+def _sdk_add(batch: Any, message: Any) -> bool:
+    from azure.servicebus.exceptions import MessageSizeExceededError
+
+    try:
+        batch.add_message(message)
+        return True
+    except MessageSizeExceededError:
+        return False
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--messages", type=int, default=20_000, help="messages the syphon drains (default 20000)")
-    parser.add_argument("--naive-messages", type=int, default=100, help="messages the naive mover moves (default 100)")
+    parser.add_argument("--messages", type=int, default=6_000, help="messages per mover and case (default 6000)")
+    parser.add_argument("--large-messages", type=int, default=1_000, help="messages per case of 200 KB (default 1000)")
     parser.add_argument("--latency", type=float, default=0.07, help="simulated round trip in seconds (default 0.07)")
-    parser.add_argument("--queues", type=int, default=10, help="backlog queues (default 10)")
-    parser.add_argument("--destinations", type=int, default=10, help="destination queues (default 10)")
-    parser.add_argument("--max-in-flight", type=int, default=None, help="Syphon max_in_flight (default: its own)")
-    parser.add_argument("--receive-batch-size", type=int, default=None, help="Syphon receive_batch_size")
+    parser.add_argument("--queues", type=int, nargs="+", default=[1, 10, 50], help="backlog queue counts")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[256, 200 * 1024], help="message body sizes (bytes)")
+    parser.add_argument("--movers", nargs="+", default=["syphon", "pipelined", "sequential"])
+    parser.add_argument("--rounds", type=int, default=2, help="runs per mover and case, interleaved; the best counts")
+    parser.add_argument("--syphon-option", action="append", default=[], help="NAME=INT, e.g. receive_batch_size=1000")
     args = parser.parse_args()
+    for option in args.syphon_option:
+        name, _, value = option.partition("=")
+        SYPHON_OPTIONS[name] = int(value)
 
+    # Imported before any clock starts: a first import inside a measured run would count.
+    import azure.servicebus.aio.management  # noqa: F401
+
+    import pairedbus.syphon  # noqa: F401
     from pairedbus.testing.patching import mock_servicebus
 
-    options: dict[str, Any] = {"drain_wait": timedelta(milliseconds=100)}
-    if args.max_in_flight:
-        options["max_in_flight"] = args.max_in_flight
-    if args.receive_batch_size:
-        options["receive_batch_size"] = args.receive_batch_size
-
+    movers: dict[str, Mover] = {"syphon": _syphon, "pipelined": _pipelined, "sequential": _sequential, "floor": _floor}
+    print(f"round trip {args.latency * 1000:.0f} ms; bound C = {CAPACITY} messages, {CAPACITY_BYTES >> 20} MiB")
+    print(f"{'mover':<11}{'queues':>7}{'size':>9}{'msg/s':>10}{'util':>7}{'CPU µs/msg':>12}")
     with mock_servicebus() as world:
         world.latency = args.latency
-        _arrange(world, args.queues, args.destinations)
-
-        asyncio.run(_park(world, args.naive_messages, args.queues, args.destinations))
-        started = time.perf_counter()
-        asyncio.run(_naive(args.naive_messages, args.queues))
-        naive_seconds = time.perf_counter() - started
-        assert _delivered(world, args.destinations) == args.naive_messages
-
-        asyncio.run(_park(world, args.messages, args.queues, args.destinations))
-        started, cpu_started = time.perf_counter(), time.process_time()
-        stats = asyncio.run(_syphon(world, options))
-        syphon_seconds, syphon_cpu = time.perf_counter() - started, time.process_time() - cpu_started
-        delivered = _delivered(world, args.destinations) - args.naive_messages
-        assert stats.moved == args.messages == delivered, (stats, delivered)
-
-        asyncio.run(_park(world, args.messages, args.queues, args.destinations))
-        cpu_started = time.process_time()
-        asyncio.run(_floor(args.queues))
-        floor_cpu = time.process_time() - cpu_started
-
-    naive_rate = args.naive_messages / naive_seconds
-    syphon_rate = args.messages / syphon_seconds
-    print(f"round trip {args.latency * 1000:.0f} ms, {args.queues} backlog queues, {args.destinations} destinations")
-    print(f"naive mover : {args.naive_messages:>7} messages in {naive_seconds:7.2f} s = {naive_rate:9.1f} msg/s")
-    print(f"syphon      : {args.messages:>7} messages in {syphon_seconds:7.2f} s = {syphon_rate:9.1f} msg/s")
-    print(f"ratio       : {syphon_rate / naive_rate:9.1f} x   (goal >= 500)")
-    syphon_us, floor_us = syphon_cpu / args.messages * 1e6, floor_cpu / args.messages * 1e6
-    print(f"syphon CPU  : {syphon_us:9.1f} us per message, fake included   (goal <= 50)")
-    print(
-        f"  of which the fake and asyncio (floor mover): {floor_us:.1f} us; the syphon's own: {syphon_us - floor_us:.1f} us"
-    )
-    print(f"syphon stats: moved={stats.moved} dead_lettered={stats.dead_lettered} errors={dict(stats.errors)}")
+        for size in args.sizes:
+            count = args.messages if size < 100_000 else args.large_messages
+            c_eff = min(CAPACITY, CAPACITY_BYTES // size)
+            for queues in args.queues:
+                best: dict[str, tuple[float, float]] = {}
+                for _ in range(args.rounds):
+                    for name in args.movers:
+                        rate, cpu_us = _measure(world, movers[name], queues, count, size)
+                        if name not in best or rate > best[name][0]:
+                            best[name] = (rate, min(cpu_us, best.get(name, (0, cpu_us))[1]))
+                for name, (rate, cpu_us) in best.items():
+                    utilization = rate * 2 * args.latency / c_eff
+                    print(f"{name:<11}{queues:>7}{size:>9}{rate:>10.0f}{utilization:>7.0%}{cpu_us:>12.1f}", flush=True)
+    for label, us in hop_cpu().items():
+        print(f"CPU per hop, real encoding, 256 B ({label}): {us:.1f} µs")
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ from pairedbus.aliasing import (
     build_message,
     encoded_size,
     park_message,
-    parking_overhead,
+    parked_copy,
     restore_message,
 )
 
@@ -280,11 +280,10 @@ def test_parking_needs_a_destination() -> None:
         park_message(ServiceBusMessage(b"x"), "")
 
 
-def test_parking_overhead_is_the_encoded_size_difference() -> None:
+def test_parked_copy_is_the_parked_message_when_it_fits() -> None:
     message = ServiceBusMessage(b"x" * 100)
-    added = parking_overhead(message, "orders")
-    assert added == encoded_size(park_message(message, "orders")) - encoded_size(message)
-    assert added > len("orders")
+    parked = parked_copy(message, "orders")
+    assert encoded_size(parked) == encoded_size(park_message(message, "orders")) > encoded_size(message)
 
 
 def test_a_message_that_only_fits_without_aliases_is_refused_with_a_size_error() -> None:
@@ -294,7 +293,7 @@ def test_a_message_that_only_fits_without_aliases_is_refused_with_a_size_error()
     assert encoded_size(near_limit) <= contract.MAX_MESSAGE_SIZE_BYTES
 
     with pytest.raises(ParkedMessageTooLargeError) as caught:
-        parking_overhead(near_limit, "orders")
+        parked_copy(near_limit, "orders")
 
     assert isinstance(caught.value, MessageSizeExceededError)
     assert caught.value.size > contract.MAX_MESSAGE_SIZE_BYTES

@@ -12,7 +12,12 @@ from pairedbus import contract
 def test_backlog_queue_names_follow_the_spec_example() -> None:
     assert contract.backlog_queue_name("contoso", 0) == "contoso/x-servicebus-transfer/0"
     assert contract.parse_backlog_queue_name("contoso/x-servicebus-transfer/7") == ("contoso", 7)
-    for other in ("contoso/x-servicebus-transfer/", "contoso/x-servicebus-transfer/07", "orders", "a/b/x-servicebus-transfer/1"):
+    for other in (
+        "contoso/x-servicebus-transfer/",
+        "contoso/x-servicebus-transfer/07",
+        "orders",
+        "a/b/x-servicebus-transfer/1",
+    ):
         assert contract.parse_backlog_queue_name(other) is None
     with pytest.raises(ValueError):
         contract.backlog_queue_name("contoso", -1)
@@ -40,7 +45,12 @@ def test_timespan_max_value_is_exact_to_the_tick() -> None:
 
 @pytest.mark.parametrize(
     ("text", "delta"),
-    [("PT1M", timedelta(minutes=1)), ("P14D", timedelta(days=14)), ("PT0.5S", timedelta(milliseconds=500)), ("P1DT2H3M4S", timedelta(days=1, hours=2, minutes=3, seconds=4))],
+    [
+        ("PT1M", timedelta(minutes=1)),
+        ("P14D", timedelta(days=14)),
+        ("PT0.5S", timedelta(milliseconds=500)),
+        ("P1DT2H3M4S", timedelta(days=1, hours=2, minutes=3, seconds=4)),
+    ],
 )
 def test_iso_durations_round_trip(text: str, delta: timedelta) -> None:
     assert contract.duration_timedelta(text) == delta
@@ -76,3 +86,118 @@ def test_syphon_poll_arithmetic_matches_the_spec() -> None:
 def test_the_erratum_keeps_the_path_alias_for_the_destination_alone() -> None:
     assert contract.ALIAS_SCHEDULED_ENQUEUE_TIME == "x-ms-scheduledenqueuetimeutc"
     assert len(set(contract.ALIASES)) == 4
+
+
+# --- The spec's values where the runtime puts them to use, as the literals the spec states -----
+# (scripts/mutation-check changes each constant of the contract in a copy of the tree and checks
+# that one of these tests fails.)
+
+
+def _text(mapping: dict) -> dict:
+    return {
+        (k.decode() if isinstance(k, bytes) else k): (v.decode() if isinstance(v, bytes) else v)
+        for k, v in mapping.items()
+    }
+
+
+def test_a_parked_message_carries_the_spec_alias_names() -> None:
+    from datetime import UTC, datetime
+
+    from azure.servicebus import ServiceBusMessage
+
+    from pairedbus.aliasing import park_message
+
+    message = ServiceBusMessage(
+        b"x",
+        session_id="s-1",
+        time_to_live=timedelta(seconds=90),
+        scheduled_enqueue_time_utc=datetime(2030, 1, 1, tzinfo=UTC),
+    )
+    parked = _text(park_message(message, "orders").application_properties)
+    assert parked["x-ms-path"] == "orders"
+    assert parked["x-ms-sessionid"] == "s-1"
+    assert parked["x-ms-timetolive"] == 90_000
+    assert "x-ms-scheduledenqueuetimeutc" in parked  # erratum: not x-ms-path
+    assert set(parked) == {"x-ms-path", "x-ms-sessionid", "x-ms-timetolive", "x-ms-scheduledenqueuetimeutc"}
+
+
+def test_the_syphon_reads_the_spec_alias_names_back() -> None:
+    from datetime import UTC, datetime
+
+    from azure.servicebus import ServiceBusMessage
+
+    from pairedbus.aliasing import restore_message
+
+    backlog = ServiceBusMessage(
+        b"x",
+        application_properties={
+            "x-ms-path": "orders",
+            "x-ms-sessionid": "s-1",
+            "x-ms-timetolive": 90_000,
+            "x-ms-scheduledenqueuetimeutc": "2030-01-01T00:00:00+00:00",
+        },
+    )
+    restored = restore_message(backlog, now=datetime(2029, 1, 1, tzinfo=UTC))
+    assert restored.destination == "orders"
+    assert restored.message.session_id == "s-1"
+    assert restored.message.scheduled_enqueue_time_utc == datetime(2030, 1, 1, tzinfo=UTC)
+    assert restored.message.application_properties is None  # every alias was recognised
+
+
+def test_a_ping_is_an_empty_message_of_the_ping_content_type_living_one_second() -> None:
+    from pairedbus.receive import is_ping
+    from pairedbus.sender.ping import ping_message
+
+    ping = ping_message(session=False)
+    assert ping.content_type == "application/vnd.ms-servicebus-ping"
+    assert ping.time_to_live == timedelta(seconds=1)
+    assert b"".join(ping.body) == b""
+
+    class Received:
+        content_type = "application/vnd.ms-servicebus-ping"
+
+    assert is_ping(Received())
+
+
+def test_the_close_fault_grace_is_five_seconds_in_the_syphon_and_the_client() -> None:
+    from pairedbus.sender import PairedNamespaceClient
+    from pairedbus.syphon import SyphonOptions
+
+    assert SyphonOptions().close_fault_grace == timedelta(seconds=5)
+    client = PairedNamespaceClient("contoso.servicebus.windows.net", "contoso-dr.servicebus.windows.net", object())
+    assert client.close_fault_grace == timedelta(seconds=5)
+
+
+def test_operation_timeouts_default_to_60_s_and_must_exceed_15_s() -> None:
+    from pydantic import ValidationError
+
+    from pairedbus.sender import SendAvailabilityOptions
+    from pairedbus.syphon import SyphonOptions
+
+    for options in (SendAvailabilityOptions, SyphonOptions):
+        assert options().operation_timeout == timedelta(seconds=60)
+        assert options(operation_timeout=timedelta(seconds=15.001)).operation_timeout == timedelta(seconds=15.001)
+        with pytest.raises(ValidationError):
+            options(operation_timeout=timedelta(seconds=15))
+
+
+def test_pings_default_to_once_a_minute_and_the_syphon_polls_for_15_minutes() -> None:
+    from pairedbus.sender import SendAvailabilityOptions
+    from pairedbus.syphon import SyphonOptions
+
+    assert SendAvailabilityOptions().ping_primary_interval == timedelta(minutes=1)
+    assert SyphonOptions().long_poll == timedelta(minutes=15)
+    assert SyphonOptions().lock_duration == timedelta(minutes=1)  # the backlog table's PT1M
+
+
+def test_a_parked_message_may_take_up_to_256_kb_and_not_one_byte_more() -> None:
+    from azure.servicebus import ServiceBusMessage
+
+    from pairedbus.aliasing import ParkedMessageTooLargeError, encoded_size, park_message, parked_copy
+
+    overhead = encoded_size(park_message(ServiceBusMessage(b"x" * 1000), "orders")) - 1000
+    fits = ServiceBusMessage(b"x" * (262_144 - overhead))
+    assert encoded_size(park_message(fits, "orders")) == 262_144
+    parked_copy(fits, "orders")
+    with pytest.raises(ParkedMessageTooLargeError):
+        parked_copy(ServiceBusMessage(b"x" * (262_145 - overhead)), "orders")

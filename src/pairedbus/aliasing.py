@@ -35,14 +35,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from azure.servicebus import ServiceBusMessage
-from azure.servicebus._common.constants import _X_OPT_PARTITION_KEY, _X_OPT_SCHEDULED_ENQUEUE_TIME
-from azure.servicebus._pyamqp.types import TYPE, VALUE
-from azure.servicebus._pyamqp.utils import amqp_long_value
-from azure.servicebus._transport._pyamqp_transport import PyamqpTransport
-from azure.servicebus.amqp import AmqpAnnotatedMessage, AmqpMessageBodyType, AmqpMessageHeader, AmqpMessageProperties
+from azure.servicebus.amqp import AmqpMessageBodyType, AmqpMessageHeader, AmqpMessageProperties
 from azure.servicebus.exceptions import MessageSizeExceededError
 
-from pairedbus import contract
+from pairedbus import contract, sdk
 
 #: Dead-letter reasons for backlog messages the syphon can never deliver (besides the spec's
 #: `contract.DEAD_LETTER_TTL_EXPIRED_IN_BACKLOG`).
@@ -127,7 +123,7 @@ def park_message(message: ServiceBusMessage, destination: str) -> ServiceBusMess
         aliases[contract.ALIAS_SESSION_ID] = session_id
     ttl_ms = _time_to_live_ms(message)
     if ttl_ms is not None:
-        aliases[contract.ALIAS_TIME_TO_LIVE] = ttl_ms if ttl_ms <= contract.INT32_MAX else amqp_long_value(ttl_ms)
+        aliases[contract.ALIAS_TIME_TO_LIVE] = ttl_ms if ttl_ms <= contract.INT32_MAX else sdk.amqp_long(ttl_ms)
     scheduled = message.scheduled_enqueue_time_utc
     if scheduled is not None:
         # Whole milliseconds, as on the wire: the alias then equals the annotation it replaces.
@@ -152,21 +148,22 @@ def park_message(message: ServiceBusMessage, destination: str) -> ServiceBusMess
 
 def encoded_size(message: ServiceBusMessage) -> int:
     """The message's size on the wire, as the SDK measures it against the size limit."""
-    amqp_message = PyamqpTransport.to_outgoing_amqp_message(message.raw_amqp_message)
-    return PyamqpTransport.get_message_encoded_size(amqp_message)
+    return sdk.encoded_size(message)
 
 
-def parking_overhead(
+def parked_copy(
     message: ServiceBusMessage, destination: str, *, limit: int = contract.MAX_MESSAGE_SIZE_BYTES
-) -> int:
-    """Bytes that parking adds to `message` (can be negative when a cleared property outweighs the
-    aliases). Raises ParkedMessageTooLargeError (a MessageSizeExceededError) when the parked copy
-    would not fit `limit`, so the sender can fail loudly before it sends."""
-    original = encoded_size(message)
-    parked = encoded_size(park_message(message, destination))
-    if parked > limit:
-        raise ParkedMessageTooLargeError(destination=destination, size=parked, added=parked - original, limit=limit)
-    return parked - original
+) -> ServiceBusMessage:
+    """`park_message`, checked against the message-size limit: the one size check of the failover
+    path. Raises ParkedMessageTooLargeError (a MessageSizeExceededError) when the aliases push the
+    message over `limit`, so the caller sees a clear error before anything is sent."""
+    parked = park_message(message, destination)
+    size = encoded_size(parked)
+    if size > limit:
+        raise ParkedMessageTooLargeError(
+            destination=destination, size=size, added=size - encoded_size(message), limit=limit
+        )
+    return parked
 
 
 # --- restoring -----------------------------------------------------------------------------
@@ -257,7 +254,7 @@ def build_message(
     to the millisecond), assembled directly: the constructor's per-field setters re-inspect the
     AMQP properties a dozen times per message, the bulk of the syphon's CPU per message. Values
     are taken as valid: they come from a message the SDK or the broker already accepted."""
-    raw = _annotated_message(body)
+    raw = sdk.bare_annotated_message(body)
     if scheduled_enqueue_time_utc is not None and message_id is None:
         message_id = str(uuid.uuid4())  # as the SDK's scheduled_enqueue_time_utc setter does
     raw.header = AmqpMessageHeader(time_to_live=time_to_live_ms)
@@ -273,34 +270,15 @@ def build_message(
     )
     annotations: dict[bytes, Any] = {}  # in the order the constructor adds them
     if scheduled_enqueue_time_utc is not None:
-        annotations[_X_OPT_SCHEDULED_ENQUEUE_TIME] = scheduled_enqueue_time_utc
+        annotations[sdk.ANNOTATION_SCHEDULED_ENQUEUE_TIME] = scheduled_enqueue_time_utc
     if partition_key:
-        annotations[_X_OPT_PARTITION_KEY] = partition_key
+        annotations[sdk.ANNOTATION_PARTITION_KEY] = partition_key
     raw.annotations = annotations
     raw.application_properties = application_properties
     message = ServiceBusMessage(None, message=None, raw_amqp_message=raw)
     if time_to_live_ms is not None:
         set_time_to_live_ms(message, time_to_live_ms)
     return message
-
-
-def _annotated_message(body: bytes | None) -> AmqpAnnotatedMessage:
-    """`AmqpAnnotatedMessage(data_body=body)` (or `value_body=None`) without its constructor, which
-    evaluates typing casts at run time (half of `restore_message`'s CPU); the byte-for-byte
-    equality with the public constructor is pinned by the tests."""
-    raw = AmqpAnnotatedMessage.__new__(AmqpAnnotatedMessage)
-    raw._encoding = "UTF-8"
-    raw._data_body = None if body is None else [body]
-    raw._sequence_body = None
-    raw._value_body = None
-    raw._body_type = AmqpMessageBodyType.VALUE if body is None else AmqpMessageBodyType.DATA
-    raw._header = None
-    raw._footer = None
-    raw._properties = None
-    raw._application_properties = None
-    raw._annotations = None
-    raw._delivery_annotations = None
-    return raw
 
 
 def set_time_to_live_ms(message: ServiceBusMessage, ttl_ms: int) -> None:
@@ -360,8 +338,8 @@ def _text_key(key: str | bytes) -> str:
 def _text_value(value: Any) -> Any:
     if isinstance(value, bytes):
         return value.decode("utf-8")
-    if isinstance(value, dict) and TYPE in value:  # an explicitly typed value not yet on the wire
-        return value[VALUE]
+    if isinstance(value, dict) and sdk.AMQP_TYPE in value:  # an explicitly typed value not yet on the wire
+        return value[sdk.AMQP_VALUE]
     return value
 
 

@@ -17,9 +17,10 @@ class UserError(Exception):
 
 
 def is_retryable(exc: BaseException) -> bool:
-    """Whether azure-servicebus says a retry can help. Each of its exception classes sets the flag,
-    but the SDK keeps it private (`_retryable`) and branches on it in its own retry policy."""
-    return bool(getattr(exc, "_retryable", False))
+    """Whether azure-servicebus says a retry can help (read through `pairedbus.sdk`)."""
+    from pairedbus.sdk import is_retryable as sdk_is_retryable
+
+    return sdk_is_retryable(exc)
 
 
 # Kinds of user error, each named in its one line. All exit with EXIT_USER: one documented code for

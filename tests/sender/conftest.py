@@ -87,13 +87,14 @@ def gate() -> PingGate:
 @pytest.fixture
 def make_client(clock: ManualClock, gate: PingGate):
     def make(*, failover_interval: float = 10.0, seed: int = 1, **options: Any) -> PairedNamespaceClient:
+        options.setdefault("backlog_queue_count", len(BACKLOG))
+        client_kwargs = {k: options.pop(k) for k in ("close_fault_grace", "reconnect_backoff") if k in options}
         return PairedNamespaceClient(
             PRIMARY,
             SECONDARY,
             CREDENTIAL,
-            options=SendAvailabilityOptions(
-                backlog_queue_count=len(BACKLOG), failover_interval=timedelta(seconds=failover_interval), **options
-            ),
+            options=SendAvailabilityOptions(failover_interval=timedelta(seconds=failover_interval), **options),
+            **client_kwargs,
             rng=random.Random(seed),
             clock=clock,
             sleep=gate,

@@ -53,3 +53,31 @@ def test_out_of_range_values_are_rejected_naming_the_field(field, value):
 def test_unknown_options_are_rejected():
     with pytest.raises(ValidationError, match="failover_intervall"):
         SendAvailabilityOptions(failover_intervall=1)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("backlog_queue_count", True),  # a bool is not a count
+        ("backlog_queue_count", "5"),
+        ("backlog_queue_count", 5.0),
+        ("backlog_queue_count", 10**9),  # above the namespace's entity quota
+        ("backlog_queue_count", 10_001),
+        ("enable_syphon", "yes"),
+        ("enable_syphon", 1),
+        ("failover_interval", "5"),
+        ("failover_interval", True),
+        ("operation_timeout", 15),  # partitioning.md: must exceed 15 s
+        ("operation_timeout", timedelta(seconds=14)),
+    ],
+)
+def test_lax_values_are_refused_naming_the_option(field, value):
+    with pytest.raises(ValidationError) as caught:
+        SendAvailabilityOptions(**{field: value})
+    assert caught.value.errors()[0]["loc"][0] == field
+
+
+def test_operation_timeout_defaults_to_the_recommended_60_s_and_accepts_just_above_15_s():
+    assert SendAvailabilityOptions().operation_timeout == timedelta(seconds=60)
+    assert SendAvailabilityOptions(operation_timeout=15.001).operation_timeout > timedelta(seconds=15)
+    assert SendAvailabilityOptions(backlog_queue_count=10_000).backlog_queue_count == 10_000

@@ -40,3 +40,22 @@ async def test_leaving_the_context_closes_the_port() -> None:
     except aiohttp.ClientConnectionError:
         return
     raise AssertionError("the port still answers after the server closed")
+
+
+async def test_livez_and_readyz_are_separate_probes() -> None:
+    ready, problem = [True], [None]
+    async with HealthServer(
+        is_healthy=lambda: ready[0],
+        liveness_problem=lambda: problem[0],
+        registry=CollectorRegistry(),
+        host="127.0.0.1",
+        port=0,
+    ) as server:
+        assert (await _status(server.port, "/livez"))[0] == 200
+        assert (await _status(server.port, "/readyz"))[0] == 200
+        ready[0] = False  # not ready (e.g. opening): live still
+        assert (await _status(server.port, "/readyz"))[0] == 503
+        assert (await _status(server.port, "/livez"))[0] == 200
+        problem[0] = "no progress for 121 s with work pending"
+        status, body = await _status(server.port, "/livez")
+        assert status == 503 and "no progress" in body

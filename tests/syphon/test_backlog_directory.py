@@ -32,7 +32,9 @@ class _Pages:
 
 
 def _arm_queue(name: str, active: int) -> SimpleNamespace:
-    return SimpleNamespace(name=contract.arm_entity_name(name), count_details=SimpleNamespace(active_message_count=active))
+    return SimpleNamespace(
+        name=contract.arm_entity_name(name), count_details=SimpleNamespace(active_message_count=active)
+    )
 
 
 @pytest.fixture
@@ -54,14 +56,18 @@ async def test_arm_listing_maps_tildes_back_to_slashes(arm) -> None:
 
 def test_a_malformed_namespace_id_is_rejected_with_the_expected_shape() -> None:
     with pytest.raises(ValueError, match="expected /subscriptions/"):
-        Syphon(primary=PRIMARY, secondary=SECONDARY, credential=None, secondary_resource_id="/subscriptions/x/namespaces/y")
+        Syphon(
+            primary=PRIMARY, secondary=SECONDARY, credential=None, secondary_resource_id="/subscriptions/x/namespaces/y"
+        )
 
 
 async def test_syphon_discovers_through_arm_and_moves_on_the_data_plane(world: ServiceBusWorld, arm, mocker) -> None:
     names = create_backlog_queues(world, 2)
     orders = world.namespace(PRIMARY).create_queue("orders")
     await park("orders", ServiceBusMessage(b"parked"), backlog=1)
-    arm.client.queues.list_by_namespace.side_effect = lambda *_: _Pages([_arm_queue(n, 0) for n in names] + [_arm_queue("orders", 0)])
+    arm.client.queues.list_by_namespace.side_effect = lambda *_: _Pages(
+        [_arm_queue(n, 0) for n in names] + [_arm_queue("orders", 0)]
+    )
     data_plane_listing = mocker.spy(backlog_directory.DataPlaneDirectory, "list_queues")
 
     async with make_syphon(world, secondary_resource_id=SECONDARY_ID) as syphon:

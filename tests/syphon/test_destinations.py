@@ -15,8 +15,10 @@ class StubSender:
     def __init__(self, kind: str, name: str, *, missing: bool = False, closed: bool = False) -> None:
         self.kind, self.name, self.missing, self.closed = kind, name, missing, closed
         self.sent: list[Any] = []
+        self.timeouts: list[float | None] = []
 
-    async def send_messages(self, batch: Any) -> None:
+    async def send_messages(self, batch: Any, *, timeout: float | None = None) -> None:  # noqa: ASYNC109
+        self.timeouts.append(timeout)
         if self.closed:
             raise ValueError("The handler has already been shutdown.")
         if self.missing:
@@ -47,12 +49,13 @@ class StubClient:
 
 async def test_a_name_not_found_as_a_queue_is_sent_to_as_a_topic_from_then_on() -> None:
     client = StubClient(topics={"events"})
-    destinations = Destinations(client)
+    destinations = Destinations(client, timeout=60)
 
     await destinations.send("events", "batch-1")
     await destinations.send("events", "batch-2")
 
     assert [(s.kind, s.sent) for s in client.made] == [("queue", []), ("topic", ["batch-1", "batch-2"])]
+    assert client.made[1].timeouts == [60, 60]  # every send bounded by the operation timeout
 
 
 async def test_a_name_that_is_neither_is_reported_missing() -> None:
@@ -62,14 +65,14 @@ async def test_a_name_that_is_neither_is_reported_missing() -> None:
             self.made.append(sender)
             return sender
 
-    destinations = Destinations(Nowhere(topics={"gone"}))
+    destinations = Destinations(Nowhere(topics={"gone"}), timeout=60)
     with pytest.raises(MessagingEntityNotFoundError):
         await destinations.send("gone", "batch")
 
 
 async def test_a_sender_shut_down_under_it_is_replaced_on_the_next_send() -> None:
     client = StubClient(topics=set(), closed_first=True)
-    destinations = Destinations(client)
+    destinations = Destinations(client, timeout=60)
 
     with pytest.raises(ValueError):
         await destinations.send("orders", "batch-1")
@@ -82,3 +85,13 @@ def test_batch_key_is_the_session_else_the_partition_key() -> None:
     assert batch_key(ServiceBusMessage(b"x", session_id="s", partition_key="s")) == "s"
     assert batch_key(ServiceBusMessage(b"x", partition_key="p")) == "p"
     assert batch_key(ServiceBusMessage(b"x")) is None
+
+
+def test_batch_key_is_the_message_id_only_under_duplicate_detection_without_session_or_key() -> None:
+    # partitioning.md: "MessageId: the key only when the entity has RequiresDuplicateDetection and
+    # neither SessionId nor PartitionKey is set."
+    assert batch_key(ServiceBusMessage(b"x", message_id="m-1"), message_id_is_key=True) == "m-1"
+    assert batch_key(ServiceBusMessage(b"x", message_id="m-1")) is None
+    assert batch_key(ServiceBusMessage(b"x", message_id="m-1", partition_key="p"), message_id_is_key=True) == "p"
+    keyed = ServiceBusMessage(b"x", message_id="m-1", session_id="s", partition_key="s")
+    assert batch_key(keyed, message_id_is_key=True) == "s"

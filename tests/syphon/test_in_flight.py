@@ -58,15 +58,26 @@ def test_capacity_must_be_positive() -> None:
         InFlightBudget(0)
 
 
-def test_pumps_share_half_the_capacity_for_their_receives() -> None:
-    budget = InFlightBudget(40)
-    assert budget.share == 20
+async def test_idle_pumps_ask_for_a_probe_and_busy_ones_for_what_is_free() -> None:
+    budget = InFlightBudget(2000)
     for _ in range(10):
         budget.join()
-    assert budget.share == 2
-    for _ in range(20):
+    assert budget.ask(busy=False, limit=1000) == 16  # idle: a probe, whatever is free
+    assert budget.ask(busy=True, limit=1000) == 1000  # busy: up to its receive size
+    await budget.acquire(1700)
+    assert budget.ask(busy=True, limit=1000) == 300  # what is free
+    assert budget.ask(busy=False, limit=1000) == 16
+    for _ in range(200):
         budget.join()
-    assert budget.share == 1
-    for _ in range(30):
-        budget.leave()
-    assert budget.share == 20
+    assert budget.probe == 4  # many pumps for the capacity: smaller probes
+
+
+async def test_no_receive_starts_while_the_held_bytes_reach_the_byte_bound() -> None:
+    budget = InFlightBudget(100, max_bytes=1000)
+    await budget.received(await budget.acquire(10), 5, 1000)  # 5 messages of 200 bytes
+    waiting = asyncio.create_task(budget.acquire(10))
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert not waiting.done()  # 95 slots free, but the bytes are at the bound
+    await budget.settled(5, 1000)
+    assert await asyncio.wait_for(waiting, 5) == 10

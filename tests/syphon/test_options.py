@@ -51,3 +51,24 @@ def test_invalid_options_are_refused_at_construction(options: dict[str, Any]) ->
 def test_primary_and_secondary_must_differ() -> None:
     with pytest.raises(ValueError, match="differ"):
         Syphon(primary=PRIMARY, secondary=PRIMARY.upper(), credential=CREDENTIAL)
+
+
+def test_operation_timeout_defaults_to_60_s_and_must_exceed_15_s() -> None:
+    from datetime import timedelta
+
+    from pydantic import ValidationError
+
+    from pairedbus.syphon import SyphonOptions
+
+    assert SyphonOptions().operation_timeout == timedelta(seconds=60)
+    assert SyphonOptions(operation_timeout=timedelta(seconds=15, milliseconds=1)).operation_timeout
+    with pytest.raises(ValidationError, match="operation_timeout"):
+        SyphonOptions(operation_timeout=timedelta(seconds=15))
+
+
+@pytest.mark.parametrize(
+    ("field", "value"), [("max_in_flight", True), ("max_in_flight", "100"), ("receive_batch_size", 2.0)]
+)
+def test_counts_are_strict_integers(field: str, value: Any) -> None:
+    with pytest.raises(ValidationError, match=field):
+        SyphonOptions(**{field: value})

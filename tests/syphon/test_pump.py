@@ -295,3 +295,46 @@ async def test_time_to_live_beyond_int32_milliseconds_survives_the_backlog(world
 
     (arrived,) = orders.active_messages()
     assert timedelta(days=40) - timedelta(minutes=1) < arrived.time_to_live <= timedelta(days=40)
+
+
+async def test_a_failed_fragment_holds_back_only_the_messages_its_keys_pin(world: ServiceBusWorld) -> None:
+    # partitioning.md: under duplicate detection a message without session id or partition key is
+    # keyed by its message id. The syphon's batches follow that rule (it reads the destination's
+    # properties), so one failed fragment does not fail a batch that mixes keys.
+    from pairedbus.testing.store import partition_for_key
+
+    create_backlog_queues(world)
+    orders = primary_queue(world, "orders", enable_partitioning=True, requires_duplicate_detection=True)
+    ids = [f"order-{i}" for i in range(60)]
+    victim = partition_for_key(ids[0], orders.partitions)
+    pinned = {m for m in ids if partition_for_key(m, orders.partitions) == victim}
+    assert pinned and len(pinned) < len(ids)
+    world.fail_partition(PRIMARY, "orders", victim)
+    await park("orders", *(ServiceBusMessage(b"x", message_id=m) for m in ids))
+    async with make_syphon(world, retry_hold=timedelta(milliseconds=1)) as syphon:
+        stop = asyncio.Event()
+        running = asyncio.create_task(syphon.run(stop))
+        await eventually(lambda: syphon.stats.moved == len(ids) - len(pinned))
+        assert {m.message_id for m in orders.active_messages()} == set(ids) - pinned
+        world.heal_partition(PRIMARY, "orders", victim)
+        async with FastForward(world):  # the held-back messages come back when their locks lapse
+            await eventually(lambda: syphon.stats.moved == len(ids))
+        stop.set()
+        await asyncio.wait_for(running, 10)
+    assert sorted(m.message_id for m in orders.active_messages()) == sorted(ids)  # once each
+    assert syphon.stats.dead_lettered == 0
+
+
+async def test_lock_lost_after_the_send_is_moved_again_and_dropped_as_a_duplicate(world: ServiceBusWorld) -> None:
+    # paired-namespaces.md, "Duplicates": a lock lost after the syphon's send succeeded but before
+    # its complete makes the message move again; duplicate detection on the destination drops it.
+    names = create_backlog_queues(world, 1)
+    orders = primary_queue(world, "orders", requires_duplicate_detection=True)
+    ids = [f"m-{i}" for i in range(20)]
+    await park("orders", *(ServiceBusMessage(b"x", message_id=m) for m in ids))
+    world.late_lock_loss(SECONDARY, names[0], times=5)
+    async with make_syphon(world) as syphon:
+        await syphon.drain()
+    assert sorted(m.message_id for m in orders.active_messages()) == sorted(ids)  # 0 lost, 0 doubled
+    assert orders.counts.duplicates_dropped == 5
+    assert backlog_depth(world) == 0

@@ -7,6 +7,7 @@ import io
 import json
 import os
 import signal
+import time
 from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -183,6 +184,7 @@ async def test_metrics_expose_the_syphon_counters_in_prometheus_text_format() ->
     syphon.stats = SyphonStats(
         moved=7,
         dead_lettered=2,
+        dead_letter_reasons=Counter({"SendRejected": 1, "DestinationNotFound": 1}),
         dropped_pings=5,
         left_locked=6,
         retries=8,
@@ -202,6 +204,9 @@ async def test_metrics_expose_the_syphon_counters_in_prometheus_text_format() ->
     assert samples[("pairedbus_syphon_up", ())] == 1
     assert samples[("pairedbus_syphon_messages_moved_total", ())] == 7
     assert samples[("pairedbus_syphon_messages_dead_lettered_total", ())] == 2
+    # One alertable series per reason: each is a message its sender was told was sent.
+    assert samples[("pairedbus_syphon_dead_letters_total", (("reason", "SendRejected"),))] == 1
+    assert samples[("pairedbus_syphon_dead_letters_total", (("reason", "DestinationNotFound"),))] == 1
     assert samples[("pairedbus_syphon_pings_dropped_total", ())] == 5
     assert samples[("pairedbus_syphon_messages_left_locked_total", ())] == 6
     assert samples[("pairedbus_syphon_send_retries_total", ())] == 8
@@ -393,9 +398,19 @@ class FakePair:
         self.made.append(helpers.make_syphon(self.world))
         return self.made[-1]
 
-    def service(self) -> SyphonService:
-        options = ServiceOptions(primary=helpers.PRIMARY, secondary=helpers.SECONDARY, host="127.0.0.1", port=0)
-        return SyphonService(options, syphon_factory=self.syphon_factory, credential_factory=FakeCredential)
+    def service(self, **overrides: Any) -> SyphonService:
+        options = ServiceOptions(
+            primary=helpers.PRIMARY, secondary=helpers.SECONDARY, host="127.0.0.1", port=0, **overrides
+        )
+        return SyphonService(
+            options, syphon_factory=self.syphon_factory, credential_factory=FakeCredential, clock=self.clock
+        )
+
+    #: Seconds added to the monotonic clock the service judges liveness by (moved by the test).
+    skew: float = 0.0
+
+    def clock(self) -> float:
+        return time.monotonic() + self.skew
 
 
 @pytest.fixture
@@ -454,3 +469,76 @@ def test_a_malformed_secondary_arm_id_is_a_one_line_error() -> None:
             env={},
             secondary_resource_id="contoso-dr",
         )
+
+
+# --- liveness and readiness ------------------------------------------------------------------
+
+
+async def _samples(service: SyphonService) -> dict[tuple[str, tuple[str, ...]], float]:
+    _, _, body = await _get(service, "/metrics")
+    return {
+        (s.name, tuple(s.labels.values())): s.value for f in text_string_to_metric_families(body) for s in f.samples
+    }
+
+
+async def test_without_a_usable_credential_liveness_fails_after_the_grace_and_recovers(fake_pair: FakePair) -> None:
+    from azure.servicebus.exceptions import ServiceBusAuthenticationError
+
+    for namespace in (helpers.PRIMARY, helpers.SECONDARY):
+        fake_pair.world.fail(namespace, error=ServiceBusAuthenticationError)
+    service = fake_pair.service(unfixable_after=60, stall_after=120)
+    stop = asyncio.Event()
+    task = asyncio.create_task(service.run(stop))
+    try:
+        await asyncio.wait_for(service.started.wait(), WAIT)
+        await helpers.eventually(lambda: (service.stats() or SyphonStats()).unfixable_since is not None)
+        assert (await _get(service, "/livez"))[0] == 200  # not yet sustained
+        assert (await _get(service, "/readyz"))[0] == 503  # but not ready
+        fake_pair.skew = 61  # a minute of nothing but authentication failures
+        status, _, body = await _get(service, "/livez")
+        assert status == 503
+        assert "ServiceBusAuthenticationError" in json.loads(body)["problem"]
+        assert (await _get(service, "/healthz"))[0] == 503
+        samples = await _samples(service)
+        assert samples[("pairedbus_syphon_up", ())] == 0 and samples[("pairedbus_syphon_live", ())] == 0
+        fake_pair.world.heal_all()  # the role assignment arrived
+        await helpers.eventually(lambda: (service.stats() or SyphonStats()).unfixable_since is None)
+        assert (await _get(service, "/livez"))[0] == 200
+        assert (await _get(service, "/readyz"))[0] == 200
+    finally:
+        stop.set()
+        assert await asyncio.wait_for(task, WAIT) == EXIT_STOPPED
+
+
+async def test_liveness_fails_when_nothing_moves_for_the_stall_timeout_with_work_waiting(fake_pair: FakePair) -> None:
+    await helpers.park("orders", ServiceBusMessage("stuck"), backlog=0)
+    # Receives that never come back within the test (a wedged link); listings still work.
+    fake_pair.world.namespace(helpers.SECONDARY).latency = 3600
+    service = fake_pair.service(stall_after=120)
+    stop = asyncio.Event()
+    task = asyncio.create_task(service.run(stop))
+    try:
+        await asyncio.wait_for(service.started.wait(), WAIT)
+        await helpers.eventually(lambda: (service.stats() or SyphonStats()).listed)
+        assert (await _get(service, "/livez"))[0] == 200
+        fake_pair.skew = 121
+        status, _, body = await _get(service, "/livez")
+        assert status == 503 and "no progress" in json.loads(body)["problem"]
+    finally:
+        stop.set()
+        assert await asyncio.wait_for(task, WAIT) == EXIT_STOPPED
+
+
+async def test_an_idle_syphon_with_an_empty_backlog_stays_live(fake_pair: FakePair) -> None:
+    service = fake_pair.service(stall_after=120)
+    stop = asyncio.Event()
+    task = asyncio.create_task(service.run(stop))
+    try:
+        await asyncio.wait_for(service.started.wait(), WAIT)
+        await helpers.eventually(lambda: (service.stats() or SyphonStats()).listed)
+        fake_pair.skew = 3600  # an hour of long polls that found nothing
+        assert (await _get(service, "/livez"))[0] == 200
+        assert (await _get(service, "/readyz"))[0] == 200
+    finally:
+        stop.set()
+        assert await asyncio.wait_for(task, WAIT) == EXIT_STOPPED

@@ -253,3 +253,46 @@ async def test_a_failed_listing_is_retried_with_back_off_not_after_the_relist_in
 
     assert calls == 2
     assert bodies(orders) == [b"parked"]
+
+
+async def test_two_syphons_compete_on_one_backlog_with_nothing_lost_and_nothing_doubled(world: ServiceBusWorld) -> None:
+    # Several replicas (KEDA scaling out) share the backlog through peek-lock: each message is
+    # locked by one of them, moved once, and completed. No duplicate detection on the destination,
+    # so a double move would show.
+    create_backlog_queues(world, 1)
+    orders = world.namespace(PRIMARY).create_queue("orders")
+    world.latency = 0.001  # every operation yields, so the two interleave
+    sent = [f"m-{i}" for i in range(600)]
+    await park("orders", *(ServiceBusMessage(b"x", message_id=m) for m in sent), backlog=0)
+    stop = asyncio.Event()
+    async with make_syphon(world, receive_batch_size=7) as first, make_syphon(world, receive_batch_size=7) as second:
+        runs = [asyncio.create_task(s.run(stop)) for s in (first, second)]
+        await eventually(lambda: first.stats.moved + second.stats.moved >= len(sent))
+        stop.set()
+        await asyncio.wait_for(asyncio.gather(*runs), 10)
+        assert first.stats.moved > 0 and second.stats.moved > 0  # both took part
+        assert first.stats.moved + second.stats.moved == len(sent)
+    delivered = [m.message_id for m in orders.active_messages()]
+    assert sorted(delivered) == sorted(sent)  # 0 lost, 0 duplicated
+    assert backlog_depth(world) == 0
+
+
+async def test_two_syphons_losing_locks_after_their_sends_still_deliver_each_message_once(
+    world: ServiceBusWorld,
+) -> None:
+    # The second path to a copy (paired-namespaces.md, "Duplicates"): a lock lost after the send
+    # and before the complete. The destination's duplicate detection keeps one copy.
+    [backlog] = create_backlog_queues(world, 1)
+    orders = world.namespace(PRIMARY).create_queue("orders", requires_duplicate_detection=True)
+    world.latency = 0.001
+    sent = [f"m-{i}" for i in range(300)]
+    await park("orders", *(ServiceBusMessage(b"x", message_id=m) for m in sent), backlog=0)
+    world.late_lock_loss(SECONDARY, backlog, times=25)
+    stop = asyncio.Event()
+    async with make_syphon(world, receive_batch_size=7) as first, make_syphon(world, receive_batch_size=7) as second:
+        runs = [asyncio.create_task(s.run(stop)) for s in (first, second)]
+        await eventually(lambda: backlog_depth(world) == 0 and first.in_flight + second.in_flight == 0)
+        stop.set()
+        await asyncio.wait_for(asyncio.gather(*runs), 10)
+    assert sorted(m.message_id for m in orders.active_messages()) == sorted(sent)  # 0 lost, 0 duplicated
+    assert orders.counts.duplicates_dropped == 25

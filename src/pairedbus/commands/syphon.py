@@ -20,7 +20,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="move parked messages from the backlog queues to the primary, as a service",
         description=(
             "Run the syphon: long-poll every backlog queue of the secondary and deliver each message "
-            "to its entity in the primary. Serves /healthz and /metrics; logs JSON lines on stdout; "
+            "to its entity in the primary. Serves /livez (liveness), /readyz (readiness; also /healthz) and "
+            "/metrics; logs JSON lines on stdout; "
             "SIGTERM stops it once in-flight messages are settled. Signs in with DefaultAzureCredential "
             "(managed identity in Azure; AZURE_CLIENT_ID picks a user-assigned one)."
         ),
@@ -42,7 +43,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         f"role, instead of the data plane, which needs Manage (default: ${ENV_SECONDARY_RESOURCE_ID})",
     )
     parser.add_argument(
-        "--port", metavar="PORT", help=f"port for /healthz and /metrics (default: {DEFAULT_PORT}; 0 picks a free one)"
+        "--port",
+        metavar="PORT",
+        help=f"port for /livez, /readyz, /healthz and /metrics (default: {DEFAULT_PORT}; 0 picks a free one)",
     )
     parser.add_argument("--host", default="0.0.0.0", help="address to listen on (default: 0.0.0.0)")
     parser.add_argument(

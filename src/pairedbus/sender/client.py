@@ -1,33 +1,43 @@
 """`PairedNamespaceClient`: senders with send availability over a primary/secondary pair.
 
-Owns one `azure.servicebus.aio.ServiceBusClient` per namespace, the backlog senders (one per
-backlog queue, shared by every sender of the client), the backlog rotation, one ping task per
-switched entity and, with `enable_syphon`, a syphon task. `close()` (or leaving the `async with`)
-cancels and awaits the ping tasks, stops and awaits the syphon, and closes every sender and
-client it opened.
+Owns the namespace connections (`PairedConnections`: one ServiceBusClient per namespace, the
+close/fault rule, replacement after a fault), the `Backlog` (rotation and backlog senders, shared
+by every sender of the client), one `EntityFailover` per entity (failover clock, pings, facts)
+and, with `enable_syphon`, a supervised syphon that is restarted with fresh connections when it
+faults. `close()` (or leaving the `async with`) stops the pings and the syphon and closes every
+sender and client it opened.
+
+Entering the client (`async with`) also learns which backlog queues exist, so a sender never
+picks a missing one; each entity's metadata (does it require sessions, does it exist) is read
+once in the background when its first sender is made. Both need the right to read entities
+(Manage on the data plane); without it the client keeps every configured backlog queue in the
+rotation until a send to it fails, learns the entity's facts from the answers to its sends, and
+logs that it does. `get_queue_sender(..., requires_session=True)` states the one fact that
+matters most when it cannot be read.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import random
 import time
 from collections.abc import Awaitable, Callable
+from datetime import timedelta
 from typing import Any
 
-from azure.servicebus import aio as servicebus_aio  # looked up at call time: the fake patches it
+from azure.servicebus import ServiceBusMessage
+from azure.servicebus.aio import management as servicebus_management  # looked up at call time: the fake patches it
 
 from pairedbus import contract
-from pairedbus.sender.availability import EntityAvailability, EntityKind, FailoverStats
+from pairedbus.sender.backlog import Backlog, BacklogRotation
+from pairedbus.sender.connections import PRIMARY, SECONDARY, PairedConnections
+from pairedbus.sender.failover import EntityFacts, EntityFailover, EntityKind, FailoverStats
 from pairedbus.sender.failover_clock import Clock, FailoverClock
 from pairedbus.sender.options import SendAvailabilityOptions
-from pairedbus.sender.ping import ping_message
-from pairedbus.sender.rotation import BacklogRotation
 from pairedbus.sender.sender import PairedSender
 
-_log = logging.getLogger(__name__)
+_log = logging.getLogger("pairedbus.sender")
 
 Sleep = Callable[[float], Awaitable[object]]
 
@@ -37,7 +47,9 @@ class PairedNamespaceClient:
 
     `primary`/`secondary` are fully qualified namespaces (`contoso.servicebus.windows.net`).
     `rng`, `clock` and `sleep` are injectable for tests and drills (the backlog pick, the failover
-    clock and the wait between pings); `client_kwargs` go to both ServiceBusClients.
+    clock and the wait between pings); `client_kwargs` go to both ServiceBusClients;
+    `close_fault_grace` and `reconnect_backoff` tune the close/fault rule (spec: 5 s) and the wait
+    before a faulted connection or syphon is replaced.
     """
 
     def __init__(
@@ -51,36 +63,56 @@ class PairedNamespaceClient:
         clock: Clock = time.monotonic,
         sleep: Sleep = asyncio.sleep,
         client_kwargs: dict[str, Any] | None = None,
+        close_fault_grace: timedelta = contract.CLOSE_FAULT_GRACE,
+        reconnect_backoff: timedelta = timedelta(seconds=1),
     ) -> None:
         if primary == secondary:
             raise ValueError("primary and secondary must be different namespaces")
+        if options is not None and not isinstance(options, SendAvailabilityOptions):
+            raise TypeError(f"options must be a SendAvailabilityOptions, got {type(options).__name__}")
         self.primary = primary
         self.secondary = secondary
         self.options = options or SendAvailabilityOptions()
         self._credential = credential
-        self._client_kwargs = client_kwargs or {}
         self._clock = clock
         self._sleep = sleep
-        self.rotation = BacklogRotation(
+        self._timeout = self.options.operation_timeout.total_seconds()
+        #: The close/fault rule's grace (paired-namespaces.md: 5 s).
+        self.close_fault_grace = close_fault_grace
+        self._reconnect_backoff = reconnect_backoff.total_seconds()
+        self.stats = FailoverStats()
+        self.connections = PairedConnections(
+            {PRIMARY: primary, SECONDARY: secondary},
+            credential,
+            self.stats,
+            grace=close_fault_grace.total_seconds(),
+            backoff_initial=self._reconnect_backoff,
+            client_kwargs=client_kwargs,
+        )
+        rotation = BacklogRotation(
             contract.backlog_queue_names(contract.namespace_from_fqdn(primary), self.options.backlog_queue_count),
             rng=rng,
+            retry_after=self.options.backlog_retry_interval.total_seconds(),
+            clock=clock,
         )
-        self.stats = FailoverStats()
-        self._entities: dict[tuple[EntityKind, str], EntityAvailability] = {}
+        self.backlog = Backlog(rotation, self.connections, self.stats, timeout=self._timeout)
+        self._entities: dict[tuple[EntityKind, str], EntityFailover] = {}
+        self._learning: dict[tuple[EntityKind, str], asyncio.Task[None]] = {}
         self._senders: set[PairedSender] = set()
-        #: Every ping task until it has finished (a returning one still closes its sender).
-        self._ping_tasks: set[asyncio.Task[None]] = set()
-        self._backlog_senders: dict[str, Any] = {}
-        self._primary_client: Any = None
-        self._secondary_client: Any = None
         self._syphon_stop: asyncio.Event | None = None
         self._syphon_task: asyncio.Task[None] | None = None
+        self._opened = False
         self._closed = False
+
+    @property
+    def rotation(self) -> BacklogRotation:
+        return self.backlog.rotation
 
     # --- lifecycle ----------------------------------------------------------------------
 
     async def __aenter__(self) -> PairedNamespaceClient:
         self._open()
+        await self.backlog.discover(self._list_secondary_queues)
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
@@ -89,12 +121,10 @@ class PairedNamespaceClient:
     def _open(self) -> None:
         if self._closed:
             raise ValueError("the paired namespace client is closed")
-        if self._primary_client is not None:
+        if self._opened:
             return
-        self._primary_client = servicebus_aio.ServiceBusClient(self.primary, self._credential, **self._client_kwargs)
-        self._secondary_client = servicebus_aio.ServiceBusClient(
-            self.secondary, self._credential, **self._client_kwargs
-        )
+        self._opened = True
+        self.connections.open()
         if self.options.enable_syphon:
             self._syphon_stop = asyncio.Event()
             self._syphon_task = asyncio.create_task(self._run_syphon(self._syphon_stop), name="pairedbus-syphon")
@@ -104,137 +134,178 @@ class PairedNamespaceClient:
         if self._closed:
             return
         self._closed = True
-        pings = list(self._ping_tasks)
-        for task in pings:
-            task.cancel()
         errors: list[BaseException] = []
-        for result in await asyncio.gather(*pings, return_exceptions=True):
-            if isinstance(result, BaseException) and not isinstance(result, asyncio.CancelledError):
-                errors.append(result)
+        for task in self._learning.values():
+            task.cancel()
+        await asyncio.gather(*self._learning.values(), return_exceptions=True)
+        for failover in self._entities.values():
+            await failover.close()
         if self._syphon_task is not None:
             assert self._syphon_stop is not None
             self._syphon_stop.set()
             # The syphon settles what it holds and stops; one grace period, then crash semantics.
-            done, _ = await asyncio.wait({self._syphon_task}, timeout=contract.CLOSE_FAULT_GRACE.total_seconds())
+            done, _ = await asyncio.wait({self._syphon_task}, timeout=self.close_fault_grace.total_seconds())
             if not done:
                 self._syphon_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                try:
-                    await self._syphon_task
-                except Exception as exc:
-                    errors.append(exc)
+            await asyncio.gather(self._syphon_task, return_exceptions=True)
         for sender in list(self._senders):
-            await _close_quietly(sender, errors)
-        for sender in self._backlog_senders.values():
-            await _close_quietly(sender, errors)
-        for client in (self._primary_client, self._secondary_client):
-            if client is not None:
-                await _close_quietly(client, errors)
+            try:
+                await sender.close()
+            except Exception as exc:
+                errors.append(exc)
+        errors.extend(await self.connections.close())
         if errors:
             _log.warning("errors while closing the paired namespace client: %r", errors)
 
+    # --- the embedded syphon --------------------------------------------------------------
+
     async def _run_syphon(self, stop: asyncio.Event) -> None:
+        """Run a syphon until `stop`; when it faults (the close/fault rule) it is counted, logged
+        and started again with fresh connections after a back-off."""
         from pairedbus.syphon import Syphon
 
-        async with Syphon(primary=self.primary, secondary=self.secondary, credential=self._credential) as syphon:
-            await syphon.run(stop)
+        delay = self._reconnect_backoff
+        while not stop.is_set():
+            try:
+                async with Syphon(
+                    primary=self.primary,
+                    secondary=self.secondary,
+                    credential=self._credential,
+                    close_fault_grace=self.close_fault_grace,
+                    operation_timeout=self.options.operation_timeout,
+                ) as syphon:
+                    await syphon.run(stop)
+                return
+            except Exception as exc:  # SyphonFaulted, or a failure to open: restart either way
+                self.stats.syphon_faults += 1
+                _log.warning("embedded syphon stopped (%s); restarting it in %g s", exc, delay)
+            try:
+                await asyncio.wait_for(stop.wait(), delay)
+                return
+            except TimeoutError:
+                pass
+            delay = min(delay * 2, 60.0)
+            self.stats.syphon_restarts += 1
+            _log.warning("embedded syphon restarted with fresh connections")
 
     # --- senders ------------------------------------------------------------------------
 
-    def get_queue_sender(self, queue_name: str) -> PairedSender:
-        return self._sender(EntityKind.QUEUE, queue_name)
+    def get_queue_sender(self, queue_name: str, *, requires_session: bool | None = None) -> PairedSender:
+        """A failover sender for a queue. `requires_session` states what the client would
+        otherwise learn from the queue's metadata (used to refuse, while failed over, a message
+        without a session id as the primary would)."""
+        if requires_session is not None and not isinstance(requires_session, bool):
+            raise TypeError(f"requires_session must be a bool or None, got {type(requires_session).__name__}")
+        return self._sender(EntityKind.QUEUE, queue_name, requires_session)
 
     def get_topic_sender(self, topic_name: str) -> PairedSender:
-        return self._sender(EntityKind.TOPIC, topic_name)
+        return self._sender(EntityKind.TOPIC, topic_name, None)
 
-    def _sender(self, kind: EntityKind, name: str) -> PairedSender:
+    def _sender(self, kind: EntityKind, name: str, requires_session: bool | None) -> PairedSender:
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"the {kind.value} name must be a non-empty string, got {name!r}")
         self._open()
         if contract.is_backlog_queue_name(name):
             raise ValueError(f"{name!r} is a backlog queue; send to the entity the message is meant for")
-        availability = self._availability(kind, name)
-        primary_sender = self._primary_entity_sender(kind, name)
-        # Load spreads over clients that do not know each other: a random queue per sender.
-        backlog_queue = self.rotation.pick() or self.rotation.queues[0]
-        sender = PairedSender(self, availability, primary_sender, backlog_queue)
+        failover = self._failover(kind, name)
+        if requires_session is not None:
+            failover.facts.requires_session = requires_session
+        sender = PairedSender(
+            failover,
+            self.backlog,
+            self.connections,
+            self.stats,
+            # Load spreads over clients that do not know each other: a random queue per sender.
+            backlog_queue=self.backlog.pick(),
+            timeout=self._timeout,
+            on_close=self._senders.discard,
+        )
         self._senders.add(sender)
         return sender
 
-    def _availability(self, kind: EntityKind, name: str) -> EntityAvailability:
+    def _failover(self, kind: EntityKind, name: str) -> EntityFailover:
         key = (kind, name)
-        availability = self._entities.get(key)
-        if availability is None:
-            clock = FailoverClock(self.options.failover_interval, clock=self._clock)
-            availability = self._entities[key] = EntityAvailability(name, kind, clock)
-        return availability
-
-    def _primary_entity_sender(self, kind: EntityKind, name: str) -> Any:
-        if kind is EntityKind.QUEUE:
-            return self._primary_client.get_queue_sender(name)
-        return self._primary_client.get_topic_sender(name)
-
-    def _backlog_sender(self, queue: str) -> Any:
-        sender = self._backlog_senders.get(queue)
-        if sender is None:
-            sender = self._backlog_senders[queue] = self._secondary_client.get_queue_sender(queue)
-        return sender
-
-    def _forget_sender(self, sender: PairedSender) -> None:
-        self._senders.discard(sender)
+        failover = self._entities.get(key)
+        if failover is None:
+            failover = self._entities[key] = EntityFailover(
+                name,
+                kind,
+                FailoverClock(self.options.failover_interval, clock=self._clock),
+                self.stats,
+                ping=self._ping,
+                ping_interval=self.options.ping_primary_interval.total_seconds(),
+                sleep=self._sleep,
+            )
+            if not self._closed:
+                self._learning[key] = asyncio.create_task(self._learn(failover), name=f"pairedbus-learn:{name}")
+        return failover
 
     def is_switched(self, name: str, *, topic: bool = False) -> bool:
-        availability = self._entities.get((EntityKind.TOPIC if topic else EntityKind.QUEUE, name))
-        return availability is not None and availability.switched
+        failover = self._entities.get((EntityKind.TOPIC if topic else EntityKind.QUEUE, name))
+        return failover is not None and failover.switched
 
-    # --- failover and return ------------------------------------------------------------
+    async def entity_facts(self, name: str, *, topic: bool = False) -> EntityFacts:
+        """What the client knows of an entity, once its metadata read has finished."""
+        key = (EntityKind.TOPIC if topic else EntityKind.QUEUE, name)
+        learning = self._learning.get(key)
+        if learning is not None:
+            await asyncio.gather(learning, return_exceptions=True)
+        failover = self._entities.get(key)
+        return failover.facts if failover is not None else EntityFacts()
 
-    def _fail_over_now(self, availability: EntityAvailability) -> bool:
-        """After a triggering error: True if the entity is (now) switched to the backlog."""
-        if availability.switched:
-            return True
-        if not availability.failover_clock.record_failure():
-            return False
-        availability.switched = True
-        self.stats.failovers += 1
-        _log.warning("%s %r switched to the backlog", availability.kind.value, availability.name)
-        if not self._closed:
-            task = asyncio.create_task(
-                self._ping_until_available(availability), name=f"pairedbus-ping:{availability.name}"
-            )
-            availability.ping_task = task
-            self._ping_tasks.add(task)
-            task.add_done_callback(self._ping_tasks.discard)
-        return True
+    # --- what the client reads from Service Bus ---------------------------------------------
 
-    def _return_to_primary(self, availability: EntityAvailability) -> None:
-        availability.switched = False
-        availability.failover_clock.record_success()
-        availability.ping_task = None
-        self.stats.returns_to_primary += 1
-        _log.warning("%s %r is available again: back to the primary", availability.kind.value, availability.name)
-
-    async def _ping_until_available(self, availability: EntityAvailability) -> None:
-        """One ping per `ping_primary_interval` until one succeeds; then every sender of the
-        entity is back on the primary at once, and the pings stop."""
-        interval = self.options.ping_primary_interval.total_seconds()
-        sender = self._primary_entity_sender(availability.kind, availability.name)
+    async def _ping(self, failover: EntityFailover, ping: ServiceBusMessage) -> None:
+        """One ping, bounded by the operation timeout (not by the ping interval, which may be 1 s)."""
+        client = self.connections.client(PRIMARY)
+        sender = (
+            client.get_queue_sender(failover.name)
+            if failover.kind is EntityKind.QUEUE
+            else client.get_topic_sender(failover.name)
+        )
         try:
-            while availability.switched:
-                await self._sleep(interval)
-                try:
-                    # Bounded: a ping that hangs must not outlive its interval.
-                    await sender.send_messages(ping_message(session=availability.requires_session), timeout=interval)
-                except Exception as exc:
-                    self.stats.pings_failed += 1
-                    _log.debug("ping of %r failed: %r", availability.name, exc)
-                    continue
-                self.stats.pings_sent += 1
-                self._return_to_primary(availability)
+            await sender.send_messages(ping, timeout=self._timeout)
+        except Exception as exc:
+            self.connections.note_error(PRIMARY, exc)
+            raise
         finally:
-            await sender.close()
+            try:
+                await sender.close()
+            except Exception as exc:
+                _log.debug("closing a ping sender failed: %r", exc)
 
+    async def _learn(self, failover: EntityFailover) -> None:
+        """Read the entity's metadata from the primary once (needs the right to read entities)."""
+        try:
+            async with (
+                asyncio.timeout(self._timeout),
+                servicebus_management.ServiceBusAdministrationClient(self.primary, self._credential) as admin,
+            ):
+                if failover.kind is EntityKind.QUEUE:
+                    properties = await admin.get_queue(failover.name)
+                    if failover.facts.requires_session is None:
+                        failover.facts.requires_session = bool(properties.requires_session)
+                else:
+                    await admin.get_topic(failover.name)
+                failover.facts.exists = True
+        except Exception as exc:
+            from azure.core.exceptions import ResourceNotFoundError
 
-async def _close_quietly(closable: Any, errors: list[BaseException]) -> None:
-    try:
-        await closable.close()
-    except Exception as exc:
-        errors.append(exc)
+            if isinstance(exc, ResourceNotFoundError):
+                failover.facts.exists = False
+                return
+            self.stats.metadata_unavailable += 1
+            _log.info(
+                "cannot read the metadata of %s %r (%r): learning it from sends instead",
+                failover.kind.value,
+                failover.name,
+                exc,
+            )
+
+    async def _list_secondary_queues(self) -> list[str]:
+        async with (
+            asyncio.timeout(self._timeout),
+            servicebus_management.ServiceBusAdministrationClient(self.secondary, self._credential) as admin,
+        ):
+            prefix = contract.backlog_queue_prefix(contract.namespace_from_fqdn(self.primary))
+            return [q.name async for q in admin.list_queues() if q.name.startswith(prefix)]

@@ -1,14 +1,20 @@
-"""Which errors fail over, and the errors the failover sender raises itself."""
+"""Which errors fail over, which take a backlog queue out of the rotation, and the errors the
+failover sender raises itself."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from azure.servicebus.exceptions import (
     MessageSizeExceededError,
+    MessagingEntityDisabledError,
     MessagingEntityNotFoundError,
     OperationTimeoutError,
     ServiceBusAuthenticationError,
     ServiceBusAuthorizationError,
+    ServiceBusConnectionError,
     ServiceBusError,
+    ServiceBusQuotaExceededError,
 )
 
 from pairedbus.errors import is_retryable
@@ -24,6 +30,15 @@ NEVER_FAIL_OVER: tuple[type[BaseException], ...] = (
 )
 #: The SDK's operation timeout, and asyncio's (`asyncio.TimeoutError` is `TimeoutError`).
 TIMEOUTS: tuple[type[BaseException], ...] = (OperationTimeoutError, TimeoutError)
+#: A backlog queue that answers with one of these cannot take parked messages now (the spec:
+#: "any failure counts here — a full queue, a missing queue, a refused one").
+UNUSABLE_BACKLOG_QUEUE: tuple[type[BaseException], ...] = (
+    ServiceBusQuotaExceededError,
+    MessagingEntityNotFoundError,
+    MessagingEntityDisabledError,
+    ServiceBusAuthorizationError,
+    ServiceBusAuthenticationError,
+)
 
 
 def starts_failover_clock(exc: BaseException) -> bool:
@@ -33,6 +48,19 @@ def starts_failover_clock(exc: BaseException) -> bool:
     if isinstance(exc, TIMEOUTS):
         return True
     return isinstance(exc, ServiceBusError) and is_retryable(exc)
+
+
+def is_connection_loss(exc: BaseException) -> bool:
+    """The namespace's connection is gone (not one queue): the client replaces it."""
+    return isinstance(exc, ServiceBusConnectionError)
+
+
+def takes_backlog_queue_out(exc: BaseException) -> bool:
+    """Whether a failed backlog send says the queue is unusable (so another one is tried). A
+    message too large fails on every queue alike: that one is the caller's."""
+    if isinstance(exc, MessageSizeExceededError):
+        return False
+    return isinstance(exc, UNUSABLE_BACKLOG_QUEUE) or starts_failover_clock(exc)
 
 
 class SessionPartitionKeyMismatchError(ServiceBusError, ValueError):
@@ -46,3 +74,40 @@ class SessionPartitionKeyMismatchError(ServiceBusError, ValueError):
             f"{session_id!r}; when both are set they must be identical",
             retryable=False,
         )
+
+
+class SessionRequiredError(ServiceBusError):
+    """While failed over: the destination requires sessions and a message has no session id. The
+    primary refuses it with a non-retryable ServiceBusError; parking it would only have the syphon
+    dead-letter it later (`SendRejected`), after the caller was told it was sent."""
+
+    def __init__(self, destination: str, message_id: str | None) -> None:
+        super().__init__(
+            f"message {message_id!r}: {destination!r} requires sessions and the message has no session_id "
+            "(refused while the entity is failed over, as the primary would refuse it)",
+            retryable=False,
+        )
+        self.destination = destination
+
+
+def destination_not_found(destination: str) -> MessagingEntityNotFoundError:
+    """What the primary raises for a missing entity, raised while failed over for an entity the
+    client learned is missing (parking it would end as a `DestinationNotFound` dead letter)."""
+    return MessagingEntityNotFoundError(
+        message=f"the messaging entity {destination!r} does not exist in the primary namespace "
+        "(refused while the entity is failed over, as the primary would refuse it)"
+    )
+
+
+class NoBacklogQueueError(ServiceBusError):
+    """No backlog queue can take the message now: each one tried failed, or is out of the rotation
+    (missing at open, or failed recently). Retryable when the last failure was."""
+
+    def __init__(self, failures: Sequence[tuple[str, BaseException]], out_of_rotation: int) -> None:
+        tried = "; ".join(f"{queue}: {type(exc).__name__}" for queue, exc in failures) or "none tried"
+        last = failures[-1][1] if failures else None
+        super().__init__(
+            f"no backlog queue could take the message ({tried}; {out_of_rotation} out of the rotation)",
+            retryable=last is not None and (starts_failover_clock(last) or is_retryable(last)),
+        )
+        self.failures = list(failures)

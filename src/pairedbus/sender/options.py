@@ -1,12 +1,25 @@
-"""`SendAvailabilityOptions`: how a paired-namespace client fails over (paired-namespaces.md)."""
+"""`SendAvailabilityOptions`: how a paired-namespace client fails over (paired-namespaces.md).
+
+Strict: a bool is not a count, a string is not a number, and every error names its option."""
 
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictInt, field_validator
 
 from pairedbus import contract
+
+
+def _duration(value: Any) -> Any:
+    """A timedelta, or seconds as an int/float; never a bool or a string."""
+    if isinstance(value, bool) or not isinstance(value, (timedelta, int, float)):
+        raise ValueError(f"expected a timedelta or a number of seconds, got {type(value).__name__} {value!r}")
+    return value
+
+
+Duration = Annotated[timedelta, BeforeValidator(_duration)]
 
 
 def _check_range(field: str, value: timedelta, low: timedelta, high: timedelta) -> timedelta:
@@ -18,20 +31,30 @@ def _check_range(field: str, value: timedelta, low: timedelta, high: timedelta) 
 class SendAvailabilityOptions(BaseModel):
     """Keyword-only, validated at construction; durations accept a timedelta or seconds.
 
-    - `backlog_queue_count`: backlog queues (`contract.backlog_queue_name`) to spread over (>= 1).
+    - `backlog_queue_count`: backlog queues (`contract.backlog_queue_name`) to spread over
+      (1..10,000: a namespace holds at most `contract.MAX_ENTITIES_PER_NAMESPACE` entities).
     - `failover_interval`: how long a run of retryable errors/timeouts must last, with no successful
       send in between, before the entity is switched to the backlog (0..60 min; 0 = the first
       triggering error switches).
     - `ping_primary_interval`: how often a switched entity is pinged (1 s..30 min).
-    - `enable_syphon`: run a syphon inside the client.
+    - `operation_timeout`: the bound on every call the client makes to Service Bus when the caller
+      gives none (sends, schedules, pings, backlog sends, metadata reads). partitioning.md: it must
+      exceed 15 s so the service can re-route to another fragment; 60 s recommended (default).
+    - `backlog_retry_interval`: how long a backlog queue that failed stays out of the rotation
+      before it is tried again (1 s..60 min, default 1 min).
+    - `enable_syphon`: run a syphon inside the client (restarted with fresh connections if it faults).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    backlog_queue_count: int = Field(default=contract.DEFAULT_BACKLOG_QUEUE_COUNT, ge=1)
-    failover_interval: timedelta = contract.DEFAULT_FAILOVER_INTERVAL
-    ping_primary_interval: timedelta = contract.DEFAULT_PING_PRIMARY_INTERVAL
-    enable_syphon: bool = False
+    backlog_queue_count: StrictInt = Field(
+        default=contract.DEFAULT_BACKLOG_QUEUE_COUNT, ge=1, le=contract.MAX_ENTITIES_PER_NAMESPACE
+    )
+    failover_interval: Duration = contract.DEFAULT_FAILOVER_INTERVAL
+    ping_primary_interval: Duration = contract.DEFAULT_PING_PRIMARY_INTERVAL
+    operation_timeout: Duration = contract.RECOMMENDED_CLIENT_OPERATION_TIMEOUT
+    backlog_retry_interval: Duration = timedelta(minutes=1)
+    enable_syphon: StrictBool = False
 
     @field_validator("failover_interval")
     @classmethod
@@ -47,3 +70,24 @@ class SendAvailabilityOptions(BaseModel):
             contract.MIN_PING_PRIMARY_INTERVAL,
             contract.MAX_PING_PRIMARY_INTERVAL,
         )
+
+    @field_validator("operation_timeout")
+    @classmethod
+    def _operation_timeout_above_minimum(cls, value: timedelta) -> timedelta:
+        return check_operation_timeout("operation_timeout", value)
+
+    @field_validator("backlog_retry_interval")
+    @classmethod
+    def _retry_interval_in_range(cls, value: timedelta) -> timedelta:
+        return _check_range("backlog_retry_interval", value, timedelta(seconds=1), timedelta(minutes=60))
+
+
+def check_operation_timeout(field: str, value: timedelta) -> timedelta:
+    """partitioning.md: a client operation timeout must exceed 15 s (and need not exceed a day)."""
+    if not contract.MIN_CLIENT_OPERATION_TIMEOUT < value <= timedelta(days=1):
+        raise ValueError(
+            f"{field} must exceed {contract.MIN_CLIENT_OPERATION_TIMEOUT.total_seconds():g} s (the service needs "
+            f"the time to re-route to another fragment; {contract.RECOMMENDED_CLIENT_OPERATION_TIMEOUT.total_seconds():g}"
+            f" s recommended) and be at most a day, got {value}"
+        )
+    return value

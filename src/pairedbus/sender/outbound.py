@@ -6,6 +6,16 @@
 - SessionId and PartitionKey, when both set, must be identical (partitioning.md).
 
 Both read the raw AMQP properties: the healthy path pays an attribute read, not a decode.
+
+Partition keys (partitioning.md): the sender sets no partition key and no session id of its own.
+The message id it assigns is a partition key only on an entity with duplicate detection and
+only for a message with neither session id nor partition key; and that is exactly where it is
+needed, since duplicate detection is what removes the second copy of an ambiguous send or of a
+move the syphon redoes. The trade-off, to know: on a partitioned entity with duplicate detection
+every such message is pinned to the fragment its id hashes to, so while that fragment is down
+its sends fail (retryably: the failover clock runs, and the message is parked) instead of going
+to another fragment. An entity that prefers availability to de-duplication turns duplicate
+detection off; the sender's ids then pin nothing.
 """
 
 from __future__ import annotations

@@ -10,31 +10,38 @@ What the caller sees:
   duplicate it in the backlog (the message id makes a repeat on the primary recognisable).
 - The triggering error that finds the interval elapsed switches the entity: that same call is
   parked in the backlog and returns normally, and so do later calls until a ping succeeds.
-- Errors that never fail over (size, entity not found, authorization) always reach the caller.
+- Errors that never fail over (size, entity not found, authorization) always reach the caller;
+  while switched, the sender raises them itself for what the primary is known to refuse
+  (`EntityFailover.refuse_unparkable`): no "sent" for a message that can never arrive.
 - While switched, `schedule_messages` parks the messages with their schedule aliased and
   returns an empty list: a parked message has no sequence number in the primary to cancel.
 - A list or batch is parked whole when it fits one backlog batch. One that no longer fits once
   aliased is sent as several backlog batches; if a later one fails on every backlog queue, the
   earlier ones stay parked and the error reaches the caller. A retry parks them again under the
   same message ids, and the destination's duplicate detection drops the second copy.
+
+The sender holds its entity's `EntityFailover` (the state machine), the client's `Backlog`
+(rotation and backlog sends) and `PairedConnections` (for a fresh primary handler after a
+connection was replaced) — never the client itself.
 """
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 from azure.servicebus import ServiceBusMessage, ServiceBusMessageBatch
 from azure.servicebus.exceptions import MessageSizeExceededError
 
-from pairedbus import contract
-from pairedbus.aliasing import ParkedMessageTooLargeError, encoded_size, park_message
-from pairedbus.sender.availability import EntityAvailability
-from pairedbus.sender.errors import starts_failover_clock
+from pairedbus import contract, sdk
+from pairedbus.aliasing import parked_copy
+from pairedbus.sdk import raw_amqp_message
+from pairedbus.sender.backlog import Backlog
+from pairedbus.sender.connections import PRIMARY, PairedConnections
+from pairedbus.sender.failover import EntityFailover, EntityKind, FailoverStats
 from pairedbus.sender.outbound import prepare, prepare_all
-
-if TYPE_CHECKING:
-    from pairedbus.sender.client import PairedNamespaceClient
 
 MessageInput = ServiceBusMessage | list[ServiceBusMessage] | ServiceBusMessageBatch
 
@@ -53,14 +60,23 @@ class PairedSender:
 
     def __init__(
         self,
-        client: PairedNamespaceClient,
-        availability: EntityAvailability,
-        primary_sender: Any,
+        failover: EntityFailover,
+        backlog: Backlog,
+        connections: PairedConnections,
+        stats: FailoverStats,
+        *,
         backlog_queue: str,
+        timeout: float,
+        on_close: Callable[[PairedSender], object] = lambda sender: None,
     ) -> None:
-        self._client = client
-        self._availability = availability
-        self._primary = primary_sender
+        self._failover = failover
+        self._backlog = backlog
+        self._connections = connections
+        self._stats = stats
+        self._timeout = timeout
+        self._on_close = on_close
+        self._primary: Any = None
+        self._primary_generation = -1
         #: The backlog queue this sender picked at random when created (re-picked if it leaves
         #: the rotation).
         self.backlog_queue = backlog_queue
@@ -68,12 +84,12 @@ class PairedSender:
 
     @property
     def entity_name(self) -> str:
-        return self._availability.name
+        return self._failover.name
 
     @property
     def switched(self) -> bool:
         """Whether sends to this entity currently go to the backlog."""
-        return self._availability.switched
+        return self._failover.switched
 
     async def __aenter__(self) -> PairedSender:
         return self
@@ -84,12 +100,27 @@ class PairedSender:
     async def close(self) -> None:
         if not self._closed:
             self._closed = True
-            self._client._forget_sender(self)
-            await self._primary.close()
+            self._on_close(self)
+            if self._primary is not None and self._primary_generation == self._connections.generation(PRIMARY):
+                await self._primary.close()
 
     def _check_open(self) -> None:
         if self._closed:
             raise ValueError(f"the sender for {self.entity_name!r} is closed")
+
+    def _primary_sender(self) -> Any:
+        """The SDK sender on the primary, made again after the connection was replaced."""
+        generation = self._connections.generations[PRIMARY]
+        if generation != self._primary_generation:
+            client = self._connections.client(PRIMARY)
+            kind = self._failover.kind
+            self._primary = (
+                client.get_queue_sender(self.entity_name)
+                if kind is EntityKind.QUEUE
+                else client.get_topic_sender(self.entity_name)
+            )
+            self._primary_generation = generation
+        return self._primary
 
     # --- sending ------------------------------------------------------------------------
 
@@ -97,13 +128,13 @@ class PairedSender:
         """Send a message, a list (one batch, as the SDK does) or a batch; see the module doc."""
         if self._closed:
             self._check_open()
-        availability = self._availability
+        failover = self._failover
         if isinstance(message, ServiceBusMessage):
             # The common case in two attribute reads: an id and no session id (see `prepare`).
-            properties = message._raw_amqp_message.properties
+            properties = raw_amqp_message(message).properties
             if properties is None or properties.message_id is None or properties.group_id is not None:
                 if prepare(message):
-                    availability.requires_session = True
+                    failover.sends_sessions = True
         elif isinstance(message, ServiceBusMessageBatch):
             message = self._with_ids(message)
             if not len(message):
@@ -113,19 +144,21 @@ class PairedSender:
             if not message:
                 return
             if prepare_all(message):
-                availability.requires_session = True
-
-        if not availability.switched:
+                failover.sends_sessions = True
+        bound = self._timeout if timeout is None else timeout
+        if not failover.switched:
+            primary = self._primary
+            if self._primary_generation != self._connections.primary_generation:
+                primary = self._primary_sender()
             try:
-                await self._primary.send_messages(message, timeout=timeout)
+                await primary.send_messages(message, timeout=bound)
             except Exception as exc:
-                if not (starts_failover_clock(exc) and self._client._fail_over_now(availability)):
-                    raise
+                self._primary_failed(exc)  # raises unless the call is to be parked
             else:
-                if availability.failover_clock.failing_since is not None:
-                    availability.failover_clock.record_success()
+                if failover.listening:
+                    self._primary_accepted(message)
                 return
-        await self._park(_messages_of(message), timeout=timeout)
+        await self._park(_messages_of(message), timeout=bound)
 
     async def schedule_messages(
         self,
@@ -140,108 +173,92 @@ class PairedSender:
         if not batch:
             return []
         if prepare_all(batch):
-            self._availability.requires_session = True
-        availability = self._availability
-        if not availability.switched:
+            self._failover.sends_sessions = True
+        bound = self._timeout if timeout is None else timeout
+        if not self._failover.switched:
             try:
-                numbers = await self._primary.schedule_messages(messages, schedule_time_utc, timeout=timeout)
+                numbers = await self._primary_sender().schedule_messages(messages, schedule_time_utc, timeout=bound)
             except Exception as exc:
-                if not (starts_failover_clock(exc) and self._client._fail_over_now(availability)):
-                    raise
+                self._primary_failed(exc)  # raises unless the call is to be parked
             else:
-                if availability.failover_clock.failing_since is not None:
-                    availability.failover_clock.record_success()
+                self._primary_accepted(batch)
                 return list(numbers)
         for message in batch:
             message.scheduled_enqueue_time_utc = schedule_time_utc
-        await self._park(batch, timeout=timeout)
+        await self._park(batch, timeout=bound)
         return []
+
+    # --- the primary's answers (the one place they are read, for sends and schedules) ----
+
+    def _primary_failed(self, exc: Exception) -> None:
+        """The primary raised `exc`: returns if the call is to be parked, else raises `exc`."""
+        self._connections.note_error(PRIMARY, exc)
+        if not self._failover.failed(exc):
+            raise exc
+
+    def _primary_accepted(self, sent: Any) -> None:
+        """The primary accepted `sent`: the failover clock stops, and an accepted message without
+        a session id says the entity does not require sessions."""
+        failover = self._failover
+        if failover.facts.requires_session is None:
+            _learn_from_accepted(failover, sent)
+        failover.succeeded()
 
     async def create_message_batch(self, max_size_in_bytes: int | None = None) -> ServiceBusMessageBatch:
         """A batch whose messages get their ids as they are added. Sized by the primary's link
         while it is healthy, by the 256 KB message limit while switched."""
         self._check_open()
-        if self._availability.switched:
+        if self._failover.switched:
             return _IdAssigningBatch(max_size_in_bytes=max_size_in_bytes or contract.MAX_MESSAGE_SIZE_BYTES)
-        template = await self._primary.create_message_batch(max_size_in_bytes)
+        async with asyncio.timeout(self._timeout):  # it may open the link: bounded like a send
+            template = await self._primary_sender().create_message_batch(max_size_in_bytes)
         # Same transport as the primary's batches, so the SDK sends it as it is.
-        return _IdAssigningBatch(max_size_in_bytes=template.max_size_in_bytes, **_transport_of(template))
+        return _IdAssigningBatch(max_size_in_bytes=template.max_size_in_bytes, **sdk.batch_transport(template))
 
     # --- the backlog --------------------------------------------------------------------
 
     def _with_ids(self, batch: ServiceBusMessageBatch) -> ServiceBusMessageBatch:
         """A batch whose messages all have ids: ids must be set before the messages are encoded,
         so a batch holding a message without one is rebuilt (rare: ours assign them on add)."""
-        messages = _messages_of(batch)
+        messages = sdk.batch_messages(batch)
         missing = any(
             m.raw_amqp_message.properties is None or m.raw_amqp_message.properties.message_id is None for m in messages
         )
         has_session = prepare_all(messages)  # assigns the missing ids
         if missing:
-            rebuilt = ServiceBusMessageBatch(max_size_in_bytes=batch.max_size_in_bytes, **_transport_of(batch))
+            rebuilt = ServiceBusMessageBatch(max_size_in_bytes=batch.max_size_in_bytes, **sdk.batch_transport(batch))
             for message in messages:
                 rebuilt.add_message(message)  # a MessageSizeExceededError if the ids overflow it
             batch = rebuilt
         if has_session:
-            self._availability.requires_session = True
+            self._failover.sends_sessions = True
         return batch
 
     async def _park(self, messages: list[ServiceBusMessage], *, timeout: float | None) -> None:  # noqa: ASYNC109
-        """Alias every message and check every size before the first backlog send, then send in
-        as few backlog batches as fit."""
-        parked = [self._parked_copy(m) for m in messages]
-        if len(parked) == 1:
-            await self._send_to_backlog(parked[0], timeout=timeout)
-        else:
-            for batch in _pack(parked):
-                await self._send_to_backlog(batch, timeout=timeout)
-        self._client.stats.parked_messages += len(parked)
+        """Refuse what the primary would refuse, alias every message and check every size before
+        the first backlog send, then send in as few backlog batches as fit."""
+        self._failover.refuse_unparkable(messages)
+        parked = [parked_copy(m, self.entity_name) for m in messages]
+        payloads: list[Any] = parked if len(parked) == 1 else _pack(parked)
+        for payload in payloads:
+            self.backlog_queue = await self._backlog.send(payload, self.backlog_queue, timeout=timeout)
+        self._stats.parked_messages += len(parked)
 
-    def _parked_copy(self, message: ServiceBusMessage) -> ServiceBusMessage:
-        parked = park_message(message, self.entity_name)
-        size = encoded_size(parked)
-        limit = contract.MAX_MESSAGE_SIZE_BYTES
-        if size > limit:
-            raise ParkedMessageTooLargeError(
-                destination=self.entity_name, size=size, added=size - encoded_size(message), limit=limit
-            )
-        return parked
 
-    async def _send_to_backlog(self, payload: Any, *, timeout: float | None) -> None:  # noqa: ASYNC109
-        """Send to this sender's backlog queue; a failed queue leaves the rotation for the whole
-        client and the payload goes to another; when every queue failed, the last error is raised."""
-        rotation = self._client.rotation
-        queue = self.backlog_queue
-        if queue not in rotation:
-            queue = self.backlog_queue = rotation.pick() or queue
-        tried: set[str] = set()
-        while True:
-            try:
-                await self._client._backlog_sender(queue).send_messages(payload, timeout=timeout)
-                return
-            except Exception as exc:
-                if not starts_failover_clock(exc):
-                    raise
-                self._client.stats.backlog_send_failures += 1
-                tried.add(queue)
-                rotation.take_out(queue)
-                following = rotation.pick(exclude=tried)
-                if following is None:
-                    raise
-                queue = self.backlog_queue = following
+def _learn_from_accepted(failover: EntityFailover, sent: Any) -> None:
+    """The primary accepted a message without a session id: the entity does not require sessions."""
+    for message in [sent] if isinstance(sent, ServiceBusMessage) else _messages_of(sent):
+        if message.session_id is None:
+            failover.facts.requires_session = False
+            return
 
 
 def _messages_of(message: MessageInput) -> list[ServiceBusMessage]:
     if isinstance(message, ServiceBusMessage):
         return [message]
     if isinstance(message, ServiceBusMessageBatch):
-        return list(message._messages)  # the SDK keeps the added messages here
+        return sdk.batch_messages(message)
     return message
-
-
-def _transport_of(batch: Any) -> dict[str, Any]:
-    transport = getattr(batch, "_amqp_transport", None)
-    return {"amqp_transport": transport} if transport is not None else {}
 
 
 def _pack(messages: list[ServiceBusMessage]) -> list[ServiceBusMessageBatch]:

@@ -5,13 +5,17 @@ Kept free of heavy imports: the Pulumi program reads these too.
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 DEFAULT_PORT: Final = 8080
+#: Readiness: 200 while the syphon's clients are open and its loop runs (and it is not failing
+#: with errors no retry can fix). Kept at the old path so existing probes keep working.
 HEALTH_PATH: Final = "/healthz"
 #: Readiness: 200 while the syphon's clients are open and its loop runs.
 READINESS_PATH: Final = "/readyz"
-#: Liveness: 503 after sustained failures no retry can fix, or after no progress: restart me.
+#: Liveness: 503 after sustained failures no retry can fix (authentication, authorization, a
+#: missing namespace) or after no progress for the stall timeout with work pending: restart me.
 LIVENESS_PATH: Final = "/livez"
 METRICS_PATH: Final = "/metrics"
 
@@ -23,3 +27,36 @@ ENV_LOG_LEVEL: Final = "PAIREDBUS_LOG_LEVEL"
 ENV_SECONDARY_RESOURCE_ID: Final = "PAIREDBUS_SECONDARY_RESOURCE_ID"
 #: azure-identity's DefaultAzureCredential picks the user-assigned managed identity by this client id.
 ENV_AZURE_CLIENT_ID: Final = "AZURE_CLIENT_ID"
+
+
+#: The Container Apps custom scale rule type (a KEDA scaler) the syphon app scales on.
+KEDA_SCALER_TYPE: Final = "azure-servicebus"
+#: Active backlog messages per replica the scale rule aims at (KEDA `messageCount`).
+DEFAULT_MESSAGES_PER_REPLICA: Final = 1000
+
+
+def keda_scale_rule_metadata(
+    primary_namespace: str, secondary_namespace: str, *, messages_per_replica: int = DEFAULT_MESSAGES_PER_REPLICA
+) -> dict[str, str]:
+    """Metadata of one namespace-wide `azure-servicebus` KEDA scale rule over every backlog queue.
+
+    KEDA's scaler reads queue depths through the Service Bus administration API. With `useRegex`
+    it lists the namespace's queues and keeps those whose *whole* name the regular expression
+    matches (Go `regexp`; a backlog queue's name holds `/`, which needs no escaping there), then
+    folds their active-message counts with `operation` (sum). One rule therefore covers any number
+    of backlog queues, including ones added later, where a rule per queue would need one trigger
+    per index. `namespace` is the bare name: KEDA appends the Service Bus endpoint suffix. All
+    values are strings, as Container Apps and KEDA require.
+    """
+    if messages_per_replica < 1:
+        raise ValueError(f"messages_per_replica must be >= 1, got {messages_per_replica}")
+    from pairedbus import contract  # light: no SDK import
+
+    return {
+        "namespace": secondary_namespace,
+        "queueName": re.escape(contract.backlog_queue_prefix(primary_namespace)) + "(0|[1-9][0-9]*)",
+        "useRegex": "true",
+        "operation": "sum",
+        "messageCount": str(messages_per_replica),
+        "activationMessageCount": "0",
+    }

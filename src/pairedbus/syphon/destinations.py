@@ -2,27 +2,36 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
 from azure.servicebus import ServiceBusMessage
-from azure.servicebus._common.constants import _X_OPT_PARTITION_KEY
 from azure.servicebus.exceptions import MessageSizeExceededError, MessagingEntityNotFoundError, ServiceBusError
 
+from pairedbus import sdk
+
 T = TypeVar("T")
+_log = logging.getLogger("pairedbus.syphon")
 
 
-def batch_key(message: ServiceBusMessage) -> Any:
-    """Messages sharing a batch must share the partition key a partitioned entity routes by (the
-    session id, else the partition key). Read off the AMQP sections: the SDK's properties decode
-    through exceptions, a measurable cost per message."""
+def batch_key(message: ServiceBusMessage, *, message_id_is_key: bool = False) -> Any:
+    """The partition key a partitioned entity routes `message` by (partitioning.md, "Partition
+    keys"): the session id; else the partition key; else, when the entity has duplicate detection
+    (`message_id_is_key`), the message id; else none (round-robin over fragments). Messages sharing
+    a batch must share it. Read off the AMQP sections: the SDK's properties decode through
+    exceptions, a measurable cost per message."""
     raw = message.raw_amqp_message
     properties = raw.properties
     session_id = properties.group_id if properties is not None else None
     if session_id:
         return session_id
     annotations = raw.annotations
-    return annotations.get(_X_OPT_PARTITION_KEY) if annotations else None
+    partition_key = annotations.get(sdk.ANNOTATION_PARTITION_KEY) if annotations else None
+    if partition_key is None and message_id_is_key and properties is not None:
+        return properties.message_id
+    return partition_key
 
 
 class Destinations:
@@ -34,10 +43,25 @@ class Destinations:
     as missing.
     """
 
-    def __init__(self, client: Any) -> None:
+    def __init__(
+        self, client: Any, *, timeout: float, describe: Callable[[str], Awaitable[bool | None]] | None = None
+    ) -> None:
         self._client = client
+        #: Reads whether a destination keys unkeyed messages by message id (partitioned, with
+        #: duplicate detection); None when it cannot tell (no right to read entities).
+        self._describe = describe
+        self._described: set[str] = set()
+        #: The operation timeout every send and batch creation is bounded by.
+        self._timeout = timeout
         self._senders: dict[str, Any] = {}
         self._topics: set[str] = set()
+        #: Destinations known to key unkeyed messages by message id (partitioned, with duplicate
+        #: detection): their batches hold one message id each. Given, or learned when such an
+        #: entity refused a batch of several.
+        self._message_id_keyed: set[str] = set()
+
+    def learn_keyed_by_message_id(self, destination: str) -> None:
+        self._message_id_keyed.add(destination)
 
     def sender(self, destination: str) -> Any:
         sender = self._senders.get(destination)
@@ -59,7 +83,7 @@ class Destinations:
 
     async def send(self, destination: str, batch: Any) -> None:
         """Send one batch (or one message); returns once the broker acknowledged it."""
-        await self._on_sender(destination, lambda sender: sender.send_messages(batch))
+        await self._on_sender(destination, lambda sender: sender.send_messages(batch, timeout=self._timeout))
 
     async def _on_sender(self, destination: str, operation: Callable[[Any], Awaitable[T]]) -> T:
         try:
@@ -82,43 +106,50 @@ class Destinations:
                 await self.forget(destination)
                 raise
 
-    async def batches(self, destination: str, messages: list[Any]) -> list[tuple[Any, list[int]]]:
+    async def batches(self, destination: str, messages: list[Any]) -> list[tuple[Any, list[int], Any]]:
         """Pack `messages` (in order) into as few sendable units as fit; each unit is a
         ServiceBusMessageBatch, or a lone message that did not fit an empty batch (it may still fit
-        the entity's larger single-message limit on Premium). Returns (unit, message indexes)."""
-        units: list[tuple[Any, list[int]]] = []
-        for key_indexes in _by_key(messages):
-            batch = await self._on_sender(destination, lambda sender: sender.create_message_batch())
+        the entity's larger single-message limit on Premium). Returns (unit, message indexes, the
+        partition key all of the unit's messages share, or None)."""
+        units: list[tuple[Any, list[int], Any]] = []
+        if self._describe is not None and destination not in self._described:
+            self._described.add(destination)
+            try:
+                async with asyncio.timeout(self._timeout):
+                    if await self._describe(destination):
+                        self._message_id_keyed.add(destination)
+            except Exception as exc:  # the rule is also learned from a refused batch
+                _log.info("cannot read destination %r's properties: %r", destination, exc)
+        for key, key_indexes in _by_key(messages, message_id_is_key=destination in self._message_id_keyed):
+            batch = await self._on_sender(destination, self._new_batch)
             members: list[int] = []
             for index in key_indexes:
-                try:
-                    batch.add_message(messages[index])
+                if sdk.add_to_batch(batch, messages[index]):  # encodes the message once
                     members.append(index)
                     continue
-                except MessageSizeExceededError:
-                    pass
                 if members:
-                    units.append((batch, members))
-                    batch = await self._on_sender(destination, lambda sender: sender.create_message_batch())
+                    units.append((batch, members, key))
+                    batch = await self._on_sender(destination, self._new_batch)
                     members = []
-                    try:
-                        batch.add_message(messages[index])
+                    if sdk.add_to_batch(batch, messages[index]):
                         members.append(index)
                         continue
-                    except MessageSizeExceededError:
-                        pass
-                units.append((messages[index], [index]))
+                units.append((messages[index], [index], key))
             if members:
-                units.append((batch, members))
+                units.append((batch, members, key))
         return units
+
+    async def _new_batch(self, sender: Any) -> Any:
+        async with asyncio.timeout(self._timeout):  # it may open the link: bounded like a send
+            return await sender.create_message_batch()
 
     async def close(self) -> None:
         for destination in list(self._senders):
             await self.forget(destination)
 
 
-def _by_key(messages: list[Any]) -> Iterator[list[int]]:
+def _by_key(messages: list[Any], *, message_id_is_key: bool) -> Iterator[tuple[Any, list[int]]]:
     groups: dict[Any, list[int]] = {}
     for index, message in enumerate(messages):
-        groups.setdefault(batch_key(message), []).append(index)
-    yield from groups.values()
+        groups.setdefault(batch_key(message, message_id_is_key=message_id_is_key), []).append(index)
+    yield from groups.items()

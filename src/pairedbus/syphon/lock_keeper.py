@@ -24,8 +24,16 @@ class LockKeeper:
     """
 
     def __init__(
-        self, receiver: Any, messages: list[Any], interval: float, stats: SyphonStats, pair: ConnectionPair
+        self,
+        receiver: Any,
+        messages: list[Any],
+        interval: float,
+        stats: SyphonStats,
+        pair: ConnectionPair,
+        *,
+        timeout: float | None = None,
     ) -> None:
+        self._timeout = timeout
         self._pair = pair
         self._receiver = receiver
         self._held: dict[int, Any] = {id(m): m for m in messages}
@@ -41,13 +49,13 @@ class LockKeeper:
             await asyncio.sleep(self._interval)
             held = list(self._held.values())
             results = await asyncio.gather(
-                *(self._receiver.renew_message_lock(m) for m in held), return_exceptions=True
+                *(self._receiver.renew_message_lock(m, timeout=self._timeout) for m in held), return_exceptions=True
             )
             for message, result in zip(held, results, strict=True):
                 if id(message) not in self._held:
                     continue  # settled while its renewal was on the wire: nothing to report
                 if isinstance(result, BaseException):
-                    if not isinstance(result, (ServiceBusError, ValueError)):
+                    if not isinstance(result, (ServiceBusError, ValueError, TimeoutError)):
                         raise result
                     self._stats.count_error(result)
                     self._pair.note_error(SECONDARY, result)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 
 from pairedbus import contract
 from pairedbus.syphon.backlog_directory import validate_namespace_resource_id
@@ -22,9 +22,13 @@ class SyphonOptions(BaseModel):
     #: namespace name (its first DNS label).
     backlog_prefix: str | None = Field(default=None, min_length=1)
     #: Messages received and not yet settled, across all backlog queues (1..100,000).
-    max_in_flight: int = Field(default=2_000, ge=1, le=100_000)
-    #: Largest receive per call on one backlog queue (1..5,000; capped by max_in_flight).
-    receive_batch_size: int = Field(default=250, ge=1, le=5_000)
+    max_in_flight: StrictInt = Field(default=2_000, ge=1, le=100_000)
+    #: Body bytes received and not yet settled, across all backlog queues (256 KB..4 GiB): with
+    #: large messages this, not the count, bounds memory (no receive starts while over it).
+    max_in_flight_bytes: StrictInt = Field(default=64 * 1024 * 1024, ge=contract.MAX_MESSAGE_SIZE_BYTES, le=4 * 1024**3)
+    #: Largest receive per call on one backlog queue (1..5,000; capped by what the in-flight budget
+    #: has free). A busy queue takes up to this much per round trip, an idle one only a probe.
+    receive_batch_size: StrictInt = Field(default=1_000, ge=1, le=5_000)
     #: How long one receive waits for messages in `run()` (the spec's 15-minute long poll).
     long_poll: timedelta = Field(default=contract.SYPHON_LONG_POLL, gt=timedelta(0))
     #: How long one receive waits in `drain()` before a queue counts as empty (then its depth is
@@ -47,6 +51,13 @@ class SyphonOptions(BaseModel):
     #: ARM id of the secondary namespace: when set, backlog queues are listed through ARM (Reader
     #: role) instead of the data plane (which needs Manage); see backlog_directory.py.
     secondary_resource_id: str | None = None
+    #: The bound on every call the syphon makes to Service Bus besides the long-poll receive itself
+    #: (sends, settlements, lock renewals, listings; a receive gets its wait plus this).
+    #: partitioning.md: must exceed 15 s so the service can re-route to another fragment; 60 s
+    #: recommended (the default).
+    operation_timeout: timedelta = Field(
+        default=contract.RECOMMENDED_CLIENT_OPERATION_TIMEOUT, gt=contract.MIN_CLIENT_OPERATION_TIMEOUT
+    )
     #: The spec's close/fault grace: how long a closed namespace's partner has to follow.
     close_fault_grace: timedelta = Field(default=contract.CLOSE_FAULT_GRACE, gt=timedelta(0))
 

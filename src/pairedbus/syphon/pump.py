@@ -2,19 +2,25 @@
 
 The hot path is `BacklogPump._handle`: pings are completed (never forwarded), unrestorable
 messages dead-lettered, the rest grouped by destination and sent batch by batch; a backlog message
-is completed only after the send that carried it returned. Receives are pipelined: the next batch
+is completed only after the send that carried it returned. Each step ends with a small result
+(`ReceiveEnd`; `Sent` / `Retry` / `Split` / `DeadLetter` for a send; `KeysBackingOff` for a round)
+read by one `match`; no
+exception steers the hot path. Every call to Service Bus is bounded by the operation timeout. Receives are pipelined: the next batch
 is received while earlier ones are still being sent, within the syphon-wide in-flight budget.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from enum import Enum
 from typing import Any
 
+from azure.servicebus.amqp import AmqpMessageBodyType
 from azure.servicebus.exceptions import (
     MessageSizeExceededError,
     MessagingEntityNotFoundError,
@@ -27,8 +33,8 @@ from pairedbus.aliasing import UnrestorableMessage, restore_message
 from pairedbus.errors import is_retryable
 from pairedbus.syphon.backoff import Backoff
 from pairedbus.syphon.close_fault import PRIMARY, SECONDARY, ConnectionPair
-from pairedbus.syphon.destinations import Destinations
-from pairedbus.syphon.in_flight import InFlightBudget
+from pairedbus.syphon.destinations import Destinations, batch_key
+from pairedbus.syphon.in_flight import Hold, InFlightBudget
 from pairedbus.syphon.lock_keeper import LockKeeper
 from pairedbus.syphon.options import SyphonOptions
 from pairedbus.syphon.stats import SyphonStats
@@ -39,6 +45,8 @@ log = logging.getLogger("pairedbus.syphon")
 DEAD_LETTER_DESTINATION_NOT_FOUND = "DestinationNotFound"
 DEAD_LETTER_MESSAGE_SIZE_EXCEEDED = "MessageSizeExceeded"
 DEAD_LETTER_SEND_REJECTED = "SendRejected"
+#: Failed sends in a row after which a round stops (the destination, not one fragment, is down).
+_MAX_FAILED_UNITS_PER_ROUND = 3
 #: Dead-letter descriptions are application properties on the broker; keep them short.
 _DESCRIPTION_MAX = 1024
 
@@ -57,8 +65,52 @@ class SyphonContext:
     now: Callable[[], datetime]
 
 
-class _Retry(Exception):
-    """The destination failed in a way a later attempt can fix."""
+# --- what one step of the hot path ends with (read by one `match` each) ----------------------
+
+
+class ReceiveEnd(Enum):
+    """A receive that brought no messages: nothing came (or stopping), a retryable failure (the
+    next receive waits out the queue's back-off), or the queue or its client is gone."""
+
+    EMPTY = "empty"
+    FAILED = "failed"
+    GONE = "gone"
+
+
+@dataclass(frozen=True, slots=True)
+class Sent:
+    """The primary acknowledged the send: its backlog messages can be completed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Retry:
+    """The destination failed in a way a later attempt can fix (its back-off was advanced)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Split:
+    """The primary refused a batch: send its messages one at a time."""
+
+
+@dataclass(frozen=True, slots=True)
+class DeadLetter:
+    """The primary refuses for good: dead-letter the message (or, with `everything`, every message
+    still bound for the destination, which does not exist)."""
+
+    reason: str
+    description: str
+    everything: bool = False
+
+
+SendOutcome = Sent | Retry | Split | DeadLetter
+
+
+@dataclass(frozen=True, slots=True)
+class KeysBackingOff:
+    """Nothing was tried: every partition key left is backing off (a failed fragment) for at
+    least `wait` seconds."""
+
+    wait: float
 
 
 class BacklogPump:
@@ -69,7 +121,10 @@ class BacklogPump:
         self._receive_backoff = Backoff(
             ctx.options.backoff_initial.total_seconds(), ctx.options.backoff_max.total_seconds()
         )
+        self._timeout = ctx.options.operation_timeout.total_seconds()
         self._halt: asyncio.Event | None = None
+        #: Whether the last receive came back full: then the next one asks for more.
+        self._busy = False
         ctx.budget.join()  # left when run() ends
 
     async def run(self, *, wait: float, halt: asyncio.Event, until_empty: bool) -> None:
@@ -80,22 +135,28 @@ class BacklogPump:
         receiver = ctx.secondary.get_queue_receiver(self.queue, prefetch_count=0)
         try:
             async with asyncio.TaskGroup() as batches:
+                budget = ctx.budget
                 while not halt.is_set():
-                    granted = await ctx.budget.acquire(min(ctx.options.receive_batch_size, ctx.budget.share))
+                    granted = await budget.acquire(budget.ask(busy=self._busy, limit=ctx.options.receive_batch_size))
                     try:
-                        messages = await self._receive(receiver, granted, wait, halt)
+                        received = await self._receive(receiver, granted, wait, halt)
                     except BaseException:
-                        await ctx.budget.release(granted)
+                        await budget.release(granted)
                         raise
-                    await ctx.budget.received(granted, len(messages or ()))
-                    if messages is None:  # the queue or its client is gone
-                        return
-                    if messages is _RECEIVE_FAILED:
-                        continue  # backing off; an error is not an empty queue
-                    if messages:
-                        batches.create_task(self._handle(receiver, messages))
-                    elif until_empty:
-                        return
+                    count = 0 if isinstance(received, ReceiveEnd) else len(received)
+                    nbytes = _body_bytes(received) if count else 0
+                    await budget.received(granted, count, nbytes)
+                    self._busy = count >= granted
+                    match received:
+                        case ReceiveEnd.GONE:
+                            return
+                        case ReceiveEnd.FAILED:
+                            continue  # backing off; an error is not an empty queue
+                        case ReceiveEnd.EMPTY:
+                            if until_empty:
+                                return
+                        case messages:
+                            batches.create_task(self._handle(receiver, messages, nbytes))
         finally:
             ctx.budget.leave()
             try:
@@ -103,72 +164,82 @@ class BacklogPump:
             except (ServiceBusError, ValueError) as exc:
                 log.debug("closing a backlog receiver failed", extra={"backlog_queue": self.queue, "error": repr(exc)})
 
-    async def _receive(self, receiver: Any, count: int, wait: float, halt: asyncio.Event) -> list[Any] | None:
-        """One receive raced against `halt`; [] when nothing came or the syphon is stopping,
-        None when the queue no longer exists or its client was closed, _RECEIVE_FAILED after a
-        retryable failure (the next receive waits out this queue's back-off first)."""
+    async def _receive(self, receiver: Any, count: int, wait: float, halt: asyncio.Event) -> list[Any] | ReceiveEnd:
+        """One receive raced against `halt` and bounded by its wait plus the operation timeout."""
         delay = self._receive_backoff.remaining(self.queue)
         if delay:
             try:
                 await asyncio.wait_for(halt.wait(), delay)
-                return []
+                return ReceiveEnd.EMPTY
             except TimeoutError:
                 pass
         receive = asyncio.ensure_future(receiver.receive_messages(max_message_count=count, max_wait_time=wait))
         halted = asyncio.ensure_future(halt.wait())
         try:
-            await asyncio.wait((receive, halted), return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait((receive, halted), timeout=wait + self._timeout, return_when=asyncio.FIRST_COMPLETED)
         finally:
             halted.cancel()
+            overran = not receive.done() and not halted.done()
             if not receive.done():
-                # Stopping: a message the broker hands over meanwhile stays locked and comes back.
+                # Stopping (or overran): a message the broker hands over meanwhile stays locked
+                # and comes back.
                 receive.cancel()
             await asyncio.gather(halted, receive, return_exceptions=True)
+        if overran:
+            return self._receive_failed(TimeoutError(f"receive took over {wait + self._timeout:g} s"))
         if receive.cancelled():
-            return []
+            return ReceiveEnd.EMPTY
         exc = receive.exception()
         if exc is None:
             self._receive_backoff.succeeded(self.queue)
-            return receive.result()
+            self._ctx.stats.note_progress()
+            return receive.result() or ReceiveEnd.EMPTY
+        return self._receive_failed(exc)
+
+    def _receive_failed(self, exc: BaseException) -> ReceiveEnd:
         self._ctx.stats.count_error(exc)
         if self._ctx.pair.note_error(SECONDARY, exc):
-            return None  # the close/fault rule takes over
+            return ReceiveEnd.GONE  # the close/fault rule takes over
         if isinstance(exc, MessagingEntityNotFoundError):
             log.warning("backlog queue vanished; its pump stops", extra={"backlog_queue": self.queue})
-            return None
+            return ReceiveEnd.GONE
         if isinstance(exc, ValueError) and not self._ctx.pair.both_up:
-            return None  # the secondary's client was closed; the close/fault rule takes over
-        if isinstance(exc, ServiceBusError) and is_retryable(exc):
+            return ReceiveEnd.GONE  # the secondary's client was closed; the close/fault rule takes over
+        if isinstance(exc, TimeoutError) or (isinstance(exc, ServiceBusError) and is_retryable(exc)):
             delay = self._receive_backoff.failed(self.queue)
             log.warning(
                 "backlog receive failed; backing off",
                 extra={"backlog_queue": self.queue, "error": repr(exc), "delay_seconds": delay},
             )
-            return _RECEIVE_FAILED
+            return ReceiveEnd.FAILED
         raise exc
 
     # --- one received batch --------------------------------------------------------------
 
-    async def _handle(self, receiver: Any, messages: list[Any]) -> None:
+    async def _handle(self, receiver: Any, messages: list[Any], nbytes: int) -> None:
         ctx = self._ctx
-        keeper = LockKeeper(receiver, messages, ctx.options.lock_renewal_interval, ctx.stats, ctx.pair)
+        hold = Hold(ctx.budget, len(messages), nbytes)
+        keeper = LockKeeper(
+            receiver, messages, ctx.options.lock_renewal_interval, ctx.stats, ctx.pair, timeout=self._timeout
+        )
         try:
             async with asyncio.TaskGroup() as renewal:
                 renewing = renewal.create_task(keeper.run())
                 try:
-                    await self._dispatch(receiver, keeper, messages)
+                    await self._dispatch(receiver, keeper, hold, messages)
                 finally:
                     renewing.cancel()
         finally:
-            await ctx.budget.settled(len(messages))
+            await hold.give_back_rest()
 
-    async def _dispatch(self, receiver: Any, keeper: LockKeeper, messages: list[Any]) -> None:
+    async def _dispatch(self, receiver: Any, keeper: LockKeeper, hold: Hold, messages: list[Any]) -> None:
         now = self._ctx.now()
         groups: dict[str, list[tuple[Any, Any]]] = {}
+        pings: list[Any] = []
         async with asyncio.TaskGroup() as work:
             for message in messages:
                 if message.content_type == contract.PING_CONTENT_TYPE:
-                    work.create_task(self._drop_ping(receiver, keeper, message))
+                    pings.append(message)
                     continue
                 try:
                     restored = restore_message(message, now=now)
@@ -176,15 +247,24 @@ class BacklogPump:
                     work.create_task(self._dead_letter(receiver, keeper, message, exc.reason, exc.description))
                     continue
                 groups.setdefault(restored.destination, []).append((message, restored.message))
+            if pings:
+                work.create_task(self._drop_pings(receiver, keeper, pings))
             for destination, items in groups.items():
-                work.create_task(self._deliver(receiver, keeper, destination, items))
+                work.create_task(self._deliver(receiver, keeper, hold, destination, items))
 
-    async def _deliver(self, receiver: Any, keeper: LockKeeper, destination: str, items: list[tuple[Any, Any]]) -> None:
+    async def _deliver(
+        self, receiver: Any, keeper: LockKeeper, hold: Hold, destination: str, items: list[tuple[Any, Any]]
+    ) -> None:
         """Send one destination's messages in order, batch by batch; settle each batch's backlog
         messages after its send returned. Retryable failures back off this destination only."""
         ctx = self._ctx
-        lock = self._order.setdefault(destination, asyncio.Lock())
-        async with lock, asyncio.TaskGroup() as settling:
+        # The lock keeps one queue's keyed messages (session id or partition key: the ones whose
+        # order the service keeps) to a destination in order; it is held until the sends are
+        # acknowledged, not through the settlements that follow them. Unkeyed messages have no
+        # order to keep (the service spreads them over fragments): their sends overlap.
+        ordered = any(batch_key(message) is not None for _, message in items)
+        lock = self._order.setdefault(destination, asyncio.Lock()) if ordered else contextlib.nullcontext()
+        async with asyncio.TaskGroup() as settling, lock:
             remaining = list(range(len(items)))
             while remaining:
                 delay = ctx.backoff.remaining(destination)
@@ -195,70 +275,126 @@ class BacklogPump:
                     ctx.stats.retries += 1
                     await asyncio.sleep(delay)
                 done: set[int] = set()
-                try:
-                    try:
-                        units = await ctx.destinations.batches(destination, [items[i][1] for i in remaining])
-                    except Exception as exc:
-                        raise self._opening_verdict(exc, destination) from exc
-                    for unit, indexes in units:
-                        members = [remaining[i] for i in indexes]
-                        await self._send_unit(receiver, keeper, destination, unit, members, items, settling, done)
-                except _Retry:
-                    pass
-                except _Gone as gone:
-                    for index in remaining:
-                        if index not in done:
-                            message = items[index][0]
-                            settling.create_task(
-                                self._dead_letter(receiver, keeper, message, gone.reason, gone.description)
-                            )
-                    return
+                match await self._send_round(receiver, keeper, hold, destination, items, remaining, settling, done):
+                    case DeadLetter(reason, description, everything=True):
+                        for index in remaining:
+                            if index not in done:
+                                settling.create_task(
+                                    self._dead_letter(receiver, keeper, items[index][0], reason, description)
+                                )
+                        return
+                    case KeysBackingOff(wait):
+                        if wait > ctx.options.retry_hold.total_seconds() or self._halted:
+                            self._leave_locked(keeper, destination, [items[i][0] for i in remaining])
+                            return
+                        ctx.stats.retries += 1
+                        await asyncio.sleep(wait)
                 remaining = [i for i in remaining if i not in done]
 
-    async def _send_unit(
+    async def _send_round(
         self,
         receiver: Any,
         keeper: LockKeeper,
+        hold: Hold,
         destination: str,
-        unit: Any,
-        members: list[int],
         items: list[tuple[Any, Any]],
+        remaining: list[int],
         settling: asyncio.TaskGroup,
         done: set[int],
-    ) -> None:
-        """Send one batch (or lone message) and start settling its backlog messages once the send
-        returned, adding them to `done`. Raises _Retry (back off) or _Gone (dead-letter the rest);
-        dead-letters a lone message the primary refuses for good; a batch the primary refuses is
-        sent again one message at a time."""
+    ) -> SendOutcome | KeysBackingOff:
+        """One pass over `remaining`: pack, send unit by unit, start settling what was sent (added
+        to `done`). Ends with Sent when every unit was handled; with the Retry or the
+        destination-wide DeadLetter that stopped it; or, when nothing could be tried because the
+        partition keys left are backing off, with KeysBackingOff.
+
+        A unit holds one partition key. A failed fragment fails only the keys it holds, so a
+        keyed unit's failure backs off that key alone and the other units are still tried; a
+        few failures in a row mean the destination itself is down (it backs off as a whole)."""
+        ctx = self._ctx
+        try:
+            packed = await ctx.destinations.batches(destination, [items[i][1] for i in remaining])
+        except Exception as exc:
+            return self._opening_outcome(exc, destination)
+        # A stack of (unit, item indexes, key): a refused batch is replaced by its messages, in order.
+        stack = [(unit, [remaining[i] for i in indexes], key) for unit, indexes, key in reversed(packed)]
+        waits: list[float] = []
+        failures_in_a_row = 0
+        retried: Retry | None = None
+        if len(stack) > 1 and all(key is None for _, _, key in stack):
+            # Unkeyed units: sent all at once (pipelined on the link), read in order after.
+            units = stack[::-1]
+            stack = []
+            outcomes = await asyncio.gather(
+                *(self._send_unit(destination, unit, len(members), destination) for unit, members, _ in units)
+            )
+            for (_, members, key), outcome in zip(units, outcomes, strict=True):
+                match outcome:
+                    case Sent():
+                        done.update(members)
+                        settling.create_task(self._complete(receiver, keeper, hold, [items[m][0] for m in members]))
+                    case Split():
+                        stack.extend((items[m][1], [m], key) for m in members)
+                    case DeadLetter(reason, description, everything=False):
+                        (member,) = members
+                        done.add(member)
+                        settling.create_task(self._dead_letter(receiver, keeper, items[member][0], reason, description))
+                    case DeadLetter():
+                        return outcome
+                    case Retry():
+                        retried = outcome
+            stack.reverse()
+            if retried is not None:
+                return retried  # what was split waits for the next round, after the back-off
+        while stack:
+            unit, members, key = stack.pop()
+            backoff_key = destination if key is None else (destination, key)
+            wait = ctx.backoff.remaining(backoff_key) if key is not None else 0.0
+            if wait:
+                waits.append(wait)
+                continue
+            outcome = await self._send_unit(destination, unit, len(members), backoff_key)
+            failures_in_a_row = failures_in_a_row + 1 if isinstance(outcome, Retry) else 0
+            match outcome:
+                case Retry() if key is not None and failures_in_a_row < _MAX_FAILED_UNITS_PER_ROUND:
+                    waits.append(ctx.backoff.remaining(backoff_key))
+                case Retry():
+                    if key is not None:
+                        ctx.backoff.failed(destination)  # not one fragment: the destination
+                    return outcome
+                case Sent():
+                    done.update(members)
+                    settling.create_task(self._complete(receiver, keeper, hold, [items[m][0] for m in members]))
+                case Split():
+                    stack.extend((items[m][1], [m], key) for m in reversed(members))
+                case DeadLetter(reason, description, everything=False):
+                    (member,) = members
+                    done.add(member)
+                    settling.create_task(self._dead_letter(receiver, keeper, items[member][0], reason, description))
+                case DeadLetter():
+                    return outcome
+        if waits and not done:
+            return KeysBackingOff(min(waits))
+        return Sent()
+
+    async def _send_unit(self, destination: str, unit: Any, count: int, backoff_key: Any) -> SendOutcome:
+        """Send one batch (or lone message) to the primary; what its answer means. A retryable
+        failure backs off `backoff_key`: the destination, or one of its partition keys."""
         ctx = self._ctx
         try:
             await ctx.destinations.send(destination, unit)
         except Exception as exc:
-            verdict = self._verdict(exc, destination, len(members))
-            if verdict is _SPLIT:
-                for member in members:
-                    await self._send_unit(
-                        receiver, keeper, destination, items[member][1], [member], items, settling, done
-                    )
-                return
-            if isinstance(verdict, _Gone) and not isinstance(exc, MessagingEntityNotFoundError):
-                (member,) = members
-                original = items[member][0]
-                settling.create_task(self._dead_letter(receiver, keeper, original, verdict.reason, verdict.description))
-                done.add(member)
-                return
-            raise verdict from exc  # type: ignore[misc]
-        ctx.backoff.succeeded(destination)
-        done.update(members)
-        settling.create_task(self._complete(receiver, keeper, [items[member][0] for member in members]))
+            return self._send_outcome(exc, destination, count, backoff_key)
+        ctx.backoff.succeeded(backoff_key)
+        if backoff_key != destination:
+            ctx.backoff.succeeded(destination)
+        ctx.stats.note_progress()
+        return Sent()
 
-    def _opening_verdict(self, exc: Exception, destination: str) -> Exception:
+    def _opening_outcome(self, exc: Exception, destination: str) -> SendOutcome:
         """Opening the sender or sizing a batch failed: only a missing entity is final."""
         if isinstance(exc, MessagingEntityNotFoundError):
-            verdict = self._verdict(exc, destination, 1)
-            assert isinstance(verdict, _Gone)
-            return verdict
-        if not isinstance(exc, (ServiceBusError, ValueError)):
+            return self._send_outcome(exc, destination, 1)
+        if not isinstance(exc, (ServiceBusError, ValueError, TimeoutError)):
             raise exc
         self._ctx.stats.count_error(exc)
         self._ctx.pair.note_error(PRIMARY, exc)
@@ -267,37 +403,44 @@ class BacklogPump:
             "opening a sender to the primary failed; backing off",
             extra={"destination": destination, "backlog_queue": self.queue, "error": repr(exc), "delay_seconds": delay},
         )
-        return _Retry()
+        return Retry()
 
-    def _verdict(self, exc: Exception, destination: str, count: int) -> Exception | object:
+    def _send_outcome(self, exc: Exception, destination: str, count: int, backoff_key: Any = None) -> SendOutcome:
         ctx = self._ctx
         ctx.stats.count_error(exc)
         ctx.pair.note_error(PRIMARY, exc)
         fields = {"destination": destination, "backlog_queue": self.queue, "error": repr(exc), "messages": count}
         if isinstance(exc, MessagingEntityNotFoundError):
             log.error("destination not found in the primary; dead-lettering", extra=fields)
-            return _Gone(DEAD_LETTER_DESTINATION_NOT_FOUND, f"{destination!r} does not exist in the primary namespace")
+            return DeadLetter(
+                DEAD_LETTER_DESTINATION_NOT_FOUND,
+                f"{destination!r} does not exist in the primary namespace",
+                everything=True,
+            )
         if isinstance(exc, MessageSizeExceededError):
-            if count > 1:
-                return _SPLIT
-            return _Gone(DEAD_LETTER_MESSAGE_SIZE_EXCEEDED, _describe(exc))
-        if isinstance(exc, ServiceBusError) and (is_retryable(exc) or isinstance(exc, ServiceBusQuotaExceededError)):
+            return Split() if count > 1 else DeadLetter(DEAD_LETTER_MESSAGE_SIZE_EXCEEDED, _describe(exc))
+        if isinstance(exc, TimeoutError) or (
+            isinstance(exc, ServiceBusError) and (is_retryable(exc) or isinstance(exc, ServiceBusQuotaExceededError))
+        ):
             # Quota exceeded is not retryable for the SDK, but a full destination drains; waiting
             # beats dead-lettering everything bound for it.
-            delay = ctx.backoff.failed(destination)
+            delay = ctx.backoff.failed(destination if backoff_key is None else backoff_key)
             log.warning("send to the primary failed; backing off", extra={**fields, "delay_seconds": delay})
-            return _Retry()
+            return Retry()
         if isinstance(exc, ServiceBusError):
             if count > 1:
-                return _SPLIT  # e.g. a partitioned entity refusing a batch of distinct keys
+                # e.g. a partitioned entity refusing a batch of distinct keys: from now on its
+                # batches are keyed by message id (partitioning.md, "Partition keys").
+                ctx.destinations.learn_keyed_by_message_id(destination)
+                return Split()
             log.error("the primary refused a message; dead-lettering", extra=fields)
-            return _Gone(DEAD_LETTER_SEND_REJECTED, _describe(exc))
+            return DeadLetter(DEAD_LETTER_SEND_REJECTED, _describe(exc))
         if isinstance(exc, ValueError):
             # The SDK's "handler has been shut down": the sender (or the whole client) was
             # closed. Destinations made a fresh sender for next time; a closed client has
             # tripped the close/fault rule.
             ctx.backoff.failed(destination)
-            return _Retry()
+            return Retry()
         raise exc
 
     # --- settlement ---------------------------------------------------------------------
@@ -315,25 +458,48 @@ class BacklogPump:
             extra={"destination": destination, "backlog_queue": self.queue, "messages": len(messages)},
         )
 
-    async def _complete(self, receiver: Any, keeper: LockKeeper, messages: list[Any]) -> None:
+    async def _complete(self, receiver: Any, keeper: LockKeeper, hold: Hold, messages: list[Any]) -> None:
         """Complete the backlog messages of one acknowledged send, all at once."""
         for message in messages:
             keeper.release(message)
-        results = await asyncio.gather(*map(receiver.complete_message, messages), return_exceptions=True)
         moved = 0
-        for message, result in zip(messages, results, strict=True):
+        for message, result in zip(messages, await self._settle_all(receiver.complete_message, messages), strict=True):
             if result is None:
                 moved += 1
-            elif isinstance(result, (ServiceBusError, ValueError)):
-                self._settle_failed(result, message, "complete")
             else:
-                raise result
+                self._settle_failed(result, message, "complete")
         self._ctx.stats.moved += moved
+        await hold.give_back(len(messages))
 
-    async def _drop_ping(self, receiver: Any, keeper: LockKeeper, message: Any) -> None:
-        keeper.release(message)
-        if await self._settle(receiver.complete_message(message), message, "complete ping"):
-            self._ctx.stats.dropped_pings += 1
+    async def _settle_all(self, settle: Any, messages: list[Any]) -> list[BaseException | None]:
+        """Run one settlement per message at once, all bounded by the operation timeout; the
+        error of each (None: settled). A settlement still running at the bound counts as failed."""
+        create_task = asyncio.get_running_loop().create_task
+        tasks = [create_task(settle(message)) for message in messages]
+        _, pending = await asyncio.wait(tasks, timeout=self._timeout)
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+        results: list[BaseException | None] = []
+        for task in tasks:
+            if task in pending:
+                results.append(TimeoutError(f"settlement took over {self._timeout:g} s"))
+                continue
+            exc = task.exception()
+            if exc is not None and not isinstance(exc, (ServiceBusError, ValueError)):
+                raise exc
+            results.append(exc)
+        return results
+
+    async def _drop_pings(self, receiver: Any, keeper: LockKeeper, pings: list[Any]) -> None:
+        """Complete pings in the backlog; they are never forwarded."""
+        for message in pings:
+            keeper.release(message)
+        for message, result in zip(pings, await self._settle_all(receiver.complete_message, pings), strict=True):
+            if result is None:
+                self._ctx.stats.dropped_pings += 1
+            else:
+                self._settle_failed(result, message, "complete ping")
 
     async def _dead_letter(
         self, receiver: Any, keeper: LockKeeper, message: Any, reason: str, description: str
@@ -360,9 +526,10 @@ class BacklogPump:
         """Run a settlement; a failure (lost lock, closed link) leaves the message to be
         redelivered, and a redelivered moved message is dropped by duplicate detection."""
         try:
-            await operation
+            async with asyncio.timeout(self._timeout):
+                await operation
             return True
-        except (ServiceBusError, ValueError) as exc:
+        except (ServiceBusError, ValueError, TimeoutError) as exc:
             self._settle_failed(exc, message, what)
             return False
 
@@ -375,18 +542,13 @@ class BacklogPump:
         )
 
 
-class _Gone(Exception):
-    """The primary refuses these messages for good: dead-letter them with this reason."""
-
-    def __init__(self, reason: str, description: str) -> None:
-        super().__init__(f"{reason}: {description}")
-        self.reason = reason
-        self.description = description
-
-
-_SPLIT = object()
-#: A receive that failed and will be retried after the queue's back-off (an empty list, by identity).
-_RECEIVE_FAILED: list[Any] = []
+def _body_bytes(messages: list[Any]) -> int:
+    """The body bytes of received messages (what the byte bound counts): data sections only."""
+    total = 0
+    for message in messages:
+        if message.body_type == AmqpMessageBodyType.DATA:
+            total += sum(map(len, message.body))
+    return total
 
 
 def _describe(exc: BaseException) -> str:

@@ -13,6 +13,7 @@ import asyncio
 import logging
 import re
 import signal
+import time
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
@@ -62,6 +63,11 @@ class ServiceOptions:
     log_level: str = "INFO"
     #: Set in Azure: backlog queues are listed through ARM with Reader (see backlog_directory.py).
     secondary_resource_id: str | None = None
+    #: Liveness fails after this long with only failures no retry can fix (authentication,
+    #: authorization, a missing namespace)...
+    unfixable_after: float = 60.0
+    #: ...or after this long without a successful call to Service Bus while there is work.
+    stall_after: float = 120.0
 
 
 def namespace_fqdn(source: str, value: str | None) -> str:
@@ -178,9 +184,14 @@ class SyphonCollector(Collector):
         self._service = service
 
     def collect(self) -> Iterable[Metric]:
-        up = GaugeMetricFamily(f"{METRIC_PREFIX}_up", "1 while the syphon loop runs with its clients open.")
+        up = GaugeMetricFamily(
+            f"{METRIC_PREFIX}_up", "1 while the syphon loop runs with its clients open and is not failing for good."
+        )
         up.add_metric([], 1.0 if self._service.healthy() else 0.0)
         yield up
+        live = GaugeMetricFamily(f"{METRIC_PREFIX}_live", "1 while the liveness probe passes (see /livez).")
+        live.add_metric([], 0.0 if self._service.liveness_problem() is not None else 1.0)
+        yield live
         stats = self._service.stats()
         if stats is None:
             return
@@ -192,6 +203,16 @@ class SyphonCollector(Collector):
             "Backlog messages dead-lettered (e.g. their time to live ran out in the backlog).",
             value=stats.dead_lettered,
         )
+        reasons = CounterMetricFamily(
+            f"{METRIC_PREFIX}_dead_letters",
+            "Backlog messages dead-lettered, by reason (DestinationNotFound, SendRejected, MessageSizeExceeded, "
+            "TTLExpiredInBacklog, MissingPath, ...). Alert on any increase: each is a message a sender was told "
+            "was sent and that never reached its destination.",
+            labels=["reason"],
+        )
+        for reason, count in sorted(stats.dead_letter_reasons.items()):
+            reasons.add_metric([reason], count)
+        yield reasons
         yield CounterMetricFamily(
             f"{METRIC_PREFIX}_pings_dropped", "Pings found in the backlog and dropped.", value=stats.dropped_pings
         )
@@ -248,8 +269,11 @@ class SyphonService:
         syphon_factory: SyphonFactory = default_syphon,
         credential_factory: CredentialFactory = default_credential,
         registry: CollectorRegistry | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.options = options
+        self._clock = clock
+        self._reported_problem: str | None = None
         self._syphon_factory = syphon_factory
         self._credential_factory = credential_factory
         self.registry = registry if registry is not None else CollectorRegistry(auto_describe=False)
@@ -263,7 +287,29 @@ class SyphonService:
         self.started = asyncio.Event()
 
     def healthy(self) -> bool:
-        return self._looping and self._syphon is not None and self._syphon.clients_open
+        """Ready: the loop runs with its clients open, and is not failing for good."""
+        return (
+            self._looping
+            and self._syphon is not None
+            and self._syphon.clients_open
+            and self._syphon.stats.unfixable_since is None
+        )
+
+    def liveness_problem(self) -> str | None:
+        """Why the replica should be restarted, or None (see ServiceOptions for the thresholds).
+        Before the syphon exists (signing in, opening) the process counts as live."""
+        if self._syphon is None:
+            return None
+        problem = self._syphon.stats.liveness_problem(
+            now=self._clock(),
+            stall_after=self.options.stall_after,
+            unfixable_after=self.options.unfixable_after,
+            in_flight=self._syphon.in_flight,
+        )
+        if problem is not None and problem != self._reported_problem:
+            log.error("syphon not live", extra={"problem": problem})
+        self._reported_problem = problem
+        return problem
 
     def stats(self) -> SyphonStats | None:
         """The syphon's counters now, read at scrape time (None before the syphon exists)."""
@@ -313,7 +359,11 @@ class SyphonService:
     @asynccontextmanager
     async def _http_server(self) -> AsyncIterator[HealthServer]:
         server = HealthServer(
-            is_healthy=self.healthy, registry=self.registry, host=self.options.host, port=self.options.port
+            is_healthy=self.healthy,
+            liveness_problem=self.liveness_problem,
+            registry=self.registry,
+            host=self.options.host,
+            port=self.options.port,
         )
         try:
             await server.__aenter__()

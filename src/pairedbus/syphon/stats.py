@@ -3,8 +3,32 @@
 from __future__ import annotations
 
 import copy
+import time
 from collections import Counter
 from dataclasses import dataclass, field
+
+from azure.core.exceptions import ClientAuthenticationError, HttpResponseError, ResourceNotFoundError
+from azure.servicebus.exceptions import (
+    ServiceBusAuthenticationError,
+    ServiceBusAuthorizationError,
+    ServiceBusConnectionError,
+)
+
+#: Failures no retry can fix: a credential that cannot sign in, a role assignment that is
+#: missing, a namespace that does not exist. The syphon keeps retrying them (a role assignment
+#: may still be propagating), but sustained, they make the replica not live.
+_UNFIXABLE = (ServiceBusAuthenticationError, ServiceBusAuthorizationError, ClientAuthenticationError)
+
+
+def is_unfixable(exc: BaseException) -> bool:
+    """Authentication, authorization or a missing namespace (as ARM or DNS says it)."""
+    if isinstance(exc, _UNFIXABLE):
+        return True
+    if isinstance(exc, ResourceNotFoundError):
+        return True  # the ARM listing: the secondary namespace (or its resource group) is gone
+    if isinstance(exc, HttpResponseError) and exc.status_code in (401, 403):
+        return True
+    return isinstance(exc, ServiceBusConnectionError) and "resolve" in str(exc).lower()
 
 
 @dataclass
@@ -27,12 +51,46 @@ class SyphonStats:
     errors: Counter[str] = field(default_factory=Counter)
     #: Active messages per backlog queue at the last listing (None before the first).
     backlog_depth: dict[str, int] = field(default_factory=dict)
+    #: Monotonic time of the last successful receive, send or settlement.
+    progress_at: float = field(default_factory=time.monotonic)
+    #: Monotonic time since which every failure was one no retry can fix (None: not so).
+    unfixable_since: float | None = None
+    #: The last such failure, for the health endpoint and the log.
+    unfixable_error: str | None = None
+    listed: bool = False
 
     def snapshot(self) -> SyphonStats:
         return copy.deepcopy(self)
 
     def count_error(self, exc: BaseException) -> None:
         self.errors[type(exc).__name__] += 1
+        if is_unfixable(exc):
+            if self.unfixable_since is None:
+                self.unfixable_since = time.monotonic()
+            self.unfixable_error = f"{type(exc).__name__}: {exc}"[:300]
+
+    def note_progress(self) -> None:
+        """A receive, send or settlement succeeded: the syphon is making progress."""
+        self.progress_at = time.monotonic()
+        self.note_reachable()
+
+    def note_reachable(self) -> None:
+        """A call to Service Bus succeeded: whatever failed for good is fixed."""
+        self.unfixable_since = None
+        self.unfixable_error = None
+
+    def liveness_problem(self, *, now: float, stall_after: float, unfixable_after: float, in_flight: int) -> str | None:
+        """Why the syphon is not live (None: it is): failures no retry can fix for
+        `unfixable_after` seconds, or no progress for `stall_after` seconds while there is work
+        (messages in the backlog or in flight, or no listing yet)."""
+        if self.unfixable_since is not None and now - self.unfixable_since >= unfixable_after:
+            return (
+                f"failing for {now - self.unfixable_since:.0f} s with errors no retry can fix: {self.unfixable_error}"
+            )
+        pending = in_flight > 0 or not self.listed or any(self.backlog_depth.values())
+        if pending and now - self.progress_at >= stall_after:
+            return f"no progress for {now - self.progress_at:.0f} s with work pending"
+        return None
 
     def log_fields(self) -> dict[str, object]:
         """The counters a log line about the syphon carries."""

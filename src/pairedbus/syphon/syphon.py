@@ -84,6 +84,7 @@ class Syphon:
         self._secondary_client: Any = None
         self._directory: BacklogDirectory | None = None
         self._destinations: Destinations | None = None
+        self._primary_admin: Any = None
         self._context: SyphonContext | None = None
 
     # --- lifecycle -----------------------------------------------------------------------
@@ -109,11 +110,20 @@ class Syphon:
         )
         self._pair.watch_close(PRIMARY, self._primary_client)
         self._pair.watch_close(SECONDARY, self._secondary_client)
-        self._destinations = Destinations(self._primary_client)
+        self._primary_admin = (
+            None
+            if self.options.secondary_resource_id
+            else servicebus_management.ServiceBusAdministrationClient(self.primary, self._credential)
+        )
+        self._destinations = Destinations(
+            self._primary_client,
+            timeout=self.options.operation_timeout.total_seconds(),
+            describe=self._keyed_by_message_id if self._primary_admin is not None else None,
+        )
         self._context = SyphonContext(
             options=self.options,
             stats=self._stats,
-            budget=InFlightBudget(self.options.max_in_flight),
+            budget=InFlightBudget(self.options.max_in_flight, max_bytes=self.options.max_in_flight_bytes),
             backoff=Backoff(self.options.backoff_initial.total_seconds(), self.options.backoff_max.total_seconds()),
             destinations=self._destinations,
             secondary=self._secondary_client,
@@ -137,6 +147,9 @@ class Syphon:
             if self._directory is not None:
                 await self._directory.close()
                 self._directory = None
+            if self._primary_admin is not None:
+                await self._primary_admin.close()
+                self._primary_admin = None
             self._context = None
 
     # --- what the service reads ----------------------------------------------------------
@@ -234,14 +247,32 @@ class Syphon:
         depth: dict[str, int] = {}
         if self._directory is None:
             raise RuntimeError("use the Syphon as an async context manager: async with Syphon(...) as syphon")
-        for queue in await self._directory.list_queues():
+        async with asyncio.timeout(self.options.operation_timeout.total_seconds()):
+            listed = await self._directory.list_queues()
+        for queue in listed:
             parsed = contract.parse_backlog_queue_name(queue.name)
             if parsed is None or parsed[0] != self.backlog_prefix:
                 continue
             found.append((parsed[1], queue.name))
             depth[queue.name] = queue.active_messages
         self._stats.backlog_depth = depth
+        self._stats.listed = True
+        self._stats.note_reachable()
         return [name for _, name in sorted(found)]
+
+    async def _keyed_by_message_id(self, destination: str) -> bool | None:
+        """Whether the destination is partitioned with duplicate detection, so that the message id
+        is the partition key of a message without session id or partition key (partitioning.md).
+        Read through the data-plane administration client (the same Manage right the data-plane
+        listing needs); a queue first, then a topic."""
+        from azure.core.exceptions import ResourceNotFoundError
+
+        assert self._primary_admin is not None
+        try:
+            entity = await self._primary_admin.get_queue(destination)
+        except ResourceNotFoundError:
+            entity = await self._primary_admin.get_topic(destination)
+        return bool(entity.enable_partitioning and entity.requires_duplicate_detection)
 
     # --- helpers -------------------------------------------------------------------------
 

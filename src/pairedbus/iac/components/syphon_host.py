@@ -12,7 +12,6 @@ before the app starts, so its first receive is not refused.
 No `from __future__ import annotations`: Pulumi's component analyzer reads the annotations as live types.
 """
 
-import re
 from typing import NotRequired, TypedDict
 
 import pulumi
@@ -27,8 +26,10 @@ from pairedbus.service.endpoints import (
     ENV_PRIMARY,
     ENV_SECONDARY,
     ENV_SECONDARY_RESOURCE_ID,
+    KEDA_SCALER_TYPE,
     LIVENESS_PATH,
     READINESS_PATH,
+    keda_scale_rule_metadata,
 )
 
 CONTAINER_NAME = "syphon"
@@ -77,40 +78,19 @@ TERMINATION_GRACE_SECONDS = int(
 # syphon with a fixed replica count keeps receive, send and Reader. The secondary holds only backlog
 # queues, so the extra right reaches nothing else of the pair.
 SCALE_RULE_NAME = "backlog-depth"
-KEDA_SERVICE_BUS_SCALER = "azure-servicebus"
-#: Active backlog messages per replica the rule aims at (KEDA `messageCount`). A replica moves thousands
-#: of messages a second, so one more replica per thousand waiting messages drains a burst within seconds.
-MESSAGES_PER_REPLICA = 1000
-#: Namespace names are letters, digits and '-', the backlog infix '/x-servicebus-transfer/': all literal
-#: characters in a Go regexp (RE2 syntax), so the prefix goes in as it is.
-_REGEX_LITERAL = re.compile(r"^[A-Za-z0-9/-]+$")
-
-
-def backlog_queue_regex(primary_namespace_name: str) -> str:
-    """The Go regexp KEDA matches against whole queue names: every backlog queue of the primary, any index."""
-    prefix = contract.backlog_queue_prefix(primary_namespace_name)
-    if not _REGEX_LITERAL.match(prefix):
-        raise ValueError(f"primary namespace name: expected letters, digits or '-', got {primary_namespace_name!r}")
-    return prefix + "(0|[1-9][0-9]*)"
 
 
 def backlog_scale_rule(
     primary_namespace_name: str, secondary_namespace_name: pulumi.Input[str], identity_id: pulumi.Input[str]
 ) -> dict[str, object]:
-    """The Container Apps scale rule over the secondary's backlog queues. KEDA metadata values are strings."""
+    """The Container Apps scale rule over the secondary's backlog queues; its KEDA metadata is the one
+    the syphon image documents (`service.endpoints.keda_scale_rule_metadata`)."""
     return {
         "name": SCALE_RULE_NAME,
         "custom": {
-            "type": KEDA_SERVICE_BUS_SCALER,
+            "type": KEDA_SCALER_TYPE,
             "identity": identity_id,
-            "metadata": {
-                # The bare namespace name: KEDA appends the cloud's Service Bus suffix.
-                "namespace": secondary_namespace_name,
-                "queueName": backlog_queue_regex(primary_namespace_name),
-                "useRegex": "true",
-                "operation": "sum",
-                "messageCount": str(MESSAGES_PER_REPLICA),
-            },
+            "metadata": keda_scale_rule_metadata(primary_namespace_name, secondary_namespace_name),  # type: ignore[arg-type]
         },
     }
 

@@ -1,0 +1,120 @@
+"""The backlog rotation: random picks, queues leaving after a failure and coming back, queues
+missing at open never picked."""
+
+import random
+from collections import Counter
+
+import pytest
+
+from pairedbus import contract
+from pairedbus.sender.backlog import BacklogRotation
+
+QUEUES = contract.backlog_queue_names("contoso", 4)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_picks_are_random_and_spread_over_every_queue():
+    rotation = BacklogRotation(QUEUES, rng=random.Random(7))
+    counts = Counter(rotation.pick() for _ in range(4000))
+    assert set(counts) == set(QUEUES)
+    assert min(counts.values()) > 800
+
+
+def test_a_queue_taken_out_is_not_picked_until_its_retry_interval_passed():
+    clock = Clock()
+    rotation = BacklogRotation(QUEUES, rng=random.Random(1), retry_after=30, clock=clock)
+    rotation.take_out(QUEUES[2])
+    assert QUEUES[2] not in rotation
+    assert {rotation.pick() for _ in range(500)} == {QUEUES[0], QUEUES[1], QUEUES[3]}
+    assert rotation.removals == 1
+    clock.now = 29.9
+    assert QUEUES[2] not in rotation
+    clock.now = 30
+    assert QUEUES[2] in rotation  # it recovered: it comes back
+
+
+def test_pick_excludes_what_was_tried():
+    rotation = BacklogRotation(QUEUES, rng=random.Random(1))
+    assert rotation.pick(exclude=set(QUEUES[:3])) == QUEUES[3]
+    assert rotation.pick(exclude=set(QUEUES)) is None
+
+
+def test_when_every_queue_is_out_nothing_is_picked():
+    rotation = BacklogRotation(QUEUES[:2], rng=random.Random(1), clock=Clock())
+    rotation.take_out(QUEUES[0])
+    rotation.take_out(QUEUES[1])
+    assert rotation.in_rotation() == ()
+    assert rotation.pick() is None
+
+
+def test_queues_missing_at_discovery_are_never_picked():
+    rotation = BacklogRotation(QUEUES, rng=random.Random(3))
+    missing = rotation.set_existing([*QUEUES[:2], contract.backlog_queue_name("contoso", 7)])
+    assert missing == {QUEUES[2], QUEUES[3]}
+    assert {rotation.pick() for _ in range(300)} == set(QUEUES[:2])
+
+
+def test_an_empty_rotation_is_refused():
+    with pytest.raises(ValueError, match="at least one"):
+        BacklogRotation([])
+
+
+# --- on the fake: a client's backlog sends -----------------------------------------------------
+
+from azure.servicebus import ServiceBusMessage  # noqa: E402
+from azure.servicebus.exceptions import (  # noqa: E402
+    MessagingEntityDisabledError,
+    MessagingEntityNotFoundError,
+    ServiceBusAuthorizationError,
+    ServiceBusCommunicationError,
+    ServiceBusQuotaExceededError,
+    ServiceBusServerBusyError,
+)
+
+from .conftest import BACKLOG, PRIMARY, QUEUE, SECONDARY, backlog_messages, parked  # noqa: E402
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        ServiceBusQuotaExceededError,  # a full backlog queue
+        MessagingEntityNotFoundError,  # a missing one
+        ServiceBusAuthorizationError,  # a refused one
+        MessagingEntityDisabledError,
+        ServiceBusServerBusyError,
+    ],
+)
+async def test_any_failed_backlog_send_moves_the_message_to_another_queue(world, make_client, error):
+    world.fail(PRIMARY, error=ServiceBusCommunicationError)
+    async with make_client(failover_interval=0) as client:
+        sender = client.get_queue_sender(QUEUE)
+        bad = sender.backlog_queue
+        world.fail(SECONDARY, bad, error)
+        await sender.send_messages(ServiceBusMessage(b"parked anyway"))
+        assert bad not in client.rotation
+        assert sender.backlog_queue != bad
+    backlog = backlog_messages(world)
+    assert backlog[bad] == [] and len(parked(world)) == 1
+    assert client.stats.backlog_send_failures == 1
+
+
+async def test_missing_backlog_queues_are_learned_at_open_and_never_picked(world, make_client, caplog):
+    world.fail(PRIMARY, error=ServiceBusCommunicationError)
+    # Six configured, four exist: a sender that picked index 4 or 5 used to fail every parked send.
+    async with make_client(failover_interval=0, backlog_queue_count=6, seed=5) as client:
+        assert client.stats.backlog_queues_missing == 2
+        assert set(client.rotation.in_rotation()) == set(BACKLOG)
+        senders = [client.get_queue_sender(QUEUE) for _ in range(40)]
+        assert {s.backlog_queue for s in senders} <= set(BACKLOG)
+        for sender in senders:
+            await sender.send_messages(ServiceBusMessage(b"x"))
+        assert client.stats.backlog_send_failures == 0
+    assert len(parked(world)) == 40
+    assert "2 of 6 backlog queues do not exist" in caplog.text
