@@ -1,7 +1,7 @@
 """ISO 8601 durations <-> .NET ticks (100 ns), exact.
 
 Service Bus writes durations the way .NET's `XmlConvert.ToString(TimeSpan)` does
-(`P10675199DT2H48M5.4775807S`), to the tick. Python's `timedelta` holds microseconds only, and
+(TimeSpan.MaxValue is `contract.TIMESPAN_MAX_ISO`), to the tick. Python's `timedelta` holds microseconds only, and
 `isodate` (which the azure-servicebus serializer uses) rounds the seventh fractional digit to the
 nearest microsecond: TimeSpan.MaxValue becomes `...5.477581S`, 3 ticks *above* the maximum, which the
 service refuses (azure-servicebus documents it in `_model_workaround.avoid_timedelta_overflow`).

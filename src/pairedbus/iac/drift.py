@@ -5,7 +5,7 @@ Lists a primary's backlog queues (`contract.backlog_queue_prefix`) through the d
 present, sizes partition-aware, durations as durations). A missing index below the configured
 count is drift, and so is a queue off the table (any setting, or a name with the prefix but no
 valid index). Queues beyond the count are explicitly allowed by the spec (five requested and
-`contoso/x-servicebus-transfer/7` present is a clean pair; a lowered count leaves the retained
+index 7 present is a clean pair; a lowered count leaves the retained
 queues behind): reported as information, never drift, never deleted. Their settings still count.
 """
 

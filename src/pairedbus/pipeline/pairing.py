@@ -1,7 +1,7 @@
 """The cost of pairing, per pair per day, in dollars: what send availability adds to the bill.
 
 Pairs come from the inventory: a secondary holds backlog queues named after its primary
-(`<primary>/x-servicebus-transfer/<i>`); where the program tagged the namespaces
+(`contract.backlog_queue_name(primary, i)`); where the program tagged the namespaces
 (`pairedbus-pair`, `pairedbus-role`), the tags name the pair and find pairs that have no backlog
 queue yet. For each pair and each day the metrics cover (columns of PAIRING_COLUMNS):
 

@@ -134,7 +134,7 @@ def _set_finding(entity: str, ns: str | None, prop: str | None, expected: object
 
 def extra_backlog_queues(backlog_queue_names: Sequence[str], count: int) -> list[str]:
     """Backlog queues beyond the configured count: explicitly allowed (paired-namespaces.md,
-    "Backlog queues": five requested and `contoso/x-servicebus-transfer/7` present is a clean
+    "Backlog queues": five requested and index 7 present is a clean
     pair), so information, never a finding. Their settings are still checked against the table."""
     return [
         name

@@ -12,7 +12,7 @@ from pairedbus.iac.config.forwarding import FORWARDING_RULES
 from pairedbus.iac.config.regions import normalise_region
 
 if TYPE_CHECKING:
-    from pairedbus.iac.config.model import NamespaceConfig, StackConfig
+    from pairedbus.iac.config.schema import NamespaceConfig, StackConfig
 
 ROLES = ("primary", "secondary")
 

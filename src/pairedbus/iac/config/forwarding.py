@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from pairedbus.iac.config.model import StackConfig
+    from pairedbus.iac.config.schema import StackConfig
 
 
 @dataclass(frozen=True)
