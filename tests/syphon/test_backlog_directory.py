@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import pytest
 from azure.servicebus import ServiceBusMessage
 
@@ -17,41 +15,33 @@ from .helpers import PRIMARY, SECONDARY, bodies, create_backlog_queues, make_syp
 SECONDARY_ID = "/subscriptions/sub-1/resourceGroups/rg-dr/providers/Microsoft.ServiceBus/namespaces/contoso-secondary"
 
 
-class _Pages:
-    def __init__(self, items: list[object]) -> None:
-        self._items = iter(items)
-
-    def __aiter__(self) -> _Pages:
-        return self
-
-    async def __anext__(self) -> object:
-        try:
-            return next(self._items)
-        except StopIteration:
-            raise StopAsyncIteration from None
+def _in_resource_group(world: ServiceBusWorld, fqdn: str) -> None:
+    """Where ARM finds the namespace: the subscription and group SECONDARY_ID names."""
+    namespace = world.namespace(fqdn)
+    namespace.subscription_id, namespace.resource_group, namespace.location = "sub-1", "rg-dr", "northeurope"
 
 
-def _arm_queue(name: str, active: int) -> SimpleNamespace:
-    return SimpleNamespace(
-        name=contract.arm_entity_name(name), count_details=SimpleNamespace(active_message_count=active)
-    )
+class _NoToken:
+    """The world's ARM plane does not authenticate; nothing here may ask for a token."""
+
+    async def get_token(self, *scopes: str, **kwargs: object) -> None:  # pragma: no cover - never called
+        raise AssertionError("asked for a token")
 
 
-@pytest.fixture
-def arm(mocker):
-    client = mocker.MagicMock(name="ServiceBusManagementClient()")
-    client.close = mocker.AsyncMock()
-    factory = mocker.patch("azure.mgmt.servicebus.aio.ServiceBusManagementClient", return_value=client)
-    return SimpleNamespace(client=client, factory=factory)
-
-
-async def test_arm_listing_maps_tildes_back_to_slashes(arm) -> None:
-    arm.client.queues.list_by_namespace.return_value = _Pages([_arm_queue("contoso/x-servicebus-transfer/0", 3)])
-    directory = ArmDirectory(object(), SECONDARY_ID)
-    listed = await directory.list_queues()
-    assert [(q.name, q.active_messages) for q in listed] == [("contoso/x-servicebus-transfer/0", 3)]
-    assert arm.factory.call_args.args[1] == "sub-1"
-    arm.client.queues.list_by_namespace.assert_called_once_with("rg-dr", "contoso-secondary")
+async def test_arm_listing_maps_tildes_back_to_slashes_and_reads_depths(world: ServiceBusWorld) -> None:
+    """The real azure-mgmt-servicebus aio client, answered by the world's ARM plane: names come back
+    with ARM's `~` for `/`, depths from countDetails."""
+    _in_resource_group(world, SECONDARY)
+    names = create_backlog_queues(world, 2)
+    await park("orders", ServiceBusMessage(b"a"), backlog=1)
+    await park("orders", ServiceBusMessage(b"b"), backlog=1)
+    directory = ArmDirectory(_NoToken(), SECONDARY_ID)
+    try:
+        listed = await directory.list_queues()
+    finally:
+        await directory.close()
+    assert sorted((q.name, q.active_messages) for q in listed) == [(names[0], 0), (names[1], 2)]
+    assert names[1] == contract.backlog_queue_name("contoso-primary", 1)  # '/' restored
 
 
 def test_a_malformed_namespace_id_is_rejected_with_the_expected_shape() -> None:
@@ -61,13 +51,12 @@ def test_a_malformed_namespace_id_is_rejected_with_the_expected_shape() -> None:
         )
 
 
-async def test_syphon_discovers_through_arm_and_moves_on_the_data_plane(world: ServiceBusWorld, arm, mocker) -> None:
+async def test_syphon_discovers_through_arm_and_moves_on_the_data_plane(world: ServiceBusWorld, mocker) -> None:
+    _in_resource_group(world, SECONDARY)
     names = create_backlog_queues(world, 2)
     orders = world.namespace(PRIMARY).create_queue("orders")
+    world.namespace(SECONDARY).create_queue("orders")  # not a backlog queue: never listed as one
     await park("orders", ServiceBusMessage(b"parked"), backlog=1)
-    arm.client.queues.list_by_namespace.side_effect = lambda *_: _Pages(
-        [_arm_queue(n, 0) for n in names] + [_arm_queue("orders", 0)]
-    )
     data_plane_listing = mocker.spy(backlog_directory.DataPlaneDirectory, "list_queues")
 
     async with make_syphon(world, secondary_resource_id=SECONDARY_ID) as syphon:
@@ -76,4 +65,3 @@ async def test_syphon_discovers_through_arm_and_moves_on_the_data_plane(world: S
 
     assert bodies(orders) == [b"parked"] and stats.moved == 1
     data_plane_listing.assert_not_called()
-    arm.client.close.assert_awaited()

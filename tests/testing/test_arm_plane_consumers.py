@@ -1,5 +1,6 @@
 """The project's ARM consumers running on the world instead of hand-built MagicMocks (issue 12, item 6):
-the syphon's backlog discovery (`ArmDirectory`) and the inventory export."""
+the inventory and metrics exports and the backlog provider's SAS path (the syphon's discovery is tested
+beside it, in tests/syphon/test_backlog_directory.py)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,9 @@ from pathlib import Path
 
 import pytest
 from azure.core.exceptions import ResourceNotFoundError
-from azure.servicebus import ServiceBusMessage
-from azure.servicebus.aio import ServiceBusClient
 
 from pairedbus import contract
 from pairedbus.exports.inventory import export_inventory
-from pairedbus.syphon.backlog_directory import ArmDirectory, ListedQueue
 from pairedbus.testing import ServiceBusWorld
 from pairedbus.testing.arm import DEFAULT_SUBSCRIPTION_ID
 from tests.testing.conftest import Credential
@@ -26,26 +24,6 @@ SUB = "11111111-2222-3333-4444-555555555555"
 def _place(world: ServiceBusWorld, fqdn: str, group: str) -> None:
     ns = world.namespace(fqdn)
     ns.subscription_id, ns.resource_group, ns.location = SUB, group, "westeurope"
-
-
-async def test_the_syphon_discovers_backlog_queues_and_depths_through_arm(world: ServiceBusWorld) -> None:
-    _place(world, SECONDARY, "dr-group")
-    secondary = world.namespace(SECONDARY)
-    names = contract.backlog_queue_names("contoso", 3)
-    for name in names:
-        secondary.create_queue(name)
-    secondary.create_queue("unrelated")
-    async with ServiceBusClient(SECONDARY, Credential()) as client, client.get_queue_sender(names[1]) as sender:
-        await sender.send_messages([ServiceBusMessage(str(i)) for i in range(4)])
-    resource_id = f"/subscriptions/{SUB}/resourceGroups/dr-group/providers/Microsoft.ServiceBus/namespaces/contoso-dr"
-    directory = ArmDirectory(Credential(), resource_id)
-    try:
-        listed = await directory.list_queues()
-    finally:
-        await directory.close()
-    assert ListedQueue(names[1], 4) in listed  # '/' restored from ARM's '~', depth from countDetails
-    assert {q.name for q in listed} == {*names, "unrelated"}
-    assert all("/" in q.name for q in listed if q.name != "unrelated")
 
 
 def test_the_inventory_export_reads_arm_and_the_data_plane_of_the_world(world: ServiceBusWorld, tmp_path: Path) -> None:
