@@ -61,9 +61,6 @@ def generate(path: Path, rows: int, pairs: int, entities: int, backlog_queues: i
     series = pairs * 2 * entities * len(METRICS)
     con = duckdb.connect()
     con.execute("SET TimeZone = 'UTC'")
-    # DuckDB spills to `.tmp` in the working directory by default: keep it beside the data, never in
-    # the checkout (at 100M rows of JSON documents it spilled more than 60 GB within two minutes).
-    con.execute(f"SET temp_directory = '{args.dir / 'duckdb-tmp'}'")
     con.execute(
         f"""
         COPY (
@@ -296,6 +293,9 @@ def main() -> None:
     con = duckdb.connect()
     con.execute(f"SET threads = {args.threads}")
     con.execute("SET TimeZone = 'UTC'")
+    # DuckDB spills to `.tmp` in the working directory by default: keep it beside the data, never in
+    # the checkout (at 100M rows of JSON documents it spilled more than 60 GB within two minutes).
+    con.execute(f"SET temp_directory = '{args.dir / 'duckdb-tmp'}'")
     if args.ingest == "json":
         con.execute(duckdb_rows_from_documents(documents))
     else:
