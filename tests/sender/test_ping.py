@@ -1,12 +1,13 @@
-from pairedbus import contract
+from datetime import timedelta
+
 from pairedbus.receive import is_ping
 from pairedbus.sender.ping import ping_message
 
 
 def test_a_ping_is_empty_with_the_ping_content_type_and_a_one_second_ttl():
     ping = ping_message(session=False)
-    assert ping.content_type == contract.PING_CONTENT_TYPE
-    assert ping.time_to_live == contract.PING_TIME_TO_LIVE
+    assert ping.content_type == "application/vnd.ms-servicebus-ping"  # the spec's literal
+    assert ping.time_to_live == timedelta(seconds=1)
     assert b"".join(ping.body) == b""
     assert ping.session_id is None
     assert ping.message_id

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -15,8 +16,8 @@ from .helpers import CREDENTIAL, PRIMARY, SECONDARY
 
 def test_defaults_come_from_the_spec() -> None:
     options = SyphonOptions()
-    assert options.long_poll == contract.SYPHON_LONG_POLL
-    assert options.close_fault_grace == contract.CLOSE_FAULT_GRACE
+    assert options.long_poll == timedelta(minutes=15)  # the spec's 15-minute long poll
+    assert options.close_fault_grace == timedelta(seconds=5)  # the spec's close/fault grace
     assert options.lock_duration == contract.duration_timedelta("PT1M")
     assert options.lock_renewal_interval == 30.0
 
