@@ -201,23 +201,15 @@ def content_from_message(message: Any) -> Content:
         content.body = raw._value_body
     props = raw._properties
     if props is not None:
-        # The SDK's setters store str; AMQP-built messages may carry bytes.
-        v = props.message_id
-        content.message_id = v if v is None or v.__class__ is str else _text(v)
-        v = props.group_id
-        content.session_id = v if v is None or v.__class__ is str else _text(v)
-        v = props.content_type
-        content.content_type = v if v is None or v.__class__ is str else _text(v)
-        v = props.correlation_id
-        content.correlation_id = v if v is None or v.__class__ is str else _text(v)
-        v = props.subject
-        content.subject = v if v is None or v.__class__ is str else _text(v)
-        v = props.to
-        content.to = v if v is None or v.__class__ is str else _text(v)
-        v = props.reply_to
-        content.reply_to = v if v is None or v.__class__ is str else _text(v)
-        v = props.reply_to_group_id
-        content.reply_to_session_id = v if v is None or v.__class__ is str else _text(v)
+        # The SDK's setters store str; AMQP-built messages may carry bytes (`_text` decodes them).
+        content.message_id = _text(props.message_id)
+        content.session_id = _text(props.group_id)
+        content.content_type = _text(props.content_type)
+        content.correlation_id = _text(props.correlation_id)
+        content.subject = _text(props.subject)
+        content.to = _text(props.to)
+        content.reply_to = _text(props.reply_to)
+        content.reply_to_session_id = _text(props.reply_to_group_id)
     else:
         content.message_id = content.session_id = content.content_type = content.correlation_id = None
         content.subject = content.to = content.reply_to = content.reply_to_session_id = None

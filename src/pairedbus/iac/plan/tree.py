@@ -109,7 +109,7 @@ def plan_tree(plan: Plan, operations: Mapping[str, str] | None = None, deleted: 
 
     def add(node: Tree, parent: str | None) -> None:
         for resource in children.get(parent, []):
-            op = (operations or {}).get(resource.urn) if operations is not None else None
+            op = operations.get(resource.urn) if operations is not None else None
             add(node.add(_label(resource, op)), resource.urn)
 
     add(root, None)
