@@ -81,3 +81,40 @@ async def test_no_receive_starts_while_the_held_bytes_reach_the_byte_bound() -> 
     assert not waiting.done()  # 95 slots free, but the bytes are at the bound
     await budget.settled(5, 1000)
     assert await asyncio.wait_for(waiting, 5) == 10
+
+
+async def test_waiters_are_served_in_order_and_a_release_wakes_only_whom_it_can_serve() -> None:
+    budget = InFlightBudget(4)
+    await budget.received(await budget.acquire(4), 4)
+    first, second = asyncio.create_task(budget.acquire(3)), asyncio.create_task(budget.acquire(3))
+    await asyncio.sleep(0)
+    await budget.settled(2)
+    await asyncio.sleep(0)
+    assert first.done() and not second.done()
+    assert first.result() == 2  # what was free when its turn came
+    await budget.settled(2)
+    assert await asyncio.wait_for(second, 5) == 2
+
+
+async def test_a_cancelled_waiter_loses_no_slot() -> None:
+    budget = InFlightBudget(2)
+    await budget.received(await budget.acquire(2), 2)
+    cancelled, later = asyncio.create_task(budget.acquire(2)), asyncio.create_task(budget.acquire(2))
+    await asyncio.sleep(0)
+    cancelled.cancel()
+    await asyncio.gather(cancelled, return_exceptions=True)
+    await budget.settled(2)
+    assert await asyncio.wait_for(later, 5) == 2
+    await budget.release(2)
+    assert budget.free == 2
+
+
+async def test_a_waiter_cancelled_after_its_grant_gives_the_grant_back() -> None:
+    budget = InFlightBudget(2)
+    await budget.received(await budget.acquire(2), 2)
+    waiting = asyncio.create_task(budget.acquire(2))
+    await asyncio.sleep(0)
+    await budget.settled(2)  # grants the waiter; it has not run yet
+    waiting.cancel()
+    await asyncio.gather(waiting, return_exceptions=True)
+    assert budget.free == 2

@@ -36,6 +36,8 @@ def test_backlog_prefix_defaults_to_the_primary_namespace_name() -> None:
     [
         {"max_in_flight": 0},
         {"receive_batch_size": 0},
+        {"receivers_per_queue": 0},
+        {"receivers_per_queue": 9},
         {"lock_renewal_fraction": 1.0},
         {"backoff_initial": 0},
         {"backoff_initial": 10, "backoff_max": 1},
@@ -68,7 +70,8 @@ def test_operation_timeout_defaults_to_60_s_and_must_exceed_15_s() -> None:
 
 
 @pytest.mark.parametrize(
-    ("field", "value"), [("max_in_flight", True), ("max_in_flight", "100"), ("receive_batch_size", 2.0)]
+    ("field", "value"),
+    [("max_in_flight", True), ("max_in_flight", "100"), ("receive_batch_size", 2.0), ("receivers_per_queue", "4")],
 )
 def test_counts_are_strict_integers(field: str, value: Any) -> None:
     with pytest.raises(ValidationError, match=field):

@@ -217,6 +217,58 @@ async def test_messages_for_one_destination_are_sent_in_batches(world: ServiceBu
     assert world.operations["send"] - sends_before <= 4
 
 
+async def test_a_busy_queue_gets_more_receivers_and_every_message_moves_once(
+    world: ServiceBusWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    create_backlog_queues(world, 1)
+    orders = primary_queue(world, "orders")
+    await park("orders", *(ServiceBusMessage(f"m{i}", message_id=f"id-{i}") for i in range(600)))
+    world.latency = 0.002  # receives overlap only when they take time
+    receiving, most = 0, 0
+    receive = aio_client.ServiceBusReceiver.receive_messages
+
+    async def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
+        nonlocal receiving, most
+        receiving += 1
+        most = max(most, receiving)
+        try:
+            return await receive(self, *args, **kwargs)
+        finally:
+            receiving -= 1
+
+    monkeypatch.setattr(aio_client.ServiceBusReceiver, "receive_messages", counted)
+
+    async with make_syphon(world, receive_batch_size=50, receivers_per_queue=3) as syphon:
+        stats = await syphon.drain()
+
+    assert 2 <= most <= 3  # the busy queue was served by several receivers, never more than allowed
+    assert stats.moved == 600
+    assert sorted(m.message_id for m in orders.active_messages()) == sorted(f"id-{i}" for i in range(600))
+    assert backlog_depth(world) == 0
+    assert receiving == 0
+
+
+async def test_one_receiver_per_queue_when_asked(world: ServiceBusWorld, monkeypatch: pytest.MonkeyPatch) -> None:
+    create_backlog_queues(world, 1)
+    primary_queue(world, "orders")
+    await park("orders", *(ServiceBusMessage(f"m{i}") for i in range(300)))
+    world.latency = 0.002
+    opened: list[str] = []
+    get_receiver = aio_client.ServiceBusClient.get_queue_receiver
+
+    def counted(self: Any, queue_name: str, **kwargs: Any) -> Any:
+        opened.append(queue_name)
+        return get_receiver(self, queue_name, **kwargs)
+
+    monkeypatch.setattr(aio_client.ServiceBusClient, "get_queue_receiver", counted)
+
+    async with make_syphon(world, receive_batch_size=50, receivers_per_queue=1) as syphon:
+        stats = await syphon.drain()
+
+    assert stats.moved == 300
+    assert len(opened) == 1
+
+
 async def test_messages_of_different_sessions_are_batched_apart(world: ServiceBusWorld) -> None:
     create_backlog_queues(world, 1)
     orders = primary_queue(world, "orders", requires_session=True)

@@ -4,6 +4,7 @@ and by bytes (settlement.md: "unbounded in-flight sends exhaust memory: cap them
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 
 #: What an idle pump asks for: enough to notice that its queue has work, little enough that
 #: long polls on many idle queues leave the budget to the busy ones.
@@ -21,6 +22,10 @@ class InFlightBudget:
     size. Long polls on idle queues then cannot starve a busy one, and one busy queue can use the
     whole budget. Splitting what is free evenly among busy pumps was measured slower: it turns a
     nearly full budget into many small receives, each paying a round trip.
+
+    Waiters are served first come, first served, and a release wakes only those it can serve (a
+    condition variable woke every waiting receiver on every settlement: with 50 queues and
+    several receivers each, most of the syphon's CPU went to re-checking).
     """
 
     def __init__(self, capacity: int, *, max_bytes: int | None = None) -> None:
@@ -36,7 +41,9 @@ class InFlightBudget:
         self.held = 0
         self.held_bytes = 0
         self._pumps = 0
-        self._changed = asyncio.Condition()
+        #: Acquirers waiting, in order: (slots wanted, the future their grant is set on).
+        self._waiters: deque[tuple[int, asyncio.Future[int]]] = deque()
+        self._idle_waiters: list[asyncio.Future[None]] = []
 
     def join(self) -> None:
         """A pump will draw on the budget (joined when made, so pumps started together share)."""
@@ -65,16 +72,49 @@ class InFlightBudget:
         return self._free
 
     async def acquire(self, wanted: int) -> int:
-        """Wait until at least one slot is free and the held bytes are under the byte bound;
-        take up to `wanted` slots."""
-        async with self._changed:
-            await self._changed.wait_for(self._open)
-            granted = min(wanted, self._free)
-            self._free -= granted
-            return granted
+        """Wait until at least one slot is free and the held bytes are under the byte bound (and
+        every earlier acquirer was served); take up to `wanted` slots."""
+        if not self._waiters and self._open():
+            return self._take(wanted)
+        grant: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        entry = (wanted, grant)
+        self._waiters.append(entry)
+        try:
+            return await grant
+        except asyncio.CancelledError:
+            if grant.done() and not grant.cancelled():
+                self._give(grant.result())  # granted as it was cancelled: give it back
+            else:
+                self._waiters.remove(entry)
+                self._serve()
+            raise
 
     def _open(self) -> bool:
         return self._free > 0 and (self.max_bytes is None or self.held_bytes < self.max_bytes)
+
+    def _take(self, wanted: int) -> int:
+        granted = min(wanted, self._free)
+        self._free -= granted
+        return granted
+
+    def _serve(self) -> None:
+        """Grant waiters in order while the budget is open."""
+        waiters = self._waiters
+        while waiters and self._open():
+            wanted, grant = waiters.popleft()
+            if not grant.done():
+                grant.set_result(self._take(wanted))
+        if self._free == self.capacity and self._idle_waiters:
+            for idle in self._idle_waiters:
+                if not idle.done():
+                    idle.set_result(None)
+            self._idle_waiters.clear()
+
+    def _give(self, count: int) -> None:
+        self._free += count
+        if self._free > self.capacity:
+            raise RuntimeError("released more in-flight slots than were acquired")
+        self._serve()
 
     async def received(self, granted: int, count: int, nbytes: int = 0) -> None:
         """A receive that was granted `granted` slots got `count` messages of `nbytes` bytes in
@@ -88,24 +128,21 @@ class InFlightBudget:
         self.held -= count
         self.held_bytes -= nbytes
         if count > 0:
-            await self.release(count)
+            self._give(count)
         elif nbytes:
-            async with self._changed:
-                self._changed.notify_all()
+            self._serve()
 
     async def release(self, count: int) -> None:
-        if count <= 0:
-            return
-        async with self._changed:
-            self._free += count
-            if self._free > self.capacity:
-                raise RuntimeError("released more in-flight slots than were acquired")
-            self._changed.notify_all()
+        if count > 0:
+            self._give(count)
 
     async def idle(self) -> None:
         """Wait until nothing is in flight."""
-        async with self._changed:
-            await self._changed.wait_for(lambda: self._free == self.capacity)
+        if self._free == self.capacity:
+            return
+        idle: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._idle_waiters.append(idle)
+        await idle
 
 
 class Hold:

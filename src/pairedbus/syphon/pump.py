@@ -4,10 +4,10 @@ The hot path is `BacklogPump._handle`: pings are completed (never forwarded), un
 messages dead-lettered, the rest grouped by destination and sent batch by batch; a backlog message
 is completed only after the send that carried it returned. Each step ends with a small result
 (`ReceiveEnd`; `Sent` / `Retry` / `Split` / `DeadLetter` for a send; `KeysBackingOff` for a round)
-read by one `match`; no
-exception steers the hot path. Every call to Service Bus is bounded by the operation timeout. Receives are pipelined: the next batch
-is received while earlier ones are still being sent, within the syphon-wide in-flight budget.
-"""
+read by one `match`; no exception steers the hot path. Every call to Service Bus is bounded by
+the operation timeout. Receives are pipelined: the next batch is received while earlier ones are
+still being sent, within the syphon-wide in-flight budget, and a busy queue is served by up to
+`receivers_per_queue` receivers at once."""
 
 from __future__ import annotations
 
@@ -47,6 +47,8 @@ DEAD_LETTER_MESSAGE_SIZE_EXCEEDED = "MessageSizeExceeded"
 DEAD_LETTER_SEND_REJECTED = "SendRejected"
 #: Failed sends in a row after which a round stops (the destination, not one fragment, is down).
 _MAX_FAILED_UNITS_PER_ROUND = 3
+#: Longest wait of an extra receiver's receive (seconds): it exists only while its queue is busy.
+_EXTRA_WAIT = 1.0
 #: Dead-letter descriptions are application properties on the broker; keep them short.
 _DESCRIPTION_MAX = 1024
 
@@ -123,42 +125,74 @@ class BacklogPump:
         )
         self._timeout = ctx.options.operation_timeout.total_seconds()
         self._halt: asyncio.Event | None = None
-        #: Whether the last receive came back full: then the next one asks for more.
-        self._busy = False
+        self._open_receivers = 0
         ctx.budget.join()  # left when run() ends
 
     async def run(self, *, wait: float, halt: asyncio.Event, until_empty: bool) -> None:
         """Serve the queue until `halt` is set (or, with `until_empty`, until a receive waited
-        `wait` seconds for nothing); returns once every batch received is settled or left."""
+        `wait` seconds for nothing); returns once every batch received is settled or left.
+
+        While the queue is busy (a receive came back full) the pump opens more receivers on it,
+        up to `receivers_per_queue`: a receive holds its grant for a round trip, so with one
+        receiver the slots freed meanwhile sit idle until it returns. An extra receiver stops as
+        soon as one of its receives comes back short."""
         self._halt = halt
+        try:
+            async with asyncio.TaskGroup() as receivers:
+                self._open_receivers += 1
+                await self._receive_loop(receivers, wait=wait, halt=halt, until_empty=until_empty, extra=False)
+        finally:
+            self._ctx.budget.leave()
+
+    async def _receive_loop(
+        self, receivers: asyncio.TaskGroup, *, wait: float, halt: asyncio.Event, until_empty: bool, extra: bool
+    ) -> None:
+        """One receiver's loop: acquire slots, receive, hand the batch to a task, receive again.
+        The receiver is closed only after its batches are settled (settlement needs its link).
+        Counted in `_open_receivers` by whoever starts it, so two cannot start for one slot."""
         ctx = self._ctx
+        budget = ctx.budget
         receiver = ctx.secondary.get_queue_receiver(self.queue, prefetch_count=0)
+        busy = extra
         try:
             async with asyncio.TaskGroup() as batches:
-                budget = ctx.budget
                 while not halt.is_set():
-                    granted = await budget.acquire(budget.ask(busy=self._busy, limit=ctx.options.receive_batch_size))
+                    granted = await budget.acquire(budget.ask(busy=busy, limit=ctx.options.receive_batch_size))
                     try:
-                        received = await self._receive(receiver, granted, wait, halt)
+                        # An extra receiver exists while the queue is busy: it never long-polls.
+                        received = await self._receive(
+                            receiver, granted, min(wait, _EXTRA_WAIT) if extra else wait, halt
+                        )
                     except BaseException:
                         await budget.release(granted)
                         raise
                     count = 0 if isinstance(received, ReceiveEnd) else len(received)
                     nbytes = _body_bytes(received) if count else 0
                     await budget.received(granted, count, nbytes)
-                    self._busy = count >= granted
+                    busy = count >= granted
                     match received:
                         case ReceiveEnd.GONE:
                             return
                         case ReceiveEnd.FAILED:
+                            if extra:
+                                return
                             continue  # backing off; an error is not an empty queue
                         case ReceiveEnd.EMPTY:
-                            if until_empty:
+                            if until_empty or extra:
                                 return
                         case messages:
                             batches.create_task(self._handle(receiver, messages, nbytes))
+                            if extra and not busy:
+                                return
+                            if busy and self._open_receivers < ctx.options.receivers_per_queue:
+                                self._open_receivers += 1
+                                receivers.create_task(
+                                    self._receive_loop(
+                                        receivers, wait=wait, halt=halt, until_empty=until_empty, extra=True
+                                    )
+                                )
         finally:
-            ctx.budget.leave()
+            self._open_receivers -= 1
             try:
                 await receiver.close()
             except (ServiceBusError, ValueError) as exc:

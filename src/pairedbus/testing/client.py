@@ -15,6 +15,7 @@ from azure.servicebus.exceptions import ServiceBusError
 from pairedbus.testing.clock import to_seconds
 from pairedbus.testing.faults import make_error
 from pairedbus.testing.handler import _Handler, current_world
+from pairedbus.testing.link import Wire
 from pairedbus.testing.receiver import ServiceBusReceiver, SyncServiceBusReceiver
 from pairedbus.testing.sender import ServiceBusSender, SyncServiceBusSender
 from pairedbus.testing.world import normalize_fqdn
@@ -38,6 +39,8 @@ class ServiceBusClient:
         if self._try_timeout is not None and self._try_timeout <= 0:
             raise ValueError("try_timeout must be greater than 0.")
         self._handlers: list[_Handler] = []
+        #: The one AMQP connection all of this client's senders and receivers share.
+        self._wire = Wire()
         self._closed = False
         self._fault_error: BaseException | None = None
         self._world._register(self)

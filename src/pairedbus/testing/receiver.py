@@ -20,7 +20,15 @@ from azure.servicebus.exceptions import (
 
 from pairedbus.testing.clock import to_datetime
 from pairedbus.testing.entities import ReceivableEntity, Subscription
-from pairedbus.testing.handler import DEFAULT_RECEIVE_WAIT_SECONDS, ClientLike, _Handler, _wake, run, sync_operation
+from pairedbus.testing.handler import (
+    DEFAULT_RECEIVE_WAIT_SECONDS,
+    ClientLike,
+    _Handler,
+    _wake,
+    run,
+    sync_arrive,
+    sync_operation,
+)
 from pairedbus.testing.messages import FakeReceivedMessage, Record
 from pairedbus.testing.session import ServiceBusSession, SyncServiceBusSession
 from pairedbus.testing.store import MessageStore, SessionLock
@@ -211,7 +219,9 @@ class ServiceBusReceiver(_Handler):
                 store.check_session(lock, self, now)
             records = store.take(count, self, now=now, delete=self._delete, session=lock)
             if records:
-                return self._deliver(entity, records)
+                messages = self._deliver(entity, records)
+                await self._arrive(len(records), sum(record.content.size for record in records))
+                return messages
             if deadline is None:
                 deadline = (float("inf"), float("inf"))
             if not await self._wait(store, deadline):
@@ -263,6 +273,7 @@ class ServiceBusReceiver(_Handler):
         if records:
             self._last_received_sequenced_number = records[-1].sequence_number
         entity.counts.peeks += len(records)
+        await self._arrive(len(records), sum(record.content.size for record in records))
         return [FakeReceivedMessage(r, self, settled=True, peeked=True) for r in records]
 
     async def receive_deferred_messages(
@@ -280,6 +291,7 @@ class ServiceBusReceiver(_Handler):
         records = store.take_deferred(numbers, self, now=self._world.clock.time(), delete=self._delete)
         messages = [FakeReceivedMessage(rec, self, settled=self._delete, deferred=True) for rec in records]
         entity.counts.receives += len(messages)
+        await self._arrive(len(records), sum(record.content.size for record in records))
         return messages
 
     # --- settlement -------------------------------------------------------------------------
@@ -388,8 +400,11 @@ _WAIT_SLICE = 0.25
 
 
 class SyncServiceBusReceiver(ServiceBusReceiver):
-    async def _operation(self, name: str, timeout: float | None = None) -> None:
-        sync_operation(self, name)
+    async def _operation(self, name: str, timeout: float | None = None, *, frames: int = 1, nbytes: int = 0) -> None:
+        sync_operation(self, name, frames=frames, nbytes=nbytes)
+
+    async def _arrive(self, frames: int, nbytes: int) -> None:
+        sync_arrive(self, frames, nbytes)
 
     async def _wait(self, store: Any, deadline: tuple[float, float]) -> bool:
         """Block this thread until an arrival (a send from another thread, an abandon, a lock

@@ -54,7 +54,7 @@ class ServiceBusSender(_Handler):
         contents = self._contents(message)
         if not contents:
             return
-        await self._operation("send", timeout)
+        await self._operation("send", timeout, nbytes=sum(c.size for c in contents))
         entity = self._entity()
         _check_sessions(entity, contents)
         entity.accept(contents, self._world.clock.time())
@@ -72,7 +72,7 @@ class ServiceBusSender(_Handler):
             contents.append(content)
         if not contents:
             return []
-        await self._operation("schedule", timeout)
+        await self._operation("schedule", timeout, nbytes=sum(c.size for c in contents))
         entity = self._entity()
         _check_sessions(entity, contents)
         numbers = entity.accept(contents, self._world.clock.time())
@@ -128,8 +128,8 @@ def _check_sessions(entity: SendableEntity, contents: list[Content]) -> None:
 
 
 class SyncServiceBusSender(ServiceBusSender):
-    async def _operation(self, name: str, timeout: float | None = None) -> None:
-        sync_operation(self, name)
+    async def _operation(self, name: str, timeout: float | None = None, *, frames: int = 1, nbytes: int = 0) -> None:
+        sync_operation(self, name, frames=frames, nbytes=nbytes)
 
     def send_messages(self, message: Any, *, timeout: float | None = None, **kwargs: Any) -> None:  # type: ignore[override]
         return run(super().send_messages(message, timeout=timeout, **kwargs))

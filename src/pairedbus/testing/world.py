@@ -20,6 +20,7 @@ from pairedbus import contract
 from pairedbus.testing.clock import Clock
 from pairedbus.testing.entities import Entity, Queue, ReceivableEntity, SendableEntity, Subscription, Topic
 from pairedbus.testing.faults import ErrorFactory, Fault, make_error
+from pairedbus.testing.link import Link
 from pairedbus.testing.properties import (
     EntityKind,
     EntitySettings,
@@ -212,6 +213,8 @@ class ServiceBusWorld:
         self.strict_namespaces = strict_namespaces
         #: Simulated round trip, slept once per operation (a send of a batch is one operation).
         self.latency: float = 0.0
+        #: What each connection's frames and bytes cost (None: nothing, only the latency).
+        self.link: Link | None = None
         #: Probability that any operation fails with `fault_error` (drawn from the seeded RNG).
         self.fault_rate: float = 0.0
         self.fault_error: ErrorFactory = ServiceBusServerBusyError
@@ -411,6 +414,10 @@ class ServiceBusWorld:
         if latency is None:
             latency = self.latency
         if not latency:
+            return
+        if latency <= 2 * _ROUND_TRIP_WINDOW:
+            # A shared timer this short may have fired already when the next operation joins it.
+            await asyncio.sleep(latency)
             return
         loop = asyncio.get_running_loop()
         now = loop.time()
