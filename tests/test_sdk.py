@@ -262,3 +262,17 @@ def test_only_the_sdk_module_imports_private_azure_servicebus_modules() -> None:
     nested = "def f():\n    from azure.servicebus._pyamqp import _decode\nif T:\n    import azure.servicebus.aio._x\n"
     assert len(_private_sdk_imports(ast.parse(nested))) == 2
     assert not _private_sdk_imports(ast.parse("from azure.servicebus.aio import ServiceBusSession\nfrom . import _x"))
+
+
+def test_rest_names_are_the_arm_json_names_of_the_generated_models() -> None:
+    from azure.mgmt.servicebus import models
+
+    assert version("azure-mgmt-servicebus") == sdk.MGMT_SDK_VERSION_CHECKED
+    queue = sdk.rest_names(models.SBQueueProperties)
+    # ARM's names (azure-rest-api-specs, servicebus Queue resource): camelCase under "properties"
+    assert queue["lock_duration"] == "lockDuration"
+    assert queue["max_size_in_megabytes"] == "maxSizeInMegabytes"
+    assert queue["requires_duplicate_detection"] == "requiresDuplicateDetection"
+    assert queue["forward_dead_lettered_messages_to"] == "forwardDeadLetteredMessagesTo"
+    assert sdk.rest_names(models.SBTopicProperties)["enable_partitioning"] == "enablePartitioning"
+    assert sdk.rest_names(models.SBSubscriptionProperties)["max_delivery_count"] == "maxDeliveryCount"

@@ -7,6 +7,9 @@ else in the runtime uses the SDK's public surface. The fake (`pairedbus.testing`
 internals only through this module too (the second group below): it imitates what the SDK does
 with them (encodes, decodes, sizes, builds runtime properties), so it cannot use the public surface.
 
+One reading of azure-mgmt-servicebus's generated models (the ARM field names) is here too, checked
+against `MGMT_SDK_VERSION_CHECKED`.
+
 Every private module imported at module level here is one `import azure.servicebus` has already
 loaded, so importing this module costs next to nothing; names the fake used to import lazily are
 imported inside the function that needs them.
@@ -42,6 +45,8 @@ if TYPE_CHECKING:
     )
 
 SDK_VERSION_CHECKED: Final = "7.15.0"
+#: The azure-mgmt-servicebus release `rest_names` was checked against.
+MGMT_SDK_VERSION_CHECKED: Final = "10.0.0"
 
 #: Message-annotation keys the service routes by (bytes, as the SDK encodes them).
 ANNOTATION_PARTITION_KEY: Final[bytes] = _X_OPT_PARTITION_KEY
@@ -62,6 +67,7 @@ __all__ = [
     "ANNOTATION_PARTITION_KEY",
     "ANNOTATION_SCHEDULED_ENQUEUE_TIME",
     "ANNOTATION_SEQUENCE_NUMBER",
+    "MGMT_SDK_VERSION_CHECKED",
     "SDK_VERSION_CHECKED",
     "PyamqpTransport",
     "add_to_batch",
@@ -79,6 +85,7 @@ __all__ = [
     "parse_connection_string",
     "queue_runtime_properties",
     "raw_amqp_message",
+    "rest_names",
     "subscription_runtime_properties",
     "topic_runtime_properties",
 ]
@@ -258,3 +265,11 @@ def subscription_runtime_properties(name: str, **description: Any) -> Subscripti
     from azure.servicebus.management._generated.models import SubscriptionDescription
 
     return SubscriptionRuntimeProperties._from_internal_entity(name, SubscriptionDescription(**description))
+
+
+def rest_names(model: type) -> dict[str, str]:
+    """Python attribute -> ARM JSON name of an azure-mgmt-servicebus generated model (the fake's ARM
+    plane reads and writes resource bodies by these names): the model's private field table
+    (`_attr_to_rest_field`, each field's `_rest_name`), which it fills on first construction."""
+    model()
+    return {attr: field._rest_name for attr, field in model._attr_to_rest_field.items()}  # type: ignore[attr-defined]
