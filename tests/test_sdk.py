@@ -5,6 +5,8 @@ module against the new SDK, then update `SDK_VERSION_CHECKED`."""
 from __future__ import annotations
 
 import ast
+import inspect
+import textwrap
 from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
@@ -276,3 +278,41 @@ def test_rest_names_are_the_arm_json_names_of_the_generated_models() -> None:
     assert queue["forward_dead_lettered_messages_to"] == "forwardDeadLetteredMessagesTo"
     assert sdk.rest_names(models.SBTopicProperties)["enable_partitioning"] == "enablePartitioning"
     assert sdk.rest_names(models.SBSubscriptionProperties)["max_delivery_count"] == "maxDeliveryCount"
+
+
+def _fake_private_names(cls: type) -> set[str]:
+    """Single-underscore names a fake class defines, or assigns on `self` in its methods."""
+    names = set(vars(cls))
+    for node in ast.walk(ast.parse(textwrap.dedent(inspect.getsource(cls)))):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            if isinstance(node.value, ast.Name) and node.value.id == "self":
+                names.add(node.attr)
+    return {n for n in names if n.startswith("_") and not n.startswith("__")}
+
+
+def _sdk_names(instance: object) -> set[str]:
+    """What an SDK object has: its instance fields and its azure classes' attributes."""
+    classes = [k for k in type(instance).__mro__ if k.__module__.startswith("azure.")]
+    return set(vars(instance)).union(*(vars(k) for k in classes))
+
+
+def test_the_private_fields_the_fakes_subclasses_set_are_the_sdks() -> None:
+    from azure.servicebus import ServiceBusSession as SyncSession
+    from azure.servicebus.aio import ServiceBusSession as AioSession
+
+    from pairedbus.testing.messages import FakeMessageBatch, FakeReceivedMessage
+    from pairedbus.testing.session import ServiceBusSession
+
+    received = ServiceBusReceivedMessage.from_bytes(sdk.encode_message(AmqpAnnotatedMessage(data_body=b"x")))
+    batch = ServiceBusMessageBatch(max_size_in_bytes=1024)
+    cases = [
+        (FakeReceivedMessage, received, sdk.RECEIVED_MESSAGE_FIELDS),
+        (FakeMessageBatch, batch, sdk.MESSAGE_BATCH_FIELDS),
+        (ServiceBusSession, AioSession("s-1", None), sdk.SESSION_FIELDS),  # type: ignore[arg-type]
+        (ServiceBusSession, SyncSession("s-1", None), sdk.SESSION_FIELDS),  # type: ignore[arg-type]
+    ]
+    for fake, real, fields in cases:
+        sdk_names = _sdk_names(real)
+        assert fields <= sdk_names, (type(real).__name__, sorted(fields - sdk_names))  # the SDK renamed one
+        overridden = _fake_private_names(fake) & sdk_names
+        assert overridden == fields, (fake.__name__, sorted(overridden ^ fields))  # list a new override in sdk.py

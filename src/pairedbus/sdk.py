@@ -67,8 +67,11 @@ __all__ = [
     "ANNOTATION_PARTITION_KEY",
     "ANNOTATION_SCHEDULED_ENQUEUE_TIME",
     "ANNOTATION_SEQUENCE_NUMBER",
+    "MESSAGE_BATCH_FIELDS",
     "MGMT_SDK_VERSION_CHECKED",
+    "RECEIVED_MESSAGE_FIELDS",
     "SDK_VERSION_CHECKED",
+    "SESSION_FIELDS",
     "PyamqpTransport",
     "add_to_batch",
     "amqp_long",
@@ -200,6 +203,45 @@ annotated_message_parts: Callable[[AmqpAnnotatedMessage], tuple[Any, ...]] = ope
     "_application_properties",
     "_footer",
     "_delivery_annotations",
+)
+
+
+# The fake's subclasses of SDK classes set or override these private fields of their SDK base class,
+# because the SDK's own code (its properties, AutoLockRenewer, pickling, the senders) reads them.
+# Listed to be pinned: tests/test_sdk.py checks each still exists on the SDK class and that the
+# fake's classes override no other private SDK field.
+#: ...of `ServiceBusReceivedMessage`, set by `testing.messages.FakeReceivedMessage`.
+RECEIVED_MESSAGE_FIELDS: Final = frozenset(
+    {
+        "_expiry",
+        "_is_deferred_message",
+        "_is_peeked_message",
+        "_lock_expired",
+        "_message",
+        "_raw_amqp_message",
+        "_received_timestamp_utc",
+        "_receiver",
+        "_settled",
+        "_uamqp_message",
+    }
+)
+#: ...of `ServiceBusMessageBatch`, set by `testing.messages.FakeMessageBatch`.
+MESSAGE_BATCH_FIELDS: Final = frozenset(
+    {
+        "_add",
+        "_amqp_transport",
+        "_count",
+        "_from_list",
+        "_max_size_in_bytes",
+        "_messages",
+        "_size",
+        "_tracing_attributes",
+        "_uamqp_message",
+    }
+)
+#: ...of the (aio and sync) `ServiceBusSession`, set by `testing.session.ServiceBusSession`.
+SESSION_FIELDS: Final = frozenset(
+    {"_encoding", "_lock_expired", "_lock_lost", "_locked_until_utc", "_receiver", "_session_id", "_session_start"}
 )
 
 
