@@ -4,19 +4,25 @@ module against the new SDK, then update `SDK_VERSION_CHECKED`."""
 
 from __future__ import annotations
 
+import ast
+import inspect
+import textwrap
+from datetime import UTC, datetime
 from importlib.metadata import version
+from pathlib import Path
 
 import azure.servicebus
-from azure.servicebus import ServiceBusMessage, ServiceBusMessageBatch
+from azure.servicebus import ServiceBusMessage, ServiceBusMessageBatch, ServiceBusReceivedMessage
 from azure.servicebus._pyamqp._encode import encode_payload
 from azure.servicebus._transport._pyamqp_transport import PyamqpTransport
-from azure.servicebus.amqp import AmqpAnnotatedMessage
+from azure.servicebus.amqp import AmqpAnnotatedMessage, AmqpMessageBodyType
 from azure.servicebus.exceptions import (
     MessageSizeExceededError,
     MessagingEntityNotFoundError,
     ServiceBusConnectionError,
     ServiceBusServerBusyError,
 )
+from azure.servicebus.management import QueueRuntimeProperties, SubscriptionRuntimeProperties, TopicRuntimeProperties
 
 from pairedbus import sdk
 
@@ -77,3 +83,236 @@ def test_add_to_batch_builds_the_batch_add_message_builds_with_one_encoding() ->
 
 def _wire_batch(batch: ServiceBusMessageBatch) -> bytes:
     return bytes(encode_payload(bytearray(), batch._message))
+
+
+# --- what the fake (`pairedbus.testing`) reads -------------------------------------------------------
+
+_EPOCH_MS = 1_700_000_000_000  # 2023-11-14T22:13:20Z
+
+
+def test_the_broker_annotation_keys_are_the_service_bus_wire_names_the_sdk_reads() -> None:
+    assert sdk.ANNOTATION_SEQUENCE_NUMBER == b"x-opt-sequence-number"
+    assert sdk.ANNOTATION_ENQUEUED_TIME == b"x-opt-enqueued-time"
+    assert sdk.ANNOTATION_LOCKED_UNTIL == b"x-opt-locked-until"
+    stamped = AmqpAnnotatedMessage(
+        data_body=b"x",
+        annotations={
+            sdk.ANNOTATION_SEQUENCE_NUMBER: 7,
+            sdk.ANNOTATION_ENQUEUED_TIME: _EPOCH_MS,
+            sdk.ANNOTATION_LOCKED_UNTIL: _EPOCH_MS + 30_000,
+        },
+    )
+    received = ServiceBusReceivedMessage.from_bytes(sdk.encode_message(stamped))  # the SDK's public decoding
+    assert received.sequence_number == 7
+    assert received.enqueued_time_utc == datetime(2023, 11, 14, 22, 13, 20, tzinfo=UTC)
+    assert received.locked_until_utc == datetime(2023, 11, 14, 22, 13, 50, tzinfo=UTC)
+
+
+def _rich_message() -> AmqpAnnotatedMessage:
+    return AmqpAnnotatedMessage(
+        sequence_body=[[1, 2]],
+        header={"priority": 3},
+        properties={"message_id": "m-1", "group_id": "s-1"},
+        application_properties={"k": "v"},
+        annotations={b"custom": "v"},
+        footer={b"f": 1},
+        delivery_annotations={b"d": 2},
+    )
+
+
+def test_annotated_message_parts_are_the_public_parts_in_order() -> None:
+    raw = _rich_message()
+    parts = sdk.annotated_message_parts(raw)
+    assert len(parts) == 10
+    body_type, data_body, sequence_body, value_body, props, header, annotations, app, footer, delivery = parts
+    assert body_type is raw.body_type is AmqpMessageBodyType.SEQUENCE
+    assert (data_body, sequence_body, value_body) == (None, [[1, 2]], None)
+    assert props is raw.properties and props.message_id == "m-1"
+    assert header is raw.header and header.priority == 3
+    assert annotations is raw.annotations and annotations == {b"custom": "v"}
+    assert app is raw.application_properties and app == {"k": "v"}
+    assert footer is raw.footer and footer == {b"f": 1}
+    assert delivery is raw.delivery_annotations and delivery == {b"d": 2}
+    data = sdk.annotated_message_parts(AmqpAnnotatedMessage(data_body=[b"a", b"b"]))
+    assert data[:4] == (AmqpMessageBodyType.DATA, [b"a", b"b"], None, None)
+    value = sdk.annotated_message_parts(AmqpAnnotatedMessage(value_body={"v": 1}))
+    assert value[:4] == (AmqpMessageBodyType.VALUE, None, None, {"v": 1})
+
+
+def test_encode_message_is_what_the_sdk_sends_and_what_it_decodes_back() -> None:
+    raw = _rich_message()
+    wire = sdk.encode_message(raw)
+    assert isinstance(wire, bytes)
+    assert len(wire) == PyamqpTransport.get_message_encoded_size(PyamqpTransport.to_outgoing_amqp_message(raw))
+    received = ServiceBusReceivedMessage.from_bytes(wire)
+    assert (list(received.body), received.message_id, received.session_id) == ([[1, 2]], "m-1", "s-1")
+    assert received.application_properties == {b"k": b"v"}
+
+
+def test_decode_message_reads_the_wire_with_the_brokers_delivery_count_and_annotations() -> None:
+    wire = sdk.encode_message(_rich_message())
+    decoded = sdk.decode_message(
+        wire, delivery_count=3, annotations={sdk.ANNOTATION_SEQUENCE_NUMBER: 9, b"custom": "w"}
+    )
+    assert isinstance(decoded, AmqpAnnotatedMessage)
+    assert decoded.body_type is AmqpMessageBodyType.SEQUENCE and list(decoded.body) == [[1, 2]]
+    assert (decoded.header.delivery_count, decoded.header.priority) == (3, 3)
+    assert decoded.annotations == {b"custom": "w", b"x-opt-sequence-number": 9}  # the broker's win
+    assert decoded.properties.message_id == b"m-1"
+    headerless = sdk.decode_message(
+        sdk.encode_message(AmqpAnnotatedMessage(data_body=b"x")), delivery_count=2, annotations={}
+    )
+    assert headerless.header.delivery_count == 2 and list(headerless.body) == [b"x"]
+
+
+def test_legacy_message_is_the_sdks_deprecated_view_of_the_message() -> None:
+    raw = _rich_message()
+    legacy = sdk.legacy_message(raw)
+    assert type(legacy).__name__ == "LegacyMessage"
+    assert legacy.encode_message() == sdk.encode_message(raw)
+    assert legacy.properties.message_id == b"m-1"
+    assert list(legacy.get_data()) == [[1, 2]]
+
+
+def test_a_fake_batch_names_the_transport_a_real_batch_uses() -> None:
+    assert ServiceBusMessageBatch(max_size_in_bytes=1024)._amqp_transport is sdk.PyamqpTransport
+    assert sdk.PyamqpTransport.KIND == "pyamqp"
+
+
+def test_the_connection_string_parser_returns_the_fields_the_fake_reads() -> None:
+    key = sdk.parse_connection_string(
+        "Endpoint=sb://contoso.servicebus.windows.net/;SharedAccessKeyName=send;SharedAccessKey=c2VjcmV0;EntityPath=q1"
+    )
+    assert (key.fully_qualified_namespace, key.entity_path) == ("contoso.servicebus.windows.net", "q1")
+    assert (key.shared_access_key_name, key.shared_access_key, key.shared_access_signature) == (
+        "send",
+        "c2VjcmV0",
+        None,
+    )
+    sas = sdk.parse_connection_string(
+        "Endpoint=sb://contoso.servicebus.windows.net/;SharedAccessSignature=SharedAccessSignature sr=x&sig=y&se=1"
+    )
+    assert (sas.fully_qualified_namespace, sas.entity_path) == ("contoso.servicebus.windows.net", None)
+    assert sas.shared_access_signature == "SharedAccessSignature sr=x&sig=y&se=1"
+    assert (sas.shared_access_key_name, sas.shared_access_key) == (None, None)
+
+
+def test_runtime_properties_are_built_from_the_generated_descriptions() -> None:
+    when = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    stamps = {"created_at": when, "updated_at": when, "accessed_at": when}
+    queue = sdk.queue_runtime_properties(
+        "q1", message_count=6, message_count_details=sdk.message_count_details(2, 1, 3), size_in_bytes=10, **stamps
+    )
+    assert isinstance(queue, QueueRuntimeProperties)
+    assert (queue.name, queue.total_message_count, queue.size_in_bytes) == ("q1", 6, 10)
+    assert (queue.active_message_count, queue.dead_letter_message_count, queue.scheduled_message_count) == (2, 1, 3)
+    assert (queue.transfer_message_count, queue.transfer_dead_letter_message_count) == (0, 0)
+    assert (queue.created_at_utc, queue.updated_at_utc, queue.accessed_at_utc) == (when, when, when)
+    topic = sdk.topic_runtime_properties(
+        "t1", size_in_bytes=20, subscription_count=2, message_count_details=sdk.message_count_details(0, 0, 4), **stamps
+    )
+    assert isinstance(topic, TopicRuntimeProperties)
+    assert (topic.name, topic.size_in_bytes, topic.subscription_count, topic.scheduled_message_count) == (
+        "t1",
+        20,
+        2,
+        4,
+    )
+    assert topic.created_at_utc == when
+    sub = sdk.subscription_runtime_properties(
+        "s1", message_count=5, message_count_details=sdk.message_count_details(4, 1, 0), **stamps
+    )
+    assert isinstance(sub, SubscriptionRuntimeProperties)
+    assert (sub.name, sub.total_message_count, sub.active_message_count, sub.dead_letter_message_count) == (
+        "s1",
+        5,
+        4,
+        1,
+    )
+    assert sub.accessed_at_utc == when
+
+
+def _private_sdk_imports(tree: ast.AST) -> list[str]:
+    """`azure.servicebus` modules or names with a private part (`_x`) that `tree` imports."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            modules = [f"{node.module}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        for module in modules:
+            parts = module.split(".")
+            if parts[:2] == ["azure", "servicebus"] and any(p.startswith("_") for p in parts[2:]):
+                found.append(f"line {node.lineno}: {module}")
+    return found
+
+
+def test_only_the_sdk_module_imports_private_azure_servicebus_modules() -> None:
+    package = Path(sdk.__file__).parent
+    offenders = {
+        str(path.relative_to(package.parent)): hits
+        for path in sorted(package.rglob("*.py"))
+        if path != Path(sdk.__file__)
+        for hits in [_private_sdk_imports(ast.parse(path.read_text(), str(path)))]
+        if hits
+    }
+    assert not offenders, offenders
+    # the walk sees what it must: sdk.py itself, and function-level and TYPE_CHECKING imports
+    assert _private_sdk_imports(ast.parse(Path(sdk.__file__).read_text()))
+    nested = "def f():\n    from azure.servicebus._pyamqp import _decode\nif T:\n    import azure.servicebus.aio._x\n"
+    assert len(_private_sdk_imports(ast.parse(nested))) == 2
+    assert not _private_sdk_imports(ast.parse("from azure.servicebus.aio import ServiceBusSession\nfrom . import _x"))
+
+
+def test_rest_names_are_the_arm_json_names_of_the_generated_models() -> None:
+    from azure.mgmt.servicebus import models
+
+    assert version("azure-mgmt-servicebus") == sdk.MGMT_SDK_VERSION_CHECKED
+    queue = sdk.rest_names(models.SBQueueProperties)
+    # ARM's names (azure-rest-api-specs, servicebus Queue resource): camelCase under "properties"
+    assert queue["lock_duration"] == "lockDuration"
+    assert queue["max_size_in_megabytes"] == "maxSizeInMegabytes"
+    assert queue["requires_duplicate_detection"] == "requiresDuplicateDetection"
+    assert queue["forward_dead_lettered_messages_to"] == "forwardDeadLetteredMessagesTo"
+    assert sdk.rest_names(models.SBTopicProperties)["enable_partitioning"] == "enablePartitioning"
+    assert sdk.rest_names(models.SBSubscriptionProperties)["max_delivery_count"] == "maxDeliveryCount"
+
+
+def _fake_private_names(cls: type) -> set[str]:
+    """Single-underscore names a fake class defines, or assigns on `self` in its methods."""
+    names = set(vars(cls))
+    for node in ast.walk(ast.parse(textwrap.dedent(inspect.getsource(cls)))):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            if isinstance(node.value, ast.Name) and node.value.id == "self":
+                names.add(node.attr)
+    return {n for n in names if n.startswith("_") and not n.startswith("__")}
+
+
+def _sdk_names(instance: object) -> set[str]:
+    """What an SDK object has: its instance fields and its azure classes' attributes."""
+    classes = [k for k in type(instance).__mro__ if k.__module__.startswith("azure.")]
+    return set(vars(instance)).union(*(vars(k) for k in classes))
+
+
+def test_the_private_fields_the_fakes_subclasses_set_are_the_sdks() -> None:
+    from azure.servicebus import ServiceBusSession as SyncSession
+    from azure.servicebus.aio import ServiceBusSession as AioSession
+
+    from pairedbus.testing.messages import FakeMessageBatch, FakeReceivedMessage
+    from pairedbus.testing.session import ServiceBusSession
+
+    received = ServiceBusReceivedMessage.from_bytes(sdk.encode_message(AmqpAnnotatedMessage(data_body=b"x")))
+    batch = ServiceBusMessageBatch(max_size_in_bytes=1024)
+    cases = [
+        (FakeReceivedMessage, received, sdk.RECEIVED_MESSAGE_FIELDS),
+        (FakeMessageBatch, batch, sdk.MESSAGE_BATCH_FIELDS),
+        (ServiceBusSession, AioSession("s-1", None), sdk.SESSION_FIELDS),  # type: ignore[arg-type]
+        (ServiceBusSession, SyncSession("s-1", None), sdk.SESSION_FIELDS),  # type: ignore[arg-type]
+    ]
+    for fake, real, fields in cases:
+        sdk_names = _sdk_names(real)
+        assert fields <= sdk_names, (type(real).__name__, sorted(fields - sdk_names))  # the SDK renamed one
+        overridden = _fake_private_names(fake) & sdk_names
+        assert overridden == fields, (fake.__name__, sorted(overridden ^ fields))  # list a new override in sdk.py

@@ -3,20 +3,33 @@
 Checked against azure-servicebus 7.15.0 (`SDK_VERSION_CHECKED`). Each name below is private to the
 SDK and may change in any release; `tests/test_sdk.py` fails when one of them no longer exists or
 behaves as relied on here, so an SDK upgrade is noticed before the runtime misbehaves. Everything
-else in the runtime uses the SDK's public surface.
+else in the runtime uses the SDK's public surface. The fake (`pairedbus.testing`) reads the SDK's
+internals only through this module too (the second group below): it imitates what the SDK does
+with them (encodes, decodes, sizes, builds runtime properties), so it cannot use the public surface.
+
+One reading of azure-mgmt-servicebus's generated models (the ARM field names) is here too, checked
+against `MGMT_SDK_VERSION_CHECKED`.
+
+Every private module imported at module level here is one `import azure.servicebus` has already
+loaded, so importing this module costs next to nothing; names the fake used to import lazily are
+imported inside the function that needs them.
 """
 
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable
-from typing import Any, Final
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Final
 
 from azure.servicebus import ServiceBusMessage, ServiceBusMessageBatch
+from azure.servicebus._common._connection_string_parser import parse_connection_string
 from azure.servicebus._common.constants import (
     _BATCH_MESSAGE_OVERHEAD_COST,
+    _X_OPT_ENQUEUED_TIME,
+    _X_OPT_LOCKED_UNTIL,
     _X_OPT_PARTITION_KEY,
     _X_OPT_SCHEDULED_ENQUEUE_TIME,
+    _X_OPT_SEQUENCE_NUMBER,
 )
 from azure.servicebus._pyamqp._encode import encode_payload
 from azure.servicebus._pyamqp.types import TYPE, VALUE
@@ -24,11 +37,24 @@ from azure.servicebus._pyamqp.utils import amqp_long_value
 from azure.servicebus._transport._pyamqp_transport import PyamqpTransport
 from azure.servicebus.amqp import AmqpAnnotatedMessage, AmqpMessageBodyType
 
+if TYPE_CHECKING:
+    from azure.servicebus.management import (
+        QueueRuntimeProperties,
+        SubscriptionRuntimeProperties,
+        TopicRuntimeProperties,
+    )
+
 SDK_VERSION_CHECKED: Final = "7.15.0"
+#: The azure-mgmt-servicebus release `rest_names` was checked against.
+MGMT_SDK_VERSION_CHECKED: Final = "10.0.0"
 
 #: Message-annotation keys the service routes by (bytes, as the SDK encodes them).
 ANNOTATION_PARTITION_KEY: Final[bytes] = _X_OPT_PARTITION_KEY
 ANNOTATION_SCHEDULED_ENQUEUE_TIME: Final[bytes] = _X_OPT_SCHEDULED_ENQUEUE_TIME
+#: Message-annotation keys the broker sets on delivery (a received message's broker-assigned values).
+ANNOTATION_SEQUENCE_NUMBER: Final[bytes] = _X_OPT_SEQUENCE_NUMBER
+ANNOTATION_ENQUEUED_TIME: Final[bytes] = _X_OPT_ENQUEUED_TIME
+ANNOTATION_LOCKED_UNTIL: Final[bytes] = _X_OPT_LOCKED_UNTIL
 #: Keys of an explicitly typed AMQP value (`{TYPE: ..., VALUE: ...}`) before it is encoded.
 AMQP_TYPE: Final = TYPE
 AMQP_VALUE: Final = VALUE
@@ -36,17 +62,35 @@ AMQP_VALUE: Final = VALUE
 __all__ = [
     "AMQP_TYPE",
     "AMQP_VALUE",
+    "ANNOTATION_ENQUEUED_TIME",
+    "ANNOTATION_LOCKED_UNTIL",
     "ANNOTATION_PARTITION_KEY",
     "ANNOTATION_SCHEDULED_ENQUEUE_TIME",
+    "ANNOTATION_SEQUENCE_NUMBER",
+    "MESSAGE_BATCH_FIELDS",
+    "MGMT_SDK_VERSION_CHECKED",
+    "RECEIVED_MESSAGE_FIELDS",
     "SDK_VERSION_CHECKED",
+    "SESSION_FIELDS",
+    "PyamqpTransport",
     "add_to_batch",
     "amqp_long",
+    "annotated_message_parts",
     "bare_annotated_message",
     "batch_messages",
     "batch_transport",
+    "decode_message",
+    "encode_message",
     "encoded_size",
     "is_retryable",
+    "legacy_message",
+    "message_count_details",
+    "parse_connection_string",
+    "queue_runtime_properties",
     "raw_amqp_message",
+    "rest_names",
+    "subscription_runtime_properties",
+    "topic_runtime_properties",
 ]
 
 
@@ -136,3 +180,138 @@ def add_to_batch(batch: Any, message: ServiceBusMessage) -> bool:
             batch._message, message.message_id, message.session_id, message.partition_key
         )
     return True
+
+
+# --- what the fake (`pairedbus.testing`) reads ------------------------------------------------------
+# `PyamqpTransport` (imported above) is re-exported: the fake's batch names it as its transport, as a
+# real batch does, so the SDK's code that branches on `batch._amqp_transport` treats it as its own.
+# `parse_connection_string` (imported above) is re-exported: the fake's `from_connection_string`
+# reads a connection string exactly as the SDK's clients do (the SDK has no public parser).
+
+#: An `AmqpAnnotatedMessage`'s parts in one C-level call (the fake snapshots every sent message; the
+#: public properties are Python calls and `body` is a generator): `(body_type, data_body,
+#: sequence_body, value_body, properties, header, annotations, application_properties, footer,
+#: delivery_annotations)`.
+annotated_message_parts: Callable[[AmqpAnnotatedMessage], tuple[Any, ...]] = operator.attrgetter(
+    "_body_type",
+    "_data_body",
+    "_sequence_body",
+    "_value_body",
+    "_properties",
+    "_header",
+    "_annotations",
+    "_application_properties",
+    "_footer",
+    "_delivery_annotations",
+)
+
+
+# The fake's subclasses of SDK classes set or override these private fields of their SDK base class,
+# because the SDK's own code (its properties, AutoLockRenewer, pickling, the senders) reads them.
+# Listed to be pinned: tests/test_sdk.py checks each still exists on the SDK class and that the
+# fake's classes override no other private SDK field.
+#: ...of `ServiceBusReceivedMessage`, set by `testing.messages.FakeReceivedMessage`.
+RECEIVED_MESSAGE_FIELDS: Final = frozenset(
+    {
+        "_expiry",
+        "_is_deferred_message",
+        "_is_peeked_message",
+        "_lock_expired",
+        "_message",
+        "_raw_amqp_message",
+        "_received_timestamp_utc",
+        "_receiver",
+        "_settled",
+        "_uamqp_message",
+    }
+)
+#: ...of `ServiceBusMessageBatch`, set by `testing.messages.FakeMessageBatch`.
+MESSAGE_BATCH_FIELDS: Final = frozenset(
+    {
+        "_add",
+        "_amqp_transport",
+        "_count",
+        "_from_list",
+        "_max_size_in_bytes",
+        "_messages",
+        "_size",
+        "_tracing_attributes",
+        "_uamqp_message",
+    }
+)
+#: ...of the (aio and sync) `ServiceBusSession`, set by `testing.session.ServiceBusSession`.
+SESSION_FIELDS: Final = frozenset(
+    {"_encoding", "_lock_expired", "_lock_lost", "_locked_until_utc", "_receiver", "_session_id", "_session_start"}
+)
+
+
+def encode_message(raw: AmqpAnnotatedMessage) -> bytes:
+    """The message as the SDK's AMQP encoder puts it on the wire (the bytes a send transfers)."""
+    return bytes(encode_payload(bytearray(), PyamqpTransport.to_outgoing_amqp_message(raw)))
+
+
+def decode_message(wire: bytes, *, delivery_count: int, annotations: Mapping[Any, Any]) -> AmqpAnnotatedMessage:
+    """What a receiver decodes from `wire` (bytes `encode_message` made) after the broker stamped
+    its header's delivery count and added its message annotations (`annotations` win)."""
+    from azure.servicebus._pyamqp._decode import decode_payload
+    from azure.servicebus._pyamqp.message import Header
+
+    decoded = decode_payload(memoryview(wire))
+    header = decoded.header
+    header = Header(delivery_count=delivery_count) if header is None else header._replace(delivery_count=delivery_count)
+    merged = dict(decoded.message_annotations or {})
+    merged.update(annotations)
+    return AmqpAnnotatedMessage(message=decoded._replace(header=header, message_annotations=merged))
+
+
+def legacy_message(raw: AmqpAnnotatedMessage) -> Any:
+    """The SDK's deprecated `ServiceBusReceivedMessage.message` view (`LegacyMessage`) of `raw`."""
+    from azure.servicebus._pyamqp._message_backcompat import LegacyMessage
+
+    return LegacyMessage(raw, to_outgoing_amqp_message=PyamqpTransport.to_outgoing_amqp_message)
+
+
+def message_count_details(active: int, dead_letter: int, scheduled: int) -> Any:
+    """The generated `MessageCountDetails` the runtime-properties builders below take (no transfers)."""
+    from azure.servicebus.management._generated.models import MessageCountDetails
+
+    return MessageCountDetails(
+        active_message_count=active,
+        dead_letter_message_count=dead_letter,
+        scheduled_message_count=scheduled,
+        transfer_dead_letter_message_count=0,
+        transfer_message_count=0,
+    )
+
+
+def queue_runtime_properties(name: str, **description: Any) -> QueueRuntimeProperties:
+    """`QueueRuntimeProperties` built as the SDK builds it from the service's answer (its private
+    `_from_internal_entity` of a generated `QueueDescription` with these fields)."""
+    from azure.servicebus.management import QueueRuntimeProperties
+    from azure.servicebus.management._generated.models import QueueDescription
+
+    return QueueRuntimeProperties._from_internal_entity(name, QueueDescription(**description))
+
+
+def topic_runtime_properties(name: str, **description: Any) -> TopicRuntimeProperties:
+    """`TopicRuntimeProperties` from a generated `TopicDescription`, as `queue_runtime_properties`."""
+    from azure.servicebus.management import TopicRuntimeProperties
+    from azure.servicebus.management._generated.models import TopicDescription
+
+    return TopicRuntimeProperties._from_internal_entity(name, TopicDescription(**description))
+
+
+def subscription_runtime_properties(name: str, **description: Any) -> SubscriptionRuntimeProperties:
+    """`SubscriptionRuntimeProperties` from a generated `SubscriptionDescription`, as above."""
+    from azure.servicebus.management import SubscriptionRuntimeProperties
+    from azure.servicebus.management._generated.models import SubscriptionDescription
+
+    return SubscriptionRuntimeProperties._from_internal_entity(name, SubscriptionDescription(**description))
+
+
+def rest_names(model: type) -> dict[str, str]:
+    """Python attribute -> ARM JSON name of an azure-mgmt-servicebus generated model (the fake's ARM
+    plane reads and writes resource bodies by these names): the model's private field table
+    (`_attr_to_rest_field`, each field's `_rest_name`), which it fills on first construction."""
+    model()
+    return {attr: field._rest_name for attr, field in model._attr_to_rest_field.items()}  # type: ignore[attr-defined]

@@ -13,7 +13,6 @@ from typing import Any
 from azure.core.async_paging import AsyncItemPaged, AsyncList
 from azure.core.exceptions import ResourceExistsError, ResourceNotFoundError
 from azure.core.paging import ItemPaged
-from azure.servicebus._common._connection_string_parser import parse_connection_string
 from azure.servicebus.management import (
     MessagingSku,
     NamespaceProperties,
@@ -26,14 +25,8 @@ from azure.servicebus.management import (
     TopicRuntimeProperties,
     TrueRuleFilter,
 )
-from azure.servicebus.management._generated.models import (
-    MessageCountDetails,
-    QueueDescription,
-    SubscriptionDescription,
-    TopicDescription,
-)
 
-from pairedbus import contract
+from pairedbus import contract, sdk
 from pairedbus.testing.clock import to_datetime
 from pairedbus.testing.entities import Queue, Subscription, Topic
 from pairedbus.testing.filters import FilterSyntaxError
@@ -67,14 +60,8 @@ def _sized(entity: Queue | Topic, values: dict[str, Any]) -> dict[str, Any]:
     return values
 
 
-def _counts(active: int, dead: int, scheduled: int) -> MessageCountDetails:
-    return MessageCountDetails(
-        active_message_count=active,
-        dead_letter_message_count=dead,
-        scheduled_message_count=scheduled,
-        transfer_dead_letter_message_count=0,
-        transfer_message_count=0,
-    )
+def _counts(active: int, dead: int, scheduled: int) -> Any:
+    return sdk.message_count_details(active, dead, scheduled)
 
 
 class _AdminCore:
@@ -115,7 +102,8 @@ class _AdminCore:
 
     def queue_runtime(self, queue: Queue) -> QueueRuntimeProperties:
         c = queue.message_counts()
-        description = QueueDescription(
+        return sdk.queue_runtime_properties(
+            queue.name,
             message_count=c["active"] + c["dead_letter"] + c["scheduled"] + c["deferred"],
             message_count_details=_counts(c["active"] + c["deferred"], c["dead_letter"], c["scheduled"]),
             size_in_bytes=queue.size_in_bytes,
@@ -123,7 +111,6 @@ class _AdminCore:
             updated_at=to_datetime(queue.updated_at),
             accessed_at=to_datetime(queue.accessed_at),
         )
-        return QueueRuntimeProperties._from_internal_entity(queue.name, description)
 
     def create_queue(self, queue_name: str, **kwargs: Any) -> QueueProperties:
         ns = self._ns("create_queue", queue_name)
@@ -166,7 +153,8 @@ class _AdminCore:
     def topic_runtime(self, topic: Topic) -> TopicRuntimeProperties:
         scheduled = max((len(s.store.scheduled) for s in topic.subscriptions.values()), default=0)
         rules = [r.filter for s in topic.subscriptions.values() for r in s.rules.rules.values()]
-        description = TopicDescription(
+        return sdk.topic_runtime_properties(
+            topic.name,
             size_in_bytes=topic.size_in_bytes,
             subscription_count=len(topic.subscriptions),
             message_count_details=_counts(0, 0, scheduled),
@@ -176,7 +164,6 @@ class _AdminCore:
             updated_at=to_datetime(topic.updated_at),
             accessed_at=to_datetime(topic.accessed_at),
         )
-        return TopicRuntimeProperties._from_internal_entity(topic.name, description)
 
     def get_topic(self, topic_name: str, **kwargs: Any) -> TopicProperties:
         return self.topic_properties(self._topic(self._ns("get_topic", topic_name), topic_name))
@@ -222,14 +209,14 @@ class _AdminCore:
 
     def subscription_runtime(self, sub: Subscription) -> SubscriptionRuntimeProperties:
         c = sub.message_counts()
-        description = SubscriptionDescription(
+        return sdk.subscription_runtime_properties(
+            sub.name,
             message_count=c["active"] + c["dead_letter"] + c["scheduled"] + c["deferred"],
             message_count_details=_counts(c["active"] + c["deferred"], c["dead_letter"], c["scheduled"]),
             created_at=to_datetime(sub.created_at),
             updated_at=to_datetime(sub.updated_at),
             accessed_at=to_datetime(sub.accessed_at),
         )
-        return SubscriptionRuntimeProperties._from_internal_entity(sub.name, description)
 
     def get_subscription(self, topic_name: str, subscription_name: str, **kwargs: Any) -> SubscriptionProperties:
         ns = self._ns("get_subscription", topic_name)
@@ -365,7 +352,7 @@ class ServiceBusAdministrationClient(_AdminCore):
 
     @classmethod
     def from_connection_string(cls, conn_str: str, **kwargs: Any) -> ServiceBusAdministrationClient:
-        props = parse_connection_string(conn_str)
+        props = sdk.parse_connection_string(conn_str)
         return cls(props.fully_qualified_namespace, props, **kwargs)
 
     def __enter__(self) -> ServiceBusAdministrationClient:
@@ -436,7 +423,7 @@ class AsyncServiceBusAdministrationClient:
 
     @classmethod
     def from_connection_string(cls, conn_str: str, **kwargs: Any) -> AsyncServiceBusAdministrationClient:
-        props = parse_connection_string(conn_str)
+        props = sdk.parse_connection_string(conn_str)
         return cls(props.fully_qualified_namespace, props, **kwargs)
 
     async def __aenter__(self) -> AsyncServiceBusAdministrationClient:

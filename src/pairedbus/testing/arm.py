@@ -11,7 +11,7 @@ the `/` of entity names, `countDetails`, and ARM's error bodies (`ResourceNotFou
 namespace, `NotFound` for a missing entity, `BadRequest` for refused properties), which the SDK
 raises as `ResourceNotFoundError` / `HttpResponseError` with `error.code` set.
 
-Resource names come from the generated models (`_attr_to_rest_field`), not from a list here.
+Resource names come from the generated models (`sdk.rest_names`), not from a list here.
 Namespaces carry `subscription_id`, `resource_group` and `location`; ones created through the
 data plane get `DEFAULT_SUBSCRIPTION_ID`, `DEFAULT_RESOURCE_GROUP` and `DEFAULT_LOCATION`.
 """
@@ -40,7 +40,7 @@ from requests.adapters import BaseAdapter
 from requests.structures import CaseInsensitiveDict
 from urllib3.response import HTTPResponse
 
-from pairedbus import contract
+from pairedbus import contract, sdk
 from pairedbus.testing.active import active_world
 from pairedbus.testing.admin import _sized
 from pairedbus.testing.entities import Queue, Subscription, Topic
@@ -73,8 +73,7 @@ _PATH = re.compile(
 
 def _rest_names(model: type) -> dict[str, str]:
     """Python attribute -> ARM JSON name, from the generated model."""
-    model()  # the generated models fill their field table on first construction
-    return {attr: field._rest_name for attr, field in model._attr_to_rest_field.items()}  # type: ignore[attr-defined]
+    return sdk.rest_names(model)
 
 
 class ArmError(Exception):

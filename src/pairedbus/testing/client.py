@@ -9,9 +9,9 @@ from typing import Any
 
 from azure.core.async_paging import AsyncItemPaged
 from azure.core.paging import ItemPaged
-from azure.servicebus._common._connection_string_parser import parse_connection_string
 from azure.servicebus.exceptions import ServiceBusError
 
+from pairedbus import sdk
 from pairedbus.testing.clock import to_seconds
 from pairedbus.testing.faults import make_error
 from pairedbus.testing.handler import _Handler, current_world
@@ -47,7 +47,7 @@ class ServiceBusClient:
 
     @classmethod
     def from_connection_string(cls, conn_str: str, **kwargs: Any) -> ServiceBusClient:
-        props = parse_connection_string(conn_str)
+        props = sdk.parse_connection_string(conn_str)
         if props.entity_path:
             kwargs.setdefault("entity_name", props.entity_path)
         credential = kwargs.pop("credential", None) or _ConnectionStringCredential(props)

@@ -10,14 +10,10 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from azure.servicebus import ServiceBusMessage
-from azure.servicebus._common.constants import (
-    _X_OPT_PARTITION_KEY,
-    _X_OPT_SCHEDULED_ENQUEUE_TIME,
-    ServiceBusMessageState,
-)
+from azure.servicebus import ServiceBusMessage, ServiceBusMessageState
 from azure.servicebus.amqp import AmqpAnnotatedMessage, AmqpMessageBodyType
 
+from pairedbus import sdk
 from pairedbus.testing.clock import to_datetime, to_seconds
 
 #: Encoded AMQP overhead of a message with an empty body (measured against the SDK's encoder).
@@ -160,10 +156,7 @@ def estimate_size(content: Content) -> int:
 
 def exact_size(content: Content) -> int:
     """The SDK's own encoded size (slow: ~30 µs); used only near a size limit."""
-    from azure.servicebus._transport._pyamqp_transport import PyamqpTransport
-
-    outgoing = to_service_bus_message(content)
-    return PyamqpTransport.get_message_encoded_size(PyamqpTransport.to_outgoing_amqp_message(outgoing.raw_amqp_message))
+    return sdk.encoded_size(to_service_bus_message(content))
 
 
 def size_within(content: Content, limit: int) -> bool:
@@ -180,26 +173,26 @@ def content_from_message(message: Any) -> Content:
     if outgoing is not None:  # a received message being re-sent (messages.FakeReceivedMessage)
         return outgoing()  # type: ignore[no-any-return]
     if isinstance(message, ServiceBusMessage):
-        raw = message._raw_amqp_message
+        raw = sdk.raw_amqp_message(message)
     elif isinstance(message, AmqpAnnotatedMessage):
         raw = message
     elif isinstance(message, Mapping):
-        raw = ServiceBusMessage(**message)._raw_amqp_message
+        raw = sdk.raw_amqp_message(ServiceBusMessage(**message))
     else:
         raise TypeError(
             "Only AmqpAnnotatedMessage, ServiceBusMessage instances or Mappings representing messages are "
             f"supported. Received instead: {message.__class__.__name__}"
         )
     content = Content.__new__(Content)
-    body_type = raw._body_type
+    parts = sdk.annotated_message_parts(raw)
+    body_type, data_body, sequence_body, value_body, props, header, annotations, app, _, _ = parts
     content.body_type = body_type
     if body_type is AmqpMessageBodyType.DATA:
-        content.body = list(raw._data_body)
+        content.body = list(data_body)
     elif body_type is AmqpMessageBodyType.SEQUENCE:
-        content.body = list(raw._sequence_body)
+        content.body = list(sequence_body)
     else:
-        content.body = raw._value_body
-    props = raw._properties
+        content.body = value_body
     if props is not None:
         # The SDK's setters store str; AMQP-built messages may carry bytes (`_text` decodes them).
         content.message_id = _text(props.message_id)
@@ -213,13 +206,11 @@ def content_from_message(message: Any) -> Content:
     else:
         content.message_id = content.session_id = content.content_type = content.correlation_id = None
         content.subject = content.to = content.reply_to = content.reply_to_session_id = None
-    header = raw._header
     ttl_ms = header.time_to_live if header is not None else None
     content.ttl = ttl_ms / 1000 if ttl_ms else None
-    annotations = raw._annotations
     if annotations:
-        content.partition_key = _text(annotations.get(_X_OPT_PARTITION_KEY))
-        scheduled = annotations.get(_X_OPT_SCHEDULED_ENQUEUE_TIME)
+        content.partition_key = _text(annotations.get(sdk.ANNOTATION_PARTITION_KEY))
+        scheduled = annotations.get(sdk.ANNOTATION_SCHEDULED_ENQUEUE_TIME)
         if isinstance(scheduled, datetime):
             content.scheduled = to_seconds(scheduled)
         elif scheduled:
@@ -229,7 +220,6 @@ def content_from_message(message: Any) -> Content:
     else:
         content.partition_key = None
         content.scheduled = None
-    app = raw._application_properties
     if app:
         for value in app.values():
             if value.__class__ not in _ENCODABLE and not isinstance(value, _ENCODABLE_TYPES):
@@ -238,7 +228,7 @@ def content_from_message(message: Any) -> Content:
     else:
         content.props = None
     content.wire = None
-    if _is_rich(message, raw):
+    if _is_rich(message, parts):
         content.wire = encode_wire(raw)
         content.size = len(content.wire)
     else:
@@ -247,23 +237,23 @@ def content_from_message(message: Any) -> Content:
 
 
 #: Message annotations a ServiceBusMessage sets itself; any other annotation makes a message "rich".
-_SDK_ANNOTATIONS = frozenset({_X_OPT_PARTITION_KEY, _X_OPT_SCHEDULED_ENQUEUE_TIME})
+_SDK_ANNOTATIONS = frozenset({sdk.ANNOTATION_PARTITION_KEY, sdk.ANNOTATION_SCHEDULED_ENQUEUE_TIME})
 
 
-def _is_rich(message: Any, raw: AmqpAnnotatedMessage) -> bool:
-    """True when the message carries AMQP parts the plain fields of `Content` cannot hold."""
+def _is_rich(message: Any, parts: tuple[Any, ...]) -> bool:
+    """True when the message carries AMQP parts the plain fields of `Content` cannot hold
+    (`parts`: the message's `sdk.annotated_message_parts`)."""
     if isinstance(message, AmqpAnnotatedMessage):
         return True
-    if raw._body_type is not AmqpMessageBodyType.DATA or len(raw._data_body) > 1:
+    body_type, data_body, _, _, props, header, annotations, _, footer, delivery_annotations = parts
+    if body_type is not AmqpMessageBodyType.DATA or len(data_body) > 1:
         return True
-    if raw._footer or raw._delivery_annotations:
+    if footer or delivery_annotations:
         return True
-    if raw._annotations and any(k not in _SDK_ANNOTATIONS for k in raw._annotations):
+    if annotations and any(k not in _SDK_ANNOTATIONS for k in annotations):
         return True
-    header = raw._header
     if header is not None and (header.priority is not None or header.durable or header.first_acquirer):
         return True
-    props = raw._properties
     return props is not None and any(
         getattr(props, name, None) is not None
         for name in ("user_id", "content_encoding", "absolute_expiry_time", "creation_time", "group_sequence")
@@ -272,23 +262,12 @@ def _is_rich(message: Any, raw: AmqpAnnotatedMessage) -> bool:
 
 def encode_wire(raw: AmqpAnnotatedMessage) -> bytes:
     """The message as the SDK's AMQP encoder puts it on the wire."""
-    from azure.servicebus._pyamqp._encode import encode_payload
-    from azure.servicebus._transport._pyamqp_transport import PyamqpTransport
-
-    return bytes(encode_payload(bytearray(), PyamqpTransport.to_outgoing_amqp_message(raw)))
+    return sdk.encode_message(raw)
 
 
 def decode_wire(wire: bytes, broker_annotations: dict[Any, Any], delivery_count: int) -> AmqpAnnotatedMessage:
     """What a receiver decodes: the stored message plus the broker's header and annotations."""
-    from azure.servicebus._pyamqp._decode import decode_payload
-    from azure.servicebus._pyamqp.message import Header
-
-    decoded = decode_payload(memoryview(wire))
-    header = decoded.header
-    header = Header(delivery_count=delivery_count) if header is None else header._replace(delivery_count=delivery_count)
-    annotations = dict(decoded.message_annotations or {})
-    annotations.update(broker_annotations)
-    return AmqpAnnotatedMessage(message=decoded._replace(header=header, message_annotations=annotations))
+    return sdk.decode_message(wire, delivery_count=delivery_count, annotations=broker_annotations)
 
 
 def to_service_bus_message(content: Content) -> ServiceBusMessage:

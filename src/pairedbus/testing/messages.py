@@ -10,17 +10,17 @@ from collections.abc import Iterator, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from azure.servicebus import ServiceBusMessage, ServiceBusMessageBatch, ServiceBusReceivedMessage
-from azure.servicebus._common.constants import (
-    _X_OPT_ENQUEUED_TIME,
-    _X_OPT_LOCKED_UNTIL,
-    _X_OPT_SEQUENCE_NUMBER,
+from azure.servicebus import (
+    ServiceBusMessage,
+    ServiceBusMessageBatch,
     ServiceBusMessageState,
+    ServiceBusReceivedMessage,
     ServiceBusReceiveMode,
 )
 from azure.servicebus.amqp import AmqpAnnotatedMessage, AmqpMessageBodyType
 from azure.servicebus.exceptions import MessageSizeExceededError
 
+from pairedbus import sdk
 from pairedbus.testing.clock import to_datetime, to_seconds
 from pairedbus.testing.content import (
     _EXACT_MARGIN,
@@ -269,21 +269,21 @@ class FakeReceivedMessage(ServiceBusReceivedMessage):
     def raw_amqp_message(self) -> AmqpAnnotatedMessage:
         if self._raw is None and self._content.wire is not None:
             broker: dict[Any, Any] = {
-                _X_OPT_SEQUENCE_NUMBER: self._record.sequence_number,
-                _X_OPT_ENQUEUED_TIME: int(self._record.enqueued * 1000),
+                sdk.ANNOTATION_SEQUENCE_NUMBER: self._record.sequence_number,
+                sdk.ANNOTATION_ENQUEUED_TIME: int(self._record.enqueued * 1000),
             }
             if self._locked_until_s:
-                broker[_X_OPT_LOCKED_UNTIL] = int(self._locked_until_s * 1000)
+                broker[sdk.ANNOTATION_LOCKED_UNTIL] = int(self._locked_until_s * 1000)
             self._raw = decode_wire(self._content.wire, broker, self._delivery_count)
         if self._raw is None:
             raw = to_service_bus_message(self._content).raw_amqp_message
             raw.header.delivery_count = self._delivery_count
             raw.application_properties = self.application_properties
             annotations = dict(raw.annotations or {})
-            annotations[_X_OPT_SEQUENCE_NUMBER] = self._record.sequence_number
-            annotations[_X_OPT_ENQUEUED_TIME] = int(self._record.enqueued * 1000)
+            annotations[sdk.ANNOTATION_SEQUENCE_NUMBER] = self._record.sequence_number
+            annotations[sdk.ANNOTATION_ENQUEUED_TIME] = int(self._record.enqueued * 1000)
             if self._locked_until_s:
-                annotations[_X_OPT_LOCKED_UNTIL] = int(self._locked_until_s * 1000)
+                annotations[sdk.ANNOTATION_LOCKED_UNTIL] = int(self._locked_until_s * 1000)
             raw.annotations = annotations
             self._raw = raw
         return self._raw
@@ -301,15 +301,12 @@ class FakeReceivedMessage(ServiceBusReceivedMessage):
         """DEPRECATED in the SDK: a LegacyMessage view (it cannot settle; use the receiver)."""
         import warnings
 
-        from azure.servicebus._pyamqp._message_backcompat import LegacyMessage
-        from azure.servicebus._transport._pyamqp_transport import PyamqpTransport
-
         warnings.warn(
             "The `message` property is deprecated and will be removed in future versions.",
             DeprecationWarning,
             stacklevel=2,
         )
-        return LegacyMessage(self.raw_amqp_message, to_outgoing_amqp_message=PyamqpTransport.to_outgoing_amqp_message)
+        return sdk.legacy_message(self.raw_amqp_message)
 
     def _outgoing_content(self) -> Content:
         """What re-sending this received message sends: what it carries now. Stored contents are
@@ -355,9 +352,7 @@ class FakeMessageBatch(ServiceBusMessageBatch):
         self._contents: list[Content] = []
         self._tracing_attributes: dict[str, Any] = {}
         self._uamqp_message = None
-        from azure.servicebus._transport._pyamqp_transport import PyamqpTransport
-
-        self._amqp_transport = PyamqpTransport
+        self._amqp_transport = sdk.PyamqpTransport
 
     def add_message(self, message: Any) -> None:
         content = content_from_message(message)
@@ -387,7 +382,7 @@ class FakeMessageBatch(ServiceBusMessageBatch):
 def batch_contents(batch: ServiceBusMessageBatch) -> list[Content]:
     if isinstance(batch, FakeMessageBatch):
         return batch.contents()
-    return [content_from_message(m) for m in batch._messages]
+    return [content_from_message(m) for m in sdk.batch_messages(batch)]
 
 
 def iter_contents(message: Any) -> Iterator[Content]:

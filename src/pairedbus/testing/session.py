@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from azure.servicebus import ServiceBusSession as _RealSyncSession
-from azure.servicebus.aio._servicebus_session_async import ServiceBusSession as _RealSession
+from azure.servicebus.aio import ServiceBusSession as _RealSession
 
 from pairedbus.testing.clock import to_datetime
 from pairedbus.testing.handler import run
