@@ -140,8 +140,8 @@ def deduplicate(rows: DataFrame) -> Metrics:
     conflict: every version goes to quarantine, none is guessed at."""
     # Shuffled by series first, so the aggregation below needs no exchange of its own: almost every
     # point is unique, and the partial aggregation Spark plans before a shuffle would hash every
-    # row for nothing (at 10M points that doubled the time of this step; see
-    # benchmarks/audit_bench.py --breakdown). A series' points stay together, so a cluster still
+    # row for nothing (10M points: 16.0 s with it, 10.9 s without; measured with
+    # benchmarks/audit_bench.py's documents). A series' points stay together, so a cluster still
     # gets as many partitions as the estate has series.
     points = (
         rows.repartition(*SERIES)
@@ -209,7 +209,8 @@ def flatten_metrics(raw: DataFrame) -> Metrics:
     )
     # What belongs to a series is worked out once per series, before its points are exploded: a
     # regex per point (and the dimension lookup, a lambda Spark interprets row by row) cost more
-    # than the JSON parsing at 100M points (benchmarks/audit_bench.py --breakdown).
+    # than the JSON parsing itself (10M points: parse and flatten 15.5 s before, 5.5 s after;
+    # benchmarks/audit_bench.py --breakdown).
     entity_value = F.filter("ts.metadatavalues", lambda mv: F.lower(mv["name"]["value"]) == "entityname")
     labelled = series.select(
         SOURCE_FILE,

@@ -30,8 +30,9 @@ def build_session(
     progress: bool = False,
 ) -> SparkSession:
     """`master` wins; otherwise spark-submit's (it starts the JVM and sets PYSPARK_GATEWAY_PORT);
-    otherwise local[*]. Local runs get fewer shuffle partitions (the default 200 is for clusters),
-    no UI, and every run uses UTC; `progress` turns on Spark's console stage progress bar so that a metric's day is the same wherever the job runs."""
+    otherwise local[*]. Local runs get fewer shuffle partitions (the default 200 is for clusters)
+    and no UI. Every run uses UTC, so that a metric's day is the same wherever the job runs;
+    `progress` turns on Spark's console stage progress bar."""
     under_submit = "PYSPARK_GATEWAY_PORT" in os.environ
     builder = (
         SparkSession.builder.appName(app_name)
