@@ -48,6 +48,7 @@ REASON_CONFLICT = "conflicting duplicates: one data point (namespace, metric, en
 
 ROW_COLUMNS = ("namespace", "metric", "entity", "timestamp", "total", "interval_minutes")
 KEY = ("namespace", "metric", "entity", "timestamp")
+SERIES = KEY[:-1]
 
 
 @dataclass(frozen=True)
@@ -137,13 +138,22 @@ def deduplicate(rows: DataFrame) -> Metrics:
     """One row per data point. Identical copies (a copied file, the same document as .json and
     .jsonl) are dropped and counted in `duplicates`; copies that disagree on the total are a
     conflict: every version goes to quarantine, none is guessed at."""
-    points = rows.groupBy(*KEY).agg(
-        F.min("total").alias("total"),
-        F.max("total").alias("_max"),
-        F.max("interval_minutes").alias("interval_minutes"),
-        (F.count(F.lit(1)) - 1).alias("duplicates"),
-        F.min(SOURCE_FILE).alias(SOURCE_FILE),
-        F.max(SOURCE_FILE).alias("_other_file"),
+    # Shuffled by series first, so the aggregation below needs no exchange of its own: almost every
+    # point is unique, and the partial aggregation Spark plans before a shuffle would hash every
+    # row for nothing (10M points: 16.0 s with it, 10.9 s without; measured with
+    # benchmarks/audit_bench.py's documents). A series' points stay together, so a cluster still
+    # gets as many partitions as the estate has series.
+    points = (
+        rows.repartition(*SERIES)
+        .groupBy(*KEY)
+        .agg(
+            F.min("total").alias("total"),
+            F.max("total").alias("_max"),
+            F.max("interval_minutes").alias("interval_minutes"),
+            (F.count(F.lit(1)) - 1).alias("duplicates"),
+            F.min(SOURCE_FILE).alias(SOURCE_FILE),
+            F.max(SOURCE_FILE).alias("_other_file"),
+        )
     )
     agree = F.col("total") == F.col("_max")
     clean = points.where(agree).select(*ROW_COLUMNS, "duplicates")
@@ -197,19 +207,38 @@ def flatten_metrics(raw: DataFrame) -> Metrics:
         F.col("m.name.value").alias("metric"),
         F.explode("m.timeseries").alias("ts"),
     )
+    # What belongs to a series is worked out once per series, before its points are exploded: a
+    # regex per point (and the dimension lookup, a lambda Spark interprets row by row) cost more
+    # than the JSON parsing itself (10M points: parse and flatten 15.5 s before, 5.5 s after;
+    # benchmarks/audit_bench.py --breakdown).
     entity_value = F.filter("ts.metadatavalues", lambda mv: F.lower(mv["name"]["value"]) == "entityname")
-    points = series.select(
+    labelled = series.select(
         SOURCE_FILE,
         "interval_minutes",
         "metric_id",
         "metric",
+        F.regexp_extract("metric_id", _NAMESPACE_OF_METRIC, 1).alias("_namespace"),
         F.try_element_at(entity_value, F.lit(1))["value"].alias("entity_raw"),
-        F.explode("ts.data").alias("p"),
+        F.col("ts.data").alias("_data"),
+    ).select(
+        "*",
+        F.lower("_namespace").alias("namespace"),
+        F.regexp_replace("entity_raw", contract.ARM_PATH_SEPARATOR, "/").alias("entity"),
     )
-    namespace = F.regexp_extract("metric_id", _NAMESPACE_OF_METRIC, 1)
+    points = labelled.select(
+        SOURCE_FILE,
+        "interval_minutes",
+        "metric_id",
+        "metric",
+        "_namespace",
+        "namespace",
+        "entity_raw",
+        "entity",
+        F.explode("_data").alias("p"),
+    )
     timestamp = F.try_to_timestamp(F.col("p.timeStamp"))
     reason = (
-        F.when(namespace == "", F.lit(REASON_BAD_METRIC_ID))
+        F.when(F.col("_namespace") == "", F.lit(REASON_BAD_METRIC_ID))
         .when(F.col("metric").isNull(), F.lit(REASON_NO_METRIC_NAME))
         .when(F.col("entity_raw").isNull(), F.lit(REASON_NO_ENTITY))
         .when(F.col("interval_minutes").isNull(), F.lit(REASON_BAD_INTERVAL))
@@ -224,9 +253,9 @@ def flatten_metrics(raw: DataFrame) -> Metrics:
     )
     rows = checked.where(F.col("_reason").isNull() & F.col("p.total").isNotNull()).select(
         F.col(SOURCE_FILE),
-        F.lower(namespace).alias("namespace"),
+        F.col("namespace"),
         F.col("metric"),
-        F.regexp_replace("entity_raw", contract.ARM_PATH_SEPARATOR, "/").alias("entity"),
+        F.col("entity"),
         timestamp.alias("timestamp"),
         F.col("p.total").alias("total"),
         F.col("interval_minutes"),

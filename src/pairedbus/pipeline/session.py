@@ -30,8 +30,9 @@ def build_session(
     progress: bool = False,
 ) -> SparkSession:
     """`master` wins; otherwise spark-submit's (it starts the JVM and sets PYSPARK_GATEWAY_PORT);
-    otherwise local[*]. Local runs get few shuffle partitions (the default 200 is for clusters),
-    no UI, and every run uses UTC; `progress` turns on Spark's console stage progress bar so that a metric's day is the same wherever the job runs."""
+    otherwise local[*]. Local runs get fewer shuffle partitions (the default 200 is for clusters)
+    and no UI. Every run uses UTC, so that a metric's day is the same wherever the job runs;
+    `progress` turns on Spark's console stage progress bar."""
     under_submit = "PYSPARK_GATEWAY_PORT" in os.environ
     builder = (
         SparkSession.builder.appName(app_name)
@@ -56,7 +57,11 @@ def build_session(
                 # A local run talks to itself: bind to loopback, never to the machine's interfaces.
                 .config("spark.driver.host", "127.0.0.1")
                 .config("spark.driver.bindAddress", "127.0.0.1")
-                .config("spark.sql.shuffle.partitions", str(max(2, min(2 * cores, 16))))
+                # Enough shuffle partitions that a 100M-point duplicate detection fits each task's
+                # share of the heap; adaptive execution merges the small ones back, but into no
+                # fewer than two per core, so a big stage does not end on one core alone.
+                .config("spark.sql.shuffle.partitions", str(max(2, min(8 * cores, 64))))
+                .config("spark.sql.adaptive.coalescePartitions.minPartitionNum", str(2 * cores))
                 .config("spark.sql.files.maxPartitionBytes", "8m")
             )
             if "spark.driver.extraJavaOptions" not in (conf or {}):
