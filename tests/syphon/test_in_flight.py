@@ -80,7 +80,20 @@ async def test_no_receive_starts_while_the_held_bytes_reach_the_byte_bound() -> 
         await asyncio.sleep(0)
     assert not waiting.done()  # 95 slots free, but the bytes are at the bound
     await budget.settled(5, 1000)
-    assert await asyncio.wait_for(waiting, 5) == 10
+    assert await asyncio.wait_for(waiting, 5) == 5  # 5 more of the typical 200 bytes fit
+
+
+async def test_grants_are_cut_to_what_the_byte_bound_fits_at_the_typical_size() -> None:
+    budget = InFlightBudget(2000, max_bytes=64 * 1024 * 1024)
+    assert await budget.acquire(500) == 500  # no size seen yet: the count decides
+    await budget.received(500, 10, 10 * 200 * 1024)  # messages of 200 KB
+    # 64 MiB hold 327 of them; 10 are held: 317 more may be asked for, in one receive or several.
+    assert await budget.acquire(500) == 317
+    waiting = asyncio.create_task(budget.acquire(500))
+    await asyncio.sleep(0)
+    assert not waiting.done()  # the 317 slots being received count at 200 KB each
+    await budget.received(317, 0)  # that receive came back empty
+    assert await asyncio.wait_for(waiting, 5) == 317
 
 
 async def test_waiters_are_served_in_order_and_a_release_wakes_only_whom_it_can_serve() -> None:

@@ -14,7 +14,9 @@ PROBE = 16
 class InFlightBudget:
     """A counting semaphore that grants as many slots as are free (at least one, at most asked),
     so a pump receives a batch sized to what the syphon may still hold; and a byte bound: while
-    the messages held add up to `max_bytes` or more, no receive starts.
+    the messages held, plus what the receives still waiting are expected to bring at the typical
+    message size, add up to `max_bytes` or more, no receive starts, and a grant is cut to what
+    fits (a receive of 500 slots could otherwise bring 500 messages of 256 KB past a 64 MiB bound).
 
     A receive holds its grant while it waits (a long poll: up to 15 minutes). So a pump asks by
     how its queue behaves (`ask`): an idle one (its last receive came back short) only a small
@@ -40,6 +42,9 @@ class InFlightBudget:
         #: reserved by receives still waiting).
         self.held = 0
         self.held_bytes = 0
+        #: The body size of recent messages (0: none seen yet): what a receive's slots are expected
+        #: to bring, so grants respect the byte bound before the bytes arrive.
+        self._typical_size = 0.0
         self._pumps = 0
         #: Acquirers waiting, in order: (slots wanted, the future their grant is set on).
         self._waiters: deque[tuple[int, asyncio.Future[int]]] = deque()
@@ -90,10 +95,25 @@ class InFlightBudget:
             raise
 
     def _open(self) -> bool:
-        return self._free > 0 and (self.max_bytes is None or self.held_bytes < self.max_bytes)
+        if self._free <= 0:
+            return False
+        if self._free == self.capacity:
+            return True  # an empty budget lets a receive start, however large the typical message
+        return self._byte_room() >= max(1.0, self._typical_size)  # room for one more message
+
+    def _byte_room(self) -> float:
+        """Bytes the byte bound still allows: the bound, less what is held, less what the receives
+        still waiting are expected to bring (their slots at the typical message size)."""
+        if self.max_bytes is None:
+            return float("inf")
+        waiting = self.capacity - self._free - self.held
+        return self.max_bytes - self.held_bytes - waiting * self._typical_size
 
     def _take(self, wanted: int) -> int:
         granted = min(wanted, self._free)
+        if self.max_bytes is not None and self._typical_size:
+            # Sized so the receive's messages, at the typical size, fit under the byte bound.
+            granted = min(granted, max(1, int(self._byte_room() // self._typical_size)))
         self._free -= granted
         return granted
 
@@ -121,6 +141,10 @@ class InFlightBudget:
         all: keep those, free the rest."""
         self.held += count
         self.held_bytes += nbytes
+        if count:
+            # The typical body size, weighted toward recent receives.
+            size = nbytes / count
+            self._typical_size = size if not self._typical_size else 0.75 * self._typical_size + 0.25 * size
         await self.release(granted - count)
 
     async def settled(self, count: int, nbytes: int = 0) -> None:

@@ -118,6 +118,10 @@ class _Handler:
                     return
         world.check(fqdn, keys[-1], name)
 
+    def _wire_bytes(self, contents: Any) -> int:
+        """The bytes these messages put on the wire, counted only when the link model is on."""
+        return sum(content.size for content in contents) if self._world.link is not None else 0
+
     async def _arrive(self, frames: int, nbytes: int) -> None:
         """Messages coming back on the connection: wait out the link model's time for them."""
         if self._world.link is not None:

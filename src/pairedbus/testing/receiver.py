@@ -220,7 +220,7 @@ class ServiceBusReceiver(_Handler):
             records = store.take(count, self, now=now, delete=self._delete, session=lock)
             if records:
                 messages = self._deliver(entity, records)
-                await self._arrive(len(records), sum(record.content.size for record in records))
+                await self._arrive(len(records), self._wire_bytes(record.content for record in records))
                 return messages
             if deadline is None:
                 deadline = (float("inf"), float("inf"))
@@ -273,7 +273,7 @@ class ServiceBusReceiver(_Handler):
         if records:
             self._last_received_sequenced_number = records[-1].sequence_number
         entity.counts.peeks += len(records)
-        await self._arrive(len(records), sum(record.content.size for record in records))
+        await self._arrive(len(records), self._wire_bytes(record.content for record in records))
         return [FakeReceivedMessage(r, self, settled=True, peeked=True) for r in records]
 
     async def receive_deferred_messages(
@@ -291,7 +291,7 @@ class ServiceBusReceiver(_Handler):
         records = store.take_deferred(numbers, self, now=self._world.clock.time(), delete=self._delete)
         messages = [FakeReceivedMessage(rec, self, settled=self._delete, deferred=True) for rec in records]
         entity.counts.receives += len(messages)
-        await self._arrive(len(records), sum(record.content.size for record in records))
+        await self._arrive(len(records), self._wire_bytes(record.content for record in records))
         return messages
 
     # --- settlement -------------------------------------------------------------------------

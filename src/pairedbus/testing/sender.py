@@ -54,7 +54,7 @@ class ServiceBusSender(_Handler):
         contents = self._contents(message)
         if not contents:
             return
-        await self._operation("send", timeout, nbytes=sum(c.size for c in contents))
+        await self._operation("send", timeout, nbytes=self._wire_bytes(contents))
         entity = self._entity()
         _check_sessions(entity, contents)
         entity.accept(contents, self._world.clock.time())
@@ -72,7 +72,7 @@ class ServiceBusSender(_Handler):
             contents.append(content)
         if not contents:
             return []
-        await self._operation("schedule", timeout, nbytes=sum(c.size for c in contents))
+        await self._operation("schedule", timeout, nbytes=self._wire_bytes(contents))
         entity = self._entity()
         _check_sessions(entity, contents)
         numbers = entity.accept(contents, self._world.clock.time())
