@@ -145,7 +145,8 @@ async def _pipelined(world: Any, queues: int, count: int, size: int) -> None:
     sends to each destination and completes; receive again at once."""
     from azure.servicebus.aio import ServiceBusClient
 
-    budget = _Budget(CAPACITY, CAPACITY_BYTES)
+    # The same bound as the syphon's: by count, and by bytes at this run's message size.
+    budget = _Budget(min(CAPACITY, CAPACITY_BYTES // size), CAPACITY_BYTES)
     async with ServiceBusClient(PRIMARY, CREDENTIAL) as primary, ServiceBusClient(SECONDARY, CREDENTIAL) as secondary:
         senders = {f"dest-{d}": primary.get_queue_sender(f"dest-{d}") for d in range(DESTINATIONS)}
 
