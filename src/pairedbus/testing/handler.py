@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from azure.servicebus.exceptions import OperationTimeoutError
 
 from pairedbus.testing.active import active_world
-from pairedbus.testing.link import INCOMING, OUTGOING, Wire
+from pairedbus.testing.link import INCOMING, OUTGOING, Link, Wire
 from pairedbus.testing.world import ServiceBusWorld, normalize_fqdn
 
 
@@ -82,23 +82,20 @@ class _Handler:
             return ns.latency
         return self._world.latency
 
-    def _wire_delay(self, direction: int, frames: int, nbytes: int) -> float:
-        """Seconds the link model adds for these frames on the client's connection (0: off)."""
-        link = self._world.link
-        if link is None:
-            return 0.0
+    def _wire_delay(self, link: Link, direction: int, frames: int, nbytes: int) -> float:
+        """Seconds the link model adds for these frames on the client's connection."""
         # time.monotonic is the event loop's clock too, so sync and async twins share one wire.
         return self._client._wire.occupy(link, direction, frames, nbytes, time.monotonic())
 
-    async def _operation(self, name: str, timeout: float | None = None, *, frames: int = 1, nbytes: int = 0) -> None:
+    async def _operation(self, name: str, timeout: float | None = None, *, nbytes: int = 0) -> None:
         """One round trip: sleep the latency, after the link model's time for this operation's
-        outgoing frames and bytes (bounded by `timeout` / the client's `try_timeout`: a slower
+        outgoing frame and bytes (bounded by `timeout` / the client's `try_timeout`: a slower
         round trip raises OperationTimeoutError), then raise any injected fault."""
         self._check_live()
         world = self._world
         latency = self._latency()
         if world.link is not None:
-            latency += self._wire_delay(OUTGOING, frames, nbytes)
+            latency += self._wire_delay(world.link, OUTGOING, 1, nbytes)
         if latency:
             bound = self._try_timeout if timeout is None else timeout
             if bound is not None and self._try_timeout is not None:
@@ -124,8 +121,9 @@ class _Handler:
 
     async def _arrive(self, frames: int, nbytes: int) -> None:
         """Messages coming back on the connection: wait out the link model's time for them."""
-        if self._world.link is not None:
-            delay = self._wire_delay(INCOMING, frames, nbytes)
+        link = self._world.link
+        if link is not None:
+            delay = self._wire_delay(link, INCOMING, frames, nbytes)
             if delay:
                 await asyncio.sleep(delay)
 
@@ -152,12 +150,12 @@ class _Handler:
 _WAIT_SLICE = 0.25
 
 
-def sync_operation(handler: _Handler, name: str, *, frames: int = 1, nbytes: int = 0) -> None:
+def sync_operation(handler: _Handler, name: str, *, nbytes: int = 0) -> None:
     handler._check_live()
     world = handler._world
     latency = handler._latency()
     if world.link is not None:
-        latency += handler._wire_delay(OUTGOING, frames, nbytes)
+        latency += handler._wire_delay(world.link, OUTGOING, 1, nbytes)
     if latency:
         time.sleep(latency)
         handler._check_live()
@@ -171,8 +169,9 @@ def sync_operation(handler: _Handler, name: str, *, frames: int = 1, nbytes: int
 
 def sync_arrive(handler: _Handler, frames: int, nbytes: int) -> None:
     """The sync twin of `_Handler._arrive`: block for the link model's time."""
-    if handler._world.link is not None:
-        delay = handler._wire_delay(INCOMING, frames, nbytes)
+    link = handler._world.link
+    if link is not None:
+        delay = handler._wire_delay(link, INCOMING, frames, nbytes)
         if delay:
             time.sleep(delay)
 

@@ -219,9 +219,10 @@ class ServiceBusReceiver(_Handler):
                 store.check_session(lock, self, now)
             records = store.take(count, self, now=now, delete=self._delete, session=lock)
             if records:
-                messages = self._deliver(entity, records)
+                # On the wire before they are handed over: a receive cancelled meanwhile leaves
+                # them locked until the lock expires, as a lost transfer does.
                 await self._arrive(len(records), self._wire_bytes(record.content for record in records))
-                return messages
+                return self._deliver(entity, records)
             if deadline is None:
                 deadline = (float("inf"), float("inf"))
             if not await self._wait(store, deadline):
@@ -289,9 +290,9 @@ class ServiceBusReceiver(_Handler):
         store = self._target
         assert store is not None
         records = store.take_deferred(numbers, self, now=self._world.clock.time(), delete=self._delete)
+        await self._arrive(len(records), self._wire_bytes(record.content for record in records))
         messages = [FakeReceivedMessage(rec, self, settled=self._delete, deferred=True) for rec in records]
         entity.counts.receives += len(messages)
-        await self._arrive(len(records), self._wire_bytes(record.content for record in records))
         return messages
 
     # --- settlement -------------------------------------------------------------------------
@@ -400,8 +401,8 @@ _WAIT_SLICE = 0.25
 
 
 class SyncServiceBusReceiver(ServiceBusReceiver):
-    async def _operation(self, name: str, timeout: float | None = None, *, frames: int = 1, nbytes: int = 0) -> None:
-        sync_operation(self, name, frames=frames, nbytes=nbytes)
+    async def _operation(self, name: str, timeout: float | None = None, *, nbytes: int = 0) -> None:
+        sync_operation(self, name, nbytes=nbytes)
 
     async def _arrive(self, frames: int, nbytes: int) -> None:
         sync_arrive(self, frames, nbytes)

@@ -128,8 +128,8 @@ def _check_sessions(entity: SendableEntity, contents: list[Content]) -> None:
 
 
 class SyncServiceBusSender(ServiceBusSender):
-    async def _operation(self, name: str, timeout: float | None = None, *, frames: int = 1, nbytes: int = 0) -> None:
-        sync_operation(self, name, frames=frames, nbytes=nbytes)
+    async def _operation(self, name: str, timeout: float | None = None, *, nbytes: int = 0) -> None:
+        sync_operation(self, name, nbytes=nbytes)
 
     def send_messages(self, message: Any, *, timeout: float | None = None, **kwargs: Any) -> None:  # type: ignore[override]
         return run(super().send_messages(message, timeout=timeout, **kwargs))
