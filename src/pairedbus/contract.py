@@ -262,6 +262,9 @@ TYPE_PAIRED_NAMESPACE: Final = f"{PACKAGE}:index:PairedNamespace"
 #: Tags that mark a namespace's role in a pair (read by the audit and the policies).
 TAG_ROLE: Final = "pairedbus-role"
 TAG_PAIR: Final = "pairedbus-pair"
+#: On the secondary namespace: the backlog queue count the pair was deployed with, so the inventory and
+#: the audit judge the backlog set as the policy pack and `drift` do (extras allowed, missing indices flagged).
+TAG_BACKLOG_QUEUE_COUNT: Final = "pairedbus-backlog-queue-count"
 ROLE_PRIMARY: Final = "primary"
 ROLE_SECONDARY: Final = "secondary"
 

@@ -79,8 +79,8 @@ TAG_NAME_MAX: Final = 512
 TAG_VALUE_MAX: Final = 256
 #: "Tag names can't contain these characters: <, >, %, &, \, ?, /"
 TAG_NAME_FORBIDDEN_CHARACTERS: Final = "<>%&\\?/"
-#: Tags this project adds to each namespace on top of the stack's own (contract.TAG_ROLE, TAG_PAIR).
-RESERVED_TAGS: Final = (contract.TAG_ROLE, contract.TAG_PAIR)
+#: Tags this project adds to namespaces on top of the stack's own (role and pair; the backlog count on the secondary).
+RESERVED_TAGS: Final = (contract.TAG_ROLE, contract.TAG_PAIR, contract.TAG_BACKLOG_QUEUE_COUNT)
 
 # --- Topics ([quotas]) -----------------------------------------------------------------------
 
