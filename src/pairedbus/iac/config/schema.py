@@ -201,7 +201,7 @@ class StackConfig(_Model):
     max_outage: OutageDuration = DEFAULT_MAX_OUTAGE
     queues: list[QueueConfig] = Field(default_factory=list)
     topics: list[TopicConfig] = Field(default_factory=list)
-    #: ARM tags on every resource: at most 48 (50 less this project's two), names <= 512, values <= 256.
+    #: ARM tags on every resource: at most 47 (50 less this project's three on the secondary), names <= 512, values <= 256.
     tags: dict[str, str] = Field(default_factory=dict)
     syphon: SyphonConfig
     #: Required when a namespace's publicNetworkAccess is Disabled (production).
