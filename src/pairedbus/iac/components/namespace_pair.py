@@ -9,6 +9,7 @@ import pulumi
 from pulumi_azure_native import network, resources, servicebus
 
 from pairedbus import contract
+from pairedbus.iac.components import namespace_hardening
 from pairedbus.iac.components.args import (
     NAMESPACE_DEFAULTS,
     NamespaceSettings,
@@ -87,7 +88,9 @@ class NamespacePair(pulumi.ComponentResource):
             ):
                 # Private endpoints are Premium only (Service Bus network security docs).
                 if settings.get("sku", NAMESPACE_DEFAULTS["sku"]) == contract.SKU_PREMIUM:
-                    self.private_endpoints[role] = self._private_endpoint(role, settings["name"], namespace, group, endpoints)
+                    self.private_endpoints[role] = self._private_endpoint(
+                        role, settings["name"], namespace, group, endpoints
+                    )
         self.register_outputs(
             {
                 "primaryNamespace": self.primary.name,
@@ -121,13 +124,17 @@ class NamespacePair(pulumi.ComponentResource):
             resource_group_name=resource_group_name,
             location=ns["location"],
             # Premium capacity in effect: as given, else one messaging unit per partition.
-            sku=servicebus.SBSkuArgs(name=sku, tier=sku, capacity=(ns.get("capacity") or partitions) if premium else None),
+            sku=servicebus.SBSkuArgs(
+                name=sku, tier=sku, capacity=(ns.get("capacity") or partitions) if premium else None
+            ),
             premium_messaging_partitions=partitions if premium else None,
             zone_redundant=ns.get("zone_redundant", NAMESPACE_DEFAULTS["zone_redundant"]),
             public_network_access=ns.get("public_network_access", NAMESPACE_DEFAULTS["public_network_access"]),
             disable_local_auth=not local_auth,
             minimum_tls_version=contract.MINIMUM_TLS_VERSION,
-            identity=servicebus.IdentityArgs(type=servicebus.ManagedServiceIdentityType.SYSTEM_ASSIGNED),
+            # A system-assigned identity; with a customer-managed key also the key's user-assigned identity.
+            identity=namespace_hardening.namespace_identity(ns),
+            encryption=namespace_hardening.namespace_encryption(ns),
             tags={**self._tags, contract.TAG_ROLE: role, contract.TAG_PAIR: self._pair},
             opts=pulumi.ResourceOptions(parent=self, protect=self._protect),
         )

@@ -141,6 +141,8 @@ class SyphonHost(pulumi.ComponentResource):
     """Object id of the syphon's identity (for further role assignments)."""
     client_id: pulumi.Output[str]
     """Client id of the syphon's identity."""
+    workspace_id: pulumi.Output[str]
+    """ARM id of the syphon's Log Analytics workspace (the namespaces' diagnostic settings default to it)."""
 
     def __init__(self, name: str, args: SyphonHostArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(contract.TYPE_SYPHON_HOST, name, None, opts)
@@ -206,7 +208,9 @@ class SyphonHost(pulumi.ComponentResource):
             if missing:
                 raise ValueError(f"{missing[0]}: expected the namespace's name to scale on backlog depth, got none")
             # Manage on the secondary, for KEDA's runtime-properties read (see "Scaling on backlog depth").
-            grants.append(grant("scale-secondary", contract.ROLE_SERVICE_BUS_DATA_OWNER, args["secondary_namespace_id"]))
+            grants.append(
+                grant("scale-secondary", contract.ROLE_SERVICE_BUS_DATA_OWNER, args["secondary_namespace_id"])
+            )
             scale["rules"] = [
                 backlog_scale_rule(args["primary_namespace_name"], args["secondary_namespace_name"], identity.id)
             ]
@@ -258,12 +262,13 @@ class SyphonHost(pulumi.ComponentResource):
         self.fqdn = container_app.latest_revision_fqdn
         self.principal_id = identity.principal_id
         self.client_id = identity.client_id
+        self.workspace_id = workspace.id
         self.register_outputs(
             {
                 "appName": self.app_name,
                 "fqdn": self.fqdn,
                 "principalId": self.principal_id,
                 "clientId": self.client_id,
-                "workspaceId": workspace.id,
+                "workspaceId": self.workspace_id,
             }
         )
