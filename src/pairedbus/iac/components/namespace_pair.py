@@ -88,9 +88,7 @@ class NamespacePair(pulumi.ComponentResource):
             ):
                 # Private endpoints are Premium only (Service Bus network security docs).
                 if settings.get("sku", NAMESPACE_DEFAULTS["sku"]) == contract.SKU_PREMIUM:
-                    self.private_endpoints[role] = self._private_endpoint(
-                        role, settings["name"], namespace, group, endpoints
-                    )
+                    self.private_endpoints[role] = self._private_endpoint(role, settings["name"], namespace, group, endpoints)
         self.register_outputs(
             {
                 "primaryNamespace": self.primary.name,
@@ -124,9 +122,7 @@ class NamespacePair(pulumi.ComponentResource):
             resource_group_name=resource_group_name,
             location=ns["location"],
             # Premium capacity in effect: as given, else one messaging unit per partition.
-            sku=servicebus.SBSkuArgs(
-                name=sku, tier=sku, capacity=(ns.get("capacity") or partitions) if premium else None
-            ),
+            sku=servicebus.SBSkuArgs(name=sku, tier=sku, capacity=(ns.get("capacity") or partitions) if premium else None),
             premium_messaging_partitions=partitions if premium else None,
             zone_redundant=ns.get("zone_redundant", NAMESPACE_DEFAULTS["zone_redundant"]),
             public_network_access=ns.get("public_network_access", NAMESPACE_DEFAULTS["public_network_access"]),

@@ -208,9 +208,7 @@ class SyphonHost(pulumi.ComponentResource):
             if missing:
                 raise ValueError(f"{missing[0]}: expected the namespace's name to scale on backlog depth, got none")
             # Manage on the secondary, for KEDA's runtime-properties read (see "Scaling on backlog depth").
-            grants.append(
-                grant("scale-secondary", contract.ROLE_SERVICE_BUS_DATA_OWNER, args["secondary_namespace_id"])
-            )
+            grants.append(grant("scale-secondary", contract.ROLE_SERVICE_BUS_DATA_OWNER, args["secondary_namespace_id"]))
             scale["rules"] = [
                 backlog_scale_rule(args["primary_namespace_name"], args["secondary_namespace_name"], identity.id)
             ]
