@@ -204,7 +204,9 @@ class PairedNamespace(pulumi.ComponentResource):
             contract.ROLE_PRIMARY: (self.pair.primary, self.pair.primary_resource_group_name),
             contract.ROLE_SECONDARY: (self.pair.secondary, self.pair.secondary_resource_group_name),
         }
-        harden_pair(name, self, config, namespaces, self.syphon.workspace_id)
+        # Children of the namespaces' own part (so PairedNamespace holds exactly its four parts), named from this
+        # component's name so that two pairs in one program never collide.
+        harden_pair(name, self.pair, config, namespaces, self.syphon.workspace_id)
 
         self.primary_namespace_id = self.pair.primary.id
         self.secondary_namespace_id = self.pair.secondary.id
