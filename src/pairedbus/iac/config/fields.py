@@ -198,6 +198,17 @@ def _log_selection(values: list[str]) -> list[str]:
     return values
 
 
+def at_most(count: int, what: str) -> AfterValidator:
+    """A list of at most `count` items, refused in one line that says how many were given."""
+
+    def check(values: list[Any]) -> list[Any]:
+        if len(values) > count:
+            raise ValueError(f"expected at most {count} {what} (Service Bus quotas), got {len(values)}")
+        return values
+
+    return AfterValidator(check)
+
+
 KeyVaultUri = Annotated[
     str, AfterValidator(_arm_id("KEY_VAULT_URI", "a key vault URI such as https://kv-contoso.vault.azure.net"))
 ]

@@ -37,6 +37,7 @@ from pairedbus.iac.config.fields import (
     SubscriptionName,
     TimeToLive,
     UserAssignedIdentityId,
+    at_most,
 )
 
 #: The longest primary outage a pair must absorb unless the stack says otherwise. Duplicates of
@@ -75,11 +76,11 @@ class NetworkRuleSetConfig(_Model):
     #: Allow: every address gets in and the rules change nothing, so rules then are refused.
     default_action: Literal["Allow", "Deny"] = "Deny"
     #: IPv4 addresses or CIDR ranges allowed in, at most 128 ([quotas]).
-    ip_rules: Annotated[list[IpRule], Field(max_length=limits.MAX_IP_RULES)] = Field(default_factory=list)
+    ip_rules: Annotated[list[IpRule], at_most(limits.MAX_IP_RULES, "IP rules")] = Field(default_factory=list)
     #: Subnet ARM ids allowed in through their Microsoft.ServiceBus service endpoint (Premium only), at most 128.
-    virtual_network_rules: Annotated[list[SubnetId], Field(max_length=limits.MAX_VIRTUAL_NETWORK_RULES)] = Field(
-        default_factory=list
-    )
+    virtual_network_rules: Annotated[
+        list[SubnetId], at_most(limits.MAX_VIRTUAL_NETWORK_RULES, "virtual network rules")
+    ] = Field(default_factory=list)
     #: Let Microsoft's trusted services (Event Grid, Stream Analytics, ...) past the firewall (default false).
     trusted_service_access_enabled: bool = False
 
