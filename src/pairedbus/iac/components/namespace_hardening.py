@@ -30,8 +30,8 @@ CATEGORY_GROUPS = ("allLogs", "audit")
 #: The lock on each namespace: 1-90 characters, none of < > * % & : \ ? / + (ARM naming rules, Microsoft.Authorization).
 LOCK_NAME = "pairedbus-cannot-delete"
 LOCK_NOTES = (
-    "pairedbus: a namespace of a paired pair (its queues, topics and backlog). Remove this lock (namespaceLock: none, "
-    "pulumi up) before deleting or replacing the namespace on purpose."
+    "pairedbus: this namespace holds a pair's queues, topics or backlog queues. Remove the lock (namespaceLock: none, "
+    "then pulumi up) before deleting or replacing the namespace on purpose."
 )
 
 
