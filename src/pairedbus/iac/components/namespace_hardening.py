@@ -1,6 +1,11 @@
 """What Azure Verified Modules' `avm/res/service-bus/namespace` gives a production namespace, for a pair's two:
 diagnostic settings (resource logs and metrics to Log Analytics), a management lock, a network rule set for a
-namespace that keeps public access, and customer-managed-key encryption (Premium).
+namespace that keeps public access, and customer-managed-key encryption (Premium). As the AVM module does it
+(Azure/bicep-registry-modules, avm/res/service-bus/namespace/main.bicep): `Microsoft.Authorization/locks@2020-05-01`
+scoped to the namespace ("Cannot delete resource or child resources."), `Microsoft.Insights/diagnosticSettings@
+2021-05-01-preview` on it, the namespace's `encryption` with keySource Microsoft.KeyVault read through a user-assigned
+identity added to the namespace's identities, and a `networkRuleSets` child. Unlike AVM, a rule set here defaults to
+Deny (AVM: Allow) and trusted services off (AVM: on), and infrastructure encryption is off unless asked (AVM: on).
 
 Functions, not a component: each takes the owning component's name, the namespace's role and resource and the
 component as `parent`, and names its resource `f"{name}-{role}-<what>"`, so two pairs in one program never
