@@ -19,7 +19,9 @@ def _python_blocks() -> list[str]:
 async def test_the_failover_sender_example_sends_to_the_primary() -> None:
     (example,) = [block for block in _python_blocks() if "pairedbus.iac" not in block]
     with mock_servicebus() as world:
-        orders = world.namespace("contoso-prod-weu.servicebus.windows.net").create_queue("orders", requires_session=True)
+        orders = world.namespace("contoso-prod-weu.servicebus.windows.net").create_queue(
+            "orders", requires_session=True
+        )
         for index in range(10):
             world.namespace("contoso-prod-neu.servicebus.windows.net").create_queue(
                 contract.backlog_queue_name("contoso-prod-weu", index)
@@ -39,3 +41,118 @@ def test_the_readme_starts_with_the_two_commands() -> None:
     assert commands == ["scripts/main-job", "scripts/test"]
     ci = (README.parent / ".ci" / "run").read_text()
     assert "scripts/test" in ci
+
+
+# --- A newcomer's path (issue 20, item 7) --------------------------------------------------------
+
+REPO = README.parent
+
+
+def _section(title: str) -> str:
+    text = README.read_text()
+    start = text.index(f"\n## {title}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end != -1 else None]
+
+
+def _bash_commands(text: str) -> list[str]:
+    blocks = re.findall(r"```bash\n(.*?)```", text, flags=re.DOTALL)
+    return [line.split("  #")[0].strip() for block in blocks for line in block.splitlines() if line.strip()]
+
+
+def test_real_use_starts_with_pairedbus_doctor() -> None:
+    commands = _bash_commands(_section("Real use"))
+    assert commands[0] == "pairedbus doctor"
+    assert "pairedbus doctor" in _section("Real use").split("```", 2)[2]  # and the text says why, after the block
+
+
+def test_no_install_line_asks_the_package_index_for_pairedbus() -> None:
+    """pairedbus is not on PyPI: every install of it names a path (a checkout), never the bare name."""
+    text = README.read_text()
+    installs = re.findall(r"pip install[^\n`]*", text)
+    assert installs
+    for line in installs:
+        for target in re.findall(r"'([^']*)'|(\S+)", line.split("#")[0])[2:]:
+            name = next(t for t in target if t)
+            if "pairedbus" in name.lower():
+                assert "/" in name or name.startswith("."), line
+
+
+def test_pulumi_package_add_takes_a_checkout_path_that_holds_the_plugin() -> None:
+    (line,) = [c for c in _bash_commands(README.read_text()) if c.startswith("pulumi package add")]
+    target = line.split()[3]
+    assert "://" not in target and target.startswith(("../", "./", "/"))
+    assert (REPO / "PulumiPlugin.yaml").is_file()  # a checkout is the directory holding it
+
+
+def _policy_venv_command() -> str:
+    (command,) = re.findall(r"`(\(cd policies && python -m venv venv && [^`]*)`", README.read_text())
+    return command
+
+
+def test_the_by_hand_policy_venv_command_resolves_its_requirements_from_the_repository_root() -> None:
+    """pip reads a requirement's path against its working directory: simulate the command's `cd` from the root
+    and resolve every path of policies/requirements.txt there; each must be this repository."""
+    command = _policy_venv_command()
+    cwd = REPO
+    for part in command.strip("()").split("&&"):
+        words = part.split()
+        if words[0] == "cd":
+            cwd = (cwd / words[1]).resolve()
+        if "pip" in words[0] and "-r" in words:
+            requirements = cwd / words[words.index("-r") + 1]
+            assert requirements == REPO / "policies" / "requirements.txt"
+    lines = [ln.strip() for ln in requirements.read_text().splitlines() if ln.strip() and not ln.startswith("#")]
+    paths = [ln.removeprefix("-e ").split("[")[0] for ln in lines if ln.startswith(("-e ", ".", "/"))]
+    assert paths and all((cwd / p).resolve() == REPO for p in paths)
+    assert all((cwd / p / "pyproject.toml").is_file() for p in paths)
+
+
+def test_one_statement_of_who_creates_the_policy_venv() -> None:
+    text = " ".join(README.read_text().split())
+    sentences = [s for s in re.split(r"(?<=[.!?])\s", text) if "policies/venv" in s]
+    assert sentences
+    for sentence in sentences:
+        assert not re.search(r"Pulumi creates `?policies/venv|preview[^.]*creates `?policies/venv", sentence), sentence
+    assert "neither creates it nor installs into it" in text
+    comment = (REPO / "policies" / "requirements.txt").read_text()
+    assert (
+        "nothing installs them implicitly" in comment
+        and "Installed into policies/venv by `pulumi preview" not in comment
+    )
+
+
+def test_every_relative_link_and_docs_path_exists() -> None:
+    text = README.read_text()
+    links = re.findall(r"\]\((?!https?://|#)([^)\s]+)\)", text)
+    paths = re.findall(r"`((?:docs|stacks|policies|examples)/[\w./-]*)`", text)
+    assert "docs/spec/" in links
+    created = {"policies/venv", "policies/venv/"}  # what the reader creates (the policy pack's venv)
+    for target in {*links, *paths} - created:
+        assert (REPO / target).exists(), target
+
+
+def test_the_comparison_answers_side_by_side_with_microsoft_sources() -> None:
+    section = _section("Paired namespaces, Geo-Disaster Recovery or Geo-Replication?")
+    header = next(line for line in section.splitlines() if line.startswith("| |"))
+    assert [c.strip() for c in header.strip("|").split("|")][1:] == [
+        "**Paired namespaces** (this project)",
+        "**Geo-Disaster Recovery**",
+        "**Geo-Replication**",
+    ]
+    rows = {line.split("|")[1].strip() for line in section.splitlines() if line.startswith("| ") and "---" not in line}
+    assert {
+        "Tiers",
+        "What is replicated",
+        "What a sender sees during an outage",
+        "Who acts",
+        "Ordering and duplicates",
+        "Cost",
+    } <= rows
+    for url in (
+        "https://learn.microsoft.com/azure/service-bus-messaging/service-bus-geo-dr",
+        "https://learn.microsoft.com/azure/service-bus-messaging/service-bus-geo-replication",
+        "https://azure.microsoft.com/pricing/details/service-bus/",
+    ):
+        assert url in section
+    assert "Premium only [1]" in section and "Premium only [2]" in section and "per GB" in section

@@ -88,10 +88,19 @@ def test_paired_namespace_inputs_and_outputs(schema: dict[str, Any]) -> None:
         "deployerPrincipalType",
         "maxOutage",
         "network",
+        "diagnostics",
+        "namespaceLock",
     }
     assert paired["inputProperties"]["network"]["$ref"] == "#/types/pairedbus:index:NetworkSettings"
     network = schema["types"]["pairedbus:index:NetworkSettings"]
     assert sorted(network["required"]) == ["privateDnsZoneId", "privateEndpointSubnetId", "syphonInfrastructureSubnetId"]
+    # Production hardening: the namespace's CMK and firewall, and the pair's diagnostics, typed like the config.
+    namespace = schema["types"]["pairedbus:index:NamespaceSettings"]["properties"]
+    assert namespace["encryption"]["$ref"] == "#/types/pairedbus:index:EncryptionSettings"
+    assert namespace["networkRuleSet"]["$ref"] == "#/types/pairedbus:index:NetworkRuleSetSettings"
+    encryption = schema["types"]["pairedbus:index:EncryptionSettings"]
+    assert sorted(encryption["required"]) == ["keyName", "keyVaultUri", "userAssignedIdentityId"]
+    assert paired["inputProperties"]["diagnostics"]["$ref"] == "#/types/pairedbus:index:DiagnosticsSettings"
     assert {
 
         "primaryNamespaceId",

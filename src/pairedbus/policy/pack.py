@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from pulumi_policy import (
     EnforcementLevel,
     PolicyConfigSchema,
+    PolicyResource,
     ReportViolation,
     ResourceValidationArgs,
     ResourceValidationPolicy,
@@ -177,6 +178,33 @@ def validate_paired_entities_duplicate_detection(args: StackValidationArgs, repo
         _report(findings, report, resource.urn, rule=rules.PAIRED_ENTITIES_DUPLICATE_DETECTION)
 
 
+#: The diagnostic-settings resource types whose target is a namespace (azure-native v3 puts them in `monitor`).
+DIAGNOSTIC_SETTING_TYPES = ("azure-native:monitor:DiagnosticSetting", "azure-native:insights:DiagnosticSetting")
+
+
+def _targets(stack: StackView, setting: PolicyResource, namespace: PolicyResource) -> bool:
+    """Whether a diagnostic setting is on this namespace: by its `resourceUri` when known (ARM ids compare
+    without regard to case), else by what that input (or the setting) depends on."""
+    uri = stack.props[setting.urn].get("resourceUri")
+    if isinstance(uri, str):
+        return uri.lower().endswith(f"/providers/microsoft.servicebus/namespaces/{stack.namespace_label(namespace).lower()}")
+    depends = setting.property_dependencies.get("resourceUri") or setting.dependencies
+    return any(resource is namespace or resource.urn == namespace.urn for resource in depends)
+
+
+def validate_production_namespace_diagnostics(args: StackValidationArgs, report: ReportViolation) -> None:
+    """A production namespace (protected, as `production: true` makes it) has a diagnostic setting sending its
+    resource logs somewhere."""
+    stack = StackView(args.resources)
+    settings_ = [r for r in stack.resources if r.resource_type in DIAGNOSTIC_SETTING_TYPES]
+    for namespace in stack.namespaces:
+        if not namespace.opts.protect:
+            continue
+        on_it = [stack.props[s.urn] for s in settings_ if _targets(stack, s, namespace)]
+        findings = rules.check_production_diagnostics(stack.props[namespace.urn], on_it)
+        _report(findings, report, namespace.urn, rule=rules.PRODUCTION_NAMESPACE_DIAGNOSTICS)
+
+
 # --- The pack -------------------------------------------------------------------------------
 
 _MANDATORY = EnforcementLevel.MANDATORY
@@ -304,6 +332,21 @@ paired_entities_duplicate_detection = StackValidationPolicy(
     ),
 )
 
+production_namespace_diagnostics = StackValidationPolicy(
+    name=rules.PRODUCTION_NAMESPACE_DIAGNOSTICS,
+    description=(
+        "A production Service Bus namespace (one the stack protects, as production: true does) has a diagnostic "
+        "setting that sends its resource logs (OperationalLogs, RuntimeAuditLogs, VNetAndIPFilteringLogs, ...) to "
+        "a destination, so changes and access leave a trail. Advisory: logs may be collected another way (an Azure "
+        "Policy deployIfNotExists). Mirrors PSRule Azure.ServiceBus.AuditLogs, the Azure Policy built-in 'Resource "
+        "logs in Service Bus should be enabled' and AVM's avm/res/service-bus/namespace diagnosticSettings."
+    ),
+    validate=validate_production_namespace_diagnostics,
+    enforcement_level=EnforcementLevel.ADVISORY,
+    severity=Severity.MEDIUM,
+    remediation_steps="Set pairedbus:diagnostics (e.g. `logs: [allLogs]`) in the stack config.",
+)
+
 POLICIES: list[ResourceValidationPolicy | StackValidationPolicy] = [
     local_auth_disabled,
     minimum_tls,
@@ -314,4 +357,5 @@ POLICIES: list[ResourceValidationPolicy | StackValidationPolicy] = [
     standard_partitioned_entity_limit,
     entity_size_allowed_for_tier,
     paired_entities_duplicate_detection,
+    production_namespace_diagnostics,
 ]

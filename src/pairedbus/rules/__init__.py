@@ -28,10 +28,12 @@ from pairedbus.rules.findings import (
     PAIRED_ENTITIES_DUPLICATE_DETECTION,
     PAIRED_REGIONS_DIFFER,
     PREMIUM_ENTITIES_PARTITIONED,
+    PRODUCTION_NAMESPACE_DIAGNOSTICS,
     RULES,
     STANDARD_PARTITIONED_ENTITY_LIMIT,
     Finding,
 )
+from pairedbus.rules.hardening import check_production_diagnostics
 from pairedbus.rules.namespace import NamespaceView, check_namespace_security, namespace_view, normalise_region
 
 __all__ = [
@@ -47,6 +49,7 @@ __all__ = [
     "PAIRED_ENTITIES_DUPLICATE_DETECTION",
     "PAIRED_REGIONS_DIFFER",
     "PREMIUM_ENTITIES_PARTITIONED",
+    "PRODUCTION_NAMESPACE_DIAGNOSTICS",
     "RULES",
     "STANDARD_PARTITIONED_ENTITY_LIMIT",
     "Finding",
@@ -59,6 +62,7 @@ __all__ = [
     "check_pair",
     "check_partitioned_entity_limit",
     "check_premium_entity_partitioned",
+    "check_production_diagnostics",
     "extra_backlog_queues",
     "is_partitioned",
     "namespace_view",

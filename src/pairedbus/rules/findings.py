@@ -19,6 +19,8 @@ PAIRED_REGIONS_DIFFER: Final = "paired-regions-differ"
 STANDARD_PARTITIONED_ENTITY_LIMIT: Final = "standard-partitioned-entity-limit"
 ENTITY_SIZE_ALLOWED_FOR_TIER: Final = "entity-size-allowed-for-tier"
 PAIRED_ENTITIES_DUPLICATE_DETECTION: Final = "paired-entities-duplicate-detection"
+#: Advisory: a production (protected) namespace without diagnostic settings (rules/hardening.py).
+PRODUCTION_NAMESPACE_DIAGNOSTICS: Final = "production-namespace-diagnostics"
 
 RULES: Final = (
     PREMIUM_ENTITIES_PARTITIONED,
@@ -30,6 +32,7 @@ RULES: Final = (
     STANDARD_PARTITIONED_ENTITY_LIMIT,
     ENTITY_SIZE_ALLOWED_FOR_TIER,
     PAIRED_ENTITIES_DUPLICATE_DETECTION,
+    PRODUCTION_NAMESPACE_DIAGNOSTICS,
 )
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import inspect
+import json
 import re
 from collections import Counter
 from collections.abc import Iterator, Mapping
@@ -34,8 +35,10 @@ import pytest
 from azure.mgmt.appcontainers import models as app_models
 from azure.mgmt.authorization.v2022_04_01 import models as authorization_models
 from azure.mgmt.loganalytics import models as loganalytics_models
+from azure.mgmt.monitor.v2021_05_01_preview import models as monitor_models
 from azure.mgmt.msi.v2023_01_31 import models as msi_models
 from azure.mgmt.network import models as network_models
+from azure.mgmt.resource.locks import models as lock_models
 from azure.mgmt.resource.resources.v2024_07_01 import models as resource_models
 from azure.mgmt.servicebus import models as servicebus_models
 from pulumi.runtime import rpc
@@ -210,6 +213,88 @@ _SUBNET = Limit(
 )
 _ENVIRONMENT_SUBNET = dataclasses.replace(_SUBNET, path="vnetConfiguration.infrastructureSubnetId")
 
+# Production hardening (pairedbus.iac.components.namespace_hardening), what AVM's service-bus/namespace sets.
+_NAMESPACE_ID = r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.ServiceBus/namespaces/[^/]+$"
+# Diagnostic settings, Microsoft.Insights 2021-05-01-preview (azure-mgmt-monitor 6.0.2, v2021_05_01_preview):
+#   PUT {resourceUri}/providers/Microsoft.Insights/diagnosticSettings/{name}. The categories are Service Bus's
+#   (learn.microsoft.com/azure/service-bus-messaging/monitor-service-bus-reference, "Resource logs"; the category
+#   groups allLogs and audit are Azure Monitor's); logAnalyticsDestinationType: "Possible values are: Dedicated and
+#   null" (the model's docstring).
+_DIAGNOSTIC_PATH = {
+    "resourceUri": Prop(wire="{resourceUri}", kind="string", required=True, min_length=1),
+    "name": Prop(wire="{name}", kind="string", required=True, min_length=1),
+}
+_DIAGNOSTIC_LIMITS = (
+    Limit("resourceUri", "diagnostic settings of a Service Bus namespace", pattern=_NAMESPACE_ID),
+    Limit(
+        "workspaceId",
+        "a Log Analytics workspace",
+        pattern=r"(?i)^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.OperationalInsights/workspaces/[^/]+$",
+    ),
+    Limit("logs[].categoryGroup", "Azure Monitor category groups", enum=frozenset({"allLogs", "audit"})),
+    Limit(
+        "logs[].category",
+        "Service Bus resource log categories",
+        enum=frozenset(
+            {
+                "OperationalLogs",
+                "VNetAndIPFilteringLogs",
+                "RuntimeAuditLogs",
+                "ApplicationMetricsLogs",
+                "DiagnosticErrorLogs",
+            }
+        ),
+    ),
+    Limit("metrics[].category", "Azure Monitor: every platform metric", enum=frozenset({"AllMetrics"})),
+    Limit("logAnalyticsDestinationType", "DiagnosticSettingsResource docstring", enum=frozenset({"Dedicated"})),
+)
+# Management locks, Microsoft.Authorization 2020-05-01 (azure-mgmt-resource-locks 1.0.0):
+#   PUT {scope}/providers/Microsoft.Authorization/locks/{lockName}; resource-name-rules (Microsoft.Authorization
+#   locks: 1-90 characters, none of < > * % & : \ ? / + or control characters); ManagementLockObject: "notes:
+#   Notes about the lock. Maximum of 512 characters."
+_LOCK_PATH = {"scope": _SCOPE, "lockName": Prop(wire="{lockName}", kind="string", required=True, min_length=1)}
+_LOCK_LIMITS = (
+    Limit("lockName", "resource naming rules: locks", pattern=r"^[^<>*%&:\\?/+\x00-\x1f]{1,90}$"),
+    Limit("notes", "ManagementLockObject docstring", max_length=512),
+    Limit("scope", "a lock on a Service Bus namespace", pattern=_NAMESPACE_ID),
+    Limit("level", "a namespace keeps taking writes: CanNotDelete only", enum=frozenset({"CanNotDelete"})),
+)
+# Network rule sets, Microsoft.ServiceBus 2026-01-01 (namespaces/networkRuleSets/default): IPv4 masks
+#   (learn.microsoft.com/azure/service-bus-messaging/service-bus-ip-filtering) and subnets of virtual networks.
+_NETWORK_RULE_LIMITS = (
+    Limit("ipRules", "Service Bus quotas: IP filter rules per namespace", max_items=128),
+    Limit("virtualNetworkRules", "Service Bus quotas: virtual network rules per namespace", max_items=128),
+    Limit(
+        "ipRules[].ipMask",
+        "Service Bus IP filter: an IPv4 address or CIDR range",
+        pattern=r"^(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:/(?:3[0-2]|[12]?\d))?$",
+    ),
+    Limit("ipRules[].action", "Service Bus IP filter rules allow", enum=frozenset({"Allow"})),
+    dataclasses.replace(_SUBNET, path="virtualNetworkRules[].subnet.id"),
+)
+# Customer-managed keys on the namespace (learn.microsoft.com/azure/service-bus-messaging/
+#   configure-customer-managed-key; Key Vault object identifiers, learn.microsoft.com/azure/key-vault/general/
+#   about-keys-secrets-certificates).
+_CMK_LIMITS = (
+    Limit(
+        "encryption.keyVaultProperties[].keyVaultUri",
+        "a Key Vault URI",
+        pattern=r"^https://[A-Za-z0-9-]{3,24}\.(?:vault|managedhsm)\.[a-z0-9.]+/?$",
+    ),
+    Limit("encryption.keyVaultProperties[].keyName", "Key Vault key names", pattern=r"^[A-Za-z0-9-]{1,127}$"),
+    Limit("encryption.keyVaultProperties[].keyVersion", "Key Vault key versions", pattern=r"^[0-9a-fA-F]{32}$"),
+    Limit(
+        "encryption.keyVaultProperties[].identity.userAssignedIdentity",
+        "a user-assigned identity",
+        pattern=r"(?i)^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.ManagedIdentity/userAssignedIdentities/[^/]+$",
+    ),
+    Limit(
+        "identity.userAssignedIdentities",
+        "identity keys are user-assigned identities",
+        key_pattern=r"(?i)^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.ManagedIdentity/userAssignedIdentities/[^/]+$",
+    ),
+)
+
 _QUEUE_LIMITS = (_LOCK, _TTL, _AUTO_DELETE, _DUPLICATE_WINDOW, _DELIVERY_COUNT, _MESSAGE_SIZE, _USER_METADATA)
 _TOPIC_LIMITS = (_TTL, _AUTO_DELETE, _DUPLICATE_WINDOW, _MESSAGE_SIZE, _USER_METADATA)
 _SUBSCRIPTION_LIMITS = (_LOCK, _TTL, _AUTO_DELETE, _DUPLICATE_WINDOW, _DELIVERY_COUNT, _USER_METADATA)
@@ -229,7 +314,16 @@ DEFINITIONS: dict[str, Definition] = {
         servicebus_models.SBNamespace,
         "2026-01-01",
         _SB_PATH,
-        (_NAMESPACE_PATTERN, _PARTITIONS, *_TRACKED),
+        (_NAMESPACE_PATTERN, _PARTITIONS, *_CMK_LIMITS, *_TRACKED),
+    ),
+    "azure-native:servicebus:NamespaceNetworkRuleSet": Definition(
+        servicebus_models.NetworkRuleSet, "2026-01-01", _SB_PATH, (*_NETWORK_RULE_LIMITS, _RG_NO_TRAILING_DOT)
+    ),
+    "azure-native:monitor:DiagnosticSetting": Definition(
+        monitor_models.DiagnosticSettingsResource, "2021-05-01-preview", _DIAGNOSTIC_PATH, _DIAGNOSTIC_LIMITS
+    ),
+    "azure-native:authorization:ManagementLockByScope": Definition(
+        lock_models.ManagementLockObject, "2020-05-01", _LOCK_PATH, _LOCK_LIMITS
     ),
     contract.TYPE_QUEUE: Definition(
         servicebus_models.SBQueue,
@@ -399,6 +493,44 @@ def render_settings(stack: str, overrides: Mapping[str, str] | None = None) -> t
 @pytest.fixture(scope="module")
 def rendered() -> dict[str, tuple[dict[str, str], Plan]]:
     return {stack: render_settings(stack) for stack in STACKS}
+
+
+_SUBSCRIPTION = "/subscriptions/6f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f"
+#: The hardening prod does not use (it denies public access, so no network rule set), on dev: a network rule set on
+#: each namespace (IP rules on the Standard primary, a virtual-network rule on a Premium secondary), diagnostics by
+#: category to a given workspace without metrics, and the lock outside production.
+HARDENED_DEV = {
+    "pairedbus:namespaceLock": "CanNotDelete",
+    "pairedbus:diagnostics": json.dumps(
+        {
+            "workspaceId": f"{_SUBSCRIPTION}/resourceGroups/rg-logs/providers/Microsoft.OperationalInsights/workspaces/law-central",
+            "logs": ["OperationalLogs", "VNetAndIPFilteringLogs", "ApplicationMetricsLogs"],
+            "metrics": False,
+        }
+    ),
+}
+
+
+def _hardened_namespaces(settings: Mapping[str, str]) -> dict[str, str]:
+    primary = json.loads(settings["pairedbus:primary"])
+    secondary = json.loads(settings["pairedbus:secondary"])
+    primary["networkRuleSet"] = {"ipRules": ["203.0.113.0/24", "198.51.100.7"], "trustedServiceAccessEnabled": True}
+    secondary.update(
+        sku="Premium",
+        premiumMessagingPartitions=2,
+        networkRuleSet={
+            "virtualNetworkRules": [
+                f"{_SUBSCRIPTION}/resourceGroups/rg-net/providers/Microsoft.Network/virtualNetworks/vnet-dev/subnets/clients"
+            ]
+        },
+    )
+    return {"pairedbus:primary": json.dumps(primary), "pairedbus:secondary": json.dumps(secondary)}
+
+
+@pytest.fixture(scope="module")
+def hardened() -> tuple[dict[str, str], Plan]:
+    settings, _ = PulumiProject.find(REPO).stack_settings("dev")
+    return render_settings("dev", {**HARDENED_DEV, **_hardened_namespaces(settings)})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -630,8 +762,18 @@ def test_repository_stack_conforms_to_arm(stack: str, rendered) -> None:
     assert not mismatches, "\n" + _report(mismatches)
 
 
-def test_every_rendered_azure_native_type_has_a_definition(rendered) -> None:
-    types = {r.type for _, plan in rendered.values() for r in plan.resources if r.type.startswith("azure-native:")}
+def test_the_hardening_prod_does_not_use_conforms_to_arm(hardened) -> None:
+    settings, plan = hardened
+    mismatches = all_mismatches("dev-hardened", settings, plan)
+    assert not mismatches, "\n" + _report(mismatches)
+    assert len(plan.of_type("azure-native:servicebus:NamespaceNetworkRuleSet")) == 2
+    assert len(plan.of_type("azure-native:monitor:DiagnosticSetting")) == 2
+    assert len(plan.of_type("azure-native:authorization:ManagementLockByScope")) == 2
+
+
+def test_every_rendered_azure_native_type_has_a_definition(rendered, hardened) -> None:
+    plans = [plan for _, plan in rendered.values()] + [hardened[1]]
+    types = {r.type for plan in plans for r in plan.resources if r.type.startswith("azure-native:")}
     assert types == set(DEFINITIONS)
     counts = {
         stack: sum(r.type.startswith("azure-native:") for r in plan.resources) for stack, (_, plan) in rendered.items()
@@ -746,21 +888,27 @@ def test_the_deployer_assignment_takes_its_principal_type_from_the_stack_setting
     settings, plan = render_settings("dev", {DEPLOYER_PRINCIPAL_TYPE_KEY: principal_type})
     mismatches = check_role_assignments("dev", settings, plan, render_module.FAKE_OBJECT_ID)
     assert not mismatches, "\n" + _report(mismatches)
-    (deployer,) = [a for a in plan.of_type("azure-native:authorization:RoleAssignment") if a.name == "deployer-data-owner"]
+    (deployer,) = [
+        a for a in plan.of_type("azure-native:authorization:RoleAssignment") if a.name == "deployer-data-owner"
+    ]
     assert deployer.inputs["principalType"] == principal_type
 
 
 def test_the_deployer_assignment_is_user_when_the_stack_says_nothing(rendered) -> None:
     for stack in STACKS:
         _, plan = rendered[stack]
-        (deployer,) = [a for a in plan.of_type("azure-native:authorization:RoleAssignment") if a.name == "deployer-data-owner"]
+        (deployer,) = [
+            a for a in plan.of_type("azure-native:authorization:RoleAssignment") if a.name == "deployer-data-owner"
+        ]
         assert deployer.inputs["principalType"] == "User"
 
 
 def test_the_deploy_workflow_declares_its_service_principal() -> None:
     # pulumi/actions `config-map`: {pairedbus:deployerPrincipalType: {value: ServicePrincipal, ...}}
     workflow = (REPO / ".github" / "workflows" / "deploy.yml").read_text()
-    assert len(re.findall(r"deployerPrincipalType\W+(?:value\W+)?ServicePrincipal", workflow)) == 3  # dev, staging, prod
+    assert (
+        len(re.findall(r"deployerPrincipalType\W+(?:value\W+)?ServicePrincipal", workflow)) == 3
+    )  # dev, staging, prod
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1016,7 +1164,13 @@ WRONG = [
         _set("privateLinkServiceConnections[0].privateLinkServiceId", "/subscriptions/x/resourceGroups/y"),
         {("privateLinkServiceConnections[0].privateLinkServiceId", "pattern")},
     ),
-    ("private-endpoint-name", "prod", "primary-pe", _set("privateEndpointName", "p" * 65), {("privateEndpointName", "pattern")}),
+    (
+        "private-endpoint-name",
+        "prod",
+        "primary-pe",
+        _set("privateEndpointName", "p" * 65),
+        {("privateEndpointName", "pattern")},
+    ),
     ("private-endpoint-subnet", "prod", "primary-pe", _set("subnet.id", "snet-pe"), {("subnet.id", "pattern")}),
     (
         "private-endpoint-unknown-name",
@@ -1043,7 +1197,10 @@ WRONG = [
         "environment-subnet",
         "prod",
         "syphon-env",
-        _set("vnetConfiguration.infrastructureSubnetId", "/subscriptions/x/resourceGroups/y/providers/Microsoft.Network/virtualNetworks/v"),
+        _set(
+            "vnetConfiguration.infrastructureSubnetId",
+            "/subscriptions/x/resourceGroups/y/providers/Microsoft.Network/virtualNetworks/v",
+        ),
         {("vnetConfiguration.infrastructureSubnetId", "pattern")},
     ),
     (
@@ -1052,6 +1209,77 @@ WRONG = [
         "syphon-env",
         _set("vnetConfiguration.internal", "true"),
         {("vnetConfiguration.internal", "type")},
+    ),
+    (
+        "cmk-key-vault-uri",
+        "prod",
+        "primary",
+        _set("encryption.keyVaultProperties[0].keyVaultUri", "kv-pairedbus-prod-weu"),
+        {("encryption.keyVaultProperties[0].keyVaultUri", "pattern")},
+    ),
+    (
+        "cmk-key-source",
+        "prod",
+        "primary",
+        _set("encryption.keySource", "Microsoft.Storage"),
+        {("encryption.keySource", "enum")},
+    ),
+    (
+        "cmk-identity-not-an-identity",
+        "prod",
+        "secondary",
+        _set(
+            "identity.userAssignedIdentities",
+            ["/subscriptions/x/resourceGroups/y/providers/Microsoft.KeyVault/vaults/v"],
+        ),
+        {
+            (
+                "identity.userAssignedIdentities./subscriptions/x/resourceGroups/y/providers/Microsoft.KeyVault/vaults/v",
+                "pattern",
+            )
+        },
+    ),
+    (
+        "diagnostics-unknown-category",
+        "prod",
+        "pairedbus-primary-diagnostics",
+        _set("logs[0]", {"category": "AuditEvent", "enabled": True}),
+        {("logs[0].category", "enum")},
+    ),
+    (
+        "diagnostics-enabled-missing",
+        "prod",
+        "pairedbus-secondary-diagnostics",
+        _set("logs[0]", {"categoryGroup": "allLogs"}),
+        {("logs[0].enabled", "required")},
+    ),
+    (
+        "diagnostics-to-a-storage-account-id",
+        "prod",
+        "pairedbus-primary-diagnostics",
+        _set("workspaceId", "/subscriptions/x/resourceGroups/y/providers/Microsoft.Storage/storageAccounts/s"),
+        {("workspaceId", "pattern")},
+    ),
+    (
+        "lock-read-only",
+        "prod",
+        "pairedbus-primary-lock",
+        _set("level", "ReadOnly"),
+        {("level", "enum")},
+    ),
+    (
+        "lock-level-unknown-to-arm",
+        "prod",
+        "pairedbus-primary-lock",
+        _set("level", "DoNotDelete"),
+        {("level", "enum")},
+    ),
+    (
+        "lock-notes-too-long",
+        "prod",
+        "pairedbus-secondary-lock",
+        _set("notes", "x" * 513),
+        {("notes", "max-length")},
     ),
     (
         "message-size-on-standard",
@@ -1073,6 +1301,33 @@ def test_each_check_can_fail(stack: str, name: str, change, expected: set[tuple[
     new = {(m.path, m.rule) for m in after if (m.resource, m.path, m.rule) not in before}
     assert new == expected, "\n" + _report(after)
     assert all(m.resource == name and m.stack == stack for m in after if (m.path, m.rule) in expected)
+
+
+@pytest.mark.parametrize(
+    ("name", "change", "expected"),
+    [
+        (
+            "pairedbus-primary-network-rules",
+            _set("ipRules[0].ipMask", "2001:db8::/32"),
+            {("ipRules[0].ipMask", "pattern")},
+        ),
+        ("pairedbus-primary-network-rules", _set("defaultAction", "Block"), {("defaultAction", "enum")}),
+        (
+            "pairedbus-primary-network-rules",
+            _set("ipRules", [{"ipMask": "10.0.0.0/8", "action": "Allow"}] * 129),
+            {("ipRules", "max-items")},
+        ),
+        (
+            "pairedbus-secondary-network-rules",
+            _set("virtualNetworkRules[0].subnet.id", "snet-clients"),
+            {("virtualNetworkRules[0].subnet.id", "pattern")},
+        ),
+    ],
+)
+def test_each_network_rule_set_check_can_fail(name: str, change, expected, hardened) -> None:
+    settings, plan = hardened
+    after = all_mismatches("dev-hardened", settings, _with(plan, name, change))
+    assert {(m.path, m.rule) for m in after} == expected, "\n" + _report(after)
 
 
 def test_a_standard_namespace_holds_at_most_100_partitioned_entities(rendered) -> None:

@@ -15,6 +15,7 @@ from typing import Any, NotRequired, TypedDict
 import pulumi
 
 from pairedbus import contract
+from pairedbus.iac.components.namespace_hardening import EncryptionSettings, NetworkRuleSetSettings
 
 #: What a part assumes when used on its own and a setting is left out: the stack-config model's defaults
 #: (tests/iac/components/test_args.py holds them equal). PairedNamespace always passes the model's values.
@@ -73,6 +74,10 @@ class NamespaceSettings(TypedDict):
     """Spread the namespace over availability zones (default false)."""
     public_network_access: NotRequired[str]
     """Enabled (default), Disabled or SecuredByPerimeter."""
+    network_rule_set: NotRequired[NetworkRuleSetSettings]
+    """Firewall rules for the public endpoint (publicNetworkAccess Enabled only); none: no rule set."""
+    encryption: NotRequired[EncryptionSettings]
+    """Customer-managed-key encryption (Premium only); none: Microsoft-managed keys."""
 
 
 class SubscriptionSettings(TypedDict):

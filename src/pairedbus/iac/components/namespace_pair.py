@@ -9,6 +9,7 @@ import pulumi
 from pulumi_azure_native import network, resources, servicebus
 
 from pairedbus import contract
+from pairedbus.iac.components import namespace_hardening
 from pairedbus.iac.components.args import (
     NAMESPACE_DEFAULTS,
     NamespaceSettings,
@@ -127,7 +128,9 @@ class NamespacePair(pulumi.ComponentResource):
             public_network_access=ns.get("public_network_access", NAMESPACE_DEFAULTS["public_network_access"]),
             disable_local_auth=not local_auth,
             minimum_tls_version=contract.MINIMUM_TLS_VERSION,
-            identity=servicebus.IdentityArgs(type=servicebus.ManagedServiceIdentityType.SYSTEM_ASSIGNED),
+            # A system-assigned identity; with a customer-managed key also the key's user-assigned identity.
+            identity=namespace_hardening.namespace_identity(ns),
+            encryption=namespace_hardening.namespace_encryption(ns),
             tags={**self._tags, contract.TAG_ROLE: role, contract.TAG_PAIR: self._pair},
             opts=pulumi.ResourceOptions(parent=self, protect=self._protect),
         )

@@ -22,6 +22,7 @@ from pairedbus.iac.components.args import (
 )
 from pairedbus.iac.components.backlog_queues import BacklogQueues, BacklogQueuesArgs
 from pairedbus.iac.components.messaging_entities import MessagingEntities, MessagingEntitiesArgs
+from pairedbus.iac.components.namespace_hardening import DiagnosticsSettings, harden_pair
 from pairedbus.iac.components.namespace_pair import NamespacePair, NamespacePairArgs
 from pairedbus.iac.components.syphon_host import SyphonHost, SyphonHostArgs
 from pairedbus.iac.config import StackConfig
@@ -62,6 +63,10 @@ class PairedNamespaceArgs(TypedDict):
     max_outage: NotRequired[str]
     """The longest primary outage the pair must absorb, ISO 8601 (default PT1H): paired entities' minimum
     duplicate-detection window."""
+    diagnostics: NotRequired[DiagnosticsSettings]
+    """Diagnostic settings on both namespaces (resource logs and metrics to Log Analytics); none: no settings."""
+    namespace_lock: NotRequired[str]
+    """A lock on each namespace: CanNotDelete or none (default: CanNotDelete when production, else none)."""
 
 
 # The parts' args from a validated config: its fields as they are (the model filled in its defaults).
@@ -184,6 +189,7 @@ class PairedNamespace(pulumi.ComponentResource):
         # Validated before anything registers; a bad value raises StackConfigError, one line per problem.
         config = stack_config_from_args(args)
         super().__init__(contract.TYPE_PAIRED_NAMESPACE, name, None, opts)
+
         # The parts were registered at the stack's root before PairedNamespace existed (pairedbus 0.1):
         # this alias, which their children inherit, keeps existing stacks from replacing anything.
         def part() -> pulumi.ResourceOptions:
@@ -193,6 +199,14 @@ class PairedNamespace(pulumi.ComponentResource):
         self.backlog = BacklogQueues(BACKLOG, backlog_queues_args(config, self.pair), part())
         self.entities = MessagingEntities(ENTITIES, messaging_entities_args(config, self.pair), part())
         self.syphon = SyphonHost(SYPHON, syphon_host_args(config, self.pair, _image(args, config)), part())
+        # Production hardening (diagnostics, locks, network rule sets), beside the namespaces: namespace_hardening.
+        namespaces = {
+            contract.ROLE_PRIMARY: (self.pair.primary, self.pair.primary_resource_group_name),
+            contract.ROLE_SECONDARY: (self.pair.secondary, self.pair.secondary_resource_group_name),
+        }
+        # Children of the namespaces' own part (so PairedNamespace holds exactly its four parts), named from this
+        # component's name so that two pairs in one program never collide.
+        harden_pair(name, self.pair, config, namespaces, self.syphon.workspace_id)
 
         self.primary_namespace_id = self.pair.primary.id
         self.secondary_namespace_id = self.pair.secondary.id

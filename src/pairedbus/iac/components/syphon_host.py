@@ -141,6 +141,8 @@ class SyphonHost(pulumi.ComponentResource):
     """Object id of the syphon's identity (for further role assignments)."""
     client_id: pulumi.Output[str]
     """Client id of the syphon's identity."""
+    workspace_id: pulumi.Output[str]
+    """ARM id of the syphon's Log Analytics workspace (the namespaces' diagnostic settings default to it)."""
 
     def __init__(self, name: str, args: SyphonHostArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(contract.TYPE_SYPHON_HOST, name, None, opts)
@@ -258,12 +260,13 @@ class SyphonHost(pulumi.ComponentResource):
         self.fqdn = container_app.latest_revision_fqdn
         self.principal_id = identity.principal_id
         self.client_id = identity.client_id
+        self.workspace_id = workspace.id
         self.register_outputs(
             {
                 "appName": self.app_name,
                 "fqdn": self.fqdn,
                 "principalId": self.principal_id,
                 "clientId": self.client_id,
-                "workspaceId": workspace.id,
+                "workspaceId": self.workspace_id,
             }
         )

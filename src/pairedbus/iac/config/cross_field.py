@@ -137,11 +137,71 @@ def network_subnets_distinct(config: StackConfig) -> Iterator[str]:
     """A Container Apps environment's infrastructure subnet is delegated to it alone
     (learn.microsoft.com/azure/container-apps/custom-virtual-networks): the private endpoints need another."""
     network = config.network
-    if network is not None and network.private_endpoint_subnet_id.lower() == network.syphon_infrastructure_subnet_id.lower():
+    if (
+        network is not None
+        and network.private_endpoint_subnet_id.lower() == network.syphon_infrastructure_subnet_id.lower()
+    ):
         yield (
             "network.syphonInfrastructureSubnetId: expected a subnet other than privateEndpointSubnetId (the "
             "Container Apps environment's subnet is dedicated to it)"
         )
+
+
+# --- Production hardening (what AVM's avm/res/service-bus/namespace gives a namespace) ----------
+
+
+def encryption_needs_premium(config: StackConfig) -> Iterator[str]:
+    """Customer-managed keys are a Premium feature ([sb-cmk] in limits.py)."""
+    for role, ns in _namespaces(config):
+        if ns.encryption is not None and not ns.is_premium:
+            yield f"{role}.encryption: expected none for a Standard namespace (customer-managed keys are Premium only), got a key"
+
+
+def network_rules_need_public_access(config: StackConfig) -> Iterator[str]:
+    """A network rule set filters the public endpoint; with public access Disabled there is none to filter, and
+    the rule set's own publicNetworkAccess would contend with the namespace's."""
+    for role, ns in _namespaces(config):
+        if ns.network_rule_set is not None and ns.public_network_access != "Enabled":
+            yield (
+                f"{role}.networkRuleSet: expected none when publicNetworkAccess is {ns.public_network_access!r} "
+                "(firewall rules filter the public endpoint only)"
+            )
+
+
+def virtual_network_rules_need_premium(config: StackConfig) -> Iterator[str]:
+    """Service Bus network security docs: "Virtual Networks are supported only in Premium tier"."""
+    for role, ns in _namespaces(config):
+        rules = ns.network_rule_set
+        if rules is not None and rules.virtual_network_rules and not ns.is_premium:
+            yield (
+                f"{role}.networkRuleSet.virtualNetworkRules: expected none for a Standard namespace (service "
+                f"endpoints are Premium only; use ipRules), got {len(rules.virtual_network_rules)}"
+            )
+
+
+def network_rules_need_deny(config: StackConfig) -> Iterator[str]:
+    """With defaultAction Allow every address gets in: rules would change nothing, which is never what was meant."""
+    for role, ns in _namespaces(config):
+        rules = ns.network_rule_set
+        if rules is not None and rules.default_action == "Allow" and (rules.ip_rules or rules.virtual_network_rules):
+            yield (
+                f"{role}.networkRuleSet.defaultAction: expected 'Deny' when ipRules or virtualNetworkRules are given "
+                "(with Allow every address gets in and the rules change nothing), got 'Allow'"
+            )
+
+
+def premium_only_log_categories(config: StackConfig) -> Iterator[str]:
+    """Runtime audit logs are emitted by Premium namespaces only ([sb-monitor] in limits.py)."""
+    if config.diagnostics is None:
+        return
+    for role, ns in _namespaces(config):
+        for category in config.diagnostics.logs:
+            if category in limits.PREMIUM_ONLY_LOG_CATEGORIES and not ns.is_premium:
+                yield (
+                    f"diagnostics.logs: expected no {category} while {role} is Standard (Premium only; the allLogs "
+                    "group takes what each namespace emits), got it"
+                )
+                return
 
 
 # --- Entities ---------------------------------------------------------------------------------
@@ -302,6 +362,11 @@ CROSS_FIELD_RULES: tuple[Rule, ...] = (
     private_access_has_a_network,
     network_has_a_premium_namespace,
     network_subnets_distinct,
+    encryption_needs_premium,
+    network_rules_need_public_access,
+    virtual_network_rules_need_premium,
+    network_rules_need_deny,
+    premium_only_log_categories,
     entity_names_unique,
     entity_sizes_of_the_tier,
     premium_entities_partitioned,

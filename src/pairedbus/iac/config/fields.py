@@ -157,3 +157,86 @@ ContainerImage = Annotated[str, AfterValidator(_image)]
 
 
 PrincipalType = Literal["User", "ServicePrincipal", "Group"]
+
+
+# --- Production hardening (limits.py, "Production hardening") -------------------------------------
+
+
+def _arm_id(pattern_name: str, example: str) -> Callable[[str], str]:
+    pattern = getattr(limits, pattern_name)
+
+    def check(value: str) -> str:
+        if not pattern.match(value):
+            raise ValueError(f"expected {example}, got {value[:200]!r}")
+        return value
+
+    return check
+
+
+def _ipv4_rule(value: str) -> str:
+    """Service Bus IP filter rules are IPv4 addresses or CIDR ranges ([sb-net])."""
+    import ipaddress
+
+    try:
+        ipaddress.IPv4Network(value, strict=True)
+    except ValueError:
+        raise ValueError(
+            f"expected an IPv4 address or CIDR range such as 203.0.113.0/24 (host bits zero), got {value[:60]!r}"
+        ) from None
+    return value
+
+
+def _log_selection(values: list[str]) -> list[str]:
+    allowed = (*limits.LOG_CATEGORY_GROUPS, *limits.SERVICE_BUS_LOG_CATEGORIES)
+    for value in values:
+        if value not in allowed:
+            raise ValueError(f"expected each of {', '.join(allowed)} (exact case), got {value[:60]!r}")
+    if len(set(values)) != len(values):
+        raise ValueError(f"expected each category or group once, got {values!r}")
+    if not values:
+        raise ValueError("expected at least one category or group (leave diagnostics out for none), got []")
+    return values
+
+
+def at_most(count: int, what: str) -> AfterValidator:
+    """A list of at most `count` items, refused in one line that says how many were given."""
+
+    def check(values: list[Any]) -> list[Any]:
+        if len(values) > count:
+            raise ValueError(f"expected at most {count} {what} (Service Bus quotas), got {len(values)}")
+        return values
+
+    return AfterValidator(check)
+
+
+KeyVaultUri = Annotated[
+    str, AfterValidator(_arm_id("KEY_VAULT_URI", "a key vault URI such as https://kv-contoso.vault.azure.net"))
+]
+KeyName = Annotated[str, AfterValidator(_arm_id("KEY_NAME", "a Key Vault key name: 1-127 letters, digits or '-'"))]
+KeyVersion = Annotated[
+    str | None, AfterValidator(lambda v: None if v is None else _arm_id("KEY_VERSION", "32 hexadecimal digits")(v))
+]
+UserAssignedIdentityId = Annotated[
+    str,
+    AfterValidator(
+        _arm_id(
+            "USER_ASSIGNED_IDENTITY_ID",
+            "a user-assigned identity's ARM id, /subscriptions/<guid>/resourceGroups/<group>/providers/"
+            "Microsoft.ManagedIdentity/userAssignedIdentities/<name>",
+        )
+    ),
+]
+LogAnalyticsWorkspaceId = Annotated[
+    str,
+    AfterValidator(
+        _arm_id(
+            "LOG_ANALYTICS_WORKSPACE_ID",
+            "a Log Analytics workspace's ARM id, /subscriptions/<guid>/resourceGroups/<group>/providers/"
+            "Microsoft.OperationalInsights/workspaces/<name>",
+        )
+    ),
+]
+IpRule = Annotated[str, AfterValidator(_ipv4_rule)]
+LogSelection = Annotated[list[str], AfterValidator(_log_selection)]
+#: A management lock on each namespace ("none": no lock); see StackConfig.namespace_lock.
+NamespaceLock = Literal["CanNotDelete", "none"]

@@ -121,3 +121,45 @@ PRIVATE_DNS_ZONE_ID: Final = re.compile(
     + re.escape(SERVICE_BUS_PRIVATE_DNS_ZONE)
     + "$"
 )
+
+
+# --- Production hardening (what Azure Verified Modules' avm/res/service-bus/namespace sets) ---------
+# Sources: [quotas]; [sb-net] learn.microsoft.com/azure/service-bus-messaging/network-security and
+# service-bus-ip-filtering ("IP firewall rules are applied at the namespace level", IPv4 only);
+# [sb-cmk] learn.microsoft.com/azure/service-bus-messaging/configure-customer-managed-key;
+# [kv-names] learn.microsoft.com/azure/key-vault/general/about-keys-secrets-certificates ("Object
+# identifiers": vault names 3-24 characters; object names 1-127 letters, digits and '-'; a version
+# is 32 hexadecimal digits); [sb-monitor] learn.microsoft.com/azure/service-bus-messaging/
+# monitor-service-bus-reference ("Resource logs") and learn.microsoft.com/azure/azure-monitor/
+# reference/supported-logs/microsoft-servicebus-namespaces-logs.
+
+#: [quotas] IP filter rules and virtual network rules per namespace: 128 of each (the same bound ARM enforces on
+#: the network rule set's ipRules and virtualNetworkRules).
+MAX_IP_RULES: Final = 128
+MAX_VIRTUAL_NETWORK_RULES: Final = 128
+#: [kv-names] https://{vault}.vault.azure.net (or another cloud's vault domain, or a managed HSM), optionally with '/'.
+KEY_VAULT_URI: Final = re.compile(
+    r"^https://[A-Za-z][A-Za-z0-9-]{1,22}[A-Za-z0-9]\.(?:vault|managedhsm)\.(?:azure\.net|azure\.cn|usgovcloudapi\.net)/?$"
+)
+KEY_NAME: Final = re.compile(r"^[A-Za-z0-9-]{1,127}$")
+KEY_VERSION: Final = re.compile(r"^[0-9a-fA-F]{32}$")
+#: [arm-id] a user-assigned managed identity: .../providers/Microsoft.ManagedIdentity/userAssignedIdentities/{name}
+#: (3-128 letters, digits, '-', '_', [naming]).
+USER_ASSIGNED_IDENTITY_ID: Final = re.compile(
+    rf"(?i)^{_SUBSCRIPTION}{_GROUP}/providers/Microsoft\.ManagedIdentity/userAssignedIdentities/[\w-]{{3,128}}$"
+)
+#: [arm-id] a Log Analytics workspace: .../providers/Microsoft.OperationalInsights/workspaces/{name} (4-63, [naming]).
+LOG_ANALYTICS_WORKSPACE_ID: Final = re.compile(
+    rf"(?i)^{_SUBSCRIPTION}{_GROUP}/providers/Microsoft\.OperationalInsights/workspaces/[A-Za-z0-9-]{{4,63}}$"
+)
+#: [sb-monitor] Service Bus's resource log categories and the category groups Azure Monitor defines over them.
+SERVICE_BUS_LOG_CATEGORIES: Final = (
+    "OperationalLogs",
+    "VNetAndIPFilteringLogs",
+    "RuntimeAuditLogs",
+    "ApplicationMetricsLogs",
+    "DiagnosticErrorLogs",
+)
+LOG_CATEGORY_GROUPS: Final = ("allLogs", "audit")
+#: [sb-monitor] "Runtime audit logs are currently available only in premium tier" (AZMSRunTimeAuditLogs).
+PREMIUM_ONLY_LOG_CATEGORIES: Final = ("RuntimeAuditLogs",)

@@ -18,7 +18,14 @@ from pairedbus.iac.config.fields import (
     DeliveryCount,
     DuplicateDetectionWindow,
     EntityName,
+    IpRule,
+    KeyName,
+    KeyVaultUri,
+    KeyVersion,
     LockDuration,
+    LogAnalyticsWorkspaceId,
+    LogSelection,
+    NamespaceLock,
     NamespaceName,
     NotBool,
     OutageDuration,
@@ -29,6 +36,8 @@ from pairedbus.iac.config.fields import (
     SubnetId,
     SubscriptionName,
     TimeToLive,
+    UserAssignedIdentityId,
+    at_most,
 )
 
 #: The longest primary outage a pair must absorb unless the stack says otherwise. Duplicates of
@@ -59,6 +68,40 @@ class ResourceGroupsConfig(_Model):
     secondary: ResourceGroupConfig
 
 
+class NetworkRuleSetConfig(_Model):
+    """The namespace's public endpoint firewall (ARM `networkRuleSets/default`), for a namespace that keeps public
+    network access: IPv4 rules (Standard and Premium) and virtual-network rules (Premium: service endpoints)."""
+
+    #: Deny (default): only the rules' addresses and subnets (and trusted services, if enabled) get in.
+    #: Allow: every address gets in and the rules change nothing, so rules then are refused.
+    default_action: Literal["Allow", "Deny"] = "Deny"
+    #: IPv4 addresses or CIDR ranges allowed in, at most 128 ([quotas]).
+    ip_rules: Annotated[list[IpRule], at_most(limits.MAX_IP_RULES, "IP rules")] = Field(default_factory=list)
+    #: Subnet ARM ids allowed in through their Microsoft.ServiceBus service endpoint (Premium only), at most 128.
+    virtual_network_rules: Annotated[
+        list[SubnetId], at_most(limits.MAX_VIRTUAL_NETWORK_RULES, "virtual network rules")
+    ] = Field(default_factory=list)
+    #: Let Microsoft's trusted services (Event Grid, Stream Analytics, ...) past the firewall (default false).
+    trusted_service_access_enabled: bool = False
+
+
+class EncryptionConfig(_Model):
+    """Customer-managed-key encryption at rest (Premium only, [sb-cmk]): a Key Vault key the namespace reads
+    through a user-assigned identity. The identity must hold the key (Key Vault Crypto Service Encryption User)
+    before `pulumi up`; the vault needs soft delete and purge protection."""
+
+    #: https://<vault>.vault.azure.net
+    key_vault_uri: KeyVaultUri
+    #: The key's name in the vault.
+    key_name: KeyName
+    #: A key version (32 hexadecimal digits); none (default): the current version, followed when the key rotates.
+    key_version: KeyVersion = None
+    #: ARM id of the user-assigned identity the namespace reads the key with (added to the namespace's identities).
+    user_assigned_identity_id: UserAssignedIdentityId
+    #: A second layer of encryption with a platform key (default false); decided when the namespace is created.
+    require_infrastructure_encryption: bool = False
+
+
 class NamespaceConfig(_Model):
     """One namespace of the pair."""
 
@@ -73,6 +116,10 @@ class NamespaceConfig(_Model):
     #: Production stacks need `Disabled` (clients then reach a Premium namespace through private
     #: endpoints; a Standard namespace has none, only IP firewall rules, so it cannot be Disabled).
     public_network_access: Literal["Enabled", "Disabled", "SecuredByPerimeter"] = "Enabled"
+    #: Firewall rules for a namespace with publicNetworkAccess Enabled (none: no network rule set resource).
+    network_rule_set: NetworkRuleSetConfig | None = None
+    #: Customer-managed-key encryption (Premium only; none: Microsoft-managed keys).
+    encryption: EncryptionConfig | None = None
 
     @property
     def is_premium(self) -> bool:
@@ -180,6 +227,18 @@ class NetworkConfig(_Model):
     syphon_infrastructure_subnet_id: SubnetId
 
 
+class DiagnosticsConfig(_Model):
+    """Diagnostic settings on both namespaces: their resource logs (and metrics) to a Log Analytics workspace."""
+
+    #: ARM id of the workspace; none (default): the syphon's own workspace, in the primary's resource group.
+    workspace_id: LogAnalyticsWorkspaceId | None = None
+    #: Category groups (allLogs, audit) or Service Bus categories (OperationalLogs, VNetAndIPFilteringLogs,
+    #: RuntimeAuditLogs (Premium only), ApplicationMetricsLogs, DiagnosticErrorLogs); default [allLogs].
+    logs: LogSelection = Field(default_factory=lambda: ["allLogs"])
+    #: Also send the namespaces' platform metrics (AllMetrics; default true).
+    metrics: bool = True
+
+
 class StackConfig(_Model):
     """Everything under `pairedbus:` in a stack file (README.md, "Stack config reference")."""
 
@@ -206,6 +265,16 @@ class StackConfig(_Model):
     syphon: SyphonConfig
     #: Required when a namespace's publicNetworkAccess is Disabled (production).
     network: NetworkConfig | None = None
+    #: Diagnostic settings on both namespaces (none: no diagnostic settings; production should have them).
+    diagnostics: DiagnosticsConfig | None = None
+    #: A management lock on each namespace: CanNotDelete or none; default CanNotDelete when production, else none.
+    namespace_lock: NamespaceLock | None = None
+
+    @property
+    def lock_level(self) -> str | None:
+        """The lock each namespace gets, after the default: CanNotDelete in production, none otherwise."""
+        chosen = self.namespace_lock or ("CanNotDelete" if self.production else "none")
+        return None if chosen == "none" else chosen
 
     @property
     def backlog_queue_names(self) -> list[str]:

@@ -82,7 +82,7 @@ class PlanMocks(pulumi.runtime.Mocks):
             }
         if args.typ == contract.TYPE_NAMESPACE:
             state["serviceBusEndpoint"] = f"https://{contract.service_bus_fqdn(name)}:443/"
-            state["identity"] = {**(inputs.get("identity") or {}), "principalId": f"{name}-principal"}
+            state["identity"] = {**(state.get("identity") or {}), "principalId": f"{name}-principal"}
         elif args.typ == "azure-native:managedidentity:UserAssignedIdentity":
             state.update(principalId=f"{args.name}-principal", clientId=f"{args.name}-client")
         elif args.typ == "azure-native:app:ContainerApp":

@@ -1,0 +1,211 @@
+"""What Azure Verified Modules' `avm/res/service-bus/namespace` gives a production namespace, for a pair's two:
+diagnostic settings (resource logs and metrics to Log Analytics), a management lock, a network rule set for a
+namespace that keeps public access, and customer-managed-key encryption (Premium). As the AVM module does it
+(Azure/bicep-registry-modules, avm/res/service-bus/namespace/main.bicep): `Microsoft.Authorization/locks@2020-05-01`
+scoped to the namespace ("Cannot delete resource or child resources."), `Microsoft.Insights/diagnosticSettings@
+2021-05-01-preview` on it, the namespace's `encryption` with keySource Microsoft.KeyVault read through a user-assigned
+identity added to the namespace's identities, and a `networkRuleSets` child. Unlike AVM, a rule set here defaults to
+Deny (AVM: Allow) and trusted services off (AVM: on), and infrastructure encryption is off unless asked (AVM: on).
+
+Functions, not a component: each takes the owning component's name, the namespace's role and resource and the
+component as `parent`, and names its resource `f"{name}-{role}-<what>"`, so two pairs in one program never
+collide. `PairedNamespace` calls them; the encryption and identity helpers feed `NamespacePair`'s namespace.
+
+No `from __future__ import annotations`: Pulumi's component analyzer reads the settings' annotations as live types.
+"""
+
+from collections.abc import Mapping
+from typing import Any, NotRequired, TypedDict
+
+import pulumi
+from pulumi_azure_native import authorization, monitor, servicebus
+
+from pairedbus.iac.config import StackConfig
+
+#: The diagnostic setting's name on each namespace (unique per resource; one pair owns a namespace).
+DIAGNOSTIC_SETTING_NAME = "pairedbus"
+#: Resource-specific tables (AZMSOperationalLogs, AZMSRunTimeAuditLogs, ...) rather than AzureDiagnostics, as the
+#: Service Bus monitoring data reference lists them (learn.microsoft.com/azure/service-bus-messaging/
+#: monitor-service-bus-reference, "Resource logs").
+LOG_ANALYTICS_DESTINATION_TYPE = "Dedicated"
+#: Every platform metric the namespace exports through diagnostic settings.
+ALL_METRICS = "AllMetrics"
+#: Category groups, as Azure Monitor names them; anything else in `logs` is a category.
+CATEGORY_GROUPS = ("allLogs", "audit")
+#: The lock on each namespace: 1-90 characters, none of < > * % & : \ ? / + (ARM naming rules, Microsoft.Authorization).
+LOCK_NAME = "pairedbus-cannot-delete"
+LOCK_NOTES = (
+    "pairedbus: this namespace holds a pair's queues, topics or backlog queues. Remove the lock (namespaceLock: none, "
+    "then pulumi up) before deleting or replacing the namespace on purpose."
+)
+
+
+class NetworkRuleSetSettings(TypedDict):
+    """Firewall rules for a namespace that keeps public network access (ARM networkRuleSets/default)."""
+
+    default_action: NotRequired[str]
+    """Deny (default): only the rules' addresses and subnets get in; Allow: everyone (then no rules may be given)."""
+    ip_rules: NotRequired[list[str]]
+    """IPv4 addresses or CIDR ranges allowed in (at most 128)."""
+    virtual_network_rules: NotRequired[list[str]]
+    """ARM ids of subnets allowed in through their Microsoft.ServiceBus service endpoint (Premium only; at most 128)."""
+    trusted_service_access_enabled: NotRequired[bool]
+    """Let Microsoft's trusted services past the firewall (default false)."""
+
+
+class EncryptionSettings(TypedDict):
+    """Customer-managed-key encryption at rest (Premium only)."""
+
+    key_vault_uri: str
+    """The key vault's URI, https://<vault>.vault.azure.net."""
+    key_name: str
+    """The key's name in the vault."""
+    key_version: NotRequired[str]
+    """A key version (32 hexadecimal digits); none: the current version, followed when the key rotates."""
+    user_assigned_identity_id: str
+    """ARM id of the user-assigned identity that reads the key (it needs Key Vault Crypto Service Encryption User)."""
+    require_infrastructure_encryption: NotRequired[bool]
+    """A second layer of platform-key encryption (default false); decided when the namespace is created."""
+
+
+class DiagnosticsSettings(TypedDict):
+    """Diagnostic settings on both namespaces."""
+
+    workspace_id: NotRequired[str]
+    """ARM id of the Log Analytics workspace; none: the syphon's workspace."""
+    logs: NotRequired[list[str]]
+    """Category groups (allLogs, audit) or Service Bus log categories (default: allLogs)."""
+    metrics: NotRequired[bool]
+    """Also send the platform metrics (AllMetrics; default true)."""
+
+
+# --- On the namespace itself (NamespacePair) -------------------------------------------------------
+
+
+def namespace_identity(namespace: Mapping[str, Any]) -> servicebus.IdentityArgs:
+    """The system-assigned identity every namespace gets, plus the key's user-assigned identity under CMK."""
+    encryption = namespace.get("encryption")
+    if not encryption:
+        return servicebus.IdentityArgs(type=servicebus.ManagedServiceIdentityType.SYSTEM_ASSIGNED)
+    return servicebus.IdentityArgs(
+        type=servicebus.ManagedServiceIdentityType.SYSTEM_ASSIGNED_USER_ASSIGNED,
+        user_assigned_identities=[encryption["user_assigned_identity_id"]],
+    )
+
+
+def namespace_encryption(namespace: Mapping[str, Any]) -> servicebus.EncryptionArgs | None:
+    """The namespace's `encryption` for a customer-managed key (none: Microsoft-managed keys)."""
+    encryption = namespace.get("encryption")
+    if not encryption:
+        return None
+    return servicebus.EncryptionArgs(
+        key_source=servicebus.KeySource.MICROSOFT_KEY_VAULT,
+        key_vault_properties=[
+            servicebus.KeyVaultPropertiesArgs(
+                key_vault_uri=encryption["key_vault_uri"],
+                key_name=encryption["key_name"],
+                key_version=encryption.get("key_version"),
+                identity=servicebus.UserAssignedIdentityPropertiesArgs(
+                    user_assigned_identity=encryption["user_assigned_identity_id"]
+                ),
+            )
+        ],
+        require_infrastructure_encryption=bool(encryption.get("require_infrastructure_encryption", False)),
+    )
+
+
+# --- Beside the namespace (PairedNamespace) --------------------------------------------------------
+
+
+def _options(parent: pulumi.Resource, *, protect: bool = False) -> pulumi.ResourceOptions:
+    # protect only added, never passed as False: the caller's options on the component stay in force.
+    return pulumi.ResourceOptions(parent=parent, protect=True) if protect else pulumi.ResourceOptions(parent=parent)
+
+
+def diagnostic_setting(
+    name: str,
+    role: str,
+    namespace: servicebus.Namespace,
+    workspace_id: pulumi.Input[str],
+    settings: Mapping[str, Any],
+    parent: pulumi.Resource,
+) -> monitor.DiagnosticSetting:
+    """The namespace's resource logs (and metrics) to a Log Analytics workspace."""
+    logs = [
+        {"category_group": entry, "enabled": True} if entry in CATEGORY_GROUPS else {"category": entry, "enabled": True}
+        for entry in settings.get("logs", [CATEGORY_GROUPS[0]])
+    ]
+    metrics = [{"category": ALL_METRICS, "enabled": True}] if settings.get("metrics", True) else None
+    return monitor.DiagnosticSetting(
+        f"{name}-{role}-diagnostics",
+        name=DIAGNOSTIC_SETTING_NAME,
+        resource_uri=namespace.id,
+        workspace_id=workspace_id,
+        log_analytics_destination_type=LOG_ANALYTICS_DESTINATION_TYPE,
+        logs=logs,
+        metrics=metrics,
+        opts=_options(parent),
+    )
+
+
+def management_lock(
+    name: str, role: str, namespace: servicebus.Namespace, level: str, parent: pulumi.Resource, *, protect: bool
+) -> authorization.ManagementLockByScope:
+    """A lock on the namespace. CanNotDelete: ARM refuses to delete the namespace or anything in it (queues, topics,
+    subscriptions) until the lock is gone; reads and updates go on. Protected with the namespace in production, so
+    `pulumi destroy` and a replacement stop at it instead of removing the lock first."""
+    return authorization.ManagementLockByScope(
+        f"{name}-{role}-lock",
+        lock_name=LOCK_NAME,
+        level=level,
+        scope=namespace.id,
+        notes=LOCK_NOTES,
+        opts=_options(parent, protect=protect),
+    )
+
+
+def network_rule_set(
+    name: str,
+    role: str,
+    namespace: servicebus.Namespace,
+    resource_group_name: pulumi.Input[str],
+    settings: Mapping[str, Any],
+    parent: pulumi.Resource,
+) -> servicebus.NamespaceNetworkRuleSet:
+    """The public endpoint's firewall. It carries publicNetworkAccess Enabled, as the namespace does (the config
+    refuses a rule set on a namespace that denies public access): the rule set's own flag would otherwise win."""
+    return servicebus.NamespaceNetworkRuleSet(
+        f"{name}-{role}-network-rules",
+        namespace_name=namespace.name,
+        resource_group_name=resource_group_name,
+        default_action=settings.get("default_action", "Deny"),
+        public_network_access="Enabled",
+        trusted_service_access_enabled=bool(settings.get("trusted_service_access_enabled", False)),
+        ip_rules=[{"ip_mask": mask, "action": "Allow"} for mask in settings.get("ip_rules", [])],
+        virtual_network_rules=[
+            {"subnet": {"id": subnet}, "ignore_missing_vnet_service_endpoint": False}
+            for subnet in settings.get("virtual_network_rules", [])
+        ],
+        opts=_options(parent),
+    )
+
+
+def harden_pair(
+    name: str,
+    parent: pulumi.Resource,
+    config: StackConfig,
+    namespaces: Mapping[str, tuple[servicebus.Namespace, pulumi.Input[str]]],
+    syphon_workspace_id: pulumi.Input[str],
+) -> None:
+    """What the config asks for on each namespace (by role: the namespace and its resource group name)."""
+    for role, (namespace, resource_group_name) in namespaces.items():
+        settings = getattr(config, role)
+        if config.diagnostics is not None:
+            diagnostics = config.diagnostics.model_dump(exclude_none=True)
+            workspace = config.diagnostics.workspace_id or syphon_workspace_id
+            diagnostic_setting(name, role, namespace, workspace, diagnostics, parent)
+        if config.lock_level is not None:
+            management_lock(name, role, namespace, config.lock_level, parent, protect=config.production)
+        if settings.network_rule_set is not None:
+            rules = settings.network_rule_set.model_dump()
+            network_rule_set(name, role, namespace, resource_group_name, rules, parent)
