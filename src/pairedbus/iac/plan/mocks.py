@@ -19,10 +19,12 @@ inputs back (every computed output unknown), so a program's `apply`s on upstream
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pulumi
+from pulumi.output import Unknown
+from pulumi.runtime import rpc
 
 from pairedbus import contract
 
@@ -51,6 +53,30 @@ _NAME_INPUTS = (
 )
 
 
+def _unknowns_as_sent(value: Any) -> Any:
+    """A preview's unknown inputs (`Unknown()` once deserialized) back to the wire's unknown marker."""
+    if isinstance(value, Unknown):
+        return rpc.UNKNOWN
+    if isinstance(value, Mapping):
+        return {k: _unknowns_as_sent(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_unknowns_as_sent(v) for v in value]
+    return value
+
+
+def _identity_map(inputs: Mapping[str, Any], value: Callable[[str, str], Any]) -> dict[str, Any]:
+    """ARM takes a list of user-assigned identity ids and returns a map of id -> principal and client
+    ids (`value(id, "principal" | "client")`); nothing when the inputs hold no such list."""
+    identity = inputs.get("identity")
+    if not (isinstance(identity, Mapping) and isinstance(identity.get("userAssignedIdentities"), list)):
+        return {}
+    assigned = {
+        uid: {"principalId": value(uid, "principal"), "clientId": value(uid, "client")}
+        for uid in identity["userAssignedIdentities"]
+    }
+    return {"identity": {**identity, "userAssignedIdentities": assigned}}
+
+
 class PlanMocks(pulumi.runtime.Mocks):
     """Answers registrations with the outputs the real providers would compute (see the module doc).
 
@@ -63,7 +89,8 @@ class PlanMocks(pulumi.runtime.Mocks):
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         inputs = dict(args.inputs)
         if self.preview:
-            return "", inputs
+            echoed = _unknowns_as_sent(inputs)
+            return "", {**echoed, **_identity_map(echoed, lambda uid, _: rpc.UNKNOWN)}
         rg = inputs.get("resourceGroupName", "rg")
         name = next((inputs[k] for k in _NAME_INPUTS if isinstance(inputs.get(k), str)), args.name)
         if args.typ == "azure-native:resources:ResourceGroup":
@@ -77,17 +104,7 @@ class PlanMocks(pulumi.runtime.Mocks):
             resource_id = inputs.get("queueName", args.name)
         else:
             resource_id = f"{args.name}-id"
-        state = {**inputs, "id": resource_id, "name": name}
-        identity = inputs.get("identity")
-        if isinstance(identity, Mapping) and isinstance(identity.get("userAssignedIdentities"), list):
-            # ARM takes a list of identity ids and returns a map of id -> principal and client ids.
-            state["identity"] = {
-                **identity,
-                "userAssignedIdentities": {
-                    uid: {"principalId": f"{uid}-principal", "clientId": f"{uid}-client"}
-                    for uid in identity["userAssignedIdentities"]
-                },
-            }
+        state = {**inputs, "id": resource_id, "name": name, **_identity_map(inputs, lambda uid, kind: f"{uid}-{kind}")}
         if args.typ == contract.TYPE_NAMESPACE:
             state["serviceBusEndpoint"] = f"https://{contract.service_bus_fqdn(name)}:443/"
             state["identity"] = {**(inputs.get("identity") or {}), "principalId": f"{name}-principal"}

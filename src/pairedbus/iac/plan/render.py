@@ -21,6 +21,7 @@ from typing import Any
 
 import pulumi
 import pulumi.resource as pulumi_resource
+from pulumi.output import Unknown
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc, settings
 from pulumi.runtime.settings import get_project, get_stack
@@ -125,7 +126,7 @@ def _plain(value: Any) -> Any:
         return {k: _plain(v) for k, v in value.items() if k != "__provider"}
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
-    if value is rpc.UNKNOWN or value == rpc.UNKNOWN:
+    if value is rpc.UNKNOWN or isinstance(value, Unknown) or value == rpc.UNKNOWN:
         return None
     if isinstance(value, float) and value.is_integer():
         return int(value)  # the wire carries every number as a double
@@ -208,7 +209,9 @@ def _render(
         outputs = _resolve_outputs(getattr(root, "outputs", {}) or {})
     finally:
         settings.reset_options()
-        asyncio.set_event_loop(None)
+        # Leave an open loop behind, as the default policy would: Pulumi's own unit-test style
+        # (`pulumi.runtime.set_mocks`, `@pulumi.runtime.test`) in the same process expects one.
+        asyncio.set_event_loop(_idle_loop())
         loop.close()
         log.close()
     refusals = monitor.refusals()
@@ -217,6 +220,17 @@ def _render(
     # Registrations complete in any order; sort so that plans of the same program compare equal.
     resources = sorted(monitor.planned, key=lambda r: _natural_key(r.urn))
     return Plan(project=project, stack=stack, resources=tuple(resources), outputs=outputs, warnings=log.warnings)
+
+
+_IDLE = threading.local()
+
+
+def _idle_loop() -> asyncio.AbstractEventLoop:
+    """One open, idle event loop per thread, handed back after each render."""
+    loop = getattr(_IDLE, "loop", None)
+    if loop is None or loop.is_closed():
+        loop = _IDLE.loop = asyncio.new_event_loop()
+    return loop
 
 
 class _ProgramLog:
