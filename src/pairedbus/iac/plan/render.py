@@ -86,6 +86,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
     def __init__(self, mocks: pulumi.runtime.Mocks) -> None:
         self.recorder = _RecordingMocks(mocks)
         self.ledger: EngineLedger | None = None  # the project and stack are known once the render starts
+        self._ledger_lock = threading.Lock()
         super().__init__(self.recorder)
 
     @property
@@ -97,8 +98,9 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         return self.ledger.refusals() if self.ledger is not None else []
 
     def _record(self, request: Any, urn: str, *, read: bool) -> None:
-        if self.ledger is None:
-            self.ledger = EngineLedger(get_project(), get_stack())
+        with self._ledger_lock:
+            if self.ledger is None:
+                self.ledger = EngineLedger(get_project(), get_stack())
         aliases = () if read else tuple(AliasSpec.from_request(a) for a in request.aliases)
         self.ledger.record(Registration(urn, request.type, request.name, request.parent, aliases, read=read))
 
@@ -200,6 +202,7 @@ def _render(
     settings.reset_options(project=project, stack=stack)
     pulumi.runtime.set_all_config(dict(config or {}), secret_keys or [])
     log = _ProgramLog()
+    monitor.ledger = EngineLedger(project, stack)
     pulumi.runtime.set_mocks(
         monitor.recorder, project=project, stack=stack, preview=preview, monitor=monitor, logger=log.logger
     )
