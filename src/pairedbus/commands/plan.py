@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 
@@ -29,7 +30,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--allow-replace", action="store_true", help="report replacements without failing")
     parser.add_argument("--allow-delete", action="store_true", help="report deletions without failing")
     parser.add_argument(
-        "--allow-unprotect", action="store_true", help="report lowered protection (production true -> false) without failing"
+        "--allow-unprotect",
+        action="store_true",
+        help="report lowered protection (production true -> false) without failing",
     )
     parser.add_argument(
         "--policy-config", type=Path, metavar="FILE", help="policy config, as for pulumi --policy-pack-config"
@@ -45,8 +48,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pairedbus.commands.output import check_writable, console
+    from pairedbus.commands.output import bounded, check_writable, console
+    from pairedbus.errors import EXIT_USER
     from pairedbus.iac.plan import PulumiProject, render_stack
+    from pairedbus.iac.plan.engine_checks import EngineRefusal
     from pairedbus.iac.plan.operations import operations
     from pairedbus.iac.plan.policy_settings import merge_policy_config, stack_policy_settings
     from pairedbus.iac.plan.tree import plan_tree, summary
@@ -58,7 +63,12 @@ def run(args: argparse.Namespace) -> int:
     project = PulumiProject.find(args.project_dir)
     baseline = load_baseline(args.baseline) if args.baseline else None
     policy_config = load_policy_config(args.policy_config) if args.policy_config else None
-    config, plan = render_stack(project, args.stack)
+    try:
+        config, plan = render_stack(project, args.stack)
+    except EngineRefusal as exc:  # what `pulumi up` would stop on: one line each, as the config's problems
+        for problem in bounded(exc.problems):
+            print(f"pairedbus: error: {problem}", file=sys.stderr)
+        return EXIT_USER
     policy_config = merge_policy_config(stack_policy_settings(config), policy_config)
     ops, deleted = operations(baseline, plan) if baseline is not None else (None, ())
     gate = run_gate(
@@ -75,6 +85,8 @@ def run(args: argparse.Namespace) -> int:
         f"Offline render of stack '{plan.stack}' (Pulumi mocks; NOT a cloud preview: nothing was compared with Azure)"
     )
     out.print(plan_tree(plan, ops, deleted))
+    for warning in plan.warnings:  # what the program logged with pulumi.log.warn (e.g. a region not in the table)
+        out.print(f"warning: {warning}", style="yellow", markup=False, soft_wrap=True)
     for line in gate.lines():
         out.print(line, style="red" if line.startswith("mandatory") else None)
     verdict = "FAILED" if gate.exit_code else "passed"

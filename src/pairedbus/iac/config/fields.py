@@ -11,7 +11,7 @@ from pydantic import AfterValidator, BeforeValidator, Field
 
 from pairedbus import contract
 from pairedbus.iac.config import limits
-from pairedbus.iac.config.regions import closest_region, known_regions, normalise_region
+from pairedbus.iac.config.regions import closest_region, is_region_shaped, normalise_region, region, retired_reason
 
 
 def _not_bool(value: Any) -> Any:
@@ -104,11 +104,18 @@ def _resource_group_name(value: str) -> str:
 
 
 def _region(value: str) -> str:
-    """An Azure region, as its canonical name (`West Europe` -> `westeurope`, as ARM reports it)."""
-    if normalise_region(value) not in known_regions():
+    """An Azure region, as its canonical name (`West Europe` -> `westeurope`, as ARM reports it).
+
+    A retired region is refused with the reason; a region-shaped name missing from the table is
+    accepted (the stack config's warnings name it: `config_warnings`); anything else is refused."""
+    reason = retired_reason(value)
+    if reason is not None:
+        raise ValueError(f"expected a current Azure region, got {value!r}: {reason}")
+    if region(value) is None and not is_region_shaped(value):
         hint = closest_region(value)
         raise ValueError(
-            f"expected an Azure region such as westeurope, got {value!r}" + (f" (did you mean {hint}?)" if hint else "")
+            f"expected an Azure region such as westeurope or West Europe, got {value!r}"
+            + (f" (did you mean {hint}?)" if hint else "")
         )
     return normalise_region(value)
 

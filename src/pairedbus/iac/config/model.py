@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from pairedbus.iac.config.config_warnings import config_warnings, log_in_program
 from pairedbus.iac.config.cross_field import CROSS_FIELD_RULES, cross_field_problems
 from pairedbus.iac.config.keys import (
     CONFIG_NAMESPACE,
@@ -54,6 +55,7 @@ __all__ = [
     "SyphonConfig",
     "TopicConfig",
     "config_from_pulumi_settings",
+    "config_warnings",
     "cross_field_problems",
     "decode_config_value",
     "load_pulumi_stack_config",
@@ -85,7 +87,8 @@ def parse_stack_config(values: Mapping[str, Any]) -> StackConfig:
     """Validate the `pairedbus:` config (keys without the namespace prefix).
 
     Raises StackConfigError listing every problem, each as `pairedbus:<path>: expected ...`,
-    together with any problems `values` carries from reading the stack file and its keys.
+    together with any problems `values` carries from reading the stack file and its keys. A valid
+    config's warnings (`config_warnings`) are logged when a Pulumi program is running.
     """
     carried = key_problems_of(values)
     try:
@@ -98,6 +101,7 @@ def parse_stack_config(values: Mapping[str, Any]) -> StackConfig:
     problems = [_qualified(p) for p in cross_field_problems(config)]
     if carried or problems:
         raise StackConfigError([*carried, *problems])
+    log_in_program(config_warnings(config))  # inside a Pulumi program: the CLI's warning channel
     return _with_outage_windows(config)
 
 

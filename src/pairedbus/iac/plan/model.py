@@ -52,6 +52,8 @@ class Plan:
     stack: str
     resources: tuple[PlannedResource, ...]
     outputs: dict[str, Any] = field(default_factory=dict)
+    #: What the program logged as warnings (`pulumi.log.warn`), once each, in order.
+    warnings: tuple[str, ...] = ()
 
     def by_urn(self) -> dict[str, PlannedResource]:
         return {r.urn: r for r in self.resources}
@@ -66,6 +68,7 @@ class Plan:
             "offline_render": True,
             "resources": [r.to_json() for r in self.resources],
             "outputs": self.outputs,
+            **({"warnings": list(self.warnings)} if self.warnings else {}),
         }
 
     @classmethod
@@ -75,4 +78,5 @@ class Plan:
             stack=data["stack"],
             resources=tuple(PlannedResource.from_json(r) for r in data["resources"]),
             outputs=data.get("outputs", {}),
+            warnings=tuple(data.get("warnings", ())),
         )

@@ -1,15 +1,18 @@
 """Render a Pulumi program offline with Pulumi's own mock runtime: no CLI, no cloud.
 
 The program runs exactly as `pulumi up` would run it, but every resource registration is answered
-by `PlanMocks` and recorded, with its parent, dependencies and options, as a `PlannedResource`.
-This is an offline render of what the program declares, not a cloud preview: it knows nothing of
-the resources that already exist.
+by `PlanMocks` (`mocks.py`) and recorded, with its parent, dependencies and options, as a
+`PlannedResource`. What the engine would refuse of those registrations (a duplicate URN, a claimed
+alias, a missing parent: `engine_checks.py`) stops the render with `EngineRefusal`, and what the
+program logs as a warning (`pulumi.log.warn`) is kept as `Plan.warnings`. This is an offline render
+of what the program declares, not a cloud preview: it knows nothing of the resources that already exist.
 """
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import logging
 import re
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -18,86 +21,24 @@ from typing import Any
 
 import pulumi
 import pulumi.resource as pulumi_resource
+from pulumi.output import Unknown
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc, settings
+from pulumi.runtime.settings import get_project, get_stack
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from pairedbus import contract
+from pairedbus.iac.plan.engine_checks import AliasSpec, EngineLedger, EngineRefusal, Registration
+from pairedbus.iac.plan.mocks import (  # noqa: F401 - PlanMocks and its fake ids are read from here too
+    FAKE_CLIENT_ID,
+    FAKE_OBJECT_ID,
+    FAKE_SUBSCRIPTION_ID,
+    FAKE_TENANT_ID,
+    PlanMocks,
+)
 from pairedbus.iac.plan.model import Plan, PlannedResource
 
-FAKE_SUBSCRIPTION_ID = "00000000-0000-0000-0000-000000000000"
-FAKE_TENANT_ID = "11111111-1111-1111-1111-111111111111"
-FAKE_OBJECT_ID = "22222222-2222-2222-2222-222222222222"
-FAKE_CLIENT_ID = "33333333-3333-3333-3333-333333333333"
-
-# ARM resource-type path segments for the mock ids of the types whose ids other resources use.
-_ARM_PROVIDERS = {
-    contract.TYPE_NAMESPACE: "Microsoft.ServiceBus/namespaces",
-    "azure-native:operationalinsights:Workspace": "Microsoft.OperationalInsights/workspaces",
-    "azure-native:app:ManagedEnvironment": "Microsoft.App/managedEnvironments",
-    "azure-native:app:ContainerApp": "Microsoft.App/containerApps",
-    "azure-native:managedidentity:UserAssignedIdentity": "Microsoft.ManagedIdentity/userAssignedIdentities",
-}
-_NAME_INPUTS = (
-    "queueName",
-    "topicName",
-    "subscriptionName",
-    "namespaceName",
-    "workspaceName",
-    "environmentName",
-    "containerAppName",
-    "resourceName",
-)
-
-
-class PlanMocks(pulumi.runtime.Mocks):
-    """Answers registrations with the outputs the real providers would compute."""
-
-    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
-        inputs = dict(args.inputs)
-        rg = inputs.get("resourceGroupName", "rg")
-        name = next((inputs[k] for k in _NAME_INPUTS if isinstance(inputs.get(k), str)), args.name)
-        if args.typ == "azure-native:resources:ResourceGroup":
-            name = inputs.get("resourceGroupName", args.name)
-            resource_id = f"/subscriptions/{FAKE_SUBSCRIPTION_ID}/resourceGroups/{name}"
-        elif args.typ in _ARM_PROVIDERS:
-            resource_id = (
-                f"/subscriptions/{FAKE_SUBSCRIPTION_ID}/resourceGroups/{rg}/providers/{_ARM_PROVIDERS[args.typ]}/{name}"
-            )
-        elif args.typ == contract.TYPE_BACKLOG_QUEUE:
-            resource_id = inputs.get("queueName", args.name)
-        else:
-            resource_id = f"{args.name}-id"
-        state = {**inputs, "id": resource_id, "name": name}
-        identity = inputs.get("identity")
-        if isinstance(identity, Mapping) and isinstance(identity.get("userAssignedIdentities"), list):
-            # ARM takes a list of identity ids and returns a map of id -> principal and client ids.
-            state["identity"] = {
-                **identity,
-                "userAssignedIdentities": {
-                    uid: {"principalId": f"{uid}-principal", "clientId": f"{uid}-client"}
-                    for uid in identity["userAssignedIdentities"]
-                },
-            }
-        if args.typ == contract.TYPE_NAMESPACE:
-            state["serviceBusEndpoint"] = f"https://{contract.service_bus_fqdn(name)}:443/"
-            state["identity"] = {**(state.get("identity") or {}), "principalId": f"{name}-principal"}
-        elif args.typ == "azure-native:managedidentity:UserAssignedIdentity":
-            state.update(principalId=f"{args.name}-principal", clientId=f"{args.name}-client")
-        elif args.typ == "azure-native:app:ContainerApp":
-            state["latestRevisionFqdn"] = f"{name}.internal.example"
-        return resource_id, state
-
-    def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
-        if args.token == "azure-native:authorization:getClientConfig":
-            return {
-                "subscriptionId": FAKE_SUBSCRIPTION_ID,
-                "tenantId": FAKE_TENANT_ID,
-                "objectId": FAKE_OBJECT_ID,
-                "clientId": FAKE_CLIENT_ID,
-            }
-        return {}
+__all__ = ["EngineRefusal", "PlanMocks", "RecordingMonitor", "render"]
 
 
 class _RecordingMocks(pulumi.runtime.Mocks):
@@ -139,24 +80,44 @@ class _RecordingMocks(pulumi.runtime.Mocks):
 
 
 class RecordingMonitor(pulumi_mocks.MockMonitor):
-    """A MockMonitor that also keeps what the engine would see of each registration."""
+    """A MockMonitor that also keeps what the engine would see of each registration, and the
+    registrations themselves for the engine's checks (`refusals`)."""
 
     def __init__(self, mocks: pulumi.runtime.Mocks) -> None:
         self.recorder = _RecordingMocks(mocks)
+        self.ledger: EngineLedger | None = None  # the project and stack are known once the render starts
+        self._ledger_lock = threading.Lock()
         super().__init__(self.recorder)
 
     @property
     def planned(self) -> list[PlannedResource]:
         return self.recorder.planned
 
+    def refusals(self) -> list[str]:
+        """What the Pulumi engine would refuse of the registrations so far, in its words."""
+        return self.ledger.refusals() if self.ledger is not None else []
+
+    def _record(self, request: Any, urn: str, *, read: bool) -> None:
+        with self._ledger_lock:
+            if self.ledger is None:
+                self.ledger = EngineLedger(get_project(), get_stack())
+        aliases = () if read else tuple(AliasSpec.from_request(a) for a in request.aliases)
+        self.ledger.record(Registration(urn, request.type, request.name, request.parent, aliases, read=read))
+
     def RegisterResource(self, request: Any) -> Any:
         # Registrations run on executor threads: the request travels to new_resource per thread.
+        urn = self.make_urn(request.parent, request.type, request.name)
+        self._record(request, urn, read=False)
         self.recorder.request.current = request
-        self.recorder.request.urn = self.make_urn(request.parent, request.type, request.name)
+        self.recorder.request.urn = urn
         try:
             return super().RegisterResource(request)
         finally:
             self.recorder.request.current = None
+
+    def ReadResource(self, request: Any) -> Any:
+        self._record(request, self.make_urn(request.parent, request.type, request.name), read=True)
+        return super().ReadResource(request)
 
 
 def _plain(value: Any) -> Any:
@@ -167,7 +128,7 @@ def _plain(value: Any) -> Any:
         return {k: _plain(v) for k, v in value.items() if k != "__provider"}
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
-    if value is rpc.UNKNOWN or value == rpc.UNKNOWN:
+    if value is rpc.UNKNOWN or isinstance(value, Unknown) or value == rpc.UNKNOWN:
         return None
     if isinstance(value, float) and value.is_integer():
         return int(value)  # the wire carries every number as a double
@@ -181,15 +142,21 @@ def render(
     stack: str,
     config: Mapping[str, str] | None = None,
     secret_keys: list[str] | None = None,
+    preview: bool = False,
+    mocks: pulumi.runtime.Mocks | None = None,
 ) -> Plan:
     """Run `program` under Pulumi's mock runtime with the given raw config and return the plan.
 
-    `config` maps full keys (`pairedbus:primary`) to the strings the CLI would pass. Exceptions
-    the program raises propagate after the runtime has shut down cleanly.
+    `config` maps full keys (`pairedbus:primary`) to the strings the CLI would pass. `preview=True`
+    runs it as `pulumi preview` would (`PlanMocks(preview=True)` unless `mocks` are given). Exceptions
+    the program raises propagate after the runtime has shut down cleanly; registrations the engine
+    would refuse raise `EngineRefusal`, one line per refusal in the engine's words.
     """
-    monitor = RecordingMonitor(PlanMocks())
+    monitor = RecordingMonitor(mocks if mocks is not None else PlanMocks(preview=preview))
     with _without_dead_work():
-        return _render(program, monitor, project=project, stack=stack, config=config, secret_keys=secret_keys)
+        return _render(
+            program, monitor, project=project, stack=stack, config=config, secret_keys=secret_keys, preview=preview
+        )
 
 
 @contextmanager
@@ -227,24 +194,66 @@ def _render(
     stack: str,
     config: Mapping[str, str] | None,
     secret_keys: list[str] | None,
+    preview: bool = False,
 ) -> Plan:
     # A loop of its own: the runtime must not inherit one that earlier code closed or still runs.
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     settings.reset_options(project=project, stack=stack)
     pulumi.runtime.set_all_config(dict(config or {}), secret_keys or [])
-    pulumi.runtime.set_mocks(monitor.recorder, project=project, stack=stack, preview=False, monitor=monitor)
+    log = _ProgramLog()
+    monitor.ledger = EngineLedger(project, stack)
+    pulumi.runtime.set_mocks(
+        monitor.recorder, project=project, stack=stack, preview=preview, monitor=monitor, logger=log.logger
+    )
     try:
         _sync_await(run_pulumi_func(program))
         root = settings.get_root_resource()
         outputs = _resolve_outputs(getattr(root, "outputs", {}) or {})
     finally:
         settings.reset_options()
-        asyncio.set_event_loop(None)
+        # Leave an open loop behind, as the default policy would: Pulumi's own unit-test style
+        # (`pulumi.runtime.set_mocks`, `@pulumi.runtime.test`) in the same process expects one.
+        asyncio.set_event_loop(_idle_loop())
         loop.close()
+        log.close()
+    refusals = monitor.refusals()
+    if refusals:
+        raise EngineRefusal(refusals)
     # Registrations complete in any order; sort so that plans of the same program compare equal.
     resources = sorted(monitor.planned, key=lambda r: _natural_key(r.urn))
-    return Plan(project=project, stack=stack, resources=tuple(resources), outputs=outputs)
+    return Plan(project=project, stack=stack, resources=tuple(resources), outputs=outputs, warnings=log.warnings)
+
+
+_IDLE = threading.local()
+
+
+def _idle_loop() -> asyncio.AbstractEventLoop:
+    """One open, idle event loop per thread, handed back after each render."""
+    loop = getattr(_IDLE, "loop", None)
+    if loop is None or loop.is_closed():
+        loop = _IDLE.loop = asyncio.new_event_loop()
+    return loop
+
+
+class _ProgramLog:
+    """The program's `pulumi.log` messages, as the mock engine passes them to a Python logger: warnings
+    (and errors) kept for the plan, nothing printed behind the caller's back."""
+
+    def __init__(self) -> None:
+        self.logger = logging.Logger("pairedbus.iac.plan.program")  # unregistered: never shared
+        self.logger.propagate = False
+        self._messages: list[str] = []
+        handler = logging.Handler(logging.WARNING)
+        handler.emit = lambda record: self._messages.append(record.getMessage())  # type: ignore[method-assign]
+        self.logger.addHandler(handler)
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(self._messages))  # once each, in the order logged
+
+    def close(self) -> None:
+        self.logger.handlers.clear()
 
 
 def _natural_key(text: str) -> list[Any]:
