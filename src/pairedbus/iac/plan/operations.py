@@ -35,19 +35,19 @@ def operation(old: PlannedResource, new: PlannedResource) -> str:
 
 
 def operations(baseline: Plan, current: Plan) -> tuple[dict[str, str], tuple[PlannedResource, ...]]:
-    """URN -> operation for every resource of both plans (each under its own plan's URN), and the
-    baseline's deleted resources."""
+    """URN -> operation for every resource of both plans, and the baseline's deleted resources: the
+    current plan's under its own URNs, the deleted ones in the engine's URN form (show them beside
+    `engine_plan(current)` to see them under their components)."""
     old_engine, new_engine = engine_plan(baseline), engine_plan(current)
-    # engine_plan keeps the order of the resources: pair each engine form with the resource it came from.
-    old_of_engine = {e.urn: r for e, r in zip(old_engine.resources, baseline.resources, strict=True)}
     matched = match_old(old_engine, new_engine)
     ops: dict[str, str] = {}
     claimed: set[str] = set()
+    # engine_plan keeps the order of the resources: pair each engine form with the resource it came from.
     for engine, resource in zip(new_engine.resources, current.resources, strict=True):
         old = matched.get(engine.urn)
         ops[resource.urn] = "create" if old is None else operation(old, engine)
         if old is not None:
             claimed.add(old.urn)
-    deleted = tuple(old_of_engine[e.urn] for e in old_engine.resources if e.urn not in claimed)
+    deleted = tuple(e for e in old_engine.resources if e.urn not in claimed)
     ops.update({r.urn: "delete" for r in deleted if r.urn not in ops})
     return ops, deleted

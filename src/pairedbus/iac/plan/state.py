@@ -73,7 +73,9 @@ class _Reader:
 
     def urn(self, value: Any, where: str) -> str:
         if not isinstance(value, str) or parse_urn(value) is None:
-            raise self.fail(where, f"expected a Pulumi URN (urn:pulumi:STACK::PROJECT::TYPE::NAME), got {_describe(value)}")
+            raise self.fail(
+                where, f"expected a Pulumi URN (urn:pulumi:STACK::PROJECT::TYPE::NAME), got {_describe(value)}"
+            )
         return value
 
     def urns(self, value: Any, where: str) -> tuple[str, ...]:
@@ -168,13 +170,20 @@ def _from_deployment(document: Mapping[str, Any], reader: _Reader) -> Plan:
         if stack is None:
             stack, project = own_stack, own_project
         elif (own_stack, own_project) != (stack, project):
-            raise reader.fail(f"{where}.urn", f"stack {own_project}/{own_stack} differs from the rest ({project}/{stack})")
+            raise reader.fail(
+                f"{where}.urn", f"stack {own_project}/{own_stack} differs from the rest ({project}/{stack})"
+            )
         type_ = reader.expect(entry.get("type"), str, f"{where}.type", "a type token")
         if qualified.rsplit("$", 1)[-1] != type_:
-            raise reader.fail(f"{where}.type", f"{type_!r} is not the type its URN names ({qualified.rsplit('$', 1)[-1]!r})")
+            raise reader.fail(
+                f"{where}.type", f"{type_!r} is not the type its URN names ({qualified.rsplit('$', 1)[-1]!r})"
+            )
         inputs = reader.expect(entry.get("inputs", {}), dict, f"{where}.inputs", "an object")
         state_outputs = reader.expect(entry.get("outputs", {}), dict, f"{where}.outputs", "an object")
-        flags = {key: reader.boolean(entry, key, where) for key in ("custom", "protect", "retainOnDelete", "delete", "external")}
+        flags = {
+            key: reader.boolean(entry, key, where)
+            for key in ("custom", "protect", "retainOnDelete", "delete", "external")
+        }
         parent = entry.get("parent")
         parent = None if parent in (None, "") else reader.urn(parent, f"{where}.parent")
         provider = reader.optional_str(entry, "provider", where)

@@ -106,7 +106,9 @@ def engine_plan(plan: Plan) -> Plan:
 
 
 def _engine_urn(plan: Plan, resource: PlannedResource, parent_urn: str | None) -> str:
-    return make_urn(plan.stack, plan.project, _qualified(parent_urn) if parent_urn else None, resource.type, resource.name)
+    return make_urn(
+        plan.stack, plan.project, _qualified(parent_urn) if parent_urn else None, resource.type, resource.name
+    )
 
 
 def _link_spec(spec: Mapping[str, Any], link: Any) -> dict[str, Any]:
@@ -180,9 +182,11 @@ def match_old(baseline: Plan, current: Plan) -> dict[str, PlannedResource]:
     old_of: dict[str, str] = {}
     claimed: set[str] = set()
     for resource in _parents_first(current.resources):
-        candidates = [resource.urn, *alias_urns(resource, current, old_of)] if resource.alias_specs or (
-            resource.parent in old_of
-        ) else [resource.urn]
+        candidates = (
+            [resource.urn, *alias_urns(resource, current, old_of)]
+            if resource.alias_specs or (resource.parent in old_of)
+            else [resource.urn]
+        )
         for urn in candidates:
             if urn in olds and urn not in claimed:
                 matched[resource.urn] = olds[urn]
