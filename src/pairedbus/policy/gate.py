@@ -65,7 +65,26 @@ def load_policy_config(path: str | Path) -> dict[str, Any]:
         raise UserError(f"--policy-config {path}: expected a readable JSON object, {exc}") from None
     if not isinstance(data, dict):
         raise UserError(f"--policy-config {path}: expected a JSON object of policy name -> level or settings")
+    check_policy_names(data, f"--policy-config {path}")
     return data
+
+
+def check_policy_names(config: Mapping[str, Any], where: str, policies: Sequence[Policy] | None = None) -> None:
+    """Every key names a policy of the pack (or is `all`, which Pulumi applies to every policy): a
+    misspelt name would otherwise leave the policy at its default level without a word."""
+    import difflib
+
+    if policies is None:
+        from pairedbus.policy.pack import POLICIES
+
+        policies = POLICIES
+    names = sorted({p.name for p in policies} | {"all"})
+    for key in config:
+        if key in names:
+            continue
+        close = difflib.get_close_matches(str(key), names, n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]!r}?)" if close else f"; the pack's policies: {', '.join(names)}"
+        raise UserError(f"{where}: {str(key)[:80]!r} is not a policy of the pack{hint}")
 
 
 def _enforcement_level(policy: Policy, config: PolicyConfig) -> EnforcementLevel:
