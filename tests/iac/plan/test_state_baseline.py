@@ -383,3 +383,58 @@ def test_five_thousand_deleted_queues_print_twenty_lines_and_counts(tmp_path: Pa
     assert "... and 4980 more\n" in out and "... and 4980 more resources of the baseline to delete" in out
     assert "5000 deletions - FAILED" in out
     assert len(out) < 20_000  # was 1.4 MB
+
+
+# --- Aliases as the program registers them, against the URNs existing stacks hold -----------------
+
+
+def _render_with_alias_specs(stack: str) -> Plan:
+    """The stack's render with each registration's alias specs recorded (`alias_spec_json`)."""
+    from pairedbus.iac.plan.render import PlanMocks, RecordingMonitor, _render, _without_dead_work
+    from pairedbus.iac.plan.urns import alias_spec_json
+
+    class SpecRecordingMonitor(RecordingMonitor):
+        def __init__(self) -> None:
+            super().__init__(PlanMocks())
+            self.specs: dict[str, tuple[dict[str, Any], ...]] = {}
+
+        def RegisterResource(self, request: Any) -> Any:
+            urn = self.make_urn(request.parent, request.type, request.name)
+            self.specs[urn] = tuple(alias_spec_json(a) for a in request.aliases)
+            return super().RegisterResource(request)
+
+    project = PulumiProject.find(REPO)
+    settings, secrets = project.stack_settings(stack)
+    monitor = SpecRecordingMonitor()
+    with _without_dead_work():
+        plan = _render(
+            project.run_program, monitor, project=project.name, stack=stack, config=settings, secret_keys=secrets
+        )
+    return dataclasses.replace(
+        plan, resources=tuple(dataclasses.replace(r, alias_specs=monitor.specs.get(r.urn, ())) for r in plan.resources)
+    )
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_state_deployed_before_paired_namespace_resolves_through_the_registered_aliases(stack: str) -> None:
+    """The b53afa0 plans hold the URNs stacks deployed before `PairedNamespace` existed; the parts carry
+    `Alias(parent=ROOT_STACK_RESOURCE)` and their children inherit it. Deployed state of those URNs against
+    today's registrations: nothing deleted or replaced; without the aliases, every old resource would be."""
+    old = json.loads((FIXTURES / "plans" / f"b53afa0-{stack}.json").read_text())
+    deployed = read_baseline_from(deployment_from_plan(old))
+    current = _render_with_alias_specs(stack)
+    assert any(spec == {"noParent": True} for r in current.resources for spec in r.alias_specs)
+    changes = compare_plans(deployed, current)
+    assert [c for c in changes if c.kind in ("delete", "replace")] == []
+    shown = engine_plan(current)
+    ops, deleted = operations(deployed, shown)
+    assert deleted == ()
+    old_names = {r["name"] for r in old["resources"]}
+    # What b53afa0 deployed is updated in place; only what is new since (e.g. PairedNamespace) is created.
+    assert {r.name for r in shown.resources if ops[r.urn] == "create"}.isdisjoint(old_names)
+    assert {ops[r.urn] for r in shown.resources if r.name in old_names} <= {"same", "update"}
+    without = dataclasses.replace(
+        current, resources=tuple(dataclasses.replace(r, alias_specs=()) for r in current.resources)
+    )
+    # Without the aliases, each entity under its new URN is a replacement (delete, then create empty).
+    assert {c.kind for c in compare_plans(deployed, without)} == {"replace"}

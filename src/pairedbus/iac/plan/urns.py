@@ -114,8 +114,28 @@ def _engine_urn(plan: Plan, resource: PlannedResource, parent_urn: str | None) -
 def _link_spec(spec: Mapping[str, Any], link: Any) -> dict[str, Any]:
     spec = dict(spec)
     if spec.get("parentUrn"):
-        spec["parentUrn"] = link(spec["parentUrn"]) or ""
+        linked = link(spec.pop("parentUrn"))
+        if linked:
+            spec["parentUrn"] = linked
+        else:
+            spec["noParent"] = True  # the root stack as the parent: no parent in the engine's URN
     return spec
+
+
+def alias_spec_json(alias: Any) -> dict[str, Any]:
+    """One `pulumirpc.Alias` of a RegisterResource request as the plan records it (`PlannedResource.alias_specs`):
+    `{"urn": ...}`, or the spec's non-empty fields. The Python SDK sends an empty `parentUrn` for "the
+    resource's own parent" (the engine reads it so too: source_eval.go), so an empty one is left out."""
+    if alias.HasField("spec"):
+        spec = alias.spec
+        data: dict[str, Any] = {k: getattr(spec, k) for k in ("name", "type", "stack", "project") if getattr(spec, k)}
+        which = spec.WhichOneof("parent")
+        if which == "parentUrn" and spec.parentUrn:
+            data["parentUrn"] = spec.parentUrn
+        elif which == "noParent" and spec.noParent:
+            data["noParent"] = True
+        return data
+    return {"urn": alias.urn}
 
 
 # --- Aliases --------------------------------------------------------------------------------
