@@ -132,11 +132,27 @@ def _changed(prop: str, old: Any, new: Any) -> bool:
     return old != new or type(old) is not type(new)
 
 
-def find_replacements(baseline: Plan, current: Plan, *, types: Iterable[str] | None = None) -> list[str]:
+@dataclass(frozen=True)
+class Pairing:
+    """Both plans in the engine's URN form, and each current URN's baseline resource (`match_old`)."""
+
+    baseline: Plan
+    current: Plan
+    old_by_urn: Mapping[str, PlannedResource]
+
+    @classmethod
+    def of(cls, baseline: Plan, current: Plan) -> Pairing:
+        baseline, current = engine_plan(baseline), engine_plan(current)
+        return cls(baseline, current, match_old(baseline, current))
+
+
+def find_replacements(
+    baseline: Plan, current: Plan, *, types: Iterable[str] | None = None, pairing: Pairing | None = None
+) -> list[str]:
     """One line per change in `current` that would replace an entity or namespace of `baseline`."""
     wanted = set(types) if types is not None else set(CREATE_ONLY)
-    baseline, current = engine_plan(baseline), engine_plan(current)
-    old_by_urn = match_old(baseline, current)
+    pairing = pairing or Pairing.of(baseline, current)
+    baseline, current, old_by_urn = pairing.baseline, pairing.current, pairing.old_by_urn
     matched_olds = {old.urn for old in old_by_urn.values()}
     lines: list[str] = []
     for new in current.resources:
@@ -164,11 +180,12 @@ def find_replacements(baseline: Plan, current: Plan, *, types: Iterable[str] | N
     return lines
 
 
-def find_deletions(baseline: Plan, current: Plan) -> list[BaselineChange]:
+def find_deletions(baseline: Plan, current: Plan, *, pairing: Pairing | None = None) -> list[BaselineChange]:
     """Stateful resources of `baseline` that `current` no longer declares (and that did not just
     move to a new URN, which `find_replacements` reports): deleted, refused, or retained."""
-    baseline, current = engine_plan(baseline), engine_plan(current)
-    current_urns = {old.urn for old in match_old(baseline, current).values()}
+    pairing = pairing or Pairing.of(baseline, current)
+    baseline, current = pairing.baseline, pairing.current
+    current_urns = {old.urn for old in pairing.old_by_urn.values()}
     current_identities = {_identity(r) for r in current.resources if _is_entity(r)} - {None}
     changes: list[BaselineChange] = []
     for old in baseline.resources:
@@ -187,10 +204,10 @@ def find_deletions(baseline: Plan, current: Plan) -> list[BaselineChange]:
     return changes
 
 
-def find_unprotections(baseline: Plan, current: Plan) -> list[BaselineChange]:
+def find_unprotections(baseline: Plan, current: Plan, *, pairing: Pairing | None = None) -> list[BaselineChange]:
     """Resources protected in `baseline` and not in `current` (e.g. `production` true -> false)."""
-    baseline, current = engine_plan(baseline), engine_plan(current)
-    old_by_urn = match_old(baseline, current)
+    pairing = pairing or Pairing.of(baseline, current)
+    current, old_by_urn = pairing.current, pairing.old_by_urn
     return [
         BaselineChange("unprotect", f"{_label(new)} ({new.type}) loses its protection: protect true -> false")
         for new in current.resources
@@ -201,8 +218,9 @@ def find_unprotections(baseline: Plan, current: Plan) -> list[BaselineChange]:
 def compare_plans(baseline: Plan, current: Plan) -> list[BaselineChange]:
     """Every reportable change of `current` against `baseline`: replacements, deletions, lowered
     protection and retained resources, in that order."""
+    pairing = Pairing.of(baseline, current)  # once: both plans may hold thousands of resources
     return [
-        *(BaselineChange("replace", line) for line in find_replacements(baseline, current)),
-        *find_deletions(baseline, current),
-        *find_unprotections(baseline, current),
+        *(BaselineChange("replace", line) for line in find_replacements(baseline, current, pairing=pairing)),
+        *find_deletions(baseline, current, pairing=pairing),
+        *find_unprotections(baseline, current, pairing=pairing),
     ]
