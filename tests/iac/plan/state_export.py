@@ -8,8 +8,10 @@ default providers (`default_<version>` for azure-native, `default` for dynamic r
 reference `<provider urn>::<provider id>` on every custom resource, and the serialised dynamic provider in a
 dynamic resource's `__provider` input. Ids and outputs are what the providers return, as `PlanMocks` answers.
 
-Regenerate the fixtures from the current plans:
-`python -m tests.iac.plan.state_export` (writes tests/iac/fixtures/state/<stack>.json).
+The fixtures (tests/iac/fixtures/state/<stack>.json) were written from the plans of 6fef7c5
+(`python -m tests.iac.plan.state_export current`, reading tests/iac/fixtures/plans/current-<stack>.json then).
+They are what existing stacks hold: keep them when the program changes (renames with aliases must still be
+no change against them); `python -m tests.iac.plan.state_export PREFIX OUT_DIR` converts other plans.
 """
 
 from __future__ import annotations
@@ -111,13 +113,16 @@ def _parents_first(resources: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(resources, key=lambda r: (depth(r), r["urn"]))
 
 
-def main() -> None:
+def main(argv: list[str]) -> None:
+    prefix, out = argv[0], Path(argv[1])
     for stack in ("dev", "staging", "prod"):
-        plan = json.loads((FIXTURES / "plans" / f"current-{stack}.json").read_text())
-        target = FIXTURES / "state" / f"{stack}.json"
+        plan = json.loads((FIXTURES / "plans" / f"{prefix}-{stack}.json").read_text())
+        target = out / f"{stack}.json"
         target.write_text(json.dumps(deployment_from_plan(plan), indent=1, sort_keys=False) + "\n")
         print(f"wrote {target}")
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    main(sys.argv[1:])
