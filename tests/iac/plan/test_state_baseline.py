@@ -173,7 +173,7 @@ def test_the_gate_on_the_deployed_state_stops_a_loss_of_protection(stack: str, t
     queue = next(r for r in document["deployment"]["resources"] if r["urn"].endswith("::queue-invoices"))
     queue["protect"] = True
     deployed = read_baseline(_write(tmp_path, document))
-    current = Plan.from_json(_current(stack))
+    current = _deployed(stack)  # the program as deployed, except that it leaves the queue unprotected
     current = dataclasses.replace(
         current,
         resources=tuple(
