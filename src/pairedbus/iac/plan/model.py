@@ -29,19 +29,18 @@ class PlannedResource:
     #: How many aliases (type or name history) the registration carried to the engine.
     aliases: int = 0
     #: The registration's alias specs as the engine receives them (`pulumirpc.Alias`), in JSON:
-    #: `{"urn": ...}` or any of `name`, `type`, `stack`, `project`, `parentUrn`, `noParent`. The
-    #: baseline comparison resolves them into previous URNs the way the engine does
-    #: (`pairedbus.iac.plan.urns`); empty when the render did not record them.
+    #: `{"urn": ...}` or any of `name`, `type`, `stack`, `project`, `parentUrn`, `noParent`
+    #: (`urns.alias_spec_json`). The baseline comparison resolves them into previous URNs the way the
+    #: engine does (`pairedbus.iac.plan.urns`); empty when the render did not record them.
     alias_specs: tuple[dict[str, Any], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["dependencies"] = list(self.dependencies)
         data["property_dependencies"] = {k: list(v) for k, v in self.property_dependencies.items()}
-        # Only when recorded, so plans written before the field existed compare equal.
-        specs = data.pop("alias_specs")
-        if specs:
-            data["alias_specs"] = [dict(spec) for spec in specs]
+        # Not written: only the *current* plan's aliases pair resources (a baseline's never do), and every
+        # azure-native resource carries a dozen versioned type aliases; `aliases` keeps their count.
+        del data["alias_specs"]
         return data
 
     @classmethod
