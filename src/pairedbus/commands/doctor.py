@@ -72,10 +72,30 @@ def check_extra(extra: str, modules: Sequence[str], needed_by: str) -> Check:
     return Check(f"extra [{extra}]", True, ", ".join(modules), needed_by)
 
 
+def _java_failure(java: str) -> tuple[subprocess.CompletedProcess[str] | None, str | None]:
+    """`java -version`, or why it did not start or failed: the JVM's own first line, not a guess."""
+    try:
+        result = subprocess.run(
+            [java, "-version"], capture_output=True, text=True, timeout=PROBE_TIMEOUT_SECONDS, stdin=subprocess.DEVNULL
+        )
+    except subprocess.TimeoutExpired:
+        return None, f"{java} -version did not answer within {PROBE_TIMEOUT_SECONDS:g} s"
+    except OSError as exc:
+        return None, f"{java} could not be started ({exc.strerror or type(exc).__name__})"
+    if result.returncode != 0:
+        lines = [line.strip() for line in (result.stderr + result.stdout).splitlines() if line.strip()]
+        first = lines[0][:200] if lines else "no output"
+        return None, f"{java} -version failed with exit {result.returncode}: {first}"
+    return result, None
+
+
 def check_java() -> Check:
-    result = _run(["java", "-version"])
-    if result is None or result.returncode != 0:
+    java = shutil.which("java")
+    if java is None:
         return Check("java", False, f"no java on PATH: install Java {MIN_JAVA} (e.g. openjdk-{MIN_JAVA}-jre)", "audit")
+    result, why = _java_failure(java)
+    if result is None:
+        return Check("java", False, f"{why}: fix or replace it with Java {MIN_JAVA}+ (JAVA_HOME, PATH)", "audit")
     match = re.search(r'version "(\d+)(?:\.(\d+))?', result.stderr + result.stdout)
     major = int(match.group(1)) if match else 0
     major = int(match.group(2)) if match and major == 1 and match.group(2) else major  # "1.8" is Java 8

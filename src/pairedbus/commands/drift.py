@@ -49,7 +49,11 @@ def _validate(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pairedbus.commands.output import check_writable
+
     _validate(args)
+    # Before the listing: an unwritable report must not fail after it and hide drift's own exit code.
+    check_writable(args.json, "--json")
     from azure.core.exceptions import AzureError
 
     from pairedbus.iac.drift import check_live_backlog
@@ -62,7 +66,6 @@ def run(args: argparse.Namespace) -> int:
     for line in report.lines():
         print(line)
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(report.to_json(), indent=2) + "\n")
         print(f"Wrote {args.json}", file=sys.stderr)
     return 1 if report.drifted else 0

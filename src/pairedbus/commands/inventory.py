@@ -18,11 +18,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from pairedbus.commands.checks import check_output_dir, with_azure_errors
-    from pairedbus.exports.inventory import export_inventory
+    from pairedbus.commands.checks import check_output_dir, check_subscription_id, with_azure_errors
 
+    args.subscription = check_subscription_id("--subscription", args.subscription)
     check_output_dir("--out", args.out)
     from pairedbus.commands.output import Steps
+    from pairedbus.exports.inventory import export_inventory
 
     with Steps("inventory: namespaces") as steps:
         result = with_azure_errors(lambda: export_inventory(args.subscription, args.out, on_step=steps))

@@ -21,11 +21,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from pairedbus.commands.checks import check_output_dir, with_azure_errors
+    from pairedbus.commands.checks import check_output_dir, check_subscription_id, with_azure_errors
     from pairedbus.contract import duration_timedelta
     from pairedbus.errors import UserError
     from pairedbus.exports.metrics import check_range, export_metrics, parse_since
 
+    args.subscription = check_subscription_id("--subscription", args.subscription)
     now = datetime.now(UTC)
     since = parse_since(args.since, now=now, flag="--since")
     until = parse_since(args.until, now=now, flag="--until") if args.until else now

@@ -22,10 +22,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--baseline",
         type=Path,
-        metavar="PLAN.json",
-        help="fail when a change against this earlier plan (`plan --json`) would replace or delete a namespace, "
-        "queue, topic, subscription or backlog queue, or lower a resource's protection; resources left in Azure "
-        "by retainOnDelete (a lowered backlog count) are reported only",
+        metavar="FILE",
+        help="what is deployed (`pulumi stack export --file FILE`: Pulumi's deployment format, version 3) or an "
+        "earlier plan (`plan --json`); fail when a change against it would replace or delete a namespace, queue, "
+        "topic, subscription or backlog queue, or lower a resource's protection; resources left in Azure by "
+        "retainOnDelete (a lowered backlog count) are reported only. Renames an alias covers are no change",
+    )
+    parser.add_argument(
+        "--baseline-any-stack",
+        action="store_true",
+        help="compare with a --baseline of another stack or project (refused by default: its resources are unrelated)",
     )
     parser.add_argument("--allow-replace", action="store_true", help="report replacements without failing")
     parser.add_argument("--allow-delete", action="store_true", help="report deletions without failing")
@@ -48,7 +54,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pairedbus.commands.output import bounded, check_writable, console
+    from pairedbus.commands.output import MAX_PROBLEMS, bounded, check_writable, console
     from pairedbus.errors import EXIT_USER
     from pairedbus.iac.plan import PulumiProject, render_stack
     from pairedbus.iac.plan.engine_checks import EngineRefusal
@@ -62,6 +68,10 @@ def run(args: argparse.Namespace) -> int:
     check_writable(args.write_policy_config, "--write-policy-config")
     project = PulumiProject.find(args.project_dir)
     baseline = load_baseline(args.baseline) if args.baseline else None
+    if baseline is not None and not args.baseline_any_stack:
+        from pairedbus.iac.plan.state import check_same_stack
+
+        check_same_stack(baseline, project=project.name, stack=args.stack, path=args.baseline)
     policy_config = load_policy_config(args.policy_config) if args.policy_config else None
     try:
         config, plan = render_stack(project, args.stack)
@@ -70,7 +80,14 @@ def run(args: argparse.Namespace) -> int:
             print(f"pairedbus: error: {problem}", file=sys.stderr)
         return EXIT_USER
     policy_config = merge_policy_config(stack_policy_settings(config), policy_config)
-    ops, deleted = operations(baseline, plan) if baseline is not None else (None, ())
+    if baseline is not None:
+        from pairedbus.iac.plan.urns import engine_plan
+
+        # Against a baseline, URNs as the engine makes them: a state export holds those.
+        plan = engine_plan(plan)
+        ops, deleted = operations(baseline, plan)
+    else:
+        ops, deleted = None, ()
     gate = run_gate(
         plan,
         baseline=baseline,
@@ -84,7 +101,13 @@ def run(args: argparse.Namespace) -> int:
     out.print(
         f"Offline render of stack '{plan.stack}' (Pulumi mocks; NOT a cloud preview: nothing was compared with Azure)"
     )
-    out.print(plan_tree(plan, ops, deleted))
+    if baseline is not None:
+        held = f"{len(baseline.resources)} resources of {baseline.project}/{baseline.stack}"
+        out.print(f"against --baseline {args.baseline}: {held} (what it held when written; Azure itself was not read)")
+    # Deleted resources in the tree are bounded like every problem list; the gate lines count them all.
+    out.print(plan_tree(plan, ops, deleted[:MAX_PROBLEMS] if deleted else ()))
+    if len(deleted) > MAX_PROBLEMS:
+        out.print(f"... and {len(deleted) - MAX_PROBLEMS} more resources of the baseline to delete")
     for warning in plan.warnings:  # what the program logged with pulumi.log.warn (e.g. a region not in the table)
         out.print(f"warning: {warning}", style="yellow", markup=False, soft_wrap=True)
     for line in gate.lines():

@@ -37,6 +37,8 @@ from pairedbus.iac.plan.baseline import BaselineChange
 from pairedbus.iac.plan.model import Plan, PlannedResource
 
 PolicyConfig = Mapping[str, Any]
+#: Change lines printed before "... and K more", as every problem list of the CLI (`commands.output.MAX_PROBLEMS`).
+MAX_CHANGE_LINES = 20
 
 
 @dataclass(frozen=True)
@@ -63,7 +65,26 @@ def load_policy_config(path: str | Path) -> dict[str, Any]:
         raise UserError(f"--policy-config {path}: expected a readable JSON object, {exc}") from None
     if not isinstance(data, dict):
         raise UserError(f"--policy-config {path}: expected a JSON object of policy name -> level or settings")
+    check_policy_names(data, f"--policy-config {path}")
     return data
+
+
+def check_policy_names(config: Mapping[str, Any], where: str, policies: Sequence[Policy] | None = None) -> None:
+    """Every key names a policy of the pack (or is `all`, which Pulumi applies to every policy): a
+    misspelt name would otherwise leave the policy at its default level without a word."""
+    import difflib
+
+    if policies is None:
+        from pairedbus.policy.pack import POLICIES
+
+        policies = POLICIES
+    names = sorted({p.name for p in policies} | {"all"})
+    for key in config:
+        if key in names:
+            continue
+        close = difflib.get_close_matches(str(key), names, n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]!r}?)" if close else f"; the pack's policies: {', '.join(names)}"
+        raise UserError(f"{where}: {str(key)[:80]!r} is not a policy of the pack{hint}")
 
 
 def _enforcement_level(policy: Policy, config: PolicyConfig) -> EnforcementLevel:
@@ -269,8 +290,15 @@ class GateResult:
             return f"allowed: {change.message}"
         return f"blocked: {change.message} (pass {FLAGS[change.kind]} to accept)"
 
-    def lines(self) -> list[str]:
-        out = format_violations(self.violations) + [self._change_line(c) for c in self.changes]
+    def lines(self, limit: int | None = MAX_CHANGE_LINES) -> list[str]:
+        """The violations, the changes (blocked first; at most `limit` of them, then "... and K more"),
+        and the summary with the count of each kind."""
+        blocked = set(self.blocked())
+        ordered = sorted(self.changes, key=lambda c: (c not in blocked, not c.blocking))
+        shown = ordered if limit is None else ordered[:limit]
+        out = format_violations(self.violations) + [self._change_line(c) for c in shown]
+        if len(shown) < len(ordered):
+            out.append(f"... and {len(ordered) - len(shown)} more")
         mandatory = sum(v.mandatory for v in self.violations)
         summary = f"policy gate: {mandatory} mandatory, {len(self.violations) - mandatory} advisory"
         for kind, label in (("replace", "replacements"), ("delete", "deletions"), ("unprotect", "unprotections")):
@@ -283,22 +311,23 @@ class GateResult:
         return [*out, summary + (" - FAILED" if self.exit_code else " - passed")]
 
     def to_json(self) -> dict[str, Any]:
+        blocked = set(self.blocked())
         return {
             "violations": [v.to_json() for v in self.violations],
             "replacements": list(self.replacements),
             "allowReplace": self.allow_replace,
-            "baselineChanges": [{**c.to_json(), "blocked": c in self.blocked()} for c in self.changes],
+            "baselineChanges": [{**c.to_json(), "blocked": c in blocked} for c in self.changes],
             "allowed": sorted(self.allowed),
             "passed": self.exit_code == 0,
         }
 
 
 def load_baseline(path: str | Path) -> Plan:
-    """A plan written by `pairedbus plan --json`."""
-    try:
-        return Plan.from_json(json.loads(Path(path).read_text()))
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise UserError(f"--baseline {path}: expected a plan written by `pairedbus plan --json`, {exc}") from None
+    """A plan written by `pairedbus plan --json`, or a state written by `pulumi stack export`
+    (`pairedbus.iac.plan.state`); a malformed one is a one-line `UserError` naming `--baseline`."""
+    from pairedbus.iac.plan.state import read_baseline
+
+    return read_baseline(path)
 
 
 def run_gate(
@@ -313,5 +342,7 @@ def run_gate(
     from pairedbus.iac.plan.baseline import compare_plans
 
     changes = compare_plans(baseline, plan) if baseline is not None else []
-    allowed = {k for k, on in (("replace", allow_replace), ("delete", allow_delete), ("unprotect", allow_unprotect)) if on}
+    allowed = {
+        k for k, on in (("replace", allow_replace), ("delete", allow_delete), ("unprotect", allow_unprotect)) if on
+    }
     return GateResult(tuple(evaluate_plan(plan, config=config)), tuple(changes), frozenset(allowed))

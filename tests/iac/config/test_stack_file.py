@@ -46,9 +46,14 @@ def test_an_alias_to_itself_is_one_line(write_stack):
 
 
 def test_aliases_within_the_bound_expand(write_stack, dev_document):
-    text = "base: &rg {name: rg-shared-weu}\n" + __import__("yaml").safe_dump(dev_document, sort_keys=False)
-    text = text.replace("    primary:\n      name: rg-pairedbus-dev-weu\n", "    primary: *rg\n")
-    assert read_stack(write_stack(text)).resource_groups.primary.name == "rg-shared-weu"
+    # The anchor sits on a config value: a top-level holder key (`base: &rg ...`) is not a stack file key.
+    text = __import__("yaml").safe_dump(dev_document, sort_keys=False)
+    text = text.replace(
+        "    primary:\n      name: rg-pairedbus-dev-weu\n", "    primary:\n      name: &rg rg-shared-weu\n"
+    )
+    text = text.replace("    owner: platform-messaging\n", "    owner: *rg\n")
+    config = read_stack(write_stack(text))
+    assert config.resource_groups.primary.name == "rg-shared-weu" and config.tags["owner"] == "rg-shared-weu"
 
 
 def test_a_non_utf8_stack_file_is_one_line_naming_it(write_stack, capsys):

@@ -143,6 +143,16 @@ def _subnet_id(value: str) -> str:
     return value
 
 
+def _registry_id(value: str) -> str:
+    """The ARM id of a container registry: the AcrPull grant's scope, so only a registry's id may pass."""
+    if not limits.REGISTRY_ID.match(value):
+        raise ValueError(
+            "expected a container registry's ARM id, /subscriptions/<guid>/resourceGroups/<group>/providers/"
+            f"Microsoft.ContainerRegistry/registries/<5-50 letters or digits>, got {value[:200]!r}"
+        )
+    return value
+
+
 def _private_dns_zone_id(value: str) -> str:
     if not limits.PRIVATE_DNS_ZONE_ID.match(value):
         raise ValueError(
@@ -155,6 +165,7 @@ def _private_dns_zone_id(value: str) -> str:
 
 NamespaceName = Annotated[str, AfterValidator(_namespace_name)]
 SubnetId = Annotated[str, AfterValidator(_subnet_id)]
+RegistryId = Annotated[str, AfterValidator(_registry_id)]
 PrivateDnsZoneId = Annotated[str, AfterValidator(_private_dns_zone_id)]
 EntityName = Annotated[str, AfterValidator(_entity_name(limits.ENTITY_NAME_MAX))]
 SubscriptionName = Annotated[str, AfterValidator(_entity_name(limits.SUBSCRIPTION_NAME_MAX))]

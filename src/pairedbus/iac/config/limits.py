@@ -114,6 +114,13 @@ _GROUP = r"/resourceGroups/[-\w._()]{1,90}"
 SUBNET_ID: Final = re.compile(
     rf"(?i)^{_SUBSCRIPTION}{_GROUP}/providers/Microsoft\.Network/virtualNetworks/[\w.-]{{2,64}}/subnets/[\w.-]{{1,80}}$"
 )
+#: A container registry: .../providers/Microsoft.ContainerRegistry/registries/{registry}, the registry name 5-50
+#: letters and digits ([naming]: "Microsoft.ContainerRegistry registries 5-50 Alphanumerics"), the group name
+#: not ending in '.' (so no `..` segment can pass as one), nothing after the name.
+REGISTRY_ID: Final = re.compile(
+    rf"(?i)^{_SUBSCRIPTION}/resourceGroups/[-\w._()]{{0,89}}[-\w_()]"
+    r"/providers/Microsoft\.ContainerRegistry/registries/[a-zA-Z0-9]{5,50}$"
+)
 #: The private DNS zone Service Bus private endpoints register in (Azure public cloud) [sb-dns].
 SERVICE_BUS_PRIVATE_DNS_ZONE: Final = "privatelink.servicebus.windows.net"
 PRIVATE_DNS_ZONE_ID: Final = re.compile(

@@ -32,6 +32,7 @@ from pairedbus.iac.config.fields import (
     PrincipalType,
     PrivateDnsZoneId,
     Region,
+    RegistryId,
     ResourceGroupName,
     SubnetId,
     SubscriptionName,
@@ -192,10 +193,9 @@ class TopicConfig(_PrimaryEntity):
 
 class RegistryConfig(_Model):
     server: Annotated[str, Field(min_length=1)]
-    #: ARM id of the container registry; the syphon identity gets AcrPull on it.
-    resource_id: Annotated[
-        str, Field(pattern=r"^/subscriptions/.+/providers/Microsoft\.ContainerRegistry/registries/.+$")
-    ]
+    #: ARM id of the container registry (`Microsoft.ContainerRegistry/registries`); the syphon identity gets
+    #: AcrPull on it, so the id is parsed, not matched loosely: no `..` segment, nothing after the name.
+    resource_id: RegistryId
 
 
 class SyphonConfig(_Model):

@@ -7,6 +7,8 @@
 - A key twice in one mapping is an error (go-yaml v3: "mapping key ... already defined").
 - Aliases may not expand beyond MAX_EXPANDED_VALUES values, nor refer to themselves: an alias bomb
   is refused before anything expands it.
+- Top-level keys are the ones Pulumi reads (`STACK_FILE_KEYS`); the CLI ignores any other in silence,
+  so a misspelt `encryptionsaltt:` would quietly lose its setting: refused here, with a did-you-mean.
 - Every key of `config:` goes through Pulumi's ParseKey (`keys.parse_config_key`);
   `ns:config:name` is the same key as `ns:name`.
 
@@ -33,6 +35,10 @@ MAX_EXPANDED_VALUES: Final = 200_000
 MAX_DEPTH: Final = 32
 #: Bytes a stack file may have.
 MAX_STACK_FILE_BYTES: Final = 8 * 1024 * 1024
+#: The top-level keys of a stack file the Pulumi CLI reads: the yaml tags of `workspace.ProjectStack`
+#: (pulumi/pulumi sdk/go/common/workspace/project.go, at 1b5949891b3cefcb9974752b24a5ecef0acc86c8). go-yaml
+#: matches them case-sensitively; `LoadProjectStackBytes` (loaders.go) drops every other key without a word.
+STACK_FILE_KEYS: Final = ("config", "encryptedkey", "encryptionsalt", "environment", "secretsprovider")
 #: Stand-in for a `secure:` value: the offline render cannot decrypt it and must not need to.
 SECRET_PLACEHOLDER: Final = "[secret]"
 
@@ -179,10 +185,28 @@ def _as_setting(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
+def _unknown_top_level_keys(document: dict[Any, Any], name: str) -> list[str]:
+    import difflib
+
+    problems = []
+    for key in document:
+        if key in STACK_FILE_KEYS:
+            continue
+        shown = str(key)[:80]
+        close = difflib.get_close_matches(shown.lower(), STACK_FILE_KEYS, n=1, cutoff=0.7)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        problems.append(
+            f"{name}: {shown!r}: not a stack file key{hint}; Pulumi reads {', '.join(STACK_FILE_KEYS)} and ignores "
+            "any other"
+        )
+    return problems
+
+
 def read_stack_settings(path: Path) -> tuple[StackSettings, list[str]]:
     """The stack's config as the CLI passes it to the program: full keys (`project:key`),
     values as strings (structured ones as JSON), and the keys of secrets."""
     document, problems = load_yaml_document(path)
+    problems = [*problems, *_unknown_top_level_keys(document, path.name)]
     config = document.get("config") or {}
     if not isinstance(config, dict):
         raise UserError(f"{path.name}: 'config' must be a mapping of keys to values")

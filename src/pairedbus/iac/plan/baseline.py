@@ -19,6 +19,11 @@ the create-only marker, azure-rest-api-specs#16679, so the provider would try an
 rejects, or replace); the names in an entity's ARM path (namespace, entity, resource group) and a
 namespace's location or Premium partition count force a new resource. A logical-name change
 (new URN, same entity) is a delete plus a create as well, unless the program adds an alias.
+
+Resources are paired as the engine pairs them (`pairedbus.iac.plan.urns.match_old`): both plans in
+the engine's URN form, each current resource with the baseline resource of its URN or, failing
+that, of one of its aliases, resolved from the current plan's registrations. A rename an alias
+covers is the same resource, not a change.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from typing import Any, Final, Literal
 
 from pairedbus import contract
 from pairedbus.iac.plan.model import Plan, PlannedResource
+from pairedbus.iac.plan.urns import engine_plan, match_old
 from pairedbus.rules.namespace import normalise_region
 
 #: Create-only inputs per resource type (ARM camelCase).
@@ -126,11 +132,28 @@ def _changed(prop: str, old: Any, new: Any) -> bool:
     return old != new or type(old) is not type(new)
 
 
-def find_replacements(baseline: Plan, current: Plan, *, types: Iterable[str] | None = None) -> list[str]:
+@dataclass(frozen=True)
+class Pairing:
+    """Both plans in the engine's URN form, and each current URN's baseline resource (`match_old`)."""
+
+    baseline: Plan
+    current: Plan
+    old_by_urn: Mapping[str, PlannedResource]
+
+    @classmethod
+    def of(cls, baseline: Plan, current: Plan) -> Pairing:
+        baseline, current = engine_plan(baseline), engine_plan(current)
+        return cls(baseline, current, match_old(baseline, current))
+
+
+def find_replacements(
+    baseline: Plan, current: Plan, *, types: Iterable[str] | None = None, pairing: Pairing | None = None
+) -> list[str]:
     """One line per change in `current` that would replace an entity or namespace of `baseline`."""
     wanted = set(types) if types is not None else set(CREATE_ONLY)
-    old_by_urn = baseline.by_urn()
-    new_by_urn = current.by_urn()
+    pairing = pairing or Pairing.of(baseline, current)
+    baseline, current, old_by_urn = pairing.baseline, pairing.current, pairing.old_by_urn
+    matched_olds = {old.urn for old in old_by_urn.values()}
     lines: list[str] = []
     for new in current.resources:
         old = old_by_urn.get(new.urn)
@@ -146,7 +169,7 @@ def find_replacements(baseline: Plan, current: Plan, *, types: Iterable[str] | N
     # Same entity, new URN: Pulumi deletes the old resource and creates a new one.
     new_identities = {_identity(r): r for r in current.resources if _is_entity(r) and _identity(r) is not None}
     for old in baseline.resources:
-        if old.urn in new_by_urn or old.type not in wanted or not _is_entity(old):
+        if old.urn in matched_olds or old.type not in wanted or not _is_entity(old):
             continue
         moved = new_identities.get(_identity(old)) if _identity(old) is not None else None
         if moved is not None:
@@ -157,10 +180,12 @@ def find_replacements(baseline: Plan, current: Plan, *, types: Iterable[str] | N
     return lines
 
 
-def find_deletions(baseline: Plan, current: Plan) -> list[BaselineChange]:
+def find_deletions(baseline: Plan, current: Plan, *, pairing: Pairing | None = None) -> list[BaselineChange]:
     """Stateful resources of `baseline` that `current` no longer declares (and that did not just
     move to a new URN, which `find_replacements` reports): deleted, refused, or retained."""
-    current_urns = current.by_urn().keys()
+    pairing = pairing or Pairing.of(baseline, current)
+    baseline, current = pairing.baseline, pairing.current
+    current_urns = {old.urn for old in pairing.old_by_urn.values()}
     current_identities = {_identity(r) for r in current.resources if _is_entity(r)} - {None}
     changes: list[BaselineChange] = []
     for old in baseline.resources:
@@ -179,9 +204,10 @@ def find_deletions(baseline: Plan, current: Plan) -> list[BaselineChange]:
     return changes
 
 
-def find_unprotections(baseline: Plan, current: Plan) -> list[BaselineChange]:
+def find_unprotections(baseline: Plan, current: Plan, *, pairing: Pairing | None = None) -> list[BaselineChange]:
     """Resources protected in `baseline` and not in `current` (e.g. `production` true -> false)."""
-    old_by_urn = baseline.by_urn()
+    pairing = pairing or Pairing.of(baseline, current)
+    current, old_by_urn = pairing.current, pairing.old_by_urn
     return [
         BaselineChange("unprotect", f"{_label(new)} ({new.type}) loses its protection: protect true -> false")
         for new in current.resources
@@ -192,8 +218,9 @@ def find_unprotections(baseline: Plan, current: Plan) -> list[BaselineChange]:
 def compare_plans(baseline: Plan, current: Plan) -> list[BaselineChange]:
     """Every reportable change of `current` against `baseline`: replacements, deletions, lowered
     protection and retained resources, in that order."""
+    pairing = Pairing.of(baseline, current)  # once: both plans may hold thousands of resources
     return [
-        *(BaselineChange("replace", line) for line in find_replacements(baseline, current)),
-        *find_deletions(baseline, current),
-        *find_unprotections(baseline, current),
+        *(BaselineChange("replace", line) for line in find_replacements(baseline, current, pairing=pairing)),
+        *find_deletions(baseline, current, pairing=pairing),
+        *find_unprotections(baseline, current, pairing=pairing),
     ]

@@ -28,11 +28,19 @@ class PlannedResource:
     provider: str | None = None
     #: How many aliases (type or name history) the registration carried to the engine.
     aliases: int = 0
+    #: The registration's alias specs as the engine receives them (`pulumirpc.Alias`), in JSON:
+    #: `{"urn": ...}` or any of `name`, `type`, `stack`, `project`, `parentUrn`, `noParent`
+    #: (`urns.alias_spec_json`). The baseline comparison resolves them into previous URNs the way the
+    #: engine does (`pairedbus.iac.plan.urns`); empty when the render did not record them.
+    alias_specs: tuple[dict[str, Any], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["dependencies"] = list(self.dependencies)
         data["property_dependencies"] = {k: list(v) for k, v in self.property_dependencies.items()}
+        # Not written: only the *current* plan's aliases pair resources (a baseline's never do), and every
+        # azure-native resource carries a dozen versioned type aliases; `aliases` keeps their count.
+        del data["alias_specs"]
         return data
 
     @classmethod
@@ -42,6 +50,7 @@ class PlannedResource:
                 **data,
                 "dependencies": tuple(data.get("dependencies", ())),
                 "property_dependencies": {k: tuple(v) for k, v in data.get("property_dependencies", {}).items()},
+                "alias_specs": tuple(dict(spec) for spec in data.get("alias_specs", ())),
             }
         )
 

@@ -1,8 +1,8 @@
 """What `pulumi up` would do to each resource, judged offline against a baseline plan.
 
-By URN, as the engine matches them: new URN -> create, gone -> delete, a create-only input
-changed -> replace, any other input changed -> update, else same. Inputs not known offline
-(None) are no evidence of a change.
+Matched as the engine matches them (`urns.match_old`: by URN, then by alias): unmatched new ->
+create, unmatched old -> delete, a create-only input changed -> replace, any other input changed
+-> update, else same. Inputs not known offline (None) are no evidence of a change.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from typing import Any
 
 from pairedbus.iac.plan.baseline import CREATE_ONLY
 from pairedbus.iac.plan.model import Plan, PlannedResource
+from pairedbus.iac.plan.urns import engine_plan, match_old
 from pairedbus.rules.namespace import normalise_region
 
 
@@ -34,9 +35,19 @@ def operation(old: PlannedResource, new: PlannedResource) -> str:
 
 
 def operations(baseline: Plan, current: Plan) -> tuple[dict[str, str], tuple[PlannedResource, ...]]:
-    """URN -> operation for every resource of both plans, and the baseline's deleted resources."""
-    old_by_urn = baseline.by_urn()
-    ops = {r.urn: operation(old_by_urn[r.urn], r) if r.urn in old_by_urn else "create" for r in current.resources}
-    deleted = tuple(r for r in baseline.resources if r.urn not in ops)
-    ops.update({r.urn: "delete" for r in deleted})
+    """URN -> operation for every resource of both plans, and the baseline's deleted resources: the
+    current plan's under its own URNs, the deleted ones in the engine's URN form (show them beside
+    `engine_plan(current)` to see them under their components)."""
+    old_engine, new_engine = engine_plan(baseline), engine_plan(current)
+    matched = match_old(old_engine, new_engine)
+    ops: dict[str, str] = {}
+    claimed: set[str] = set()
+    # engine_plan keeps the order of the resources: pair each engine form with the resource it came from.
+    for engine, resource in zip(new_engine.resources, current.resources, strict=True):
+        old = matched.get(engine.urn)
+        ops[resource.urn] = "create" if old is None else operation(old, engine)
+        if old is not None:
+            claimed.add(old.urn)
+    deleted = tuple(e for e in old_engine.resources if e.urn not in claimed)
+    ops.update({r.urn: "delete" for r in deleted if r.urn not in ops})
     return ops, deleted

@@ -37,6 +37,7 @@ from pairedbus.iac.plan.mocks import (  # noqa: F401 - PlanMocks and its fake id
     PlanMocks,
 )
 from pairedbus.iac.plan.model import Plan, PlannedResource
+from pairedbus.iac.plan.urns import alias_spec_json
 
 __all__ = ["EngineRefusal", "PlanMocks", "RecordingMonitor", "render"]
 
@@ -69,6 +70,7 @@ class _RecordingMocks(pulumi.runtime.Mocks):
                     },
                     protect=bool(request.protect),
                     aliases=len(request.aliases),
+                    alias_specs=tuple(alias_spec_json(a) for a in request.aliases),
                     retain_on_delete=bool(request.retainOnDelete),
                     provider=request.provider or None,
                 )

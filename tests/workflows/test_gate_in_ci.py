@@ -1,0 +1,266 @@
+"""The destructive-change gate in CI, the prod runner inside the network, and hash-checked installs."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import stat
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from tests.workflows.test_workflows import DEPLOY, PREVIEW, STACKS, WORKFLOWS, load, pulumi_step, steps_using
+
+REPO = Path(__file__).resolve().parents[2]
+CI_GATE = REPO / "scripts" / "ci-gate"
+LOCKS = {"iac": REPO / "requirements-lock.txt", "policy": REPO / "policies" / "requirements-lock.txt"}
+STATE = REPO / "tests" / "iac" / "fixtures" / "state"
+
+
+def _runs(job: dict) -> list[str]:
+    return [step.get("run", "") for step in job["steps"]]
+
+
+def _gate_step(job: dict) -> dict:
+    [step] = [s for s in job["steps"] if "scripts/ci-gate" in s.get("run", "")]
+    return step
+
+
+# --- The gate before `pulumi preview` and before each `pulumi up` ---------------------------------
+
+
+def test_preview_runs_the_gate_against_the_deployed_state_before_pulumi_preview() -> None:
+    job = load(PREVIEW)["jobs"]["preview"]
+    gate = _gate_step(job)
+    assert gate["env"]["STACK"] == "${{ matrix.stack }}" and gate["run"].strip() == 'scripts/ci-gate "$STACK"'
+    steps = job["steps"]
+    preview = pulumi_step(job, "preview")
+    [install_cli] = [s for s in steps_using(job, "pulumi/actions") if "with" not in s]  # CLI only: for the export
+    [login] = steps_using(job, "azure/login")
+    assert steps.index(login) < steps.index(install_cli) < steps.index(gate) < steps.index(preview)
+    # A blocked gate is recorded, the preview still runs, and the job then fails.
+    assert gate["id"] == "gate" and gate["continue-on-error"] is True
+    last = steps[-1]
+    assert last["if"] == "steps.gate.outcome == 'failure'" and "exit 1" in last["run"]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_deploy_runs_the_gate_before_each_up_with_only_the_stated_overrides(stack: str) -> None:
+    job = load(DEPLOY)["jobs"][stack]
+    gate = _gate_step(job)
+    up = pulumi_step(job, "up")
+    assert job["steps"].index(gate) < job["steps"].index(up)
+    assert "continue-on-error" not in gate  # a blocked gate stops the stage before `up`
+    assert f"scripts/ci-gate {stack} " in gate["run"]
+    # The inputs reach the script as environment data, never as expressions spliced into it.
+    assert "${{" not in gate["run"]
+    assert gate["env"] == {
+        "ALLOW_DELETE": "${{ inputs.allow-delete }}",
+        "ALLOW_REPLACE": "${{ inputs.allow-replace }}",
+        "ALLOW_UNPROTECT": "${{ inputs.allow-unprotect }}",
+    }
+    for env, flag in (("ALLOW_DELETE", "--allow-delete"), ("ALLOW_REPLACE", "--allow-replace")):
+        assert f'if [ "${env}" = "true" ]; then flags+=({flag}); fi' in gate["run"]
+    # A hand-started run deploys main only.
+    assert job["if"] == "github.ref == 'refs/heads/main'"
+
+
+def test_deploy_states_its_overrides_as_boolean_inputs_off_by_default() -> None:
+    workflow = load(DEPLOY)
+    inputs = workflow["on"]["workflow_dispatch"]["inputs"]
+    assert set(inputs) == {"allow-delete", "allow-replace", "allow-unprotect"}
+    for name, spec in inputs.items():
+        assert spec["type"] == "boolean" and spec["default"] is False and spec["description"], name
+    assert "allow-delete" in DEPLOY.read_text().split("name: deploy")[0]  # documented in the header
+
+
+def _run_ci_gate(tmp_path: Path, state: Path, *flags: str) -> tuple[int, str, str]:
+    """scripts/ci-gate with a stand-in `pulumi` that exports `state`, and pairedbus from this checkout."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    pulumi = bin_dir / "pulumi"
+    # `pulumi stack export --stack S --file F`: copy the fixture where --file says.
+    pulumi.write_text(
+        "#!/usr/bin/env bash\nset -e\n"
+        '[ "$1 $2" = "stack export" ] || exit 9\n'
+        'while [ $# -gt 0 ]; do [ "$1" = --file ] && cp ' + shlex.quote(str(state)) + ' "$2"; shift; done\n'
+    )
+    pairedbus = bin_dir / "pairedbus"
+    pairedbus.write_text(f'#!/usr/bin/env bash\nexec {shlex.quote(sys.executable)} -m pairedbus.cli "$@"\n')
+    for tool in (pulumi, pairedbus):
+        tool.chmod(tool.stat().st_mode | stat.S_IXUSR)
+    summary = tmp_path / "summary.md"
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "PAIREDBUS": str(pairedbus),
+        "GATE_OUT": str(tmp_path / "out"),
+        "GITHUB_STEP_SUMMARY": str(summary),
+    }
+    result = subprocess.run(
+        [str(CI_GATE), "dev", *flags], capture_output=True, text=True, env=env, timeout=300, check=False
+    )
+    return result.returncode, result.stdout, summary.read_text() if summary.exists() else ""
+
+
+def _dev_state_with_a_deleted_queue(tmp_path: Path) -> Path:
+    document = json.loads((STATE / "dev.json").read_text())
+    queue = next(r for r in document["deployment"]["resources"] if r["urn"].endswith("::queue-invoices"))
+    extra = {**queue, "urn": queue["urn"].replace("::queue-invoices", "::queue-legacy")}
+    extra["inputs"] = {**queue["inputs"], "queueName": "legacy"}
+    document["deployment"]["resources"].append(extra)
+    path = tmp_path / "deployed.json"
+    path.write_text(json.dumps(document))
+    return path
+
+
+def test_ci_gate_passes_the_deployed_stack_and_writes_the_verdict_to_the_job_summary(tmp_path: Path) -> None:
+    code, out, summary = _run_ci_gate(tmp_path, STATE / "dev.json")
+    assert code == 0, out
+    assert summary.startswith("### Destructive-change gate: dev, passed")
+    assert "policy gate: 0 mandatory" in summary and "Offline render" not in summary  # the verdict, not the tree
+
+
+def test_ci_gate_blocks_a_deleted_queue_unless_the_run_allows_deletions(tmp_path: Path) -> None:
+    deployed = _dev_state_with_a_deleted_queue(tmp_path)
+    (tmp_path / "blocked").mkdir()
+    code, _out, summary = _run_ci_gate(tmp_path / "blocked", deployed)
+    assert code == 1
+    assert "### Destructive-change gate: dev, BLOCKED" in summary
+    assert "blocked: legacy (azure-native:servicebus:Queue) leaves the program" in summary
+    (tmp_path / "allowed").mkdir()
+    code, _out, summary = _run_ci_gate(tmp_path / "allowed", deployed, "--allow-delete")
+    assert code == 0 and "with --allow-delete" in summary and "allowed: legacy" in summary
+
+
+def test_ci_gate_stops_when_the_state_cannot_be_exported(tmp_path: Path) -> None:
+    code, _out, summary = _run_ci_gate(tmp_path, tmp_path / "missing.json")
+    assert code == 2 and "NOT RUN: `pulumi stack export` failed" in summary
+
+
+# --- Prod from inside the network -----------------------------------------------------------------
+
+
+def test_prod_deploys_from_a_self_hosted_runner_in_the_network_and_the_others_from_hosted_runners() -> None:
+    jobs = load(DEPLOY)["jobs"]
+    assert jobs["prod"]["runs-on"] == ["self-hosted", "pairedbus-prod-vnet"]
+    assert jobs["dev"]["runs-on"] == jobs["staging"]["runs-on"] == jobs["gate"]["runs-on"] == "ubuntu-latest"
+    # Pull-request code never runs on the network's runner.
+    assert all(job["runs-on"] == "ubuntu-latest" for job in load(PREVIEW)["jobs"].values())
+
+
+def test_the_readme_says_what_the_prod_runner_needs_and_why() -> None:
+    readme = (REPO / "README.md").read_text()
+    section = readme[readme.index("### CI: the gate, the prod runner, locked installs") :]
+    section = section[: section.index("\n## ")] if "\n## " in section else section
+    for needed in (
+        "pairedbus-prod-vnet",
+        "private endpoint",
+        "privatelink.servicebus.windows.net",
+        "Python 3.11",
+        "Pulumi CLI",
+        "OIDC",
+        "data plane",
+        "allow-delete",
+        "scripts/lock",
+        "--require-hashes",
+    ):
+        assert needed in section, needed
+
+
+# --- Hash-checked installs --------------------------------------------------------------------------
+
+
+def _pip_lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if re.search(r"\bpip\b.*\binstall\b", line)]
+
+
+def unlocked_installs(workflow: dict) -> list[str]:
+    """Every pip install that neither checks hashes from a lock nor installs this package alone (--no-deps)."""
+    bad = []
+    for name, job in workflow["jobs"].items():
+        for run in _runs(job):
+            for line in _pip_lines(run):
+                args = shlex.split(line.split("#", 1)[0])
+                locked = "--require-hashes" in args and any(a.endswith("requirements-lock.txt") for a in args)
+                local_only = "--no-deps" in args and args[-1] == "."
+                if not (locked or local_only):
+                    bad.append(f"{name}: {line}")
+    return bad
+
+
+@pytest.mark.parametrize("path", sorted(WORKFLOWS.glob("*.yml")), ids=lambda p: p.name)
+def test_every_workflow_install_is_hash_checked(path: Path) -> None:
+    workflow = load(path)
+    assert unlocked_installs(workflow) == []
+    for name, job in workflow["jobs"].items():
+        lines = [line for run in _runs(job) for line in _pip_lines(run)]
+        assert lines, name
+        # The program's venv: lock first, then the package without dependencies (and so for the pack's venv).
+        for venv, lock in (
+            (".venv/bin/pip", "requirements-lock.txt"),
+            ("policies/venv/bin/pip", "policies/requirements-lock.txt"),
+        ):
+            mine = [line for line in lines if line.startswith(venv)]
+            if mine:
+                assert mine[0] == f"{venv} install --require-hashes -r {lock}", (name, mine)
+                assert all("--no-deps" in line for line in mine[1:]) and len(mine) == 2, (name, mine)
+
+
+def test_the_install_check_fails_on_an_unlocked_install() -> None:
+    for line in (
+        ".venv/bin/pip install -r requirements.txt",
+        ".venv/bin/pip install -e '.[iac]'",
+        "pip install pulumi",
+        ".venv/bin/pip install --require-hashes -r requirements.txt",  # hashes, but not the lock
+        ".venv/bin/pip install --no-deps pulumi",
+    ):
+        workflow = {"jobs": {"x": {"steps": [{"run": f"python -m venv .venv\n{line}"}]}}}
+        assert unlocked_installs(workflow) == [f"x: {line}"], line
+
+
+def _pins(lock: Path) -> dict[str, list[str]]:
+    """name -> hashes of each pinned requirement of a lock file."""
+    pins: dict[str, list[str]] = {}
+    current = None
+    for line in lock.read_text().splitlines():
+        if match := re.match(r"^([A-Za-z0-9_.\-]+)==([^\s;\\]+)", line):
+            current = match.group(1).lower().replace("_", "-")
+            pins[current] = []
+        elif (match := re.search(r"--hash=sha256:([0-9a-f]{64})", line)) and current:
+            pins[current].append(match.group(1))
+        elif line.strip() and not line.lstrip().startswith(("#", "--hash")):
+            pytest.fail(f"{lock.name}: not a pinned, hashed requirement: {line}")
+    return pins
+
+
+def _requirement_names(requirements: list[str]) -> set[str]:
+    return {re.split(r"[<>=!~\[; ]", r, maxsplit=1)[0].lower().replace("_", "-") for r in requirements}
+
+
+@pytest.mark.parametrize("extra", ["iac", "policy"])
+def test_each_lock_pins_every_dependency_of_its_extra_with_hashes(extra: str) -> None:
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    pins = _pins(LOCKS[extra])
+    wanted = _requirement_names(project["dependencies"]) | _requirement_names(project["optional-dependencies"][extra])
+    assert wanted <= set(pins), wanted - set(pins)
+    assert all(pins.values()), [name for name, hashes in pins.items() if not hashes]
+    assert "pairedbus" not in pins  # the package itself is installed --no-deps after the lock
+    assert "generated by scripts/lock" in LOCKS[extra].read_text().splitlines()[0].lower()
+
+
+def test_the_locks_are_refreshed_by_a_documented_script() -> None:
+    script = REPO / "scripts" / "lock"
+    assert script.stat().st_mode & stat.S_IXUSR
+    text = script.read_text()
+    assert "--generate-hashes" in text and "requirements-lock.txt" in text and "policies/requirements-lock.txt" in text
+    assert "scripts/lock" in (REPO / "README.md").read_text()
+
+
+def test_the_ci_gate_script_is_valid_bash() -> None:
+    assert subprocess.run(["bash", "-n", str(CI_GATE)], check=False).returncode == 0
