@@ -192,7 +192,7 @@ def test_production_off_against_deployed_prod_loses_every_protection() -> None:
         deployed, resources=tuple(dataclasses.replace(r, protect=False) for r in deployed.resources)
     )
     changes = compare_plans(deployed, current)
-    assert {c.kind for c in changes} == {"unprotect"} and len(changes) == 20
+    assert {c.kind for c in changes} == {"unprotect"} and len(changes) == 24  # 20, and the two locks and two diagnostic settings
     assert run_gate(current, baseline=deployed).exit_code == 1
 
 
