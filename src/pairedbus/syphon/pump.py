@@ -50,6 +50,8 @@ DEAD_LETTER_SEND_REJECTED = "SendRejected"
 _MAX_FAILED_UNITS_PER_ROUND = 3
 #: Longest wait of an extra receiver's receive (seconds): it exists only while its queue is busy.
 _EXTRA_WAIT = 1.0
+#: Tries of one settlement while its failures are ones a retry can help.
+_SETTLE_TRIES = 3
 #: Dead-letter descriptions are application properties on the broker; keep them short.
 _DESCRIPTION_MAX = 1024
 
@@ -304,8 +306,13 @@ class BacklogPump:
         async with turn:
             await settlement.keep([message for message, _ in items])  # renewed while worked on
             remaining = list(range(len(items)))
+            waited = False
             while remaining:
-                wait = ctx.backoff.remaining(destination)
+                # A delivery that waited out a back-off tries once: the back-off it reads now may
+                # have been pushed on by another delivery's failure meanwhile, and deliveries that
+                # re-slept on it would leave one try per back-off for a whole destination.
+                wait = 0.0 if waited else ctx.backoff.remaining(destination)
+                waited = False
                 if not wait:
                     done: set[int] = set()
                     match await self._send_round(settlement, destination, items, remaining, done):
@@ -323,6 +330,7 @@ class BacklogPump:
                         return
                     ctx.stats.retries += 1
                     await asyncio.sleep(wait)
+                    waited = True
 
     async def _send_round(
         self,
@@ -575,19 +583,30 @@ class Settlement:
         await self._hold.give_back(1)
 
     async def _each(self, settle: Any, messages: list[Any]) -> list[BaseException | None]:
-        """One settlement per message, all at once, each bounded by the operation timeout; the
-        error of each (None: settled). Their tasks end, or are cancelled, before this returns."""
+        """One settlement per message, all at once; the error of each (None: settled). Their
+        tasks end, or are cancelled, before this returns."""
         async with asyncio.TaskGroup() as settling:
-            tasks = [settling.create_task(self._bounded(settle(message))) for message in messages]
+            tasks = [settling.create_task(self._settle(settle, message)) for message in messages]
         return [task.result() for task in tasks]
 
-    async def _bounded(self, operation: Any) -> BaseException | None:
+    async def _settle(self, settle: Any, message: Any) -> BaseException | None:
+        """Settle `message`, at once again after a failure a retry can help (a busy or timed-out
+        broker: the lock is still held, and letting it lapse costs a redelivery a lock duration
+        later), all within the operation timeout."""
         try:
             async with asyncio.timeout(self._timeout):
-                await operation
-        except (ServiceBusError, ValueError, TimeoutError) as exc:
+                for attempt in range(1, _SETTLE_TRIES + 1):
+                    try:
+                        await settle(message)
+                        return None
+                    except ServiceBusError as exc:
+                        if attempt == _SETTLE_TRIES or not is_retryable(exc):
+                            return exc
+                        self._ctx.stats.count_error(exc)
+                        self._ctx.pair.note_error(SECONDARY, exc)
+        except (ValueError, TimeoutError) as exc:
             return exc
-        return None
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _failed(self, exc: BaseException, message: Any, what: str) -> None:
         self._ctx.stats.count_error(exc)
