@@ -583,32 +583,33 @@ class Settlement:
         await self._hold.give_back(1)
 
     async def _each(self, settle: Any, messages: list[Any]) -> list[BaseException | None]:
-        """One settlement per message, all at once and together bounded by the operation timeout
-        (one timer, not one per message); the error of each (None: settled; TimeoutError: still
-        running at the bound). Their tasks end, or are cancelled, before this returns."""
-        tasks: list[asyncio.Task[BaseException | None]] = []
+        """One settlement per message, all at once, together bounded by the operation timeout;
+        those that failed in a way a retry can help (a busy or timed-out broker: the lock is still
+        held, and letting it lapse costs a redelivery a lock duration later) tried again at once.
+        The error of each (None: settled; TimeoutError: unsettled at the bound). Every settlement
+        has ended, or was cancelled, when this returns (gather awaits or cancels them all)."""
+        results: list[BaseException | None] = [TimeoutError(f"settlement took over {self._timeout:g} s")] * len(
+            messages
+        )
+        pending = list(range(len(messages)))
         with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(self._timeout), asyncio.TaskGroup() as settling:
-                tasks = [settling.create_task(self._settle(settle, message)) for message in messages]
-        overran = TimeoutError(f"settlement took over {self._timeout:g} s")
-        return [task.result() if not task.cancelled() else overran for task in tasks]
-
-    async def _settle(self, settle: Any, message: Any) -> BaseException | None:
-        """Settle `message`, at once again after a failure a retry can help (a busy or timed-out
-        broker: the lock is still held, and letting it lapse costs a redelivery a lock duration
-        later)."""
-        for attempt in range(1, _SETTLE_TRIES + 1):
-            try:
-                await settle(message)
-                return None
-            except ServiceBusError as exc:
-                if attempt == _SETTLE_TRIES or not is_retryable(exc):
-                    return exc
-                self._ctx.stats.count_error(exc)
-                self._ctx.pair.note_error(SECONDARY, exc)
-            except ValueError as exc:  # the receiver was shut down
-                return exc
-        raise AssertionError("unreachable")  # pragma: no cover
+            async with asyncio.timeout(self._timeout):
+                for attempt in range(1, _SETTLE_TRIES + 1):
+                    outcomes = await asyncio.gather(*(settle(messages[i]) for i in pending), return_exceptions=True)
+                    again: list[int] = []
+                    for index, outcome in zip(pending, outcomes, strict=True):
+                        if outcome is not None and not isinstance(outcome, (ServiceBusError, ValueError)):
+                            raise outcome
+                        if attempt < _SETTLE_TRIES and isinstance(outcome, ServiceBusError) and is_retryable(outcome):
+                            self._ctx.stats.count_error(outcome)
+                            self._ctx.pair.note_error(SECONDARY, outcome)
+                            again.append(index)
+                        else:
+                            results[index] = outcome
+                    pending = again
+                    if not pending:
+                        break
+        return results
 
     def _failed(self, exc: BaseException, message: Any, what: str) -> None:
         self._ctx.stats.count_error(exc)
