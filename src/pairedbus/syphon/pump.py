@@ -46,7 +46,8 @@ log = logging.getLogger("pairedbus.syphon")
 DEAD_LETTER_DESTINATION_NOT_FOUND = "DestinationNotFound"
 DEAD_LETTER_MESSAGE_SIZE_EXCEEDED = "MessageSizeExceeded"
 DEAD_LETTER_SEND_REJECTED = "SendRejected"
-#: Failed sends in a row after which a round stops (the destination, not one fragment, is down).
+#: Keyed sends to one destination failed in a row, across its keys, after which the destination
+#: itself backs off (it, not one fragment, is down).
 _MAX_FAILED_UNITS_PER_ROUND = 3
 #: Longest wait of an extra receiver's receive (seconds): it exists only while its queue is busy.
 _EXTRA_WAIT = 1.0
@@ -123,6 +124,8 @@ class BacklogPump:
         self._ctx = ctx
         self.queue = queue
         self._order = KeyOrder()
+        #: Keyed sends failed in a row per destination, whichever their keys (reset by a success).
+        self._failed_in_a_row: dict[str, int] = {}
         self._receive_backoff = Backoff(
             ctx.options.backoff_initial.total_seconds(), ctx.options.backoff_max.total_seconds()
         )
@@ -347,7 +350,8 @@ class BacklogPump:
 
         A unit holds one partition key. A failed fragment fails only the keys it holds, so a
         keyed unit's failure backs off that key alone and the other units are still tried; a
-        few failures in a row mean the destination itself is down (it backs off as a whole)."""
+        few keyed failures in a row to the destination, whichever their keys and deliveries, mean
+        the destination itself is down (it backs off as a whole)."""
         ctx = self._ctx
         try:
             packed = await ctx.destinations.batches(destination, [items[i][1] for i in remaining])
@@ -356,7 +360,6 @@ class BacklogPump:
         # A stack of (unit, item indexes, key): a refused batch is replaced by its messages, in order.
         stack = [(unit, [remaining[i] for i in indexes], key) for unit, indexes, key in reversed(packed)]
         waits: list[float] = []
-        failures_in_a_row = 0
         retried: Retry | None = None
         if len(stack) > 1 and all(key is None for _, _, key in stack):
             # Unkeyed units: sent all at once (pipelined on the link), read in order after.
@@ -391,13 +394,15 @@ class BacklogPump:
                 waits.append(wait)
                 continue
             outcome = await self._send_unit(destination, unit, len(members), backoff_key)
-            failures_in_a_row = failures_in_a_row + 1 if isinstance(outcome, Retry) else 0
+            failures_in_a_row = self._failed_in_a_row.get(destination, 0) + 1 if isinstance(outcome, Retry) else 0
+            self._failed_in_a_row[destination] = failures_in_a_row
             match outcome:
                 case Retry() if key is not None and failures_in_a_row < _MAX_FAILED_UNITS_PER_ROUND:
                     waits.append(ctx.backoff.remaining(backoff_key))
                 case Retry():
                     if key is not None:
                         ctx.backoff.failed(destination)  # not one fragment: the destination
+                        self._failed_in_a_row[destination] = 0
                     return outcome
                 case Sent():
                     done.update(members)
