@@ -1,8 +1,11 @@
 """One backlog queue's pump: receive a batch, restore, send to the primary, settle after the ack.
 
 The hot path is `BacklogPump._handle`: pings are completed (never forwarded), unrestorable
-messages dead-lettered, the rest grouped by destination and sent batch by batch; a backlog message
-is completed only after the send that carried it returned. Each step ends with a small result
+messages dead-lettered, the rest grouped by destination and partition key and sent batch by batch;
+a backlog message is completed only after the send that carried it returned. A key's messages
+keep their order by taking turns (`KeyOrder`), so a key backing off holds up only its own later
+messages. How each message ends (complete, dead-letter, leave locked) is the batch's `Settlement`,
+whose tasks the batch awaits or cancels. Each step ends with a small result
 (`ReceiveEnd`; `Sent` / `Retry` / `Split` / `DeadLetter` for a send; `KeysBackingOff` for a round)
 read by one `match`; no exception steers the hot path. Every call to Service Bus is bounded by
 the operation timeout. Receives are pipelined: the next batch is received while earlier ones are
