@@ -1,4 +1,4 @@
-"""The drill's progress: on a terminal only; sending with rate and ETA, then a settling phase."""
+"""The drill's progress: bars on a terminal (sending with rate and ETA, then settling); a line every 10 s when piped."""
 
 import io
 
@@ -30,3 +30,32 @@ def test_a_terminal_sees_sending_with_its_rate_then_settling():
     text = terminal.getvalue()
     assert "settling" in text and "7/12" in text
     assert "10/10" in text  # the sending bar is complete once settling starts
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_piped_progress_is_one_line_every_ten_seconds():
+    piped = io.StringIO()
+    clock = Clock()
+    progress = DrillProgress(2000, stream=piped, clock=clock)
+    progress.sending(100, "3 parked")
+    clock.now += 9.9
+    progress.sending(900, "3 parked")
+    assert piped.getvalue() == ""  # under ten seconds: nothing yet
+    clock.now += 0.1
+    progress.sending(1000, "5 parked · 1 failovers")
+    clock.now += 5
+    progress.settling(1500, 2662, "40 still parked")
+    clock.now += 5
+    progress.settling(2000, 2662, "12 still parked")
+    progress.finish()
+    assert piped.getvalue().splitlines() == [
+        "sending 1,000/2,000 · 5 parked · 1 failovers · 10 s",
+        "settling 2,000/2,662 · 12 still parked · 20 s",
+    ]

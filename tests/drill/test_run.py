@@ -2,6 +2,8 @@
 
 from datetime import timedelta
 
+import pytest
+
 from pairedbus.drill import DrillConfig, run_drill_on_fake
 
 FAST = {
@@ -31,3 +33,26 @@ def test_a_consumer_that_drops_messages_makes_the_drill_fail():
     assert not report.ok
     assert report.lost >= 5
     assert any("lost" in problem for problem in report.problems())
+
+
+@pytest.mark.slow
+def test_the_harshest_faults_settle_with_nothing_lost_or_doubled():
+    # Issue 21 at a fifth of its size: half the sends ambiguous, half the backlog completes losing
+    # their lock late, 30 % random faults, 10 outages and 20 syphon kills. The old pump's drain
+    # crawled behind backing-off keys and the drill reported PASS unsettled.
+    report = run_drill_on_fake(
+        DrillConfig(
+            messages=400,
+            ambiguous_send_rate=0.5,
+            late_lock_loss_rate=0.5,
+            fault_rate=0.3,
+            outages=10,
+            syphon_restarts=20,
+            seed=3,
+        )
+    )
+    assert report.settled, report.as_dict()
+    assert report.ok, report.problems()
+    assert report.lost == report.duplicates == 0
+    assert report.left_in_backlog == report.left_at_destinations == 0
+    assert report.ambiguous_sends > 0 and report.late_lock_losses > 0 and report.duplicates_dropped > 0

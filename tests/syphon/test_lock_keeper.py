@@ -49,3 +49,51 @@ async def test_lock_is_renewed_while_a_slow_send_runs(world: ServiceBusWorld, mo
     assert syphon.stats.errors == {}
     assert world.namespace(SECONDARY).queue(contract.backlog_queue_name("contoso-primary", 0)).counts.receives == 1
     assert backlog_depth(world) == 0
+
+
+class _Renewals:
+    """A receiver that records lock renewals and lets the test wait for them."""
+
+    def __init__(self) -> None:
+        self.renewed: list[str] = []
+
+    async def renew_message_lock(self, message: Any, **_options: Any) -> None:
+        self.renewed.append(message.message_id)
+
+
+class _Message:
+    def __init__(self, message_id: str) -> None:
+        self.message_id = message_id
+
+
+async def test_only_messages_being_worked_on_are_renewed() -> None:
+    from pairedbus.syphon.close_fault import ConnectionPair
+    from pairedbus.syphon.lock_keeper import LockKeeper
+    from pairedbus.syphon.stats import SyphonStats
+
+    receiver = _Renewals()
+    worked = _Message("worked")
+    keeper = LockKeeper(receiver, (), 0.001, SyphonStats(), ConnectionPair(1.0))
+    await keeper.keep([worked])
+    running = asyncio.create_task(keeper.run())
+    await eventually(lambda: receiver.renewed.count("worked") >= 3)
+    keeper.release(worked)
+    await asyncio.sleep(0.01)  # a renewal already on the wire when it was released ends
+    seen = len(receiver.renewed)
+    await asyncio.sleep(0.01)  # renewal intervals pass with nothing kept
+    running.cancel()
+    await asyncio.gather(running, return_exceptions=True)
+    assert set(receiver.renewed) == {"worked"}  # never what was not kept
+    assert len(receiver.renewed) == seen
+
+
+async def test_a_message_kept_after_waiting_past_an_interval_is_renewed_at_once() -> None:
+    from pairedbus.syphon.close_fault import ConnectionPair
+    from pairedbus.syphon.lock_keeper import LockKeeper
+    from pairedbus.syphon.stats import SyphonStats
+
+    receiver = _Renewals()
+    keeper = LockKeeper(receiver, (), 0.001, SyphonStats(), ConnectionPair(1.0))
+    await asyncio.sleep(0.01)  # its turn came after a renewal interval: the lock dates from the receive
+    await keeper.keep([_Message("late")])  # the keeper's loop is not even running
+    assert receiver.renewed == ["late"]

@@ -390,3 +390,84 @@ async def test_lock_lost_after_the_send_is_moved_again_and_dropped_as_a_duplicat
     assert sorted(m.message_id for m in orders.active_messages()) == sorted(ids)  # 0 lost, 0 doubled
     assert orders.counts.duplicates_dropped == 5
     assert backlog_depth(world) == 0
+
+
+def _session_bodies(entity: Any, session: str) -> list[bytes]:
+    return [b"".join(m.body) for m in entity.active_messages() if m.session_id == session]
+
+
+async def test_a_key_backing_off_holds_up_only_its_own_later_messages(world: ServiceBusWorld) -> None:
+    # Issue 21: one session backing off held the destination's order lock while it slept, so every
+    # later batch of every other session to that destination waited behind it.
+    from pairedbus.testing.store import partition_for_key
+
+    create_backlog_queues(world, 1)
+    orders = primary_queue(world, "orders", requires_session=True, enable_partitioning=True)
+    slow = "session-slow"
+    down = partition_for_key(slow, orders.partitions)
+    fast = next(s for s in (f"session-{i}" for i in range(100)) if partition_for_key(s, orders.partitions) != down)
+    world.fail_partition(PRIMARY, "orders", down)
+    await park("orders", *(ServiceBusMessage(f"{s}-{i}", session_id=s) for i in range(10) for s in (slow, fast)))
+    options = {
+        "receive_batch_size": 2,  # every batch holds one message of each session
+        "receivers_per_queue": 1,
+        "backoff_initial": timedelta(milliseconds=20),
+        "backoff_max": timedelta(milliseconds=20),
+        "retry_hold": timedelta(seconds=10),  # the slow session retries in place, never left locked
+    }
+    async with make_syphon(world, **options) as syphon:
+        stop = asyncio.Event()
+        running = asyncio.create_task(syphon.run(stop))
+        await eventually(lambda: len(_session_bodies(orders, fast)) == 10)
+        assert _session_bodies(orders, slow) == []
+        world.heal_partition(PRIMARY, "orders", down)
+        await eventually(lambda: len(_session_bodies(orders, slow)) == 10)
+        stop.set()
+        await asyncio.wait_for(running, 10)
+    # Each session's order is the order it was parked in.
+    assert _session_bodies(orders, fast) == [f"{fast}-{i}".encode() for i in range(10)]
+    assert _session_bodies(orders, slow) == [f"{slow}-{i}".encode() for i in range(10)]
+    assert syphon.stats.moved == 20 and syphon.stats.left_locked == 0
+    assert backlog_depth(world) == 0
+
+
+async def test_settlements_never_outlive_a_cancelled_pump(
+    world: ServiceBusWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 21: a settlement task per message, created outside any group, kept running after its
+    # pump was cancelled (a killed syphon) and died unobserved: "Task exception was never retrieved".
+    import gc
+
+    create_backlog_queues(world, 1)
+    orders = primary_queue(world, "orders")
+    await park("orders", *(ServiceBusMessage(f"m{i}") for i in range(20)))
+    gate = asyncio.Event()
+    waiting: list[Any] = []
+
+    async def complete_after_the_kill(self: Any, message: Any) -> None:
+        waiting.append(message)
+        await gate.wait()
+        raise MessageLockLostError(message="The lock supplied is invalid.")
+
+    monkeypatch.setattr(aio_client.ServiceBusReceiver, "complete_message", complete_after_the_kill)
+    loop = asyncio.get_running_loop()
+    unhandled: list[dict[str, Any]] = []
+    previous = loop.get_exception_handler()
+    loop.set_exception_handler(lambda _loop, context: unhandled.append(context))
+    try:
+        async with make_syphon(world) as syphon:
+            running = asyncio.create_task(syphon.run(asyncio.Event()))
+            await eventually(lambda: len(waiting) == 20)
+            running.cancel()  # killed mid-settlement
+            with pytest.raises(asyncio.CancelledError):
+                await running
+            gate.set()
+            for _ in range(10):
+                await asyncio.sleep(0)
+        gc.collect()
+        for _ in range(10):
+            await asyncio.sleep(0)
+    finally:
+        loop.set_exception_handler(previous)
+    assert len(orders.active_messages()) == 20
+    assert [c.get("message") for c in unhandled] == []

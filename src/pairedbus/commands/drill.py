@@ -22,7 +22,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "Send messages through failover senders while the primary has outages, random faults hit "
             "every operation and the syphon is killed mid-drain; then check that every message was "
             "delivered exactly once, unchanged, or dead-lettered because its time to live ran out. "
-            "Exit 1 if anything was lost, duplicated or altered."
+            "Exit 1 if anything was lost, duplicated or altered, or the drill did not settle (messages left over)."
         ),
     )
     parser.add_argument("--messages", type=int, default=2000, metavar="N", help="messages to send (default 2000)")
@@ -116,10 +116,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def verdict(report: DrillReport) -> str:
-    """One line a person reads first: PASS or FAIL and the counts that decide it."""
+    """One line a person reads first: PASS or FAIL and the counts that decide it; a drill that
+    did not settle says so, and what it left."""
+    if report.unsettled:
+        head = "FAIL (not settled)"
+        left = f" · left {report.left_in_backlog:,} parked, {report.left_at_destinations:,} at the destinations"
+    else:
+        head, left = ("PASS" if report.ok else "FAIL"), ""
     return (
-        f"{'PASS' if report.ok else 'FAIL'}  sent {report.sent:,} · delivered {report.delivered:,} of "
-        f"{report.expected_deliveries:,} expected · lost {report.lost:,} · duplicated {report.duplicates:,}"
+        f"{head}  sent {report.sent:,} · delivered {report.delivered:,} of "
+        f"{report.expected_deliveries:,} expected · lost {report.lost:,} · duplicated {report.duplicates:,}{left}"
     )
 
 
@@ -128,16 +134,21 @@ def summary_lines(report: DrillReport) -> list[str]:
     rows = (
         (report.expected_deliveries, "expected deliveries: one per queue message, one per subscription for a topic's"),
         (report.dead_lettered, "dead-lettered by their own time to live (expected, not lost)"),
-        (report.backlogged, f"parked in the backlog during {report.outages} outages ({report.failovers} failovers, "
-         f"{report.returns_to_primary} returns to the primary)"),
+        (
+            report.backlogged,
+            f"parked in the backlog during {report.outages} outages ({report.failovers} failovers, "
+            f"{report.returns_to_primary} returns to the primary)",
+        ),
         (report.syphon_moved, f"moved by the syphon (killed {report.syphon_kills} times)"),
         (report.duplicates_dropped, "copies dropped by the destinations' duplicate detection"),
         (report.ambiguous_sends, "injected ambiguous sends (stored, but the client saw a timeout)"),
         (report.late_lock_losses, "injected late lock losses (lost after the next hop acknowledged)"),
-        (report.left_in_backlog, "left in the backlog: copies of messages already delivered, which duplicate "
-         "detection drops when moved"),
-        (f"{report.wall_seconds:.1f} s", f"wall ({report.sending_seconds:.1f} s sending, "
-         f"{report.settling_seconds:.1f} s settling)"),
+        (report.left_in_backlog, "left in the backlog at the end (0 once settled)"),
+        (report.left_at_destinations, "left at the destinations at the end (0 once settled)"),
+        (
+            f"{report.wall_seconds:.1f} s",
+            f"wall ({report.sending_seconds:.1f} s sending, {report.settling_seconds:.1f} s settling)",
+        ),
     )
     cells = [(f"{value:,}" if isinstance(value, int) else value, label) for value, label in rows]
     width = max(len(value) for value, _ in cells)

@@ -11,14 +11,18 @@ import contextlib
 from typing import Any
 
 from azure.servicebus import NEXT_AVAILABLE_SESSION
+from azure.servicebus.exceptions import ServiceBusError
 
 from pairedbus.drill.ledger import Ledger
 from pairedbus.drill.scenario import DrillEntity, EntityKind
+from pairedbus.errors import is_retryable
 from pairedbus.receive import PingSkippingReceiver
 
 RECEIVE_BATCH = 100
 MAX_WAIT = 0.05
 RETRY_PAUSE = 0.005
+#: Tries of one complete while its failures are ones a retry can help.
+COMPLETE_TRIES = 3
 
 
 class Sabotage:
@@ -64,9 +68,7 @@ async def _drain(
         if until_empty and not messages and receiver.last_batch_size == 0:
             return
         for message in messages:
-            try:
-                await receiver.complete_message(message)
-            except Exception:
+            if not await _complete(receiver, message):
                 # Not settled: it comes back and is recorded then. Abandon so that it comes back
                 # now (if the abandon fails too, when its lock expires).
                 with contextlib.suppress(Exception):
@@ -74,6 +76,21 @@ async def _drain(
                 continue
             if not sabotage.drops():
                 ledger.delivered(destination, message)
+
+
+async def _complete(receiver: Any, message: Any) -> bool:
+    """Complete, again at once after a failure a retry can help (the lock is still held), as a
+    careful application does; False when the message was not settled."""
+    for attempt in range(1, COMPLETE_TRIES + 1):
+        try:
+            await receiver.complete_message(message)
+            return True
+        except ServiceBusError as exc:
+            if attempt == COMPLETE_TRIES or not is_retryable(exc):
+                return False
+        except Exception:
+            return False
+    return False
 
 
 async def consume(

@@ -1,11 +1,14 @@
-"""The drill's progress on a terminal: sending (with rate and ETA), then settling, as two bars.
+"""The drill's progress: sending (with rate and ETA), then settling.
 
-Drawn with rich only when the stream is a terminal; quiet when piped or in CI.
+On a terminal, two bars drawn with rich; piped or in CI, one plain line every `LINE_EVERY` seconds
+(a log keeps what a bar would overwrite, and a long settle is never silent).
 """
 
 from __future__ import annotations
 
 import sys
+import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
@@ -25,12 +28,26 @@ def _rate_column() -> object:
     return Rate()
 
 
+#: Seconds between two progress lines when the stream is not a terminal.
+LINE_EVERY = 10.0
+
+
 class DrillProgress:
-    def __init__(self, total: int, *, stream: TextIO | None = None, enabled: bool | None = None) -> None:
+    def __init__(
+        self,
+        total: int,
+        *,
+        stream: TextIO | None = None,
+        enabled: bool | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.stream = stream or sys.stderr
         isatty = getattr(self.stream, "isatty", None)
+        #: Bars on a terminal; otherwise lines.
         self.enabled = bool(isatty and isatty()) if enabled is None else enabled
         self.total = max(total, 1)
+        self._clock = clock
+        self._started = self._last_line = clock()
         self._progress: Progress | None = None
         self._sending: TaskID | None = None
         self._settling: TaskID | None = None
@@ -54,8 +71,18 @@ class DrillProgress:
             self._sending = self._progress.add_task("sending", total=self.total, detail="")
         return self._progress
 
+    def _line(self, phase: str, done: int, total: int, detail: str) -> None:
+        """Off a terminal: one line every LINE_EVERY seconds."""
+        now = self._clock()
+        if now - self._last_line < LINE_EVERY:
+            return
+        self._last_line = now
+        text = f"{phase} {done:,}/{total:,}" + (f" · {detail}" if detail else "")
+        print(f"{text} · {now - self._started:.0f} s", file=self.stream, flush=True)
+
     def sending(self, sent: int, detail: str = "") -> None:
         if not self.enabled:
+            self._line("sending", sent, self.total, detail)
             return
         progress = self._start()
         progress.update(self._sending, completed=sent, detail=detail)
@@ -64,6 +91,7 @@ class DrillProgress:
     def settling(self, delivered: int, expected: int, detail: str = "") -> None:
         """After the last send: deliveries recorded against those expected (topic fan-out included)."""
         if not self.enabled:
+            self._line("settling", delivered, max(expected, 1), detail)
             return
         progress = self._start()
         if self._settling is None:

@@ -55,6 +55,11 @@ class DrillReport:
     def ok(self) -> bool:
         return not self.problems()
 
+    @property
+    def unsettled(self) -> bool:
+        """The drill ended at its settle limit, or with messages still parked or waiting."""
+        return not self.settled or bool(self.left_in_backlog or self.left_at_destinations)
+
     def problems(self) -> list[str]:
         problems = []
         for name in (
@@ -68,6 +73,11 @@ class DrillReport:
             value = getattr(self, name)
             if value:
                 problems.append(f"{name.replace('_', ' ')}: {value}")
+        if self.unsettled:
+            problems.append(
+                f"not settled: {self.left_in_backlog} left in the backlog, "
+                f"{self.left_at_destinations} left at the destinations"
+            )
         return problems
 
     def as_dict(self) -> dict[str, Any]:

@@ -155,7 +155,7 @@ async def run_drill(config: DrillConfig, world: Any, *, progress: DrillProgress 
         ]
         syphon.start()
         phase = ["sending"]
-        reporter = asyncio.create_task(_report_progress(progress, phase, sent_so_far, ledger, clients))
+        reporter = asyncio.create_task(_report_progress(progress, phase, sent_so_far, ledger, clients, world))
         work: asyncio.Queue[list[PlannedMessage] | None] = asyncio.Queue(maxsize=config.senders * 2)
         workers = [
             asyncio.create_task(_sender_worker(clients[i % CLIENTS], work, ledger, world, sent_so_far))
@@ -444,23 +444,30 @@ def _backlog(world: Any) -> list[Any]:
     return [q for q in world.namespace(SECONDARY).queues() if q.name.startswith(prefix)]
 
 
-def in_flight(world: Any, entities: list[DrillEntity]) -> int:
-    """Messages not yet settled anywhere: in the backlog or waiting at a destination."""
+def parked_now(world: Any) -> int:
+    """Messages in the backlog queues now (locked ones included): the syphon has work left."""
     total = 0
-    for _, entity in _receivables(world, entities):
-        counts = entity.message_counts()
-        total += counts["active"] + counts["scheduled"] + counts["deferred"]
     for queue in _backlog(world):
         counts = queue.message_counts()
         total += counts["active"] + counts["scheduled"] + counts["deferred"]
     return total
 
 
+def in_flight(world: Any, entities: list[DrillEntity]) -> int:
+    """Messages not yet settled anywhere: in the backlog or waiting at a destination."""
+    total = 0
+    for _, entity in _receivables(world, entities):
+        counts = entity.message_counts()
+        total += counts["active"] + counts["scheduled"] + counts["deferred"]
+    return total + parked_now(world)
+
+
 async def _settle(
     world: Any, ledger: Ledger, entities: list[DrillEntity], syphon: SyphonHost, kills: list[int], limit: float
 ) -> bool:
-    """Wait until every expected delivery is recorded, or nothing has been in flight for a while.
-    Kill points not reached while sending (rounding) happen here, mid-drain."""
+    """Wait until the backlog is empty and every expected delivery is recorded, or nothing has
+    been in flight for a while; False at `limit`. Kill points not reached while sending
+    (rounding) happen here, mid-drain."""
     deadline = time.perf_counter() + limit
     quiet = 0
     expected = ledger.expected_deliveries()
@@ -468,7 +475,7 @@ async def _settle(
         if kills:
             kills.pop(0)
             await syphon.kill()
-        if ledger.delivered_count() >= expected:
+        if ledger.delivered_count() >= expected and parked_now(world) == 0:
             return True
         quiet = quiet + 1 if in_flight(world, entities) == 0 else 0
         if quiet >= QUIET_POLLS:
@@ -515,14 +522,19 @@ def audit(world: Any, ledger: Ledger, entities: list[DrillEntity]) -> dict[str, 
 
 
 async def _report_progress(
-    progress: DrillProgress, phase: list[str], sent: list[int], ledger: Ledger, clients: list[PairedNamespaceClient]
+    progress: DrillProgress,
+    phase: list[str],
+    sent: list[int],
+    ledger: Ledger,
+    clients: list[PairedNamespaceClient],
+    world: Any,
 ) -> None:
     while True:
         parked = sum(c.stats.parked_messages for c in clients)
         failovers = sum(c.stats.failovers for c in clients)
-        detail = f"{parked} parked · {failovers} failovers"
         if phase[0] == "sending":
-            progress.sending(sent[0], detail)
+            progress.sending(sent[0], f"{parked} parked · {failovers} failovers")
         else:
+            detail = f"{parked_now(world)} still parked · {parked} parked in all · {failovers} failovers"
             progress.settling(ledger.delivered_count(), ledger.expected_deliveries(), detail)
         await asyncio.sleep(0.25)

@@ -1,8 +1,11 @@
 """One backlog queue's pump: receive a batch, restore, send to the primary, settle after the ack.
 
 The hot path is `BacklogPump._handle`: pings are completed (never forwarded), unrestorable
-messages dead-lettered, the rest grouped by destination and sent batch by batch; a backlog message
-is completed only after the send that carried it returned. Each step ends with a small result
+messages dead-lettered, the rest grouped by destination and partition key and sent batch by batch;
+a backlog message is completed only after the send that carried it returned. A key's messages
+keep their order by taking turns (`KeyOrder`), so a key backing off holds up only its own later
+messages. How each message ends (complete, dead-letter, leave locked) is the batch's `Settlement`,
+whose tasks the batch awaits or cancels. Each step ends with a small result
 (`ReceiveEnd`; `Sent` / `Retry` / `Split` / `DeadLetter` for a send; `KeysBackingOff` for a round)
 read by one `match`; no exception steers the hot path. Every call to Service Bus is bounded by
 the operation timeout. Receives are pipelined: the next batch is received while earlier ones are
@@ -35,6 +38,7 @@ from pairedbus.syphon.backoff import Backoff
 from pairedbus.syphon.close_fault import PRIMARY, SECONDARY, ConnectionPair
 from pairedbus.syphon.destinations import Destinations, batch_key
 from pairedbus.syphon.in_flight import Hold, InFlightBudget
+from pairedbus.syphon.key_order import KeyOrder
 from pairedbus.syphon.lock_keeper import LockKeeper
 from pairedbus.syphon.options import SyphonOptions
 from pairedbus.syphon.stats import SyphonStats
@@ -45,10 +49,13 @@ log = logging.getLogger("pairedbus.syphon")
 DEAD_LETTER_DESTINATION_NOT_FOUND = "DestinationNotFound"
 DEAD_LETTER_MESSAGE_SIZE_EXCEEDED = "MessageSizeExceeded"
 DEAD_LETTER_SEND_REJECTED = "SendRejected"
-#: Failed sends in a row after which a round stops (the destination, not one fragment, is down).
+#: Keyed sends to one destination failed in a row, across its keys, after which the destination
+#: itself backs off (it, not one fragment, is down).
 _MAX_FAILED_UNITS_PER_ROUND = 3
 #: Longest wait of an extra receiver's receive (seconds): it exists only while its queue is busy.
 _EXTRA_WAIT = 1.0
+#: Tries of one settlement while its failures are ones a retry can help.
+_SETTLE_TRIES = 3
 #: Dead-letter descriptions are application properties on the broker; keep them short.
 _DESCRIPTION_MAX = 1024
 
@@ -119,7 +126,9 @@ class BacklogPump:
     def __init__(self, ctx: SyphonContext, queue: str) -> None:
         self._ctx = ctx
         self.queue = queue
-        self._order: dict[str, asyncio.Lock] = {}
+        self._order = KeyOrder()
+        #: Keyed sends failed in a row per destination, whichever their keys (reset by a success).
+        self._failed_in_a_row: dict[str, int] = {}
         self._receive_backoff = Backoff(
             ctx.options.backoff_initial.total_seconds(), ctx.options.backoff_max.total_seconds()
         )
@@ -253,87 +262,88 @@ class BacklogPump:
     async def _handle(self, receiver: Any, messages: list[Any], nbytes: int) -> None:
         ctx = self._ctx
         hold = Hold(ctx.budget, len(messages), nbytes)
-        keeper = LockKeeper(
-            receiver, messages, ctx.options.lock_renewal_interval, ctx.stats, ctx.pair, timeout=self._timeout
-        )
+        keeper = LockKeeper(receiver, (), ctx.options.lock_renewal_interval, ctx.stats, ctx.pair, timeout=self._timeout)
         try:
-            async with asyncio.TaskGroup() as renewal:
-                renewing = renewal.create_task(keeper.run())
+            async with asyncio.TaskGroup() as batch:
+                settlement = Settlement(ctx, self.queue, receiver, keeper, hold, batch)
+                renewing = batch.create_task(keeper.run())
                 try:
-                    await self._dispatch(receiver, keeper, hold, messages)
+                    async with asyncio.TaskGroup() as deliveries:
+                        self._dispatch(settlement, deliveries, messages)
                 finally:
                     renewing.cancel()
         finally:
             await hold.give_back_rest()
 
-    async def _dispatch(self, receiver: Any, keeper: LockKeeper, hold: Hold, messages: list[Any]) -> None:
+    def _dispatch(self, settlement: Settlement, deliveries: asyncio.TaskGroup, messages: list[Any]) -> None:
+        """Pings are dropped, unrestorable messages dead-lettered, the rest delivered by
+        destination and partition key (tasks started in the order received: a key's turns follow it)."""
         now = self._ctx.now()
-        groups: dict[str, list[tuple[Any, Any]]] = {}
+        groups: dict[tuple[str, Any], list[tuple[Any, Any]]] = {}
         pings: list[Any] = []
-        async with asyncio.TaskGroup() as work:
-            for message in messages:
-                if message.content_type == contract.PING_CONTENT_TYPE:
-                    pings.append(message)
-                    continue
-                try:
-                    restored = restore_message(message, now=now)
-                except UnrestorableMessage as exc:
-                    work.create_task(self._dead_letter(receiver, keeper, message, exc.reason, exc.description))
-                    continue
-                groups.setdefault(restored.destination, []).append((message, restored.message))
-            if pings:
-                work.create_task(self._drop_pings(receiver, keeper, pings))
-            for destination, items in groups.items():
-                work.create_task(self._deliver(receiver, keeper, hold, destination, items))
+        for message in messages:
+            if message.content_type == contract.PING_CONTENT_TYPE:
+                pings.append(message)
+                continue
+            try:
+                restored = restore_message(message, now=now)
+            except UnrestorableMessage as exc:
+                settlement.dead_letter(message, exc.reason, exc.description)
+                continue
+            key = (restored.destination, batch_key(restored.message))
+            groups.setdefault(key, []).append((message, restored.message))
+        if pings:
+            settlement.drop_pings(pings)
+        for (destination, key), items in groups.items():
+            deliveries.create_task(self._deliver(settlement, destination, key, items))
 
-    async def _deliver(
-        self, receiver: Any, keeper: LockKeeper, hold: Hold, destination: str, items: list[tuple[Any, Any]]
-    ) -> None:
-        """Send one destination's messages in order, batch by batch; settle each batch's backlog
-        messages after its send returned. Retryable failures back off this destination only."""
+    async def _deliver(self, settlement: Settlement, destination: str, key: Any, items: list[tuple[Any, Any]]) -> None:
+        """Send one destination's messages of one partition key in order, unit by unit; each
+        unit's backlog messages are settled once its send returned. Retryable failures back off
+        this key or this destination only.
+
+        Keyed messages (session id or partition key: the ones whose order the service keeps) wait
+        for the turn of their key, so they reach the destination in the order this queue received
+        them; a key backing off holds up only its own later messages. Unkeyed messages have no
+        order to keep (the service spreads them over fragments): their sends overlap."""
         ctx = self._ctx
-        # The lock keeps one queue's keyed messages (session id or partition key: the ones whose
-        # order the service keeps) to a destination in order; it is held until the sends are
-        # acknowledged, not through the settlements that follow them. Unkeyed messages have no
-        # order to keep (the service spreads them over fragments): their sends overlap.
-        ordered = any(batch_key(message) is not None for _, message in items)
-        lock = self._order.setdefault(destination, asyncio.Lock()) if ordered else contextlib.nullcontext()
-        async with asyncio.TaskGroup() as settling, lock:
+        hold_limit = ctx.options.retry_hold.total_seconds()
+        turn = self._order.turn((destination, key)) if key is not None else contextlib.nullcontext()
+        async with turn:
+            await settlement.keep([message for message, _ in items])  # renewed while worked on
             remaining = list(range(len(items)))
+            waited = False
             while remaining:
-                delay = ctx.backoff.remaining(destination)
-                if delay > ctx.options.retry_hold.total_seconds() or (delay and self._halted):
-                    self._leave_locked(keeper, destination, [items[i][0] for i in remaining])
-                    return
-                if delay:
-                    ctx.stats.retries += 1
-                    await asyncio.sleep(delay)
-                done: set[int] = set()
-                match await self._send_round(receiver, keeper, hold, destination, items, remaining, settling, done):
-                    case DeadLetter(reason, description, everything=True):
-                        for index in remaining:
-                            if index not in done:
-                                settling.create_task(
-                                    self._dead_letter(receiver, keeper, items[index][0], reason, description)
-                                )
-                        return
-                    case KeysBackingOff(wait):
-                        if wait > ctx.options.retry_hold.total_seconds() or self._halted:
-                            self._leave_locked(keeper, destination, [items[i][0] for i in remaining])
+                # A delivery that waited out a back-off tries once: the back-off it reads now may
+                # have been pushed on by another delivery's failure meanwhile, and deliveries that
+                # re-slept on it would leave one try per back-off for a whole destination.
+                wait = 0.0 if waited else ctx.backoff.remaining(destination)
+                waited = False
+                if not wait:
+                    done: set[int] = set()
+                    match await self._send_round(settlement, destination, items, remaining, done):
+                        case DeadLetter(reason, description, everything=True):
+                            for index in remaining:
+                                if index not in done:
+                                    settlement.dead_letter(items[index][0], reason, description)
                             return
-                        ctx.stats.retries += 1
-                        await asyncio.sleep(wait)
-                remaining = [i for i in remaining if i not in done]
+                        case KeysBackingOff(wait):
+                            pass
+                    remaining = [i for i in remaining if i not in done]
+                if remaining and wait:
+                    if wait > hold_limit or self._halted:
+                        await settlement.leave_locked(destination, [items[i][0] for i in remaining])
+                        return
+                    ctx.stats.retries += 1
+                    await asyncio.sleep(wait)
+                    waited = True
 
     async def _send_round(
         self,
-        receiver: Any,
-        keeper: LockKeeper,
-        hold: Hold,
+        settlement: Settlement,
         destination: str,
         items: list[tuple[Any, Any]],
         remaining: list[int],
-        settling: asyncio.TaskGroup,
         done: set[int],
     ) -> SendOutcome | KeysBackingOff:
         """One pass over `remaining`: pack, send unit by unit, start settling what was sent (added
@@ -343,7 +353,8 @@ class BacklogPump:
 
         A unit holds one partition key. A failed fragment fails only the keys it holds, so a
         keyed unit's failure backs off that key alone and the other units are still tried; a
-        few failures in a row mean the destination itself is down (it backs off as a whole)."""
+        few keyed failures in a row to the destination, whichever their keys and deliveries, mean
+        the destination itself is down (it backs off as a whole)."""
         ctx = self._ctx
         try:
             packed = await ctx.destinations.batches(destination, [items[i][1] for i in remaining])
@@ -352,7 +363,6 @@ class BacklogPump:
         # A stack of (unit, item indexes, key): a refused batch is replaced by its messages, in order.
         stack = [(unit, [remaining[i] for i in indexes], key) for unit, indexes, key in reversed(packed)]
         waits: list[float] = []
-        failures_in_a_row = 0
         retried: Retry | None = None
         if len(stack) > 1 and all(key is None for _, _, key in stack):
             # Unkeyed units: sent all at once (pipelined on the link), read in order after.
@@ -365,13 +375,13 @@ class BacklogPump:
                 match outcome:
                     case Sent():
                         done.update(members)
-                        settling.create_task(self._complete(receiver, keeper, hold, [items[m][0] for m in members]))
+                        settlement.complete([items[m][0] for m in members])
                     case Split():
                         stack.extend((items[m][1], [m], key) for m in members)
                     case DeadLetter(reason, description, everything=False):
                         (member,) = members
                         done.add(member)
-                        settling.create_task(self._dead_letter(receiver, keeper, items[member][0], reason, description))
+                        settlement.dead_letter(items[member][0], reason, description)
                     case DeadLetter():
                         return outcome
                     case Retry():
@@ -387,23 +397,25 @@ class BacklogPump:
                 waits.append(wait)
                 continue
             outcome = await self._send_unit(destination, unit, len(members), backoff_key)
-            failures_in_a_row = failures_in_a_row + 1 if isinstance(outcome, Retry) else 0
+            failures_in_a_row = self._failed_in_a_row.get(destination, 0) + 1 if isinstance(outcome, Retry) else 0
+            self._failed_in_a_row[destination] = failures_in_a_row
             match outcome:
                 case Retry() if key is not None and failures_in_a_row < _MAX_FAILED_UNITS_PER_ROUND:
                     waits.append(ctx.backoff.remaining(backoff_key))
                 case Retry():
                     if key is not None:
                         ctx.backoff.failed(destination)  # not one fragment: the destination
+                        self._failed_in_a_row[destination] = 0
                     return outcome
                 case Sent():
                     done.update(members)
-                    settling.create_task(self._complete(receiver, keeper, hold, [items[m][0] for m in members]))
+                    settlement.complete([items[m][0] for m in members])
                 case Split():
                     stack.extend((items[m][1], [m], key) for m in reversed(members))
                 case DeadLetter(reason, description, everything=False):
                     (member,) = members
                     done.add(member)
-                    settling.create_task(self._dead_letter(receiver, keeper, items[member][0], reason, description))
+                    settlement.dead_letter(items[member][0], reason, description)
                 case DeadLetter():
                     return outcome
         if waits and not done:
@@ -477,102 +489,142 @@ class BacklogPump:
             return Retry()
         raise exc
 
-    # --- settlement ---------------------------------------------------------------------
-
     @property
     def _halted(self) -> bool:
         return self._halt is not None and self._halt.is_set()
 
-    def _leave_locked(self, keeper: LockKeeper, destination: str, messages: list[Any]) -> None:
+
+class Settlement:
+    """How one received batch's backlog messages end: completed once the send that carried them
+    was acknowledged, dead-lettered when the primary refuses them for good, or left locked while
+    their destination backs off (the broker redelivers them when the lock expires). Each ending
+    gives its messages' in-flight slots back at once. Completes and dead-letters run as tasks of
+    the batch, overlapping the sends that follow; the batch awaits them, or they are cancelled
+    with it. A settlement that fails leaves its message to be redelivered, and a redelivered moved
+    message is dropped by duplicate detection."""
+
+    def __init__(
+        self,
+        ctx: SyphonContext,
+        queue: str,
+        receiver: Any,
+        keeper: LockKeeper,
+        hold: Hold,
+        tasks: asyncio.TaskGroup,
+    ) -> None:
+        self._ctx = ctx
+        self._queue = queue
+        self._receiver = receiver
+        self._keeper = keeper
+        self._hold = hold
+        self._tasks = tasks
+        self._timeout = ctx.options.operation_timeout.total_seconds()
+
+    async def keep(self, messages: list[Any]) -> None:
+        """The messages are being worked on: renew their locks until they are settled or left."""
+        await self._keeper.keep(messages)
+
+    def complete(self, messages: list[Any]) -> None:
+        """Complete the backlog messages of one acknowledged send, all at once."""
+        self._start(messages, self._complete(messages))
+
+    def drop_pings(self, pings: list[Any]) -> None:
+        """Complete pings in the backlog; they are never forwarded."""
+        self._start(pings, self._drop_pings(pings))
+
+    def dead_letter(self, message: Any, reason: str, description: str) -> None:
+        self._start([message], self._dead_letter(message, reason, description))
+
+    async def leave_locked(self, destination: str, messages: list[Any]) -> None:
         for message in messages:
-            keeper.release(message)
+            self._keeper.release(message)
         self._ctx.stats.left_locked += len(messages)
         log.info(
             "destination backing off; messages left locked for redelivery",
-            extra={"destination": destination, "backlog_queue": self.queue, "messages": len(messages)},
+            extra={"destination": destination, "backlog_queue": self._queue, "messages": len(messages)},
         )
+        await self._hold.give_back(len(messages))
 
-    async def _complete(self, receiver: Any, keeper: LockKeeper, hold: Hold, messages: list[Any]) -> None:
-        """Complete the backlog messages of one acknowledged send, all at once."""
+    def _start(self, messages: list[Any], settling: Any) -> None:
         for message in messages:
-            keeper.release(message)
+            self._keeper.release(message)
+        self._tasks.create_task(settling)
+
+    async def _complete(self, messages: list[Any]) -> None:
         moved = 0
-        for message, result in zip(messages, await self._settle_all(receiver.complete_message, messages), strict=True):
-            if result is None:
+        for message, error in zip(messages, await self._each(self._receiver.complete_message, messages), strict=True):
+            if error is None:
                 moved += 1
             else:
-                self._settle_failed(result, message, "complete")
+                self._failed(error, message, "complete")
         self._ctx.stats.moved += moved
-        await hold.give_back(len(messages))
+        await self._hold.give_back(len(messages))
 
-    async def _settle_all(self, settle: Any, messages: list[Any]) -> list[BaseException | None]:
-        """Run one settlement per message at once, all bounded by the operation timeout; the
-        error of each (None: settled). A settlement still running at the bound counts as failed."""
-        create_task = asyncio.get_running_loop().create_task
-        tasks = [create_task(settle(message)) for message in messages]
-        _, pending = await asyncio.wait(tasks, timeout=self._timeout)
-        for task in pending:
-            task.cancel()
-        await asyncio.gather(*pending, return_exceptions=True)
-        results: list[BaseException | None] = []
-        for task in tasks:
-            if task in pending:
-                results.append(TimeoutError(f"settlement took over {self._timeout:g} s"))
-                continue
-            exc = task.exception()
-            if exc is not None and not isinstance(exc, (ServiceBusError, ValueError)):
-                raise exc
-            results.append(exc)
-        return results
-
-    async def _drop_pings(self, receiver: Any, keeper: LockKeeper, pings: list[Any]) -> None:
-        """Complete pings in the backlog; they are never forwarded."""
-        for message in pings:
-            keeper.release(message)
-        for message, result in zip(pings, await self._settle_all(receiver.complete_message, pings), strict=True):
-            if result is None:
+    async def _drop_pings(self, pings: list[Any]) -> None:
+        for message, error in zip(pings, await self._each(self._receiver.complete_message, pings), strict=True):
+            if error is None:
                 self._ctx.stats.dropped_pings += 1
             else:
-                self._settle_failed(result, message, "complete ping")
+                self._failed(error, message, "complete ping")
+        await self._hold.give_back(len(pings))
 
-    async def _dead_letter(
-        self, receiver: Any, keeper: LockKeeper, message: Any, reason: str, description: str
-    ) -> None:
-        keeper.release(message)
-        settled = await self._settle(
-            receiver.dead_letter_message(message, reason=reason, error_description=description[:_DESCRIPTION_MAX]),
-            message,
-            "dead-letter",
-        )
-        if settled:
+    async def _dead_letter(self, message: Any, reason: str, description: str) -> None:
+        def settle(message: Any) -> Any:
+            return self._receiver.dead_letter_message(
+                message, reason=reason, error_description=description[:_DESCRIPTION_MAX]
+            )
+
+        (error,) = await self._each(settle, [message])
+        if error is None:
             self._ctx.stats.count_dead_letter(reason)
             log.warning(
                 "backlog message dead-lettered",
                 extra={
-                    "backlog_queue": self.queue,
+                    "backlog_queue": self._queue,
                     "message_id": message.message_id,
                     "reason": reason,
                     "description": description,
                 },
             )
+        else:
+            self._failed(error, message, "dead-letter")
+        await self._hold.give_back(1)
 
-    async def _settle(self, operation: Any, message: Any, what: str) -> bool:
-        """Run a settlement; a failure (lost lock, closed link) leaves the message to be
-        redelivered, and a redelivered moved message is dropped by duplicate detection."""
-        try:
+    async def _each(self, settle: Any, messages: list[Any]) -> list[BaseException | None]:
+        """One settlement per message, all at once, together bounded by the operation timeout;
+        those that failed in a way a retry can help (a busy or timed-out broker: the lock is still
+        held, and letting it lapse costs a redelivery a lock duration later) tried again at once.
+        The error of each (None: settled; TimeoutError: unsettled at the bound). Every settlement
+        has ended, or was cancelled, when this returns (gather awaits or cancels them all)."""
+        results: list[BaseException | None] = [TimeoutError(f"settlement took over {self._timeout:g} s")] * len(
+            messages
+        )
+        pending = list(range(len(messages)))
+        with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(self._timeout):
-                await operation
-            return True
-        except (ServiceBusError, ValueError, TimeoutError) as exc:
-            self._settle_failed(exc, message, what)
-            return False
+                for attempt in range(1, _SETTLE_TRIES + 1):
+                    outcomes = await asyncio.gather(*(settle(messages[i]) for i in pending), return_exceptions=True)
+                    again: list[int] = []
+                    for index, outcome in zip(pending, outcomes, strict=True):
+                        if outcome is not None and not isinstance(outcome, (ServiceBusError, ValueError)):
+                            raise outcome
+                        if attempt < _SETTLE_TRIES and isinstance(outcome, ServiceBusError) and is_retryable(outcome):
+                            self._ctx.stats.count_error(outcome)
+                            self._ctx.pair.note_error(SECONDARY, outcome)
+                            again.append(index)
+                        else:
+                            results[index] = outcome
+                    pending = again
+                    if not pending:
+                        break
+        return results
 
-    def _settle_failed(self, exc: BaseException, message: Any, what: str) -> None:
+    def _failed(self, exc: BaseException, message: Any, what: str) -> None:
         self._ctx.stats.count_error(exc)
         self._ctx.pair.note_error(SECONDARY, exc)
         log.warning(
             f"backlog {what} failed; the message will be redelivered",
-            extra={"backlog_queue": self.queue, "message_id": message.message_id, "error": repr(exc)},
+            extra={"backlog_queue": self._queue, "message_id": message.message_id, "error": repr(exc)},
         )
 
 
