@@ -55,6 +55,7 @@ from tests.iac.conformance.arm import (
     properties_of,
     reachable_models,
 )
+from tests.iac.names import program_name
 
 REPO = Path(__file__).resolve().parents[3]
 STACKS = ("dev", "staging", "prod")
@@ -746,21 +747,31 @@ def test_the_deployer_assignment_takes_its_principal_type_from_the_stack_setting
     settings, plan = render_settings("dev", {DEPLOYER_PRINCIPAL_TYPE_KEY: principal_type})
     mismatches = check_role_assignments("dev", settings, plan, render_module.FAKE_OBJECT_ID)
     assert not mismatches, "\n" + _report(mismatches)
-    (deployer,) = [a for a in plan.of_type("azure-native:authorization:RoleAssignment") if a.name == "deployer-data-owner"]
+    (deployer,) = [
+        a
+        for a in plan.of_type("azure-native:authorization:RoleAssignment")
+        if a.name == program_name("deployer-data-owner")
+    ]
     assert deployer.inputs["principalType"] == principal_type
 
 
 def test_the_deployer_assignment_is_user_when_the_stack_says_nothing(rendered) -> None:
     for stack in STACKS:
         _, plan = rendered[stack]
-        (deployer,) = [a for a in plan.of_type("azure-native:authorization:RoleAssignment") if a.name == "deployer-data-owner"]
+        (deployer,) = [
+            a
+            for a in plan.of_type("azure-native:authorization:RoleAssignment")
+            if a.name == program_name("deployer-data-owner")
+        ]
         assert deployer.inputs["principalType"] == "User"
 
 
 def test_the_deploy_workflow_declares_its_service_principal() -> None:
     # pulumi/actions `config-map`: {pairedbus:deployerPrincipalType: {value: ServicePrincipal, ...}}
     workflow = (REPO / ".github" / "workflows" / "deploy.yml").read_text()
-    assert len(re.findall(r"deployerPrincipalType\W+(?:value\W+)?ServicePrincipal", workflow)) == 3  # dev, staging, prod
+    assert (
+        len(re.findall(r"deployerPrincipalType\W+(?:value\W+)?ServicePrincipal", workflow)) == 3
+    )  # dev, staging, prod
 
 
 # ---------------------------------------------------------------------------------------------
@@ -777,12 +788,12 @@ _ZONE_ID = (
 def _with(plan: Plan, name: str, change) -> Plan:
     resources = []
     for resource in plan.resources:
-        if resource.name == name:
+        if resource.name == program_name(name):
             inputs = copy.deepcopy(resource.inputs)
             change(inputs)
             resource = dataclasses.replace(resource, inputs=inputs)
         resources.append(resource)
-    assert any(r.name == name for r in plan.resources), name
+    assert any(r.name == program_name(name) for r in plan.resources), name
     return dataclasses.replace(plan, resources=tuple(resources))
 
 
@@ -1016,7 +1027,13 @@ WRONG = [
         _set("privateLinkServiceConnections[0].privateLinkServiceId", "/subscriptions/x/resourceGroups/y"),
         {("privateLinkServiceConnections[0].privateLinkServiceId", "pattern")},
     ),
-    ("private-endpoint-name", "prod", "primary-pe", _set("privateEndpointName", "p" * 65), {("privateEndpointName", "pattern")}),
+    (
+        "private-endpoint-name",
+        "prod",
+        "primary-pe",
+        _set("privateEndpointName", "p" * 65),
+        {("privateEndpointName", "pattern")},
+    ),
     ("private-endpoint-subnet", "prod", "primary-pe", _set("subnet.id", "snet-pe"), {("subnet.id", "pattern")}),
     (
         "private-endpoint-unknown-name",
@@ -1043,7 +1060,10 @@ WRONG = [
         "environment-subnet",
         "prod",
         "syphon-env",
-        _set("vnetConfiguration.infrastructureSubnetId", "/subscriptions/x/resourceGroups/y/providers/Microsoft.Network/virtualNetworks/v"),
+        _set(
+            "vnetConfiguration.infrastructureSubnetId",
+            "/subscriptions/x/resourceGroups/y/providers/Microsoft.Network/virtualNetworks/v",
+        ),
         {("vnetConfiguration.infrastructureSubnetId", "pattern")},
     ),
     (
@@ -1072,12 +1092,12 @@ def test_each_check_can_fail(stack: str, name: str, change, expected: set[tuple[
     after = all_mismatches(stack, settings, _with(plan, name, change))
     new = {(m.path, m.rule) for m in after if (m.resource, m.path, m.rule) not in before}
     assert new == expected, "\n" + _report(after)
-    assert all(m.resource == name and m.stack == stack for m in after if (m.path, m.rule) in expected)
+    assert all(m.resource == program_name(name) and m.stack == stack for m in after if (m.path, m.rule) in expected)
 
 
 def test_a_standard_namespace_holds_at_most_100_partitioned_entities(rendered) -> None:
     _, plan = rendered["dev"]
-    (orders,) = [r for r in plan.resources if r.name == "queue-orders"]
+    (orders,) = [r for r in plan.resources if r.name == program_name("queue-orders")]
     existing = sum(
         bool(r.inputs.get("enablePartitioning"))
         for r in plan.resources
@@ -1098,7 +1118,7 @@ def test_a_standard_namespace_holds_at_most_100_partitioned_entities(rendered) -
 
 def test_a_type_without_a_definition_is_a_mismatch(rendered) -> None:
     _, plan = rendered["dev"]
-    (orders,) = [r for r in plan.resources if r.name == "queue-orders"]
+    (orders,) = [r for r in plan.resources if r.name == program_name("queue-orders")]
     stray = dataclasses.replace(orders, name="account", type="azure-native:storage:StorageAccount")
     mismatches = check_arm("dev", dataclasses.replace(plan, resources=(stray,)))
     assert [(m.resource, m.rule) for m in mismatches] == [("account", "no-definition")]
