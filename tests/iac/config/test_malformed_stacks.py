@@ -92,7 +92,7 @@ _ZONES = "/subscriptions/6f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f/resourceGroups/rg-
 P = "pairedbus:"
 Q0 = "pairedbus:queues[0]"
 SUB0 = "pairedbus:topics[0].subscriptions[0]"
-TAGS_49 = {f"t{i}": "v" for i in range(49)}
+TAGS_48 = {f"t{i}": "v" for i in range(48)}
 
 # (id, mutation, key path the one line must name, words the line must contain)
 CASES: list[tuple[str, Mutation, str, str]] = [
@@ -316,7 +316,7 @@ CASES: list[tuple[str, Mutation, str, str]] = [
         "Azure region",
     ),
     # --- Item 4: tags ------------------------------------------------------------------------------
-    ("49 tags", _set(P + "tags", "", TAGS_49), "pairedbus:tags:", "at most 48 tags"),
+    ("48 tags", _set(P + "tags", "", TAGS_48), "pairedbus:tags:", "at most 47 tags"),
     ("tag name of 513", _set(P + "tags", "k" * 513, "v"), "pairedbus:tags.kkkk", "1-512 characters"),
     ("tag value of 257", _set(P + "tags", "owner", "v" * 257), "pairedbus:tags.owner:", "at most 256 characters"),
     ("tag name with a slash", _set(P + "tags", "cost/center", "x"), "pairedbus:tags.cost/center:", "without any of"),
