@@ -275,7 +275,9 @@ def test_what_may_be_an_output_is_an_input_in_the_schema_and_nothing_else_is(sch
         ("syphon", "image"),
     } <= set(inputs)
     for path in INPUT_PATHS:  # each place that takes an output is in the schema
-        assert any(len(loc) == len(path) and all(a in ("*", b) for a, b in zip(path, loc)) for loc, _ in leaves), path
+        assert any(
+            len(loc) == len(path) and all(a in ("*", b) for a, b in zip(path, loc, strict=False)) for loc, _ in leaves
+        ), path
     assert _schema_property(schema, ("backlogQueueCount",))["plain"] is True
     assert _schema_property(schema, ("primary", "sku"))["plain"] is True
 
