@@ -168,3 +168,47 @@ def _renamed(value: Any, names: dict[str, str]) -> Any:
             if new != names[new] and new in value:
                 value = re.sub(rf"(?<![\w-]){re.escape(new)}(?=$|[-/])", names[new], value)
     return value
+
+
+def _two_pairs_on_dev(billing_legacy: bool) -> tuple[dict[str, Any], dict[str, list[Any]]]:
+    from pairedbus.iac import PairedNamespace
+    from pairedbus.iac.config import load_pulumi_stack_config
+    from pairedbus.iac.config.args import args_from_stack_config
+
+    def program() -> None:
+        args = args_from_stack_config(load_pulumi_stack_config())
+        PairedNamespace("pairedbus", args, legacy_urns=True)
+        billing = {
+            **args,
+            "resource_groups": {"primary": {"name": "rg-billing-weu"}, "secondary": {"name": "rg-billing-neu"}},
+            "primary": {**args["primary"], "name": "billing-dev-weu"},
+            "secondary": {**args["secondary"], "name": "billing-dev-neu"},
+        }
+        PairedNamespace("billing", billing, legacy_urns=billing_legacy)
+
+    project = PulumiProject.find(REPO)
+    settings, secrets = project.stack_settings("dev")
+    monitor = AliasRecordingMonitor()
+    with _without_dead_work():
+        plan = _render(program, monitor, project=project.name, stack="dev", config=settings, secret_keys=secrets)
+    return plan.to_json(), monitor.alias_specs
+
+
+def test_a_second_pair_added_to_an_existing_stack_claims_nothing_of_the_first() -> None:
+    """dev as it is (6fef7c5), plus a new pair `billing`: the legacy pair takes over every old resource, the new
+    pair creates all of its own, and no old URN is claimed twice (the engine's "Duplicate resource alias")."""
+    plan, specs = _two_pairs_on_dev(billing_legacy=False)
+    olds = {r["urn"] for r in _reference("6fef7c5", "dev")["resources"]}
+    resolution = resolve(plan, specs, olds)
+    claimed = [o for o in resolution.values() if o is not None]
+    assert sorted(claimed) == sorted(olds)
+    billing = {urn: old for urn, old in resolution.items() if urn.endswith("::billing") or "::billing-" in urn}
+    assert len(billing) > 20 and set(billing.values()) == {None}
+
+
+def test_legacy_urns_on_two_pairs_is_what_the_engine_refuses() -> None:
+    """Why `legacy_urns` is opt-in, for one pair: the old names were the same for every pair."""
+    plan, specs = _two_pairs_on_dev(billing_legacy=True)
+    olds = {r["urn"] for r in _reference("6fef7c5", "dev")["resources"]}
+    with pytest.raises(AssertionError, match="both claim"):
+        resolve(plan, specs, olds)
