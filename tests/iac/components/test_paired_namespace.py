@@ -91,7 +91,10 @@ def test_outputs_are_what_a_consumer_wires_onward() -> None:
             {"syphon": {"image": "x", "min_replicas": 2, "max_replicas": 1}},
             {"syphon": {"image": "x", "minReplicas": 2, "maxReplicas": 1}},
         ),
-        ({"queues": [{"name": "orders", "forward_to": "nowhere"}]}, {"queues": [{"name": "orders", "forwardTo": "nowhere"}]}),
+        (
+            {"queues": [{"name": "orders", "forward_to": "nowhere"}]},
+            {"queues": [{"name": "orders", "forwardTo": "nowhere"}]},
+        ),
         (
             {"primary": {"name": "contoso-primary", "location": "westeurope", "zone_redundnat": True}},
             {"primary": {"name": "contoso-primary", "location": "westeurope", "zoneRedundnat": True}},
