@@ -207,3 +207,18 @@ def test_no_stack_render_holds_a_placeholder(stack: str) -> None:
 
     _, plan = render_stack(PulumiProject.find(REPO), stack)
     assert plan.resources and placeholders_in(plan) == []
+
+
+def test_tag_names_are_checked_at_once_when_a_tag_value_is_an_output() -> None:
+    def program() -> None:
+        group = resources.ResourceGroup("team-rg", resource_group_name="rg-team", location="westeurope")
+        args = copy.deepcopy(ARGS)
+        args["tags"] = {"owner": group.name, "cost/center": "42", "long": "v" * 300}
+        PairedNamespace("orders", args)
+
+    with pytest.raises(StackConfigError) as caught:
+        render(program, project="pairedbus", stack="test")
+    assert caught.value.problems == [
+        "pairedbus:tags.cost/center: expected a tag name without any of < > % & \\ ? /, got 'cost/center'",
+        "pairedbus:tags.long: expected a tag value of at most 256 characters, got 300",
+    ]

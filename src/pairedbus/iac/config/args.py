@@ -214,10 +214,13 @@ def _check_known(shaped: dict[str, Any], deferred: Mapping[Loc, Any]) -> None:
         errors = exc.errors(include_url=False)
     known = [e for e in errors if not _under(tuple(e["loc"]), deferred)]
     problems = [_qualified(f"{loc_path(e['loc'])}: {describe(e, StackConfig)}") for e in known]
-    # Rules that touch a value not known yet are skipped here (as for an invalid value) and run on resolution.
-    unknown = [{"loc": loc, "type": "deferred"} for loc in deferred]
+    # Rules that touch a value not known yet are skipped here (as for an invalid value) and run on resolution. A
+    # tag value not known yet counts as empty, so the tag rules still check every tag name and every known value
+    # now (an empty value breaks no rule: nothing can fail on its account, and it is checked when it resolves).
+    unknown = [{"loc": loc, "type": "deferred"} for loc in deferred if loc[0] != "tags"]
+    checked = _filled(shaped, {loc: "" for loc in deferred if loc[0] == "tags"}, keep_others=True)
     problems += [
-        _qualified(p) for p in cross_field_problems_despite(StackConfig, shaped, [*known, *unknown], CROSS_FIELD_RULES)
+        _qualified(p) for p in cross_field_problems_despite(StackConfig, checked, [*known, *unknown], CROSS_FIELD_RULES)
     ]
     carried = key_problems_of(shaped)
     if carried or problems:
@@ -230,13 +233,14 @@ def _validated(shaped: dict[str, Any], locs: list[Loc], values: list[Any]) -> St
     return parse_stack_config(config_values(whole))
 
 
-def _filled(value: Any, values: Mapping[Loc, Any]) -> Any:
+def _filled(value: Any, values: Mapping[Loc, Any], *, keep_others: bool = False) -> Any:
+    """`value` with the outputs' places filled from `values` (with keep_others, places not in it stay as they are)."""
     if isinstance(value, _Deferred):
-        return values[value.loc]
+        return values.get(value.loc, value) if keep_others else values[value.loc]
     if isinstance(value, dict):
-        return {k: _filled(v, values) for k, v in value.items()}
+        return {k: _filled(v, values, keep_others=keep_others) for k, v in value.items()}
     if isinstance(value, list):
-        return [_filled(v, values) for v in value]
+        return [_filled(v, values, keep_others=keep_others) for v in value]
     return value
 
 
