@@ -107,6 +107,7 @@ def arm_entity_name(entity_name: str) -> str:
 
 # --- ISO 8601 durations, exact to the .NET tick (implemented in `pairedbus.durations`) -------
 
+
 def backlog_value_matches(prop: str, expected: object, actual: object) -> bool:
     """Whether a live or declared value equals the table's, comparing durations as durations."""
     if prop in DURATION_PROPERTIES:
@@ -252,13 +253,21 @@ TYPE_BACKLOG_QUEUE: Final = "pulumi-python:dynamic/pairedbus:BacklogQueue"
 QUEUE_LIKE_TYPES: Final = frozenset({TYPE_QUEUE, TYPE_BACKLOG_QUEUE, TYPE_DYNAMIC_RESOURCE})
 
 
-#: This project's component tokens (`<package>:<module>:<Type>`).
-TYPE_NAMESPACE_PAIR: Final = f"{PACKAGE}:namespaces:NamespacePair"
-TYPE_BACKLOG_QUEUES: Final = f"{PACKAGE}:backlog:BacklogQueues"
-TYPE_MESSAGING_ENTITIES: Final = f"{PACKAGE}:entities:MessagingEntities"
-TYPE_SYPHON_HOST: Final = f"{PACKAGE}:syphon:SyphonHost"
+#: This project's component tokens: `<package>:index:<class name>`, what Pulumi's component provider serves
+#: (`pulumi.provider.experimental` puts every component in the `index` module) and what each registers.
+TYPE_NAMESPACE_PAIR: Final = f"{PACKAGE}:index:NamespacePair"
+TYPE_BACKLOG_QUEUES: Final = f"{PACKAGE}:index:BacklogQueues"
+TYPE_MESSAGING_ENTITIES: Final = f"{PACKAGE}:index:MessagingEntities"
+TYPE_SYPHON_HOST: Final = f"{PACKAGE}:index:SyphonHost"
 #: The one component a program builds; `index` and the class name, as Pulumi's component providers require.
 TYPE_PAIRED_NAMESPACE: Final = f"{PACKAGE}:index:PairedNamespace"
+#: The parts' tokens before pairedbus 0.2, which existing stacks hold (each part aliases its old token).
+LEGACY_PART_TYPES: Final = {
+    TYPE_NAMESPACE_PAIR: f"{PACKAGE}:namespaces:NamespacePair",
+    TYPE_BACKLOG_QUEUES: f"{PACKAGE}:backlog:BacklogQueues",
+    TYPE_MESSAGING_ENTITIES: f"{PACKAGE}:entities:MessagingEntities",
+    TYPE_SYPHON_HOST: f"{PACKAGE}:syphon:SyphonHost",
+}
 #: Tags that mark a namespace's role in a pair (read by the audit and the policies).
 TAG_ROLE: Final = "pairedbus-role"
 TAG_PAIR: Final = "pairedbus-pair"

@@ -47,10 +47,10 @@ def test_the_other_resource_is_wired_to_the_pairs_outputs(plan: Plan) -> None:
     (account,) = plan.of_type("azure-native:storage:StorageAccount")
     assert account.parent is not None and contract.TYPE_PAIRED_NAMESPACE not in account.parent
     assert account.inputs["resourceGroupName"] == "rg-orders-weu"
-    assert any(dep.endswith("::primary-rg") for dep in account.dependencies)
+    assert any(dep.endswith("::orders-pair-primary-rg") for dep in account.dependencies)
 
 
 def test_the_outputs_reach_the_program(plan: Plan) -> None:
     assert plan.outputs["primaryEndpoint"] == "https://orders-weu.servicebus.windows.net:443/"
-    assert plan.outputs["orderQueueId"] == "queue-orders-id"  # the mocks id the orders queue so
-    assert plan.outputs["syphonPrincipalId"] == "syphon-identity-principal"
+    assert plan.outputs["orderQueueId"] == "orders-entities-queue-orders-id"  # the mocks id the orders queue so
+    assert plan.outputs["syphonPrincipalId"] == "orders-syphon-identity-principal"

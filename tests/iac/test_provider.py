@@ -93,7 +93,11 @@ def test_paired_namespace_inputs_and_outputs(schema: dict[str, Any]) -> None:
     }
     assert paired["inputProperties"]["network"]["$ref"] == "#/types/pairedbus:index:NetworkSettings"
     network = schema["types"]["pairedbus:index:NetworkSettings"]
-    assert sorted(network["required"]) == ["privateDnsZoneId", "privateEndpointSubnetId", "syphonInfrastructureSubnetId"]
+    assert sorted(network["required"]) == [
+        "privateDnsZoneId",
+        "privateEndpointSubnetId",
+        "syphonInfrastructureSubnetId",
+    ]
     # Production hardening: the namespace's CMK and firewall, and the pair's diagnostics, typed like the config.
     namespace = schema["types"]["pairedbus:index:NamespaceSettings"]["properties"]
     assert namespace["encryption"]["$ref"] == "#/types/pairedbus:index:EncryptionSettings"
@@ -102,7 +106,6 @@ def test_paired_namespace_inputs_and_outputs(schema: dict[str, Any]) -> None:
     assert sorted(encryption["required"]) == ["keyName", "keyVaultUri", "userAssignedIdentityId"]
     assert paired["inputProperties"]["diagnostics"]["$ref"] == "#/types/pairedbus:index:DiagnosticsSettings"
     assert {
-
         "primaryNamespaceId",
         "secondaryNamespaceId",
         "primaryEndpoint",
@@ -164,9 +167,7 @@ def test_external_references_point_at_azure_native(schema: dict[str, Any]) -> No
 def test_the_served_schema_is_the_same() -> None:
     """ComponentProvider is what component_provider_host serves; it runs the same analyzer."""
     served = json.loads(ComponentProvider(provider.COMPONENTS, "pairedbus", None, "0.1.0").schema or "{}")
-    assert sorted(served["resources"]) == sorted(
-        f"pairedbus:index:{c.__name__}" for c in provider.COMPONENTS
-    )
+    assert sorted(served["resources"]) == sorted(f"pairedbus:index:{c.__name__}" for c in provider.COMPONENTS)
 
 
 def test_a_construct_call_from_another_language_renders_the_pair(config_dict: dict[str, Any]) -> None:
@@ -224,6 +225,132 @@ def test_the_plugin_entry_serves_the_schema_over_grpc(schema: dict[str, Any]) ->
         process.stdout.close()  # type: ignore[union-attr]
         process.stderr.close()  # type: ignore[union-attr]
     assert served["resources"].keys() == schema["resources"].keys()
-    assert served["resources"]["pairedbus:index:PairedNamespace"] == schema["resources"]["pairedbus:index:PairedNamespace"]
+    assert (
+        served["resources"]["pairedbus:index:PairedNamespace"] == schema["resources"]["pairedbus:index:PairedNamespace"]
+    )
     assert served["types"] == schema["types"]
     assert info.version == served["version"] == provider.version()
+
+
+# --- Inputs, enums and tokens (what another language's SDK is generated from) -------------------------------
+
+
+def _schema_property(schema: dict[str, Any], loc: tuple[str, ...]) -> dict[str, Any]:
+    """The schema property of a config key path under PairedNamespace's inputs (a map's key: its value type)."""
+    prop: dict[str, Any] = {"properties": schema["resources"]["pairedbus:index:PairedNamespace"]["inputProperties"]}
+    for part in loc:
+        if "$ref" in prop:
+            prop = schema["types"][prop["$ref"].removeprefix("#/types/")]
+        prop = prop["additionalProperties"] if "additionalProperties" in prop else prop["properties"][part]
+    return prop
+
+
+def _leaves(schema: dict[str, Any]) -> list[tuple[tuple[str, ...], dict[str, Any]]]:
+    """Every scalar input under PairedNamespace, with its config key path (lists and maps as `*`)."""
+    found: list[tuple[tuple[str, ...], dict[str, Any]]] = []
+
+    def walk(prop: dict[str, Any], loc: tuple[str, ...]) -> None:
+        ref = prop.get("$ref", "")
+        if ref.startswith("#/types/") and "properties" in schema["types"][ref.removeprefix("#/types/")]:
+            for key, inner in schema["types"][ref.removeprefix("#/types/")]["properties"].items():
+                walk(inner, (*loc, key))
+        elif prop.get("type") == "array":
+            walk(prop["items"], loc)
+        elif prop.get("type") == "object":
+            walk(prop["additionalProperties"], (*loc, "*"))
+        else:
+            found.append((loc, prop))
+
+    for key, prop in schema["resources"]["pairedbus:index:PairedNamespace"]["inputProperties"].items():
+        walk(prop, (key,))
+    return found
+
+
+def test_what_may_be_an_output_is_an_input_in_the_schema_and_nothing_else_is(schema: dict[str, Any]) -> None:
+    """Another language passes its own resource group's name, a location or a tag value as an Output exactly where
+    PairedNamespace accepts one (pairedbus.iac.config.args.INPUT_PATHS); what decides which resources exist is
+    `plain` (it must be known when the component is built)."""
+    from pairedbus.iac.config.args import INPUT_PATHS, may_be_input
+
+    leaves = _leaves(schema)
+    assert len(leaves) > 40
+    inputs = sorted(loc for loc, prop in leaves if not prop.get("plain"))
+    assert inputs == sorted(loc for loc, _ in leaves if may_be_input(loc))
+    assert {
+        ("resourceGroups", "primary", "name"),
+        ("primary", "name"),
+        ("primary", "location"),
+        ("tags", "*"),
+        ("syphon", "image"),
+    } <= set(inputs)
+    for path in INPUT_PATHS:  # each place that takes an output is in the schema
+        assert any(
+            len(loc) == len(path) and all(a in ("*", b) for a, b in zip(path, loc, strict=False)) for loc, _ in leaves
+        ), path
+    assert _schema_property(schema, ("backlogQueueCount",))["plain"] is True
+    assert _schema_property(schema, ("primary", "sku"))["plain"] is True
+
+
+@pytest.mark.parametrize(
+    ("loc", "values"),
+    [
+        (("primary", "sku"), ["Standard", "Premium"]),
+        (("secondary", "publicNetworkAccess"), ["Enabled", "Disabled", "SecuredByPerimeter"]),
+        (("backlogAuth",), ["entra", "sas"]),
+        (("deployerPrincipalType",), ["User", "ServicePrincipal", "Group"]),
+    ],
+)
+def test_settings_with_a_fixed_set_of_values_are_schema_enums(
+    schema: dict[str, Any], loc: tuple[str, ...], values: list[str]
+) -> None:
+    ref = _schema_property(schema, loc)["$ref"]
+    enum = schema["types"][ref.removeprefix("#/types/")]
+    assert enum["type"] == "string" and [e["value"] for e in enum["enum"]] == values
+    assert all(e["description"] for e in enum["enum"])
+
+
+def test_the_schema_tokens_are_the_tokens_the_components_register(config_dict: dict[str, Any]) -> None:
+    """One token per component: what the provider serves is what each registers (the old part tokens live on
+    only as aliases)."""
+    plan = render_config(config_dict, build_from_stack_config)
+    registered = {r.type for r in plan.resources if not r.custom}
+    served = json.loads(ComponentProvider(provider.COMPONENTS, "pairedbus", None, "0.1.0").schema or "{}")
+    assert registered == set(served["resources"])
+    assert registered == {
+        contract.TYPE_PAIRED_NAMESPACE,
+        contract.TYPE_NAMESPACE_PAIR,
+        contract.TYPE_BACKLOG_QUEUES,
+        contract.TYPE_MESSAGING_ENTITIES,
+        contract.TYPE_SYPHON_HOST,
+    }
+    assert sorted(contract.LEGACY_PART_TYPES.values()) == [
+        "pairedbus:backlog:BacklogQueues",
+        "pairedbus:entities:MessagingEntities",
+        "pairedbus:namespaces:NamespacePair",
+        "pairedbus:syphon:SyphonHost",
+    ]
+
+
+def test_a_construct_call_may_pass_outputs_and_enum_values(config_dict: dict[str, Any]) -> None:
+    """What a TypeScript program sends for its own resource group's name (an output) and an enum value goes
+    through the provider's input mapping into the resources, no stand-in anywhere."""
+    served = ComponentProvider(provider.COMPONENTS, "pairedbus", None, "0.1.0")
+    wire = json.loads(json.dumps(config_dict), parse_int=float)
+    wire["primary"]["sku"] = "Standard"
+
+    def program() -> None:
+        import pulumi
+        from pulumi_azure_native import resources
+
+        group = resources.ResourceGroup("ts-rg", resource_group_name="rg-from-ts", location="westeurope")
+        inputs = {
+            **wire,
+            "resourceGroups": {**wire["resourceGroups"], "primary": {"name": group.name, "create": False}},
+        }
+        served.construct("pairedbus", "pairedbus:index:PairedNamespace", inputs, None)
+        pulumi.export("done", True)
+
+    plan = render(program, project="pairedbus", stack="test")
+    (primary,) = [n for n in plan.of_type(contract.TYPE_NAMESPACE) if n.inputs["tags"][contract.TAG_ROLE] == "primary"]
+    assert primary.inputs["resourceGroupName"] == "rg-from-ts"
+    assert "unknown-until-deployment" not in json.dumps([r.inputs for r in plan.resources])

@@ -51,10 +51,22 @@ def _check_against_schema(schema: dict[str, Any], value: Any, properties: dict[s
                 _check_against_schema(schema, element, nested, f"{path}.{key}")
 
 
-def test_the_python_example_renders() -> None:
+def test_the_python_example_renders_two_pairs_protected_with_an_output_resource_group() -> None:
     plan = render(lambda: exec(_block("python"), {}), project="orders-platform", stack="dev")
-    assert len(plan.of_type(contract.TYPE_PAIRED_NAMESPACE)) == 1
-    assert plan.outputs == {"primaryEndpoint": "https://orders-weu.servicebus.windows.net:443/"}
+    assert sorted(p.name for p in plan.of_type(contract.TYPE_PAIRED_NAMESPACE)) == ["billing", "orders"]
+    assert plan.outputs == {
+        "primaryEndpoints": {
+            "orders": "https://orders-weu.servicebus.windows.net:443/",
+            "billing": "https://billing-weu.servicebus.windows.net:443/",
+        }
+    }
+    namespaces = plan.of_type(contract.TYPE_NAMESPACE)
+    assert len(namespaces) == 4 and all(ns.protect for ns in namespaces)
+    primaries = [ns for ns in namespaces if ns.inputs["tags"][contract.TAG_ROLE] == "primary"]
+    assert {ns.inputs["resourceGroupName"] for ns in primaries} == {"rg-platform-weu"}
+    assert all(ns.inputs["tags"]["platform"] == "rg-platform-weu" for ns in namespaces)
+    grants = sorted(r.name for r in plan.of_type("azure-native:authorization:RoleAssignment") if "checkout" in r.name)
+    assert grants == ["orders-checkout-send-primary", "orders-checkout-send-secondary"]
 
 
 def test_the_yaml_example_uses_the_schema(schema: dict[str, Any]) -> None:

@@ -9,6 +9,7 @@ import yaml
 
 from pairedbus.iac.plan import PulumiProject, render_stack
 from pairedbus.policy.gate import evaluate_plan, format_violations, has_mandatory, load_policy_config
+from tests.iac.names import program_name
 
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT = PulumiProject.find(ROOT)
@@ -41,7 +42,7 @@ def test_a_stack_with_a_non_partitioned_premium_queue_fails_naming_the_policy_an
     [violation] = [v for v in violations if v.mandatory]
     assert violation.policy == "premium-entities-partitioned"
     assert queue_name in violation.message and "enablePartitioning" in violation.message
-    assert violation.resource_urn.endswith(f"::queue-{queue_name}")
+    assert violation.resource_urn.endswith(f"::{program_name(f'queue-{queue_name}')}")
     assert any(
         line.startswith("mandatory") and "premium-entities-partitioned" in line
         for line in format_violations(violations)
@@ -55,7 +56,9 @@ def test_the_sas_fallback_passes_only_with_the_policy_config_that_makes_local_au
     _config, plan = render_stack(PulumiProject(PROJECT.directory, PROJECT.name, tmp_path), "sas")
 
     strict = evaluate_plan(plan)
-    assert [(v.policy, v.resource_name) for v in strict if v.mandatory] == [("local-auth-disabled", "secondary")]
+    assert [(v.policy, v.resource_name) for v in strict if v.mandatory] == [
+        ("local-auth-disabled", program_name("secondary"))
+    ]
 
     relaxed = evaluate_plan(plan, config=load_policy_config(ROOT / "policies" / "sas-fallback.json"))
     assert not has_mandatory(relaxed)

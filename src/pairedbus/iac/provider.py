@@ -3,6 +3,9 @@
 `pulumi package add <this repository or path>` reads PulumiPlugin.yaml, runs `provider/__main__.py` (which calls
 `main()` below) and asks it for the package schema, which Pulumi infers from the components' typed args
 (`pulumi.provider.experimental.analyzer`); it then generates an SDK in the consumer's language.
+
+Each component is served as `pairedbus:index:<class name>` (the analyzer puts every component in `index`), which is
+exactly the token it registers (`contract.TYPE_*`); the parts' tokens before 0.2 live on only as aliases.
 """
 
 from __future__ import annotations

@@ -72,7 +72,7 @@ def test_outputs_are_what_a_consumer_wires_onward() -> None:
     assert sorted(plan.outputs["queue_ids"]) == ["invoices", "orders"]
     assert sorted(plan.outputs["subscription_ids"]) == ["events/audit", "events/billing"]
     assert plan.outputs["backlog_queue_names"] == [f"contoso-primary/x-servicebus-transfer/{i}" for i in range(3)]
-    assert plan.outputs["syphon_principal_id"] == "syphon-identity-principal"
+    assert plan.outputs["syphon_principal_id"] == "pairedbus-syphon-identity-principal"  # named from the pair
 
 
 @pytest.mark.parametrize(
@@ -91,7 +91,10 @@ def test_outputs_are_what_a_consumer_wires_onward() -> None:
             {"syphon": {"image": "x", "min_replicas": 2, "max_replicas": 1}},
             {"syphon": {"image": "x", "minReplicas": 2, "maxReplicas": 1}},
         ),
-        ({"queues": [{"name": "orders", "forward_to": "nowhere"}]}, {"queues": [{"name": "orders", "forwardTo": "nowhere"}]}),
+        (
+            {"queues": [{"name": "orders", "forward_to": "nowhere"}]},
+            {"queues": [{"name": "orders", "forwardTo": "nowhere"}]},
+        ),
         (
             {"primary": {"name": "contoso-primary", "location": "westeurope", "zone_redundnat": True}},
             {"primary": {"name": "contoso-primary", "location": "westeurope", "zoneRedundnat": True}},

@@ -35,8 +35,9 @@ def test_each_premium_namespace_gets_a_private_endpoint_registered_in_the_servic
     production_config_dict: dict[str, Any],
 ) -> None:
     plan = _render(production_config_dict)
-    namespaces = {ns.name: ns for ns in plan.of_type(contract.TYPE_NAMESPACE)}
-    endpoints = {pe.name: pe for pe in plan.of_type(PRIVATE_ENDPOINT)}
+    # Named from the pair (`pairedbus`): `pairedbus-pair-primary`, `pairedbus-pair-primary-pe`, ...
+    namespaces = {ns.name.removeprefix("pairedbus-pair-"): ns for ns in plan.of_type(contract.TYPE_NAMESPACE)}
+    endpoints = {pe.name.removeprefix("pairedbus-pair-"): pe for pe in plan.of_type(PRIVATE_ENDPOINT)}
     assert set(endpoints) == {"primary-pe", "secondary-pe"}
     for role in ("primary", "secondary"):
         pe = endpoints[f"{role}-pe"].inputs
@@ -48,7 +49,7 @@ def test_each_premium_namespace_gets_a_private_endpoint_registered_in_the_servic
         assert connection["groupIds"] == ["namespace"]
         assert connection["privateLinkServiceId"].endswith(f"/providers/Microsoft.ServiceBus/namespaces/{namespace}")
         assert namespaces[role].urn in endpoints[f"{role}-pe"].dependencies
-    groups = {g.name: g for g in plan.of_type(ZONE_GROUP)}
+    groups = {g.name.removeprefix("pairedbus-pair-"): g for g in plan.of_type(ZONE_GROUP)}
     assert set(groups) == {"primary-pe-dns", "secondary-pe-dns"}
     for role in ("primary", "secondary"):
         group = groups[f"{role}-pe-dns"].inputs
@@ -81,7 +82,7 @@ def test_a_standard_namespace_beside_a_premium_one_gets_no_private_endpoint(
     for key in ("capacity", "premiumMessagingPartitions"):
         premium_config_dict["secondary"].pop(key, None)
     premium_config_dict["network"] = dict(NETWORK)
-    assert [pe.name for pe in _render(premium_config_dict).of_type(PRIVATE_ENDPOINT)] == ["primary-pe"]
+    assert [pe.name for pe in _render(premium_config_dict).of_type(PRIVATE_ENDPOINT)] == ["pairedbus-pair-primary-pe"]
 
 
 #: What would stop or lose messages if deleted: the namespaces and their groups, the entities, the
@@ -112,10 +113,10 @@ def test_production_protects_every_resource_whose_loss_would_stop_or_lose_messag
         if resource.type in PROTECTED_IN_PRODUCTION:
             assert resource.protect, resource.name
     grants = plan.of_type("azure-native:authorization:RoleAssignment")
-    syphon_grants = [g for g in grants if g.name.startswith("syphon-")]
+    syphon_grants = [g for g in grants if g.name.startswith("pairedbus-syphon-")]
     assert len(syphon_grants) == 4 and all(g.protect for g in syphon_grants)  # receive, send, list, scale
     # The deployer's own data-plane role moves no message and must be droppable (backlogAuth: sas).
-    (deployer,) = [g for g in grants if g.name == "deployer-data-owner"]
+    (deployer,) = [g for g in grants if g.name == "pairedbus-backlog-deployer-data-owner"]
     assert not deployer.protect
     # Backlog queues: retained, never protected (lowering the count must not fail `pulumi up`).
     backlog = plan.of_type(contract.TYPE_BACKLOG_QUEUE)

@@ -64,7 +64,7 @@ def _tags_at_the_limit(doc: Doc) -> Doc:
     tags = {f"tag{i}": "v" for i in range(45)}
     tags["k" * 512] = "v" * 256  # ARM: names 512, values 256
     tags["owner"] = ""
-    doc["config"][P + "tags"] = tags  # 47 + this project's 3 on the secondary = ARM's 50
+    doc["config"][P + "tags"] = tags  # 47 + this project's 3 on the secondary (role, pair, backlog count) = ARM's 50
     return doc
 
 

@@ -58,6 +58,7 @@ from tests.iac.conformance.arm import (
     properties_of,
     reachable_models,
 )
+from tests.iac.names import program_name
 
 REPO = Path(__file__).resolve().parents[3]
 STACKS = ("dev", "staging", "prod")
@@ -889,7 +890,9 @@ def test_the_deployer_assignment_takes_its_principal_type_from_the_stack_setting
     mismatches = check_role_assignments("dev", settings, plan, render_module.FAKE_OBJECT_ID)
     assert not mismatches, "\n" + _report(mismatches)
     (deployer,) = [
-        a for a in plan.of_type("azure-native:authorization:RoleAssignment") if a.name == "deployer-data-owner"
+        a
+        for a in plan.of_type("azure-native:authorization:RoleAssignment")
+        if a.name == program_name("deployer-data-owner")
     ]
     assert deployer.inputs["principalType"] == principal_type
 
@@ -898,7 +901,9 @@ def test_the_deployer_assignment_is_user_when_the_stack_says_nothing(rendered) -
     for stack in STACKS:
         _, plan = rendered[stack]
         (deployer,) = [
-            a for a in plan.of_type("azure-native:authorization:RoleAssignment") if a.name == "deployer-data-owner"
+            a
+            for a in plan.of_type("azure-native:authorization:RoleAssignment")
+            if a.name == program_name("deployer-data-owner")
         ]
         assert deployer.inputs["principalType"] == "User"
 
@@ -925,12 +930,12 @@ _ZONE_ID = (
 def _with(plan: Plan, name: str, change) -> Plan:
     resources = []
     for resource in plan.resources:
-        if resource.name == name:
+        if resource.name == program_name(name):
             inputs = copy.deepcopy(resource.inputs)
             change(inputs)
             resource = dataclasses.replace(resource, inputs=inputs)
         resources.append(resource)
-    assert any(r.name == name for r in plan.resources), name
+    assert any(r.name == program_name(name) for r in plan.resources), name
     return dataclasses.replace(plan, resources=tuple(resources))
 
 
@@ -1300,7 +1305,7 @@ def test_each_check_can_fail(stack: str, name: str, change, expected: set[tuple[
     after = all_mismatches(stack, settings, _with(plan, name, change))
     new = {(m.path, m.rule) for m in after if (m.resource, m.path, m.rule) not in before}
     assert new == expected, "\n" + _report(after)
-    assert all(m.resource == name and m.stack == stack for m in after if (m.path, m.rule) in expected)
+    assert all(m.resource == program_name(name) and m.stack == stack for m in after if (m.path, m.rule) in expected)
 
 
 @pytest.mark.parametrize(
@@ -1332,7 +1337,7 @@ def test_each_network_rule_set_check_can_fail(name: str, change, expected, harde
 
 def test_a_standard_namespace_holds_at_most_100_partitioned_entities(rendered) -> None:
     _, plan = rendered["dev"]
-    (orders,) = [r for r in plan.resources if r.name == "queue-orders"]
+    (orders,) = [r for r in plan.resources if r.name == program_name("queue-orders")]
     existing = sum(
         bool(r.inputs.get("enablePartitioning"))
         for r in plan.resources
@@ -1353,7 +1358,7 @@ def test_a_standard_namespace_holds_at_most_100_partitioned_entities(rendered) -
 
 def test_a_type_without_a_definition_is_a_mismatch(rendered) -> None:
     _, plan = rendered["dev"]
-    (orders,) = [r for r in plan.resources if r.name == "queue-orders"]
+    (orders,) = [r for r in plan.resources if r.name == program_name("queue-orders")]
     stray = dataclasses.replace(orders, name="account", type="azure-native:storage:StorageAccount")
     mismatches = check_arm("dev", dataclasses.replace(plan, resources=(stray,)))
     assert [(m.resource, m.rule) for m in mismatches] == [("account", "no-definition")]

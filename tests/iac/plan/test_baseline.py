@@ -10,13 +10,15 @@ from pairedbus.iac.plan import PulumiProject, render_stack
 from pairedbus.iac.plan.baseline import compare_plans, find_replacements
 from pairedbus.iac.plan.model import Plan, PlannedResource
 from pairedbus.policy.gate import run_gate
+from tests.iac.names import program_name
 
 ROOT = Path(__file__).resolve().parents[3]
 
 
 def _with_inputs(plan: Plan, name: str, **changes) -> Plan:
     resources = tuple(
-        dataclasses.replace(r, inputs={**r.inputs, **changes}) if r.name == name else r for r in plan.resources
+        dataclasses.replace(r, inputs={**r.inputs, **changes}) if r.name == program_name(name) else r
+        for r in plan.resources
     )
     return dataclasses.replace(plan, resources=resources)
 
@@ -76,7 +78,7 @@ def test_a_renamed_resource_for_the_same_entity_is_a_replacement():
     baseline = _prod_plan()
     resources = tuple(
         dataclasses.replace(r, urn=r.urn.replace("queue-orders", "queue-orders-v2"), name="queue-orders-v2")
-        if r.name == "queue-orders"
+        if r.name == program_name("queue-orders")
         else r
         for r in baseline.resources
     )
@@ -95,7 +97,9 @@ def test_new_resources_replace_nothing():
 
 
 def _without(plan: Plan, *names: str) -> Plan:
-    return dataclasses.replace(plan, resources=tuple(r for r in plan.resources if r.name not in names))
+    return dataclasses.replace(
+        plan, resources=tuple(r for r in plan.resources if r.name not in map(program_name, names))
+    )
 
 
 def _unprotected(plan: Plan) -> Plan:
@@ -171,7 +175,7 @@ def test_a_renamed_entity_is_a_replacement_not_also_a_deletion() -> None:
     baseline = _prod_plan()
     resources = tuple(
         dataclasses.replace(r, urn=r.urn.replace("queue-orders", "queue-orders-v2"), name="queue-orders-v2")
-        if r.name == "queue-orders"
+        if r.name == program_name("queue-orders")
         else r
         for r in baseline.resources
     )

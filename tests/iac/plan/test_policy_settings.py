@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pairedbus.cli import main
 from pairedbus.iac.plan.policy_settings import merge_policy_config
+from tests.iac.names import program_name
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -21,7 +22,11 @@ def test_plan_writes_the_derived_policy_settings_for_pulumi_preview(tmp_path: Pa
 
 def test_the_users_policy_config_wins_and_a_bare_level_is_kept() -> None:
     derived = {"backlog-queue-set": {"backlogQueueCount": 5}, "paired-entities-duplicate-detection": {"unpaired": []}}
-    user = {"backlog-queue-set": "advisory", "paired-entities-duplicate-detection": {"unpaired": ["audit"]}, "x": "disabled"}
+    user = {
+        "backlog-queue-set": "advisory",
+        "paired-entities-duplicate-detection": {"unpaired": ["audit"]},
+        "x": "disabled",
+    }
     assert merge_policy_config(derived, user) == {
         "backlog-queue-set": {"backlogQueueCount": 5, "enforcementLevel": "advisory"},
         "paired-entities-duplicate-detection": {"unpaired": ["audit"]},
@@ -52,4 +57,4 @@ def test_an_entity_opted_out_of_pairing_passes_the_gate_and_is_named_unpaired(tm
     from pairedbus.policy.gate import run_gate
 
     _config, plan = render_stack(PulumiProject.find(tmp_path), "dev")
-    assert [v.resource_name for v in run_gate(plan).violations if v.mandatory] == ["queue-audit-log"]
+    assert [v.resource_name for v in run_gate(plan).violations if v.mandatory] == [program_name("queue-audit-log")]

@@ -1,27 +1,19 @@
 """`pairedbus plan dev|staging|prod` renders exactly its current reference (tests/iac/fixtures/plans/
-current-<stack>.json), and the aliases that reach the engine keep the URN of every resource the stacks held
-before PairedNamespace existed (b53afa0).
+current-<stack>.json), and the aliases that reach the engine keep the URN of every resource the stacks hold:
+those of b53afa0 (before PairedNamespace existed, parts at the stack's root) and those of 6fef7c5 (PairedNamespace
+with fixed part and child names, before names derived from the component's name and the parts' tokens moved to
+`pairedbus:index:`). The aliases are resolved the engine's way (`tests/iac/plan/engine_aliases.py`).
 
-The current references were regenerated after the intended changes since b53afa0 (the config's derived
-duplicate-detection windows, the deployer's principalType, the probes, the backlog scale rule, autoDeleteOnIdle,
-prod's private endpoints and protection): the equality test pins today's render, so any further change to
-what is rendered shows up here as a diff to review and then a new reference.
-
-The reference plans (tests/iac/fixtures/plans/b53afa0-*.json) were rendered by the b53afa0 tree itself
-(`pairedbus plan STACK --json`) and rewritten to engine URNs (tests/iac/plan/engine_urns.py). The only
-difference allowed is the new component: `pairedbus:index:PairedNamespace` in URN type chains and as one more
-resource, and one alias on each of its four parts.
-
-A later change that alters what is rendered on purpose (a property of a resource) makes the equality test
-fail by design: give it a newer reference (`pairedbus plan STACK --json F`, then
-`python -m tests.iac.plan.engine_urns F > tests/iac/fixtures/plans/<name>.json`; `_as_before_paired_namespace`
-accepts either form) and keep the b53afa0 files: they are the URNs existing stacks hold, which the alias test
-resolves to.
+The current references pin today's render, so any further change to what is rendered shows up here as a diff to
+review and then a new reference: `pairedbus plan STACK --json F`, then
+`python -m tests.iac.plan.engine_urns F > tests/iac/fixtures/plans/current-STACK.json`. Keep the b53afa0 and
+6fef7c5 files: they are the URNs existing stacks hold, which the alias test resolves to.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -30,12 +22,15 @@ import pytest
 from pairedbus import contract
 from pairedbus.iac.config import config_from_pulumi_settings, parse_stack_config
 from pairedbus.iac.plan.project import PulumiProject
-from pairedbus.iac.plan.render import PlanMocks, RecordingMonitor, _render, _without_dead_work
-from tests.iac.plan.engine_urns import engine_plan, engine_urn, without_component
+from pairedbus.iac.plan.render import _render, _without_dead_work
+from tests.iac.plan.engine_aliases import AliasRecordingMonitor, resolve
+from tests.iac.plan.engine_urns import engine_plan
 
 REPO = Path(__file__).resolve().parents[3]
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "plans"
 STACKS = ("dev", "staging", "prod")
+#: What the stacks hold today: before PairedNamespace (b53afa0) and before names derived from it (6fef7c5).
+BEFORE = ("b53afa0", "6fef7c5")
 PARTS = {
     contract.TYPE_NAMESPACE_PAIR,
     contract.TYPE_BACKLOG_QUEUES,
@@ -44,21 +39,7 @@ PARTS = {
 }
 
 
-class AliasRecordingMonitor(RecordingMonitor):
-    """Also keeps, per registration, the parent aliases it carried to the engine (as alias specs)."""
-
-    def __init__(self) -> None:
-        super().__init__(PlanMocks())
-        self.no_parent_aliases: dict[str, int] = {}
-
-    def RegisterResource(self, request: Any) -> Any:
-        urn = self.make_urn(request.parent, request.type, request.name)
-        specs = [a.spec for a in request.aliases if a.HasField("spec")]
-        self.no_parent_aliases[urn] = sum(1 for s in specs if s.noParent and not s.name and not s.type)
-        return super().RegisterResource(request)
-
-
-def _render_stack(stack: str) -> tuple[dict[str, Any], dict[str, int]]:
+def _render_stack(stack: str) -> tuple[dict[str, Any], dict[str, list[Any]]]:
     project = PulumiProject.find(REPO)
     settings, secrets = project.stack_settings(stack)
     parse_stack_config(config_from_pulumi_settings(settings))
@@ -67,40 +48,34 @@ def _render_stack(stack: str) -> tuple[dict[str, Any], dict[str, int]]:
         plan = _render(
             project.run_program, monitor, project=project.name, stack=stack, config=settings, secret_keys=secrets
         )
-    return plan.to_json(), monitor.no_parent_aliases
+    return plan.to_json(), monitor.alias_specs
 
 
 @pytest.fixture(scope="module", params=STACKS)
-def rendered(request: pytest.FixtureRequest) -> tuple[str, dict[str, Any], dict[str, Any], dict[str, int]]:
-    """The stack's render now, its b53afa0 reference (the URNs existing stacks hold) and the aliases."""
+def rendered(request: pytest.FixtureRequest) -> tuple[str, dict[str, Any], dict[str, Any], dict[str, list[Any]]]:
+    """The stack's render now, its b53afa0 reference and the alias specs each registration carried."""
     stack = request.param
-    plan, aliases = _render_stack(stack)
-    reference = json.loads((FIXTURES / f"b53afa0-{stack}.json").read_text())
-    return stack, plan, reference, aliases
+    plan, specs = _render_stack(stack)
+    return stack, plan, _reference("b53afa0", stack), specs
 
 
-def _current_reference(stack: str) -> dict[str, Any]:
-    return json.loads((FIXTURES / f"current-{stack}.json").read_text())
+def _reference(name: str, stack: str) -> dict[str, Any]:
+    return json.loads((FIXTURES / f"{name}-{stack}.json").read_text())
 
 
 def test_the_reference_plans_are_the_three_stacks(rendered) -> None:
     stack, _, reference, _ = rendered
-    assert reference["stack"] == stack and reference["project"] == "pairedbus"
-    assert len(reference["resources"]) >= 25
-
-
-def _as_before_paired_namespace(plan: dict[str, Any]) -> dict[str, Any]:
-    """An engine plan without PairedNamespace: its type left out of URNs, its parts' root alias not counted."""
-    had_it = any(r["type"] == contract.TYPE_PAIRED_NAMESPACE for r in plan["resources"])
-    plain = without_component(plan, contract.TYPE_PAIRED_NAMESPACE)
-    resources = [{**r, "aliases": r["aliases"] - (had_it and r["type"] in PARTS)} for r in plain["resources"]]
-    return {**plain, "resources": resources}
+    for name in BEFORE:
+        before = _reference(name, stack)
+        assert before["stack"] == stack and before["project"] == "pairedbus"
+        assert len(before["resources"]) >= 25
+    assert reference == _reference("b53afa0", stack)
 
 
 def test_same_resources_inputs_options_and_outputs_as_the_current_reference(rendered) -> None:
     stack, plan, _, _ = rendered
-    now = _as_before_paired_namespace(engine_plan(plan))
-    before = _as_before_paired_namespace(_current_reference(stack))
+    now = engine_plan(plan)
+    before = _reference("current", stack)
     expected = {r["urn"]: r for r in before["resources"]}
     actual = {r["urn"]: r for r in now["resources"]}
     assert sorted(actual) == sorted(expected)
@@ -109,15 +84,13 @@ def test_same_resources_inputs_options_and_outputs_as_the_current_reference(rend
     assert now["outputs"] == before["outputs"]
 
 
-def test_leaf_names_did_not_change(rendered) -> None:
-    """Every resource b53afa0 rendered is still there under its name; what is new since is in the current
-    reference, and only there."""
-    stack, plan, reference, _ = rendered
-    now = sorted(r["name"] for r in plan["resources"] if r["type"] != contract.TYPE_PAIRED_NAMESPACE)
-    assert set(r["name"] for r in reference["resources"]) <= set(now)
-    assert now == sorted(
-        r["name"] for r in _current_reference(stack)["resources"] if r["type"] != contract.TYPE_PAIRED_NAMESPACE
-    )
+def test_every_name_derives_from_the_components_name(rendered) -> None:
+    """The program's PairedNamespace is `pairedbus`: each part and each child is named `pairedbus-...`."""
+    _, plan, _, _ = rendered
+    names = [r["name"] for r in plan["resources"] if r["type"] != contract.TYPE_PAIRED_NAMESPACE]
+    assert names and all(n.startswith("pairedbus-") for n in names)
+    parts = sorted(r["name"] for r in plan["resources"] if r["type"] in PARTS)
+    assert parts == ["pairedbus-backlog", "pairedbus-entities", "pairedbus-pair", "pairedbus-syphon"]
 
 
 def test_one_paired_namespace_holds_the_four_parts(rendered) -> None:
@@ -128,38 +101,114 @@ def test_one_paired_namespace_holds_the_four_parts(rendered) -> None:
     assert sorted(r["type"] for r in engine["resources"] if r["parent"] == paired["urn"]) == sorted(PARTS)
 
 
-def test_aliases_reach_the_monitor_and_resolve_every_resource_to_its_old_urn(rendered) -> None:
-    """Every part carries `Alias(parent=ROOT_STACK_RESOURCE)` to the engine; the engine derives its children's
-    aliases from their parent's (the children inherit them). Resolving them the engine's way gives, for every
-    resource of the b53afa0 plan, its old URN: `pulumi up` updates in place instead of replacing."""
-    stack, plan, reference, aliases = rendered
-    by_mock = {r["urn"]: r for r in plan["resources"]}
-    parts = [r for r in plan["resources"] if r["type"] in PARTS]
-    assert len(parts) == 4 and all(aliases[r["urn"]] == 1 for r in parts)
-    assert all(aliases[r["urn"]] == 0 for r in plan["resources"] if r["type"] not in PARTS)
+@pytest.mark.parametrize("before", BEFORE)
+def test_aliases_resolve_every_old_urn_exactly_once(rendered, before: str) -> None:
+    """Resolving the aliases the engine's way against what the stack holds: every old resource is claimed by
+    exactly one resource of today's program (no alias claimed twice), and every resource of today's program that
+    existed then finds it. Only what is new since is created: PairedNamespace itself (a component, nothing in
+    Azure) and, against b53afa0, what was added after it (prod's private endpoints and syphon scale grant)."""
+    stack, plan, _, specs = rendered
+    old = _reference(before, stack)
+    olds = {r["urn"] for r in old["resources"]}
+    resolution = resolve(plan, specs, olds)
+    claimed = [o for o in resolution.values() if o is not None]
+    assert len(claimed) == len(set(claimed)), "an old URN claimed by two resources"
+    assert set(claimed) == olds, sorted(olds - set(claimed))
+    unresolved = {urn for urn, o in resolution.items() if o is None}
+    types = {r["urn"]: r["type"] for r in engine_plan(plan)["resources"]}
+    if before == "6fef7c5":
+        assert unresolved == set()
+        return
+    # Against b53afa0: what 6fef7c5 had that b53afa0 had not (in b53afa0's URN form) was added in between.
+    then = resolve(plan, specs, {r["urn"] for r in _reference("6fef7c5", stack)["resources"]})
+    paired = {u for u, t in types.items() if t == contract.TYPE_PAIRED_NAMESPACE}
+    added = {u for u, o in then.items() if u not in paired and _without_paired_namespace(o) not in olds}
+    assert unresolved == paired | added
+    assert bool(added) == (stack == "prod")  # prod's private endpoints and scale grant came after b53afa0
 
-    def chains(mock_urn: str) -> list[list[str]]:
-        """Type chains the engine finds this resource under: its own, and those its aliases give."""
-        resource = by_mock[mock_urn]
-        parent = resource["parent"] if resource["parent"] in by_mock else None
-        above = chains(parent) if parent else [[]]
-        found = [[*chain, resource["type"]] for chain in above]
-        if aliases[mock_urn]:
-            found.append([resource["type"]])  # the alias: no parent
-        return found
 
-    old_urns = {r["urn"] for r in reference["resources"]}
-    old_names = {r["name"] for r in reference["resources"]}
-    resolved: set[str] = set()
-    for resource in plan["resources"]:
-        if resource["type"] == contract.TYPE_PAIRED_NAMESPACE:
-            continue
-        urns = {engine_urn("pairedbus", stack, chain, resource["name"]) for chain in chains(resource["urn"])}
-        # ...and without the alias the URN would differ: the alias is what keeps it.
-        assert len(urns) == 2
-        if resource["name"] not in old_names:  # new since b53afa0 (e.g. prod's private endpoints): created
-            assert not urns & old_urns
-            continue
-        (old,) = urns & old_urns  # exactly one old resource per new one
-        resolved.add(old)
-    assert resolved == old_urns
+def _without_paired_namespace(urn: str) -> str:
+    head, _, name = urn.rpartition("::")
+    prefix, _, chain = head.rpartition("::")
+    return f"{prefix}::{'$'.join(t for t in chain.split('$') if t != contract.TYPE_PAIRED_NAMESPACE)}::{name}"
+
+
+def test_no_create_delete_or_replace_against_the_plan_before_this_change(rendered) -> None:
+    """Against 6fef7c5 (the render before names derived from the component's name), each resource updates in
+    place: same type, same inputs and options. The one change on purpose: the secondary namespace's new tag
+    with the backlog queue count (tags never force a replacement)."""
+    stack, plan, _, specs = rendered
+    old = {r["urn"]: r for r in _reference("6fef7c5", stack)["resources"]}
+    resolution = resolve(plan, specs, set(old))
+    # Auto-named resources (workspace, environment, identity, app) keep their Azure names: Pulumi passes the old
+    # state to the provider, which keeps an auto-name for the life of the resource (Pulumi docs, "Auto-naming").
+    # The mocks derive those names, and ids built from them, from the Pulumi name: compare under the old one.
+    renamed = {r["name"]: old[resolution[r["urn"]]]["name"] for r in engine_plan(plan)["resources"]}
+    for resource in engine_plan(plan)["resources"]:
+        before = old[resolution[resource["urn"]]]
+        # A part's token moved to `pairedbus:index:` (a component: nothing in Azure changes).
+        assert before["type"] == contract.LEGACY_PART_TYPES.get(resource["type"], resource["type"])
+        assert before["custom"] == resource["custom"]
+        assert (before["protect"], before["retain_on_delete"]) == (resource["protect"], resource["retain_on_delete"])
+        inputs = _renamed(dict(resource["inputs"]), renamed)
+        if resource["type"] == contract.TYPE_NAMESPACE and inputs["tags"][contract.TAG_ROLE] == "secondary":
+            tags = dict(inputs["tags"])
+            assert tags.pop(contract.TAG_BACKLOG_QUEUE_COUNT) == str(len(plan["outputs"]["backlogQueues"]))
+            inputs["tags"] = tags
+        assert inputs == before["inputs"], resource["urn"]
+
+
+def _renamed(value: Any, names: dict[str, str]) -> Any:
+    if isinstance(value, dict):
+        return {k: _renamed(v, names) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_renamed(v, names) for v in value]
+    if isinstance(value, str):
+        for new in sorted(names, key=len, reverse=True):
+            if new != names[new] and new in value:
+                value = re.sub(rf"(?<![\w-]){re.escape(new)}(?=$|[-/])", names[new], value)
+    return value
+
+
+def _two_pairs_on_dev(billing_legacy: bool) -> tuple[dict[str, Any], dict[str, list[Any]]]:
+    from pairedbus.iac import PairedNamespace
+    from pairedbus.iac.config import load_pulumi_stack_config
+    from pairedbus.iac.config.args import args_from_stack_config
+
+    def program() -> None:
+        args = args_from_stack_config(load_pulumi_stack_config())
+        PairedNamespace("pairedbus", args, legacy_urns=True)
+        billing = {
+            **args,
+            "resource_groups": {"primary": {"name": "rg-billing-weu"}, "secondary": {"name": "rg-billing-neu"}},
+            "primary": {**args["primary"], "name": "billing-dev-weu"},
+            "secondary": {**args["secondary"], "name": "billing-dev-neu"},
+        }
+        PairedNamespace("billing", billing, legacy_urns=billing_legacy)
+
+    project = PulumiProject.find(REPO)
+    settings, secrets = project.stack_settings("dev")
+    monitor = AliasRecordingMonitor()
+    with _without_dead_work():
+        plan = _render(program, monitor, project=project.name, stack="dev", config=settings, secret_keys=secrets)
+    return plan.to_json(), monitor.alias_specs
+
+
+def test_a_second_pair_added_to_an_existing_stack_claims_nothing_of_the_first() -> None:
+    """dev as it is (6fef7c5), plus a new pair `billing`: the legacy pair takes over every old resource, the new
+    pair creates all of its own, and no old URN is claimed twice (the engine's "Duplicate resource alias")."""
+    plan, specs = _two_pairs_on_dev(billing_legacy=False)
+    olds = {r["urn"] for r in _reference("6fef7c5", "dev")["resources"]}
+    resolution = resolve(plan, specs, olds)
+    claimed = [o for o in resolution.values() if o is not None]
+    assert sorted(claimed) == sorted(olds)
+    billing = {urn: old for urn, old in resolution.items() if urn.endswith("::billing") or "::billing-" in urn}
+    assert len(billing) > 20 and set(billing.values()) == {None}
+
+
+def test_legacy_urns_on_two_pairs_is_what_the_engine_refuses() -> None:
+    """Why `legacy_urns` is opt-in, for one pair: the old names were the same for every pair."""
+    plan, specs = _two_pairs_on_dev(billing_legacy=True)
+    olds = {r["urn"] for r in _reference("6fef7c5", "dev")["resources"]}
+    with pytest.raises(AssertionError, match="both claim"):
+        resolve(plan, specs, olds)

@@ -10,6 +10,7 @@ resources.
 No `from __future__ import annotations` here: the analyzer reads these annotations as live types.
 """
 
+from enum import Enum, StrEnum
 from typing import Any, NotRequired, TypedDict
 
 import pulumi
@@ -39,10 +40,55 @@ SYPHON_DEFAULTS: dict[str, Any] = {
 }
 
 
+class Sku(StrEnum):
+    """A Service Bus namespace tier (the pair's two namespaces may differ)."""
+
+    STANDARD = "Standard"
+    """Standard: shared capacity, no private endpoints."""
+    PREMIUM = "Premium"
+    """Premium: dedicated messaging units and partitions, private endpoints."""
+
+
+class PublicNetworkAccess(StrEnum):
+    """Whether a namespace takes connections from public networks."""
+
+    ENABLED = "Enabled"
+    """Public networks may connect (the only choice for Standard)."""
+    DISABLED = "Disabled"
+    """Private endpoints only (production; Premium)."""
+    SECURED_BY_PERIMETER = "SecuredByPerimeter"
+    """A network security perimeter decides."""
+
+
+class BacklogAuth(StrEnum):
+    """How the backlog queues are created through the data plane."""
+
+    ENTRA = "entra"
+    """With the deployer's Entra ID identity (Azure Service Bus Data Owner on the secondary)."""
+    SAS = "sas"
+    """With the secondary's SAS keys: the documented fallback; keeps local auth on the secondary."""
+
+
+class PrincipalType(StrEnum):
+    """What kind of principal runs `pulumi up` (an ARM role assignment must name it)."""
+
+    USER = "User"
+    """A person at a terminal."""
+    SERVICE_PRINCIPAL = "ServicePrincipal"
+    """A CI pipeline's service principal or managed identity."""
+    GROUP = "Group"
+    """A group."""
+
+
+def plain(value: Any) -> Any:
+    """An enum member's value (a schema enum arrives as its member), anything else as it is."""
+    return value.value if isinstance(value, Enum) else value
+
+
 class ResourceGroupSettings(TypedDict):
     """The resource group that holds one namespace."""
 
-    name: str
+    name: pulumi.Input[str]
     """Resource group name (1-90 characters)."""
     create: NotRequired[bool]
     """Create the group (default true); false: the group exists and is only referenced."""
@@ -60,11 +106,11 @@ class ResourceGroupsSettings(TypedDict):
 class NamespaceSettings(TypedDict):
     """One Service Bus namespace of the pair."""
 
-    name: str
+    name: pulumi.Input[str]
     """Namespace name (6-50 letters, digits or '-', starting with a letter); it is the DNS name."""
-    location: str
+    location: pulumi.Input[str]
     """Azure region, e.g. westeurope. The secondary must be in another region than the primary."""
-    sku: NotRequired[str]
+    sku: NotRequired[Sku]
     """Standard (default) or Premium."""
     capacity: NotRequired[int]
     """Premium messaging units: 1, 2, 4, 8 or 16 (default: one per partition). Not for Standard."""
@@ -72,7 +118,7 @@ class NamespaceSettings(TypedDict):
     """Premium messaging partitions: 1, 2 or 4. Not for Standard."""
     zone_redundant: NotRequired[bool]
     """Spread the namespace over availability zones (default false)."""
-    public_network_access: NotRequired[str]
+    public_network_access: NotRequired[PublicNetworkAccess]
     """Enabled (default), Disabled or SecuredByPerimeter."""
     network_rule_set: NotRequired[NetworkRuleSetSettings]
     """Firewall rules for the public endpoint (publicNetworkAccess Enabled only); none: no rule set."""
@@ -158,31 +204,31 @@ class TopicSettings(TypedDict):
 class NetworkSettings(TypedDict):
     """Private connectivity, required when a namespace denies public network access (production)."""
 
-    private_endpoint_subnet_id: str
+    private_endpoint_subnet_id: pulumi.Input[str]
     """ARM id of the subnet each Premium namespace's private endpoint goes in (in the syphon's region)."""
-    private_dns_zone_id: str
+    private_dns_zone_id: pulumi.Input[str]
     """ARM id of the privatelink.servicebus.windows.net private DNS zone the endpoints register in."""
-    syphon_infrastructure_subnet_id: str
+    syphon_infrastructure_subnet_id: pulumi.Input[str]
     """ARM id of the subnet dedicated to the syphon's (internal) Container Apps environment."""
 
 
 class PrivateEndpointSettings(TypedDict):
     """Where a pair's private endpoints go."""
 
-    subnet_id: str
+    subnet_id: pulumi.Input[str]
     """ARM id of the subnet the endpoints' network interfaces go in."""
-    private_dns_zone_id: str
+    private_dns_zone_id: pulumi.Input[str]
     """ARM id of the privatelink.servicebus.windows.net private DNS zone the endpoints register in."""
-    location: str
+    location: pulumi.Input[str]
     """The subnet's region (a private endpoint lives in its virtual network's region)."""
 
 
 class RegistrySettings(TypedDict):
     """The container registry the syphon image is pulled from with the syphon's identity (AcrPull)."""
 
-    server: str
+    server: pulumi.Input[str]
     """Registry login server, e.g. acme.azurecr.io."""
-    resource_id: str
+    resource_id: pulumi.Input[str]
     """ARM id of the registry (/subscriptions/.../providers/Microsoft.ContainerRegistry/registries/...)."""
 
 
@@ -203,5 +249,5 @@ class SyphonSettings(TypedDict):
     """Log Analytics retention, 30-730 days (default 30)."""
     registry: NotRequired[RegistrySettings]
     """Private registry to pull the image from; none: the image is public."""
-    location: NotRequired[str]
+    location: NotRequired[pulumi.Input[str]]
     """Region of the syphon; default: the primary namespace's."""

@@ -10,6 +10,8 @@ from pulumi_azure_native import authorization
 
 from pairedbus import contract
 from pairedbus.iac.backlog_provider import BacklogQueue, BacklogQueueProvider, DataPlaneAuth
+from pairedbus.iac.components.args import BacklogAuth, PrincipalType, plain
+from pairedbus.iac.components.options import Inherited, renamed_from, with_part_token
 from pairedbus.iac.components.roles import deploying_principal_id, role_definition_id
 
 #: What runs `pulumi up` unless said otherwise: a person at a terminal (the config model's default too).
@@ -19,7 +21,7 @@ DEPLOYER_PRINCIPAL_TYPE_DEFAULT = "User"
 class BacklogQueuesArgs(TypedDict):
     """The backlog queues of one pair, in its secondary namespace."""
 
-    primary_namespace_name: str
+    primary_namespace_name: pulumi.Input[str]
     """The primary namespace's name: the backlog queues are named after it."""
     count: int
     """How many backlog queues (0..count-1)."""
@@ -27,13 +29,13 @@ class BacklogQueuesArgs(TypedDict):
     """The secondary namespace's name (where the queues are created)."""
     namespace_id: pulumi.Input[str]
     """The secondary namespace's ARM id (scope of the deployer's data-plane role)."""
-    auth: NotRequired[str]
+    auth: NotRequired[BacklogAuth]
     """How the provider signs in to the data plane: entra (default) or sas (the documented fallback)."""
-    resource_group_name: NotRequired[str]
+    resource_group_name: NotRequired[pulumi.Input[str]]
     """The secondary's resource group; needed for sas (to list the namespace's keys)."""
     partitioned: NotRequired[bool]
     """Create partitioned queues (a Premium secondary with 2+ partitions requires it)."""
-    deployer_principal_type: NotRequired[str]
+    deployer_principal_type: NotRequired[PrincipalType]
     """What runs `pulumi up`: User (default), ServicePrincipal or Group. The deployer's role assignment must
     name it: ARM refuses a principalType that does not match the principal (UnmatchedPrincipalType)."""
 
@@ -41,31 +43,34 @@ class BacklogQueuesArgs(TypedDict):
 class BacklogQueues(pulumi.ComponentResource):
     """Backlog queues 0..N-1 (`contract.backlog_queue_name`) in the secondary, each with exactly
     the spec's table. Queues are retained on delete: lowering the count never deletes one, since it may
-    hold parked messages (the original library never cleaned up extras either)."""
+    hold parked messages (the original library never cleaned up extras either). They are protected only when
+    the caller protects the component (`protect=True`), never by the production flag."""
 
     queue_names: pulumi.Output[list[str]]
     """The backlog queues' names."""
 
     def __init__(self, name: str, args: BacklogQueuesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__(contract.TYPE_BACKLOG_QUEUES, name, None, opts)
-        auth = args.get("auth", "entra")
-        names = contract.backlog_queue_names(args["primary_namespace_name"], args["count"])
+        super().__init__(contract.TYPE_BACKLOG_QUEUES, name, None, with_part_token(contract.TYPE_BACKLOG_QUEUES, opts))
+        inherited = Inherited.of(opts)
+        auth = plain(args.get("auth", "entra"))
+        primary = pulumi.Output.from_input(args["primary_namespace_name"])
+        names = [primary.apply(lambda p, i=index: contract.backlog_queue_name(p, i)) for index in range(args["count"])]
         depends_on: list[pulumi.Resource] = []
         if auth == "entra":
             # The provider acts as whoever runs `pulumi up`; it needs the data plane's Owner role.
             depends_on.append(
                 authorization.RoleAssignment(
-                    "deployer-data-owner",
+                    f"{name}-deployer-data-owner",
                     scope=args["namespace_id"],
                     principal_id=deploying_principal_id(),
                     role_definition_id=role_definition_id(contract.ROLE_SERVICE_BUS_DATA_OWNER),
                     # Set explicitly: azure-native fills in `User` when the program sets none, which a CI
                     # service principal's assignment fails with.
-                    principal_type=args.get("deployer_principal_type", DEPLOYER_PRINCIPAL_TYPE_DEFAULT),
-                    # Not protected, even in production: no message depends on it (the syphon and the
-                    # senders use their own identities), and switching backlogAuth to sas must be able
-                    # to drop it from the program.
-                    opts=pulumi.ResourceOptions(parent=self),
+                    principal_type=plain(args.get("deployer_principal_type", DEPLOYER_PRINCIPAL_TYPE_DEFAULT)),
+                    # Not protected by production: no message depends on it (the syphon and the senders use
+                    # their own identities), and switching backlogAuth to sas must be able to drop it from the
+                    # program. A caller's protect=True still reaches it.
+                    opts=inherited.child(self, aliases=renamed_from("deployer-data-owner")),
                 )
             )
         provider = BacklogQueueProvider(
@@ -75,7 +80,7 @@ class BacklogQueues(pulumi.ComponentResource):
         #: The dynamic resources (not a schema output: a dynamic provider has no package schema).
         self.queues = [
             BacklogQueue(
-                f"backlog-{index}",
+                f"{name}-{index}",
                 {
                     "namespaceName": args["namespace_name"],
                     "queueName": queue_name,
@@ -83,13 +88,17 @@ class BacklogQueues(pulumi.ComponentResource):
                     **partitioning,
                 },
                 provider,
-                # Retained, never protected, in every stack: retaining is the safety (a queue that
-                # leaves the program stays in Azure with its parked messages), while `protect` would
-                # make the engine refuse to drop it from the program at all, so lowering the count,
-                # which the design allows, would fail `pulumi up` on prod.
-                pulumi.ResourceOptions(parent=self, depends_on=depends_on, retain_on_delete=True, protect=False),
+                # Retained in every stack, and not protected by the production flag: retaining is the safety
+                # (a queue that leaves the program stays in Azure with its parked messages), while `protect`
+                # would make the engine refuse to drop it from the program at all, so lowering the count,
+                # which the design allows, would fail `pulumi up` on prod. A caller who protects the whole
+                # component (`protect=True`) asked for exactly that refusal, so it is inherited like
+                # everywhere else (README, "Resource options").
+                inherited.child(
+                    self, retain_on_delete=True, depends_on=depends_on, aliases=renamed_from(f"backlog-{index}")
+                ),
             )
             for index, queue_name in enumerate(names)
         ]
-        self.queue_names = pulumi.Output.from_input(names)
+        self.queue_names = pulumi.Output.all(*names) if names else pulumi.Output.from_input([])
         self.register_outputs({"queueNames": self.queue_names, "namespaceName": args["namespace_name"]})

@@ -10,6 +10,7 @@ from pulumi_azure_native import servicebus
 
 from pairedbus import contract
 from pairedbus.iac.components.args import ENTITY_DEFAULTS, QueueSettings, SubscriptionSettings, TopicSettings
+from pairedbus.iac.components.options import Inherited, renamed_from, with_part_token
 
 
 class MessagingEntitiesArgs(TypedDict):
@@ -23,8 +24,8 @@ class MessagingEntitiesArgs(TypedDict):
     """The queues."""
     topics: NotRequired[list[TopicSettings]]
     """The topics, each with its subscriptions."""
-    protect: NotRequired[bool]
-    """Protect every entity from deletion (production)."""
+    production: NotRequired[bool]
+    """Production: also protect every entity from deletion (adds to the `protect` resource option)."""
 
 
 def _duplicate_detection(entity: QueueSettings | TopicSettings) -> bool:
@@ -45,9 +46,13 @@ class MessagingEntities(pulumi.ComponentResource):
     """ARM id of each subscription, by `topic/subscription`."""
 
     def __init__(self, name: str, args: MessagingEntitiesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__(contract.TYPE_MESSAGING_ENTITIES, name, None, opts)
+        super().__init__(
+            contract.TYPE_MESSAGING_ENTITIES, name, None, with_part_token(contract.TYPE_MESSAGING_ENTITIES, opts)
+        )
+        self._name = name
         self._args = args
-        self._options = pulumi.ResourceOptions(parent=self, protect=bool(args.get("protect", False)))
+        self._inherited = Inherited.of(opts)
+        self._production = bool(args.get("production", False))
         queues: list[QueueSettings] = list(args.get("queues") or [])
         topics: list[TopicSettings] = list(args.get("topics") or [])
         # Forwarding targets first, so a queue that forwards depends on the entity it names.
@@ -88,12 +93,15 @@ class MessagingEntities(pulumi.ComponentResource):
         target = self.queues.get(name.lower()) or self.topics.get(name.lower())
         return [target] if target is not None else []
 
-    def _opts(self, forward_to: str | None = None) -> pulumi.ResourceOptions:
-        return pulumi.ResourceOptions.merge(self._options, pulumi.ResourceOptions(depends_on=self._entity(forward_to)))
+    def _opts(self, old_name: str, forward_to: str | None = None) -> pulumi.ResourceOptions:
+        """Named `<entities>-<old_name>` now, aliased to `old_name` (its name before 0.2)."""
+        return self._inherited.child(
+            self, protect=self._production, depends_on=self._entity(forward_to), aliases=renamed_from(old_name)
+        )
 
     def _queue(self, queue: QueueSettings) -> servicebus.Queue:
         return servicebus.Queue(
-            f"queue-{queue['name']}",
+            f"{self._name}-queue-{queue['name']}",
             queue_name=queue["name"],
             namespace_name=self._args["namespace_name"],
             resource_group_name=self._args["resource_group_name"],
@@ -108,12 +116,12 @@ class MessagingEntities(pulumi.ComponentResource):
             dead_lettering_on_message_expiration=queue.get("dead_lettering_on_message_expiration"),
             auto_delete_on_idle=queue.get("auto_delete_on_idle"),
             forward_to=queue.get("forward_to"),
-            opts=self._opts(queue.get("forward_to")),
+            opts=self._opts(f"queue-{queue['name']}", queue.get("forward_to")),
         )
 
     def _topic(self, topic: TopicSettings) -> servicebus.Topic:
         return servicebus.Topic(
-            f"topic-{topic['name']}",
+            f"{self._name}-topic-{topic['name']}",
             topic_name=topic["name"],
             namespace_name=self._args["namespace_name"],
             resource_group_name=self._args["resource_group_name"],
@@ -123,12 +131,12 @@ class MessagingEntities(pulumi.ComponentResource):
             duplicate_detection_history_time_window=topic.get("duplicate_detection_history_time_window"),
             default_message_time_to_live=topic.get("default_message_time_to_live"),
             auto_delete_on_idle=topic.get("auto_delete_on_idle"),
-            opts=self._opts(),
+            opts=self._opts(f"topic-{topic['name']}"),
         )
 
     def _subscription(self, topic: TopicSettings, sub: SubscriptionSettings) -> servicebus.Subscription:
         return servicebus.Subscription(
-            f"subscription-{topic['name']}-{sub['name']}",
+            f"{self._name}-subscription-{topic['name']}-{sub['name']}",
             subscription_name=sub["name"],
             topic_name=self.topics[topic["name"].lower()].name,
             namespace_name=self._args["namespace_name"],
@@ -140,5 +148,5 @@ class MessagingEntities(pulumi.ComponentResource):
             dead_lettering_on_message_expiration=sub.get("dead_lettering_on_message_expiration"),
             auto_delete_on_idle=sub.get("auto_delete_on_idle"),
             forward_to=sub.get("forward_to"),
-            opts=self._opts(sub.get("forward_to")),
+            opts=self._opts(f"subscription-{topic['name']}-{sub['name']}", sub.get("forward_to")),
         )

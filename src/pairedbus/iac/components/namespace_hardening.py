@@ -20,6 +20,7 @@ from typing import Any, NotRequired, TypedDict
 import pulumi
 from pulumi_azure_native import authorization, monitor, servicebus
 
+from pairedbus.iac.components.options import Inherited
 from pairedbus.iac.config import StackConfig
 
 #: The diagnostic setting's name on each namespace (unique per resource; one pair owns a namespace).
@@ -117,9 +118,9 @@ def namespace_encryption(namespace: Mapping[str, Any]) -> servicebus.EncryptionA
 # --- Beside the namespace (PairedNamespace) --------------------------------------------------------
 
 
-def _options(parent: pulumi.Resource, *, protect: bool = False) -> pulumi.ResourceOptions:
-    # protect only added, never passed as False: the caller's options on the component stay in force.
-    return pulumi.ResourceOptions(parent=parent, protect=True) if protect else pulumi.ResourceOptions(parent=parent)
+def _options(parent: pulumi.Resource, inherited: Inherited, *, protect: bool = False) -> pulumi.ResourceOptions:
+    # What the component hands down (options.py); protect only added, never passed as False.
+    return inherited.child(parent, protect=protect)
 
 
 def diagnostic_setting(
@@ -129,6 +130,7 @@ def diagnostic_setting(
     workspace_id: pulumi.Input[str],
     settings: Mapping[str, Any],
     parent: pulumi.Resource,
+    inherited: Inherited,
 ) -> monitor.DiagnosticSetting:
     """The namespace's resource logs (and metrics) to a Log Analytics workspace."""
     logs = [
@@ -144,12 +146,19 @@ def diagnostic_setting(
         log_analytics_destination_type=LOG_ANALYTICS_DESTINATION_TYPE,
         logs=logs,
         metrics=metrics,
-        opts=_options(parent),
+        opts=_options(parent, inherited),
     )
 
 
 def management_lock(
-    name: str, role: str, namespace: servicebus.Namespace, level: str, parent: pulumi.Resource, *, protect: bool
+    name: str,
+    role: str,
+    namespace: servicebus.Namespace,
+    level: str,
+    parent: pulumi.Resource,
+    inherited: Inherited,
+    *,
+    protect: bool,
 ) -> authorization.ManagementLockByScope:
     """A lock on the namespace. CanNotDelete: ARM refuses to delete the namespace or anything in it (queues, topics,
     subscriptions) until the lock is gone; reads and updates go on. Protected with the namespace in production, so
@@ -160,7 +169,7 @@ def management_lock(
         level=level,
         scope=namespace.id,
         notes=LOCK_NOTES,
-        opts=_options(parent, protect=protect),
+        opts=_options(parent, inherited, protect=protect),
     )
 
 
@@ -171,6 +180,7 @@ def network_rule_set(
     resource_group_name: pulumi.Input[str],
     settings: Mapping[str, Any],
     parent: pulumi.Resource,
+    inherited: Inherited,
 ) -> servicebus.NamespaceNetworkRuleSet:
     """The public endpoint's firewall. It carries publicNetworkAccess Enabled, as the namespace does (the config
     refuses a rule set on a namespace that denies public access): the rule set's own flag would otherwise win."""
@@ -186,7 +196,7 @@ def network_rule_set(
             {"subnet": {"id": subnet}, "ignore_missing_vnet_service_endpoint": False}
             for subnet in settings.get("virtual_network_rules", [])
         ],
-        opts=_options(parent),
+        opts=_options(parent, inherited),
     )
 
 
@@ -196,6 +206,7 @@ def harden_pair(
     config: StackConfig,
     namespaces: Mapping[str, tuple[servicebus.Namespace, pulumi.Input[str]]],
     syphon_workspace_id: pulumi.Input[str],
+    inherited: Inherited,
 ) -> None:
     """What the config asks for on each namespace (by role: the namespace and its resource group name)."""
     for role, (namespace, resource_group_name) in namespaces.items():
@@ -203,9 +214,9 @@ def harden_pair(
         if config.diagnostics is not None:
             diagnostics = config.diagnostics.model_dump(exclude_none=True)
             workspace = config.diagnostics.workspace_id or syphon_workspace_id
-            diagnostic_setting(name, role, namespace, workspace, diagnostics, parent)
+            diagnostic_setting(name, role, namespace, workspace, diagnostics, parent, inherited)
         if config.lock_level is not None:
-            management_lock(name, role, namespace, config.lock_level, parent, protect=config.production)
+            management_lock(name, role, namespace, config.lock_level, parent, inherited, protect=config.production)
         if settings.network_rule_set is not None:
             rules = settings.network_rule_set.model_dump()
-            network_rule_set(name, role, namespace, resource_group_name, rules, parent)
+            network_rule_set(name, role, namespace, resource_group_name, rules, parent, inherited)

@@ -15,7 +15,9 @@ from pairedbus.iac.components.args import (
     NamespaceSettings,
     PrivateEndpointSettings,
     ResourceGroupSettings,
+    plain,
 )
+from pairedbus.iac.components.options import Inherited, renamed_from, with_part_token
 
 #: The private-link sub-resource of a Service Bus namespace (learn.microsoft.com/azure/private-link/
 #: private-endpoint-overview, "Private-link resource": Microsoft.ServiceBus/namespaces, "namespace").
@@ -37,10 +39,13 @@ class NamespacePairArgs(TypedDict):
     """The secondary namespace's resource group."""
     secondary_local_auth: NotRequired[bool]
     """Keep local (SAS) auth on the secondary (default false): only for the backlog provider's SAS fallback."""
-    tags: NotRequired[dict[str, str]]
+    tags: NotRequired[dict[str, pulumi.Input[str]]]
     """Tags for every resource (the role and pair tags are added)."""
-    protect: NotRequired[bool]
-    """Protect the namespaces, resource groups and private endpoints from deletion (production)."""
+    production: NotRequired[bool]
+    """Production: also protect the namespaces, resource groups and private endpoints from deletion (adds to the
+    `protect` resource option, which every child inherits anyway)."""
+    backlog_queue_count: NotRequired[int]
+    """The backlog queue count, recorded as a tag on the secondary so the inventory can read it back."""
     private_endpoints: NotRequired[PrivateEndpointSettings]
     """A private endpoint (with its DNS registration) for each Premium namespace; none: no private endpoints."""
 
@@ -61,10 +66,14 @@ class NamespacePair(pulumi.ComponentResource):
     """The private endpoint of each Premium namespace, by role (primary, secondary), when asked for."""
 
     def __init__(self, name: str, args: NamespacePairArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__(contract.TYPE_NAMESPACE_PAIR, name, None, opts)
+        super().__init__(contract.TYPE_NAMESPACE_PAIR, name, None, with_part_token(contract.TYPE_NAMESPACE_PAIR, opts))
+        self._name = name
+        self._inherited = Inherited.of(opts)
         self._tags = dict(args.get("tags") or {})
-        self._protect = bool(args.get("protect", False))
+        self._production = bool(args.get("production", False))
         self._pair = args["primary"]["name"]
+        count = args.get("backlog_queue_count")
+        self._secondary_tags = {} if count is None else {contract.TAG_BACKLOG_QUEUE_COUNT: str(count)}
         self.primary_resource_group_name = self._resource_group(
             contract.ROLE_PRIMARY, args["primary_resource_group"], args["primary"]["location"]
         )
@@ -87,8 +96,10 @@ class NamespacePair(pulumi.ComponentResource):
                 (contract.ROLE_SECONDARY, args["secondary"], self.secondary, self.secondary_resource_group_name),
             ):
                 # Private endpoints are Premium only (Service Bus network security docs).
-                if settings.get("sku", NAMESPACE_DEFAULTS["sku"]) == contract.SKU_PREMIUM:
-                    self.private_endpoints[role] = self._private_endpoint(role, settings["name"], namespace, group, endpoints)
+                if plain(settings.get("sku", NAMESPACE_DEFAULTS["sku"])) == contract.SKU_PREMIUM:
+                    self.private_endpoints[role] = self._private_endpoint(
+                        role, settings["name"], namespace, group, endpoints
+                    )
         self.register_outputs(
             {
                 "primaryNamespace": self.primary.name,
@@ -98,57 +109,69 @@ class NamespacePair(pulumi.ComponentResource):
             }
         )
 
-    def _resource_group(self, role: str, group: ResourceGroupSettings, location: str) -> pulumi.Output[str]:
+    def _child(self, old_name: str, **options: object) -> pulumi.ResourceOptions:
+        """A child's options: named `<pair>-<old_name>` now, aliased to `old_name` (its name before 0.2)."""
+        return self._inherited.child(self, protect=self._production, aliases=renamed_from(old_name), **options)  # type: ignore[arg-type]
+
+    def _resource_group(
+        self, role: str, group: ResourceGroupSettings, location: pulumi.Input[str]
+    ) -> pulumi.Output[str]:
         if not group.get("create", True):
             return pulumi.Output.from_input(group["name"])
         rg = resources.ResourceGroup(
-            f"{role}-rg",
+            f"{self._name}-{role}-rg",
             resource_group_name=group["name"],
             location=location,
             tags=self._tags,
-            opts=pulumi.ResourceOptions(parent=self, protect=self._protect),
+            opts=self._child(f"{role}-rg"),
         )
         return rg.name
 
     def _namespace(
         self, role: str, ns: NamespaceSettings, resource_group_name: pulumi.Input[str], *, local_auth: bool = False
     ) -> servicebus.Namespace:
-        sku = ns.get("sku", NAMESPACE_DEFAULTS["sku"])
+        sku = plain(ns.get("sku", NAMESPACE_DEFAULTS["sku"]))
         premium = sku == contract.SKU_PREMIUM
         partitions = contract.effective_partitions(ns.get("premium_messaging_partitions"))
         return servicebus.Namespace(
-            role,
+            f"{self._name}-{role}",
             namespace_name=ns["name"],
             resource_group_name=resource_group_name,
             location=ns["location"],
             # Premium capacity in effect: as given, else one messaging unit per partition.
-            sku=servicebus.SBSkuArgs(name=sku, tier=sku, capacity=(ns.get("capacity") or partitions) if premium else None),
+            sku=servicebus.SBSkuArgs(
+                name=sku, tier=sku, capacity=(ns.get("capacity") or partitions) if premium else None
+            ),
             premium_messaging_partitions=partitions if premium else None,
             zone_redundant=ns.get("zone_redundant", NAMESPACE_DEFAULTS["zone_redundant"]),
-            public_network_access=ns.get("public_network_access", NAMESPACE_DEFAULTS["public_network_access"]),
+            public_network_access=plain(ns.get("public_network_access", NAMESPACE_DEFAULTS["public_network_access"])),
             disable_local_auth=not local_auth,
             minimum_tls_version=contract.MINIMUM_TLS_VERSION,
             # A system-assigned identity; with a customer-managed key also the key's user-assigned identity.
             identity=namespace_hardening.namespace_identity(ns),
             encryption=namespace_hardening.namespace_encryption(ns),
-            tags={**self._tags, contract.TAG_ROLE: role, contract.TAG_PAIR: self._pair},
-            opts=pulumi.ResourceOptions(parent=self, protect=self._protect),
+            tags={
+                **self._tags,
+                contract.TAG_ROLE: role,
+                contract.TAG_PAIR: self._pair,
+                **(self._secondary_tags if role == contract.ROLE_SECONDARY else {}),
+            },
+            opts=self._child(role),
         )
 
     def _private_endpoint(
         self,
         role: str,
-        namespace_name: str,
+        namespace_name: pulumi.Input[str],
         namespace: servicebus.Namespace,
         resource_group_name: pulumi.Input[str],
         settings: PrivateEndpointSettings,
     ) -> network.PrivateEndpoint:
         """A private endpoint to the namespace, and its A record in the privatelink zone, so that
         `<name>.servicebus.windows.net` resolves to the private address inside linked networks."""
-        options = pulumi.ResourceOptions(parent=self, protect=self._protect)
-        endpoint_name = f"pe-{namespace_name}"  # 2-64 characters: namespace names are 6-50
+        endpoint_name = pulumi.Output.concat("pe-", namespace_name)  # 2-64 characters: namespace names are 6-50
         endpoint = network.PrivateEndpoint(
-            f"{role}-pe",
+            f"{self._name}-{role}-pe",
             private_endpoint_name=endpoint_name,
             resource_group_name=resource_group_name,
             location=settings["location"],
@@ -161,10 +184,10 @@ class NamespacePair(pulumi.ComponentResource):
                 }
             ],
             tags={**self._tags, contract.TAG_ROLE: role, contract.TAG_PAIR: self._pair},
-            opts=options,
+            opts=self._child(f"{role}-pe"),
         )
         network.PrivateDnsZoneGroup(
-            f"{role}-pe-dns",
+            f"{self._name}-{role}-pe-dns",
             private_dns_zone_group_name="default",
             private_endpoint_name=endpoint_name,
             resource_group_name=resource_group_name,
@@ -172,6 +195,6 @@ class NamespacePair(pulumi.ComponentResource):
                 {"name": PRIVATE_DNS_ZONE_CONFIG_NAME, "private_dns_zone_id": settings["private_dns_zone_id"]}
             ],
             # A child of the endpoint in ARM (.../privateEndpoints/{name}/privateDnsZoneGroups/default).
-            opts=pulumi.ResourceOptions.merge(options, pulumi.ResourceOptions(depends_on=[endpoint])),
+            opts=self._child(f"{role}-pe-dns", depends_on=[endpoint]),
         )
         return endpoint

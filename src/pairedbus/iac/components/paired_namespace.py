@@ -6,30 +6,35 @@ It validates its args exactly as a stack's config is validated (`pairedbus.iac.c
 No `from __future__ import annotations`: Pulumi's component analyzer reads the annotations as live types.
 """
 
-from collections.abc import Mapping
 from typing import Any, NotRequired, TypedDict
 
 import pulumi
+from pulumi_azure_native import authorization
 
 from pairedbus import contract
 from pairedbus.iac.components.args import (
+    BacklogAuth,
     NamespaceSettings,
     NetworkSettings,
+    PrincipalType,
     QueueSettings,
     ResourceGroupsSettings,
     SyphonSettings,
     TopicSettings,
+    plain,
 )
 from pairedbus.iac.components.backlog_queues import BacklogQueues, BacklogQueuesArgs
 from pairedbus.iac.components.messaging_entities import MessagingEntities, MessagingEntitiesArgs
 from pairedbus.iac.components.namespace_hardening import DiagnosticsSettings, harden_pair
 from pairedbus.iac.components.namespace_pair import NamespacePair, NamespacePairArgs
+from pairedbus.iac.components.options import Inherited
+from pairedbus.iac.components.roles import role_definition_id
 from pairedbus.iac.components.syphon_host import SyphonHost, SyphonHostArgs
 from pairedbus.iac.config import StackConfig
-from pairedbus.iac.config.args import stack_config_from_args
+from pairedbus.iac.config.args import settings_of, stack_config_from_args
 
-#: Names of the parts inside a PairedNamespace. Fixed: leaf resources are named by their parts, and the
-#: parts' aliases (below) must name the resources this repository's stacks already hold.
+#: The parts' names inside a PairedNamespace before pairedbus 0.2 (fixed, so two pairs collided); a pair built
+#: with `legacy_urns=True` aliases its parts to them. Now each part is `<name>-<part>`.
 PAIR, BACKLOG, ENTITIES, SYPHON = "pair", "backlog", "entities", "syphon"
 
 
@@ -46,17 +51,18 @@ class PairedNamespaceArgs(TypedDict):
     """The syphon, which moves backlog messages to their primary destinations."""
     backlog_queue_count: NotRequired[int]
     """How many backlog queues the secondary holds (default: the spec's)."""
-    backlog_auth: NotRequired[str]
+    backlog_auth: NotRequired[BacklogAuth]
     """How backlog queues are created: entra (default) or sas (the documented fallback; local auth on the secondary)."""
     queues: NotRequired[list[QueueSettings]]
     """Queues of the primary namespace."""
     topics: NotRequired[list[TopicSettings]]
     """Topics of the primary namespace, with their subscriptions."""
-    tags: NotRequired[dict[str, str]]
-    """Tags for every resource."""
+    tags: NotRequired[dict[str, pulumi.Input[str]]]
+    """Tags for every resource (each value may be an output of another resource)."""
     production: NotRequired[bool]
-    """Protect every resource whose loss would stop or lose messages (backlog queues are retained instead)."""
-    deployer_principal_type: NotRequired[str]
+    """Also protect every resource whose loss would stop or lose messages (backlog queues are retained instead);
+    only ever adds to the `protect` resource option."""
+    deployer_principal_type: NotRequired[PrincipalType]
     """What runs `pulumi up`: User (default), ServicePrincipal or Group (the deployer's data-plane role names it)."""
     network: NotRequired[NetworkSettings]
     """Private endpoints and the syphon's subnet; required when a namespace denies public network access."""
@@ -72,9 +78,13 @@ class PairedNamespaceArgs(TypedDict):
 # The parts' args from a validated config: its fields as they are (the model filled in its defaults).
 
 
-def _private_location(config: StackConfig) -> str:
+def _private_location(config: StackConfig) -> pulumi.Input[str]:
     """Where the private endpoints and the syphon's subnet are: the syphon's region."""
     return config.syphon.location or config.primary.location
+
+
+def _fqdn(name: pulumi.Input[str]) -> pulumi.Output[str]:
+    return pulumi.Output.from_input(name).apply(contract.service_bus_fqdn)
 
 
 def namespace_pair_args(config: StackConfig) -> NamespacePairArgs:
@@ -87,13 +97,14 @@ def namespace_pair_args(config: StackConfig) -> NamespacePairArgs:
         }
     return {
         **private,  # type: ignore[typeddict-item]
-        "primary": config.primary.model_dump(exclude_none=True),  # type: ignore[typeddict-item]
-        "secondary": config.secondary.model_dump(exclude_none=True),  # type: ignore[typeddict-item]
-        "primary_resource_group": config.resource_groups.primary.model_dump(),  # type: ignore[typeddict-item]
-        "secondary_resource_group": config.resource_groups.secondary.model_dump(),  # type: ignore[typeddict-item]
+        "primary": settings_of(config.primary),
+        "secondary": settings_of(config.secondary),
+        "primary_resource_group": settings_of(config.resource_groups.primary),
+        "secondary_resource_group": settings_of(config.resource_groups.secondary),
         "secondary_local_auth": config.backlog_auth == "sas",
         "tags": dict(config.tags),
-        "protect": config.production,
+        "production": config.production,
+        "backlog_queue_count": config.backlog_queue_count,
     }
 
 
@@ -103,12 +114,12 @@ def backlog_queues_args(config: StackConfig, pair: NamespacePair) -> BacklogQueu
         "count": config.backlog_queue_count,
         "namespace_name": pair.secondary.name,
         "namespace_id": pair.secondary.id,
-        "auth": config.backlog_auth,
+        "auth": config.backlog_auth,  # type: ignore[typeddict-item]
         "resource_group_name": config.resource_groups.secondary.name,
         "partitioned": contract.requires_partitioned_entities(
             config.secondary.sku, config.secondary.premium_messaging_partitions
         ),
-        "deployer_principal_type": config.deployer_principal_type,
+        "deployer_principal_type": config.deployer_principal_type,  # type: ignore[typeddict-item]
     }
 
 
@@ -116,37 +127,30 @@ def messaging_entities_args(config: StackConfig, pair: NamespacePair) -> Messagi
     return {
         "namespace_name": pair.primary.name,
         "resource_group_name": pair.primary_resource_group_name,
-        "queues": [q.model_dump(exclude_none=True) for q in config.queues],  # type: ignore[misc]
-        "topics": [t.model_dump(exclude_none=True) for t in config.topics],  # type: ignore[misc]
-        "protect": config.production,
+        "queues": settings_of(config.queues),
+        "topics": settings_of(config.topics),
+        "production": config.production,
     }
 
 
-def syphon_host_args(config: StackConfig, pair: NamespacePair, image: pulumi.Input[str]) -> SyphonHostArgs:
-    syphon: SyphonSettings = {**config.syphon.model_dump(exclude_none=True), "image": image}  # type: ignore[typeddict-item]
+def syphon_host_args(config: StackConfig, pair: NamespacePair) -> SyphonHostArgs:
     network: dict[str, Any] = {}
     if config.network is not None:
         network["infrastructure_subnet_id"] = config.network.syphon_infrastructure_subnet_id
     return {
         **network,  # type: ignore[typeddict-item]
-        "protect": config.production,
-        "syphon": syphon,
+        "production": config.production,
+        "syphon": settings_of(config.syphon),
         "location": config.syphon.location or config.primary.location,
         "resource_group_name": pair.primary_resource_group_name,
         "primary_namespace_id": pair.primary.id,
         "secondary_namespace_id": pair.secondary.id,
-        "primary_fqdn": contract.service_bus_fqdn(config.primary.name),
-        "secondary_fqdn": contract.service_bus_fqdn(config.secondary.name),
+        "primary_fqdn": _fqdn(config.primary.name),
+        "secondary_fqdn": _fqdn(config.secondary.name),
         "primary_namespace_name": config.primary.name,
         "secondary_namespace_name": pair.secondary.name,
         "tags": dict(config.tags),
     }
-
-
-def _image(args: Mapping[str, Any], config: StackConfig) -> pulumi.Input[str]:
-    """The image as given (it may be an output of another resource); the model checked it is there."""
-    syphon = args.get("syphon")
-    return syphon.get("image", config.syphon.image) if isinstance(syphon, Mapping) else config.syphon.image
 
 
 class PairedNamespace(pulumi.ComponentResource):
@@ -185,28 +189,55 @@ class PairedNamespace(pulumi.ComponentResource):
     syphon_app_name: pulumi.Output[str]
     """Name of the syphon's container app."""
 
-    def __init__(self, name: str, args: PairedNamespaceArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        args: PairedNamespaceArgs,
+        opts: pulumi.ResourceOptions | None = None,
+        *,
+        legacy_urns: bool = False,
+    ) -> None:
+        """`legacy_urns`: this is the one pair of a program that built it with pairedbus before 0.2 (parts named
+        `pair`, `backlog`, `entities`, `syphon`, children `primary`, `backlog-0`, ...): each part is aliased to
+        its old name, so `pulumi up` updates every resource in place. Give it to at most one pair per program:
+        the old names were the same for every pair, so two pairs would claim the same old resources."""
         # Validated before anything registers; a bad value raises StackConfigError, one line per problem.
         config = stack_config_from_args(args)
         super().__init__(contract.TYPE_PAIRED_NAMESPACE, name, None, opts)
+        self._name = name
+        self._inherited = Inherited.of(opts)
 
-        # The parts were registered at the stack's root before PairedNamespace existed (pairedbus 0.1):
-        # this alias, which their children inherit, keeps existing stacks from replacing anything.
-        def part() -> pulumi.ResourceOptions:
-            return pulumi.ResourceOptions(parent=self, aliases=[pulumi.Alias(parent=pulumi.ROOT_STACK_RESOURCE)])
+        def part(old_name: str, old_token: str) -> pulumi.ResourceOptions:
+            aliases = []
+            if legacy_urns:
+                # Under this component (0.1.x), and at the stack's root before PairedNamespace existed (b53afa0).
+                aliases = [
+                    pulumi.Alias(name=old_name, type_=contract.LEGACY_PART_TYPES[old_token]),
+                    pulumi.Alias(name=old_name, type_=contract.LEGACY_PART_TYPES[old_token], parent=None),
+                ]
+            return self._inherited.part(self, aliases)
 
-        self.pair = NamespacePair(PAIR, namespace_pair_args(config), part())
-        self.backlog = BacklogQueues(BACKLOG, backlog_queues_args(config, self.pair), part())
-        self.entities = MessagingEntities(ENTITIES, messaging_entities_args(config, self.pair), part())
-        self.syphon = SyphonHost(SYPHON, syphon_host_args(config, self.pair, _image(args, config)), part())
-        # Production hardening (diagnostics, locks, network rule sets), beside the namespaces: namespace_hardening.
+        self.pair = NamespacePair(
+            f"{name}-{PAIR}", namespace_pair_args(config), part(PAIR, contract.TYPE_NAMESPACE_PAIR)
+        )
+        self.backlog = BacklogQueues(
+            f"{name}-{BACKLOG}", backlog_queues_args(config, self.pair), part(BACKLOG, contract.TYPE_BACKLOG_QUEUES)
+        )
+        self.entities = MessagingEntities(
+            f"{name}-{ENTITIES}",
+            messaging_entities_args(config, self.pair),
+            part(ENTITIES, contract.TYPE_MESSAGING_ENTITIES),
+        )
+        self.syphon = SyphonHost(
+            f"{name}-{SYPHON}", syphon_host_args(config, self.pair), part(SYPHON, contract.TYPE_SYPHON_HOST)
+        )
+        # Production hardening (diagnostics, locks, network rule sets): children of the namespaces' own part (so
+        # PairedNamespace holds exactly its four parts), named from this component's name (two pairs never collide).
         namespaces = {
             contract.ROLE_PRIMARY: (self.pair.primary, self.pair.primary_resource_group_name),
             contract.ROLE_SECONDARY: (self.pair.secondary, self.pair.secondary_resource_group_name),
         }
-        # Children of the namespaces' own part (so PairedNamespace holds exactly its four parts), named from this
-        # component's name so that two pairs in one program never collide.
-        harden_pair(name, self.pair, config, namespaces, self.syphon.workspace_id)
+        harden_pair(name, self.pair, config, namespaces, self.syphon.workspace_id, self._inherited)
 
         self.primary_namespace_id = self.pair.primary.id
         self.secondary_namespace_id = self.pair.secondary.id
@@ -241,4 +272,57 @@ class PairedNamespace(pulumi.ComponentResource):
                 "syphonClientId": self.syphon_client_id,
                 "syphonAppName": self.syphon_app_name,
             }
+        )
+
+    # --- Grants for the applications that use the pair -------------------------------------------------
+
+    def _grant(
+        self, name: str, role_guid: str, scope: pulumi.Input[str], principal_id: pulumi.Input[str], principal_type: str
+    ) -> authorization.RoleAssignment:
+        return authorization.RoleAssignment(
+            f"{self._name}-{name}",
+            principal_id=principal_id,
+            principal_type=plain(principal_type),
+            role_definition_id=role_definition_id(role_guid),
+            scope=scope,
+            opts=self._inherited.child(self),
+        )
+
+    def grant_sender(
+        self, name: str, principal_id: pulumi.Input[str], principal_type: str = "ServicePrincipal"
+    ) -> list[authorization.RoleAssignment]:
+        """Let an application send through the pair: Azure Service Bus Data Sender on the primary (where it sends)
+        and on the secondary (where it parks messages in the backlog queues while the primary is unavailable).
+
+        `name` names the grant in this pair (`<pair>-<name>-send-primary`, `...-send-secondary`); `principal_id`
+        is the application identity's object id; `principal_type` as ARM's role assignment: ServicePrincipal
+        (default: a managed identity or an app registration), User or Group."""
+        return [
+            self._grant(
+                f"{name}-send-primary",
+                contract.ROLE_SERVICE_BUS_DATA_SENDER,
+                self.primary_namespace_id,
+                principal_id,
+                principal_type,
+            ),
+            self._grant(
+                f"{name}-send-secondary",
+                contract.ROLE_SERVICE_BUS_DATA_SENDER,
+                self.secondary_namespace_id,
+                principal_id,
+                principal_type,
+            ),
+        ]
+
+    def grant_receiver(
+        self, name: str, principal_id: pulumi.Input[str], principal_type: str = "ServicePrincipal"
+    ) -> authorization.RoleAssignment:
+        """Let an application receive: Azure Service Bus Data Receiver on the primary only (receivers never read
+        the secondary: the syphon brings parked messages home). Named `<pair>-<name>-receive-primary`."""
+        return self._grant(
+            f"{name}-receive-primary",
+            contract.ROLE_SERVICE_BUS_DATA_RECEIVER,
+            self.primary_namespace_id,
+            principal_id,
+            principal_type,
         )

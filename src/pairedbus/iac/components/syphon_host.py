@@ -19,6 +19,7 @@ from pulumi_azure_native import app, authorization, managedidentity, operational
 
 from pairedbus import contract
 from pairedbus.iac.components.args import SYPHON_DEFAULTS, SyphonSettings
+from pairedbus.iac.components.options import Inherited, with_part_token
 from pairedbus.iac.components.roles import role_definition_id
 from pairedbus.service.endpoints import (
     DEFAULT_PORT,
@@ -81,17 +82,18 @@ SCALE_RULE_NAME = "backlog-depth"
 
 
 def backlog_scale_rule(
-    primary_namespace_name: str, secondary_namespace_name: pulumi.Input[str], identity_id: pulumi.Input[str]
+    primary_namespace_name: pulumi.Input[str],
+    secondary_namespace_name: pulumi.Input[str],
+    identity_id: pulumi.Input[str],
 ) -> dict[str, object]:
     """The Container Apps scale rule over the secondary's backlog queues; its KEDA metadata is the one
     the syphon image documents (`service.endpoints.keda_scale_rule_metadata`)."""
+    metadata = pulumi.Output.all(primary_namespace_name, secondary_namespace_name).apply(
+        lambda names: keda_scale_rule_metadata(names[0], names[1])
+    )
     return {
         "name": SCALE_RULE_NAME,
-        "custom": {
-            "type": KEDA_SCALER_TYPE,
-            "identity": identity_id,
-            "metadata": keda_scale_rule_metadata(primary_namespace_name, secondary_namespace_name),  # type: ignore[arg-type]
-        },
+        "custom": {"type": KEDA_SCALER_TYPE, "identity": identity_id, "metadata": metadata},
     }
 
 
@@ -112,17 +114,18 @@ class SyphonHostArgs(TypedDict):
     """Fully qualified domain name of the primary namespace."""
     secondary_fqdn: pulumi.Input[str]
     """Fully qualified domain name of the secondary namespace."""
-    primary_namespace_name: NotRequired[str]
+    primary_namespace_name: NotRequired[pulumi.Input[str]]
     """The primary namespace's name (the backlog queues are named after it); needed to scale on backlog depth."""
     secondary_namespace_name: NotRequired[pulumi.Input[str]]
     """The secondary namespace's name (where KEDA reads backlog depths); needed to scale on backlog depth."""
-    tags: NotRequired[dict[str, str]]
+    tags: NotRequired[dict[str, pulumi.Input[str]]]
     """Tags for every resource of the syphon."""
-    infrastructure_subnet_id: NotRequired[str]
+    infrastructure_subnet_id: NotRequired[pulumi.Input[str]]
     """Run the environment, internal, on this (dedicated) subnet; needed to reach namespaces through private
     endpoints. None: a Container Apps-managed network."""
-    protect: NotRequired[bool]
-    """Protect what the syphon needs to move messages (identity, role assignments, environment, app): production."""
+    production: NotRequired[bool]
+    """Production: also protect what the syphon needs to move messages (identity, role assignments, environment,
+    app); adds to the `protect` resource option."""
 
 
 def _probe(kind: str, path: str, timings: dict[str, int]) -> dict[str, object]:
@@ -145,16 +148,19 @@ class SyphonHost(pulumi.ComponentResource):
     """ARM id of the syphon's Log Analytics workspace (the namespaces' diagnostic settings default to it)."""
 
     def __init__(self, name: str, args: SyphonHostArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__(contract.TYPE_SYPHON_HOST, name, None, opts)
+        super().__init__(contract.TYPE_SYPHON_HOST, name, None, with_part_token(contract.TYPE_SYPHON_HOST, opts))
+        inherited = Inherited.of(opts)
         config = args["syphon"]
         settings = {**SYPHON_DEFAULTS, **config}
         min_replicas = settings["min_replicas"]
         if min_replicas < 1:  # the model says so too; the spec needs a syphon always running
             raise ValueError(f"syphon.minReplicas: expected >= 1, got {min_replicas}")
-        child = pulumi.ResourceOptions(parent=self)
+        # Children are named `<name>-<suffix>`: inside PairedNamespace the engine's inherited child alias
+        # (`syphon` -> `<pair>-syphon`) maps them to their names before 0.2 (`syphon-<suffix>`) by itself.
+        child = inherited.child(self)
         # Production: whatever would stop the syphon if deleted (its identity, its roles, its environment and
-        # app) is protected. The workspace only holds logs, so it is not.
-        kept = pulumi.ResourceOptions(parent=self, protect=bool(args.get("protect", False)))
+        # app) is protected. The workspace only holds logs, so production does not (a caller's protect=True does).
+        kept = inherited.child(self, protect=bool(args.get("production", False)))
         tags = dict(args.get("tags") or {})
         common = {"resource_group_name": args["resource_group_name"], "location": args["location"], "tags": tags}
 
@@ -208,7 +214,9 @@ class SyphonHost(pulumi.ComponentResource):
             if missing:
                 raise ValueError(f"{missing[0]}: expected the namespace's name to scale on backlog depth, got none")
             # Manage on the secondary, for KEDA's runtime-properties read (see "Scaling on backlog depth").
-            grants.append(grant("scale-secondary", contract.ROLE_SERVICE_BUS_DATA_OWNER, args["secondary_namespace_id"]))
+            grants.append(
+                grant("scale-secondary", contract.ROLE_SERVICE_BUS_DATA_OWNER, args["secondary_namespace_id"])
+            )
             scale["rules"] = [
                 backlog_scale_rule(args["primary_namespace_name"], args["secondary_namespace_name"], identity.id)
             ]

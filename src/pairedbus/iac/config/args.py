@@ -4,6 +4,15 @@ A stack's config (`stacks/Pulumi.<stack>.yaml`) and a program's `PairedNamespace
 Args are mapped to the config's shape (snake_case field names to the model's keys) and validated by
 `parse_stack_config`, so a mistake gets the same one-line error on both paths; a validated `StackConfig`
 maps back to args for the repository's own program.
+
+Names, resource-group names, locations, tag values, the image, the registry and the network ids may be
+`pulumi.Input`s (another resource's outputs). No stand-in value takes their place, ever:
+- known values are validated when the component is built, exactly as a stack's config (rules that need a value
+  that is not known yet are left for later, so they can neither fail spuriously nor pass a wrong value);
+- the whole config is validated again, with every value, inside `Output.apply` once the outputs resolve; a
+  failed check raises the same one-line `StackConfigError`, and every resource input that takes an output
+  comes from that validated config, so the deployment fails instead of deploying an unchecked value. In a
+  preview, where upstream outputs are unknown, those inputs stay unknown.
 """
 
 from __future__ import annotations
@@ -11,20 +20,58 @@ from __future__ import annotations
 import inspect
 import types
 from collections.abc import Mapping
+from enum import Enum
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import pulumi
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic.alias_generators import to_camel
 
 from pairedbus.iac.config import StackConfig, StackConfigError, parse_stack_config
+from pairedbus.iac.config.cross_field import CROSS_FIELD_RULES
+from pairedbus.iac.config.keys import key_problems_of
+from pairedbus.iac.config.messages import describe, inner_model, loc_path
+from pairedbus.iac.config.model import _with_outage_windows
+from pairedbus.iac.config.partial import _constructed, cross_field_problems_despite
 
 #: The prefix of every problem line, as the stack config's.
 CONFIG_NAMESPACE = "pairedbus"
 
-#: Stands in for a value that is an output of another resource (e.g. an image built in the same program):
-#: it cannot be checked before deployment, only its presence can.
-UNKNOWN_UNTIL_DEPLOYMENT = "unknown-until-deployment"
+#: Where an args value may be a `pulumi.Input` that is not known yet (config key paths; `*` is any key). These
+#: name, place, tag or run something; every other value decides which resources exist, so it must be known.
+INPUT_PATHS: tuple[tuple[str, ...], ...] = (
+    ("resourceGroups", "*", "name"),
+    ("primary", "name"),
+    ("primary", "location"),
+    ("secondary", "name"),
+    ("secondary", "location"),
+    ("tags", "*"),
+    ("syphon", "image"),
+    ("syphon", "location"),
+    ("syphon", "registry", "server"),
+    ("syphon", "registry", "resourceId"),
+    ("network", "*"),
+)
+
+Loc = tuple[str | int, ...]
+
+
+class _Deferred:
+    """Where an output stood while the known values are checked: never a value, never reaches a resource (the
+    checks treat it as not there; the config handed on holds the validated output instead)."""
+
+    __slots__ = ("loc",)
+
+    def __init__(self, loc: Loc) -> None:
+        self.loc = loc
+
+    def __repr__(self) -> str:
+        return f"<output at {loc_path(self.loc)}>"
+
+
+def may_be_input(loc: Loc) -> bool:
+    """Whether the value at this config key path may be an output of another resource."""
+    return any(len(p) == len(loc) and all(a in ("*", b) for a, b in zip(p, loc, strict=True)) for p in INPUT_PATHS)
 
 
 def _unwrap(annotation: Any) -> list[Any]:
@@ -52,9 +99,16 @@ def _contained(annotation: Any, container: type) -> Any:
     return None
 
 
-def _config_shape(value: Any, annotation: Any, path: str, twice: list[str]) -> Any:
+def _config_shape(
+    value: Any, annotation: Any, path: str, twice: list[str], loc: Loc = (), deferred: dict[Loc, Any] | None = None
+) -> Any:
     if isinstance(value, pulumi.Output) or inspect.isawaitable(value):
-        return UNKNOWN_UNTIL_DEPLOYMENT
+        if deferred is None:
+            raise TypeError(f"{path}: an output where none can be")
+        deferred[loc] = value
+        return _Deferred(loc)
+    if isinstance(value, Enum):  # another language's enum value arrives as the schema enum's member
+        value = value.value
     model = _model(annotation)
     if model is not None and isinstance(value, Mapping):
         by_alias = {field.alias: name for name, field in model.model_fields.items() if field.alias}
@@ -64,20 +118,27 @@ def _config_shape(value: Any, annotation: Any, path: str, twice: list[str]) -> A
             name = key if key in model.model_fields else by_alias.get(key)
             field = model.model_fields[name] if name is not None else None
             # unknown keys keep the config's spelling, so the model's "unknown key" line names them as a config would
-            config_key = (field.alias or name) if field is not None else (to_camel(key) if isinstance(key, str) else key)
+            config_key = (
+                (field.alias or name) if field is not None else (to_camel(key) if isinstance(key, str) else key)
+            )
             where = f"{path}.{config_key}" if path else str(config_key)
             if config_key in shaped:
                 twice.append(f"{where}: given twice (as {given_as[config_key]!r} and {key!r}), expected once")
                 continue
             given_as[config_key] = key
-            shaped[config_key] = _config_shape(item, field.annotation, where, twice) if field is not None else item
+            inner = (*loc, config_key)
+            shaped[config_key] = (
+                _config_shape(item, field.annotation, where, twice, inner, deferred)
+                if field is not None
+                else _config_shape(item, None, where, twice, inner, deferred)
+            )
         return shaped
     if isinstance(value, list | tuple):
         item_type = _contained(annotation, list)
-        return [_config_shape(v, item_type, f"{path}[{i}]", twice) for i, v in enumerate(value)]
+        return [_config_shape(v, item_type, f"{path}[{i}]", twice, (*loc, i), deferred) for i, v in enumerate(value)]
     if isinstance(value, Mapping):  # a free-form map such as tags: its keys are data, never renamed
         value_type = _contained(annotation, dict)
-        return {k: _config_shape(v, value_type, f"{path}.{k}", twice) for k, v in value.items()}
+        return {k: _config_shape(v, value_type, f"{path}.{k}", twice, (*loc, k), deferred) for k, v in value.items()}
     if isinstance(value, float) and value.is_integer() and not _takes_float(annotation):
         # Pulumi's wire has one number type, a double: another language's `3` arrives here as 3.0.
         return int(value)
@@ -90,20 +151,169 @@ def _takes_float(annotation: Any) -> bool:
     return float in candidates or any(isinstance(v, float) for v in literals)
 
 
-def config_values(args: Mapping[str, Any]) -> dict[str, Any]:
-    """`PairedNamespaceArgs` in the stack config's shape (`pairedbus:` keys without the prefix)."""
+def _shape(args: Mapping[str, Any], deferred: dict[Loc, Any] | None) -> dict[str, Any]:
     if not isinstance(args, Mapping):
         raise TypeError(f"PairedNamespace args: expected a mapping (PairedNamespaceArgs), got {type(args).__name__}")
     twice: list[str] = []
-    shaped = _config_shape(args, StackConfig, "", twice)
+    shaped = _config_shape(args, StackConfig, "", twice, (), deferred)
     if twice:
         raise StackConfigError([f"{CONFIG_NAMESPACE}:{problem}" for problem in twice])
     return shaped
 
 
+def config_values(args: Mapping[str, Any]) -> dict[str, Any]:
+    """`PairedNamespaceArgs` in the stack config's shape (`pairedbus:` keys without the prefix); every value must
+    be known (a value that is an output: `stack_config_from_args`)."""
+    return _shape(args, None)
+
+
 def stack_config_from_args(args: Mapping[str, Any]) -> StackConfig:
-    """Validate args exactly as a stack's config is validated; raises StackConfigError, one line per problem."""
-    return parse_stack_config(config_values(args))
+    """Validate args exactly as a stack's config is validated; raises StackConfigError, one line per problem.
+
+    Where args hold outputs (at `INPUT_PATHS` only), the config returned holds, at those places, outputs of the
+    values validated once they resolve (see the module docstring); everything else is plain and validated now.
+    """
+    deferred: dict[Loc, Any] = {}
+    shaped = _shape(args, deferred)
+    if not deferred:
+        return parse_stack_config(shaped)
+    _check_known(shaped, deferred)
+    resolved = pulumi.Output.all(*deferred.values()).apply(lambda values: _validated(shaped, list(deferred), values))
+    config = _with_outage_windows(_constructed(StackConfig, shaped))
+    for loc in deferred:
+        config = _replaced(config, loc, resolved.apply(lambda whole, at=loc: _at(whole, at)))
+    for loc, value in _known_inputs(shaped, deferred):
+        config = _replaced(config, loc, _field_value(loc, value))
+    return config
+
+
+def _qualified(problem: str) -> str:
+    return f"{CONFIG_NAMESPACE}:{problem}"
+
+
+def _under(loc: tuple[Any, ...], deferred: Mapping[Loc, Any]) -> bool:
+    return any(loc[: len(at)] == at for at in deferred)
+
+
+def _check_known(shaped: dict[str, Any], deferred: Mapping[Loc, Any]) -> None:
+    """Every problem of the known values, as `parse_stack_config` words it; nothing about the outputs' places."""
+    problems = [
+        _qualified(
+            f"{loc_path(loc)}: expected a value known when the component is built (it decides which "
+            "resources exist), got an output of another resource"
+        )
+        for loc in deferred
+        if not may_be_input(loc)
+    ]
+    if problems:
+        raise StackConfigError(problems)
+    try:
+        StackConfig.model_validate(shaped)
+        errors: list[Any] = []
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False)
+    known = [e for e in errors if not _under(tuple(e["loc"]), deferred)]
+    problems = [_qualified(f"{loc_path(e['loc'])}: {describe(e, StackConfig)}") for e in known]
+    # Rules that touch a value not known yet are skipped here (as for an invalid value) and run on resolution. A
+    # tag value not known yet counts as empty, so the tag rules still check every tag name and every known value
+    # now (an empty value breaks no rule: nothing can fail on its account, and it is checked when it resolves).
+    unknown = [{"loc": loc, "type": "deferred"} for loc in deferred if loc[0] != "tags"]
+    checked = _filled(shaped, {loc: "" for loc in deferred if loc[0] == "tags"}, keep_others=True)
+    problems += [
+        _qualified(p) for p in cross_field_problems_despite(StackConfig, checked, [*known, *unknown], CROSS_FIELD_RULES)
+    ]
+    carried = key_problems_of(shaped)
+    if carried or problems:
+        raise StackConfigError([*carried, *problems])
+
+
+def _validated(shaped: dict[str, Any], locs: list[Loc], values: list[Any]) -> StackConfig:
+    """The whole config with the outputs' resolved values, validated; raises StackConfigError as at build time."""
+    whole = _filled(shaped, dict(zip(locs, values, strict=True)))
+    return parse_stack_config(config_values(whole))
+
+
+def _filled(value: Any, values: Mapping[Loc, Any], *, keep_others: bool = False) -> Any:
+    """`value` with the outputs' places filled from `values` (with keep_others, places not in it stay as they are)."""
+    if isinstance(value, _Deferred):
+        return values.get(value.loc, value) if keep_others else values[value.loc]
+    if isinstance(value, dict):
+        return {k: _filled(v, values, keep_others=keep_others) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_filled(v, values, keep_others=keep_others) for v in value]
+    return value
+
+
+def _known_inputs(shaped: Mapping[str, Any], deferred: Mapping[Loc, Any]) -> list[tuple[Loc, Any]]:
+    """The known values at the places that may hold outputs (they are normalised by their field's rule)."""
+    found: list[tuple[Loc, Any]] = []
+
+    def walk(value: Any, loc: Loc) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                walk(item, (*loc, key))
+        elif loc and may_be_input(loc) and loc not in deferred and value is not None:
+            found.append((loc, value))
+
+    walk(shaped, ())
+    return found
+
+
+def _field(loc: Loc) -> Any:
+    """The pydantic field of a config key path (a free-form map's value: the map's value type)."""
+    model: Any = StackConfig
+    field = None
+    for part in loc:
+        if model is None:  # inside a free-form map
+            return None
+        field = model.model_fields.get(part) or next(f for f in model.model_fields.values() if f.alias == part)
+        model = inner_model(field.annotation)
+    return field
+
+
+def _field_value(loc: Loc, value: Any) -> Any:
+    field = _field(loc)
+    if field is None:
+        return value
+    return TypeAdapter(Annotated[field.annotation, *field.metadata]).validate_python(value, strict=True)
+
+
+def _name_of(model: BaseModel, part: str) -> str:
+    fields = type(model).model_fields
+    return part if part in fields else next(name for name, f in fields.items() if f.alias == part)
+
+
+def _at(value: Any, loc: Loc) -> Any:
+    for part in loc:
+        value = value[part] if isinstance(value, dict | list) else getattr(value, _name_of(value, part))  # type: ignore[arg-type]
+    return value
+
+
+def _replaced(value: Any, loc: Loc, new: Any) -> Any:
+    """`value` with the thing at `loc` replaced (frozen models are copied, never validated again)."""
+    if not loc:
+        return new
+    head, rest = loc[0], loc[1:]
+    if isinstance(value, BaseModel):
+        name = _name_of(value, head)  # type: ignore[arg-type]
+        return value.model_copy(update={name: _replaced(getattr(value, name), rest, new)})
+    if isinstance(value, dict):
+        return {**value, head: _replaced(value[head], rest, new)}
+    items = list(value)
+    items[head] = _replaced(items[head], rest, new)  # type: ignore[index]
+    return items
+
+
+def settings_of(value: Any) -> Any:
+    """A validated config (part) as plain args: models as dicts of their set fields (None left out); outputs stay
+    as they are (`model_dump` would warn about them)."""
+    if isinstance(value, BaseModel):
+        return {name: settings_of(v) for name in type(value).model_fields if (v := getattr(value, name)) is not None}
+    if isinstance(value, list):
+        return [settings_of(v) for v in value]
+    if isinstance(value, dict):
+        return {k: settings_of(v) for k, v in value.items()}
+    return value
 
 
 def args_from_stack_config(config: StackConfig) -> dict[str, Any]:
