@@ -7,7 +7,6 @@ import copy
 from typing import Any
 
 import pulumi
-import pytest
 
 from pairedbus import contract
 from pairedbus.iac import PairedNamespace
