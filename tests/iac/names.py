@@ -9,7 +9,10 @@ PROGRAM_PAIR = "pairedbus"
 
 
 def program_name(old: str, pair: str = PROGRAM_PAIR) -> str:
-    """`primary` -> `pairedbus-pair-primary`, `queue-orders` -> `pairedbus-entities-queue-orders`, ..."""
+    """`primary` -> `pairedbus-pair-primary`, `queue-orders` -> `pairedbus-entities-queue-orders`, ...; a name
+    that already starts with the pair's (the hardening's `pairedbus-primary-lock`, new in 0.2) stays as it is."""
+    if old.startswith(f"{pair}-"):
+        return old
     if old.startswith(("queue-", "topic-", "subscription-")):
         return f"{pair}-entities-{old}"
     if old == "deployer-data-owner":

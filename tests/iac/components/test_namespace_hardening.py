@@ -53,7 +53,9 @@ def test_diagnostics_go_to_the_syphon_workspace_unless_another_is_given() -> Non
     plan = _render(diagnostics={})
     (workspace,) = plan.of_type("azure-native:operationalinsights:Workspace")
     primary = _by_name(plan, DIAGNOSTICS)["orders-primary-diagnostics"]
-    assert primary.inputs["workspaceId"].endswith(f"/workspaces/{workspace.inputs.get('workspaceName', workspace.name)}")
+    assert primary.inputs["workspaceId"].endswith(
+        f"/workspaces/{workspace.inputs.get('workspaceName', workspace.name)}"
+    )
     assert primary.inputs["logs"] == [{"categoryGroup": "allLogs", "enabled": True}]
     assert primary.inputs["metrics"] == [{"category": "AllMetrics", "enabled": True}]
     assert primary.inputs["logAnalyticsDestinationType"] == "Dedicated"

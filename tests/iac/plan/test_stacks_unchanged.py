@@ -21,6 +21,7 @@ import pytest
 
 from pairedbus import contract
 from pairedbus.iac.config import config_from_pulumi_settings, parse_stack_config
+from pairedbus.iac.plan.engine_checks import EngineRefusal
 from pairedbus.iac.plan.project import PulumiProject
 from pairedbus.iac.plan.render import _render, _without_dead_work
 from tests.iac.plan.engine_aliases import AliasRecordingMonitor, resolve
@@ -29,6 +30,10 @@ from tests.iac.plan.engine_urns import engine_plan
 REPO = Path(__file__).resolve().parents[3]
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "plans"
 STACKS = ("dev", "staging", "prod")
+#: What the production hardening added after 6fef7c5: new resources, created, with nothing to alias.
+HARDENING_TYPES = frozenset(
+    {"azure-native:monitor:DiagnosticSetting", "azure-native:authorization:ManagementLockByScope"}
+)
 #: What the stacks hold today: before PairedNamespace (b53afa0) and before names derived from it (6fef7c5).
 BEFORE = ("b53afa0", "6fef7c5")
 PARTS = {
@@ -114,15 +119,23 @@ def test_aliases_resolve_every_old_urn_exactly_once(rendered, before: str) -> No
     claimed = [o for o in resolution.values() if o is not None]
     assert len(claimed) == len(set(claimed)), "an old URN claimed by two resources"
     assert set(claimed) == olds, sorted(olds - set(claimed))
-    unresolved = {urn for urn, o in resolution.items() if o is None}
     types = {r["urn"]: r["type"] for r in engine_plan(plan)["resources"]}
+    # New since 6fef7c5, so created: prod's hardening (diagnostic settings and locks).
+    unresolved = {urn for urn, o in resolution.items() if o is None and types[urn] not in HARDENING_TYPES}
+    assert {u for u, t in types.items() if t in HARDENING_TYPES and resolution[u] is None} == {
+        u for u, t in types.items() if t in HARDENING_TYPES
+    }
     if before == "6fef7c5":
         assert unresolved == set()
         return
     # Against b53afa0: what 6fef7c5 had that b53afa0 had not (in b53afa0's URN form) was added in between.
     then = resolve(plan, specs, {r["urn"] for r in _reference("6fef7c5", stack)["resources"]})
     paired = {u for u, t in types.items() if t == contract.TYPE_PAIRED_NAMESPACE}
-    added = {u for u, o in then.items() if u not in paired and _without_paired_namespace(o) not in olds}
+    added = {
+        u
+        for u, o in then.items()
+        if u not in paired and types[u] not in HARDENING_TYPES and _without_paired_namespace(o) not in olds
+    }
     assert unresolved == paired | added
     assert bool(added) == (stack == "prod")  # prod's private endpoints and scale grant came after b53afa0
 
@@ -143,8 +156,14 @@ def test_no_create_delete_or_replace_against_the_plan_before_this_change(rendere
     # Auto-named resources (workspace, environment, identity, app) keep their Azure names: Pulumi passes the old
     # state to the provider, which keeps an auto-name for the life of the resource (Pulumi docs, "Auto-naming").
     # The mocks derive those names, and ids built from them, from the Pulumi name: compare under the old one.
-    renamed = {r["name"]: old[resolution[r["urn"]]]["name"] for r in engine_plan(plan)["resources"]}
+    renamed = {
+        r["name"]: old[resolution[r["urn"]]]["name"]
+        for r in engine_plan(plan)["resources"]
+        if r["type"] not in HARDENING_TYPES
+    }
     for resource in engine_plan(plan)["resources"]:
+        if resource["type"] in HARDENING_TYPES:  # new since 6fef7c5 (prod's diagnostics and locks): created
+            continue
         before = old[resolution[resource["urn"]]]
         # A part's token moved to `pairedbus:index:` (a component: nothing in Azure changes).
         assert before["type"] == contract.LEGACY_PART_TYPES.get(resource["type"], resource["type"])
@@ -155,6 +174,12 @@ def test_no_create_delete_or_replace_against_the_plan_before_this_change(rendere
             tags = dict(inputs["tags"])
             assert tags.pop(contract.TAG_BACKLOG_QUEUE_COUNT) == str(len(plan["outputs"]["backlogQueues"]))
             inputs["tags"] = tags
+        if resource["type"] == contract.TYPE_NAMESPACE and "encryption" in inputs:
+            # Prod's customer-managed key, added since 6fef7c5 (an update in place; ARM cannot take it off again):
+            # the key and the key's identity beside the system-assigned one.
+            del inputs["encryption"]
+            assert inputs["identity"]["type"] == "SystemAssigned, UserAssigned"
+            inputs["identity"] = {"type": "SystemAssigned"}
         assert inputs == before["inputs"], resource["urn"]
 
 
@@ -208,7 +233,6 @@ def test_a_second_pair_added_to_an_existing_stack_claims_nothing_of_the_first() 
 
 def test_legacy_urns_on_two_pairs_is_what_the_engine_refuses() -> None:
     """Why `legacy_urns` is opt-in, for one pair: the old names were the same for every pair."""
-    plan, specs = _two_pairs_on_dev(billing_legacy=True)
-    olds = {r["urn"] for r in _reference("6fef7c5", "dev")["resources"]}
-    with pytest.raises(AssertionError, match="both claim"):
-        resolve(plan, specs, olds)
+    # The offline render stops there already, in the engine's words (iac/plan/engine_checks.py).
+    with pytest.raises(EngineRefusal, match="Duplicate resource alias"):
+        _two_pairs_on_dev(billing_legacy=True)

@@ -49,7 +49,15 @@ class BacklogQueues(pulumi.ComponentResource):
     queue_names: pulumi.Output[list[str]]
     """The backlog queues' names."""
 
-    def __init__(self, name: str, args: BacklogQueuesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        args: BacklogQueuesArgs,
+        opts: pulumi.ResourceOptions | None = None,
+        *,
+        legacy_urns: bool = False,
+    ) -> None:
+        """`legacy_urns`: the children keep the URNs of pairedbus before 0.2 (see `PairedNamespace`)."""
         super().__init__(contract.TYPE_BACKLOG_QUEUES, name, None, with_part_token(contract.TYPE_BACKLOG_QUEUES, opts))
         inherited = Inherited.of(opts)
         auth = plain(args.get("auth", "entra"))
@@ -70,7 +78,7 @@ class BacklogQueues(pulumi.ComponentResource):
                     # Not protected by production: no message depends on it (the syphon and the senders use
                     # their own identities), and switching backlogAuth to sas must be able to drop it from the
                     # program. A caller's protect=True still reaches it.
-                    opts=inherited.child(self, aliases=renamed_from("deployer-data-owner")),
+                    opts=inherited.child(self, aliases=renamed_from("deployer-data-owner", legacy_urns)),
                 )
             )
         provider = BacklogQueueProvider(
@@ -95,7 +103,10 @@ class BacklogQueues(pulumi.ComponentResource):
                 # component (`protect=True`) asked for exactly that refusal, so it is inherited like
                 # everywhere else (README, "Resource options").
                 inherited.child(
-                    self, retain_on_delete=True, depends_on=depends_on, aliases=renamed_from(f"backlog-{index}")
+                    self,
+                    retain_on_delete=True,
+                    depends_on=depends_on,
+                    aliases=renamed_from(f"backlog-{index}", legacy_urns),
                 ),
             )
             for index, queue_name in enumerate(names)

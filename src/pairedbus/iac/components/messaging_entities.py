@@ -45,11 +45,20 @@ class MessagingEntities(pulumi.ComponentResource):
     subscription_ids: pulumi.Output[dict[str, str]]
     """ARM id of each subscription, by `topic/subscription`."""
 
-    def __init__(self, name: str, args: MessagingEntitiesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        args: MessagingEntitiesArgs,
+        opts: pulumi.ResourceOptions | None = None,
+        *,
+        legacy_urns: bool = False,
+    ) -> None:
+        """`legacy_urns`: the children keep the URNs of pairedbus before 0.2 (see `PairedNamespace`)."""
         super().__init__(
             contract.TYPE_MESSAGING_ENTITIES, name, None, with_part_token(contract.TYPE_MESSAGING_ENTITIES, opts)
         )
         self._name = name
+        self._legacy_urns = legacy_urns
         self._args = args
         self._inherited = Inherited.of(opts)
         self._production = bool(args.get("production", False))
@@ -96,7 +105,10 @@ class MessagingEntities(pulumi.ComponentResource):
     def _opts(self, old_name: str, forward_to: str | None = None) -> pulumi.ResourceOptions:
         """Named `<entities>-<old_name>` now, aliased to `old_name` (its name before 0.2)."""
         return self._inherited.child(
-            self, protect=self._production, depends_on=self._entity(forward_to), aliases=renamed_from(old_name)
+            self,
+            protect=self._production,
+            depends_on=self._entity(forward_to),
+            aliases=renamed_from(old_name, self._legacy_urns),
         )
 
     def _queue(self, queue: QueueSettings) -> servicebus.Queue:

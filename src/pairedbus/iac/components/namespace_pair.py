@@ -65,9 +65,19 @@ class NamespacePair(pulumi.ComponentResource):
     private_endpoints: dict[str, network.PrivateEndpoint]
     """The private endpoint of each Premium namespace, by role (primary, secondary), when asked for."""
 
-    def __init__(self, name: str, args: NamespacePairArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        args: NamespacePairArgs,
+        opts: pulumi.ResourceOptions | None = None,
+        *,
+        legacy_urns: bool = False,
+    ) -> None:
+        """`legacy_urns`: the children keep the URNs a pair built with pairedbus before 0.2 holds (see
+        `PairedNamespace`); at most one pair of a program."""
         super().__init__(contract.TYPE_NAMESPACE_PAIR, name, None, with_part_token(contract.TYPE_NAMESPACE_PAIR, opts))
         self._name = name
+        self._legacy_urns = legacy_urns
         self._inherited = Inherited.of(opts)
         self._tags = dict(args.get("tags") or {})
         self._production = bool(args.get("production", False))
@@ -111,7 +121,9 @@ class NamespacePair(pulumi.ComponentResource):
 
     def _child(self, old_name: str, **options: object) -> pulumi.ResourceOptions:
         """A child's options: named `<pair>-<old_name>` now, aliased to `old_name` (its name before 0.2)."""
-        return self._inherited.child(self, protect=self._production, aliases=renamed_from(old_name), **options)  # type: ignore[arg-type]
+        return self._inherited.child(
+            self, protect=self._production, aliases=renamed_from(old_name, self._legacy_urns), **options
+        )  # type: ignore[arg-type]
 
     def _resource_group(
         self, role: str, group: ResourceGroupSettings, location: pulumi.Input[str]

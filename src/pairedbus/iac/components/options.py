@@ -78,8 +78,11 @@ def with_part_token(token: str, opts: pulumi.ResourceOptions | None) -> pulumi.R
     return pulumi.ResourceOptions.merge(opts or pulumi.ResourceOptions(), pulumi.ResourceOptions(aliases=[legacy]))
 
 
-def renamed_from(old_name: str) -> list[pulumi.Alias]:
+def renamed_from(old_name: str, legacy_urns: bool) -> list[pulumi.Alias]:
     """The alias of a child whose name now starts with its component's name (it was `old_name`, fixed, before
-    pairedbus 0.2). It only ever resolves through its parent's matched alias (the engine's inherited child alias,
-    `generateAliases` in pkg/resource/deploy/step_generator.go), so it cannot claim another pair's resource."""
-    return [pulumi.Alias(name=old_name)]
+    pairedbus 0.2), only for the one part built with `legacy_urns`. A URN holds the parent's *type* chain, not its
+    name: `Alias(name="primary")` under any pair's NamespacePair is the same URN, and combined with the part's
+    token alias it is the old URN of the 0.1 pair. On every pair it would let a second pair claim the first one's
+    resources (the engine refuses two claims: "Duplicate resource alias", or hands the resource to whichever
+    registers first)."""
+    return [pulumi.Alias(name=old_name)] if legacy_urns else []

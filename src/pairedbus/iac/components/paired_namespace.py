@@ -218,15 +218,22 @@ class PairedNamespace(pulumi.ComponentResource):
             return self._inherited.part(self, aliases)
 
         self.pair = NamespacePair(
-            f"{name}-{PAIR}", namespace_pair_args(config), part(PAIR, contract.TYPE_NAMESPACE_PAIR)
+            f"{name}-{PAIR}",
+            namespace_pair_args(config),
+            part(PAIR, contract.TYPE_NAMESPACE_PAIR),
+            legacy_urns=legacy_urns,
         )
         self.backlog = BacklogQueues(
-            f"{name}-{BACKLOG}", backlog_queues_args(config, self.pair), part(BACKLOG, contract.TYPE_BACKLOG_QUEUES)
+            f"{name}-{BACKLOG}",
+            backlog_queues_args(config, self.pair),
+            part(BACKLOG, contract.TYPE_BACKLOG_QUEUES),
+            legacy_urns=legacy_urns,
         )
         self.entities = MessagingEntities(
             f"{name}-{ENTITIES}",
             messaging_entities_args(config, self.pair),
             part(ENTITIES, contract.TYPE_MESSAGING_ENTITIES),
+            legacy_urns=legacy_urns,
         )
         self.syphon = SyphonHost(
             f"{name}-{SYPHON}", syphon_host_args(config, self.pair), part(SYPHON, contract.TYPE_SYPHON_HOST)
