@@ -35,7 +35,7 @@ def test_it_is_a_python_pulumi_project() -> None:
     # Not from the package index, where pairedbus is not published: this checkout, resolved from the example's
     # directory (where Pulumi runs pip), is the repository root with its iac extra.
     assert requirements == ["-e ../..[iac]"]
-    assert (EXAMPLE / "../..").resolve() / "pyproject.toml" == (EXAMPLE.parents[1] / "pyproject.toml").resolve()
+    assert 'name = "pairedbus"' in (EXAMPLE / "../../pyproject.toml").read_text()
 
 
 def test_the_pair_is_built_from_code(plan: Plan) -> None:
