@@ -143,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
     debug = bool(getattr(args, "debug", False))
 
     from pairedbus.pipeline.session import build_session, use_shipped_dependencies
-    from pairedbus.pipeline.sources import first_line
+    from pairedbus.pipeline.sources import first_line, is_spark_error
 
     spark = build_session(args.master, progress=show, quiet=not debug)
     try:
@@ -167,18 +167,13 @@ def run(args: argparse.Namespace) -> int:
     except (UserError, KeyboardInterrupt):
         raise
     except Exception as exc:
-        if debug or not _from_spark(exc):
+        if debug or not is_spark_error(exc):
             raise
         raise AuditFailedError(f"Spark failed: {first_line(exc)}") from None
     finally:
         spark.stop()
     print(summary.line())
     return 0
-
-
-def _from_spark(exc: BaseException) -> bool:
-    """An error raised by Spark or through Py4J (its message carries the JVM's stack)."""
-    return any(cls.__module__.startswith(("pyspark", "py4j")) for cls in type(exc).__mro__)
 
 
 def _show_stage(name: str, stages: Sequence[str]) -> None:

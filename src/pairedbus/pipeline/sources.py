@@ -186,6 +186,35 @@ def first_line(exc: BaseException) -> str:
     return (useful[0] if useful else type(exc).__name__)[:300]
 
 
+def is_spark_error(exc: BaseException) -> bool:
+    """An error raised by Spark or through Py4J (its message carries the JVM's stack)."""
+    return any(cls.__module__.startswith(("pyspark", "py4j")) for cls in type(exc).__mro__)
+
+
+def unreadable_in_full(spark: SparkSession, files: InputFiles) -> dict[str, str]:
+    """The files of `files` that fail when read through to the end, each alone, with the reason.
+
+    The recovery pass after a job failed: the probes before the read catch what a header, a footer
+    or a gzip stream shows; a Parquet file whose footer is sound but whose pages are not only fails
+    when its data is decoded, in the middle of the job."""
+    from pyspark.sql import functions as F
+
+    bad: dict[str, str] = {}
+    for fmt, paths in files.by_format.items():
+        for path in paths:
+            try:
+                if fmt == FORMAT_PARQUET:
+                    frame = spark.read.parquet(path)
+                    frame.agg(F.sum(F.hash(*[F.col(f"`{c}`") for c in frame.columns]))).collect()
+                else:  # text formats: every byte read (and decompressed) once
+                    spark.read.text(path).agg(F.sum(F.length("value"))).collect()
+            except Exception as exc:  # Spark raises its own and Py4J's types alike
+                if not is_spark_error(exc):
+                    raise
+                bad[path] = f"{REFUSED_UNREADABLE}: {first_line(exc)}"
+    return bad
+
+
 def list_files(spark: SparkSession, directory: str, input_name: str) -> InputFiles:
     """Every file under `directory`: the local file system directly, any other URI through Hadoop."""
     if _is_local(directory):
