@@ -55,6 +55,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--since", default=None, metavar="DATE", help="first UTC day of metrics to audit (YYYY-MM-DD)")
     parser.add_argument("--until", default=None, metavar="DATE", help="last UTC day of metrics to audit (YYYY-MM-DD)")
     parser.add_argument(
+        "--debug",
+        action="store_true",
+        # Not set when absent, so `pairedbus --debug audit ...` (the top-level flag) is not overridden.
+        default=argparse.SUPPRESS,
+        help="show Spark's log and the Java stack of a failure (otherwise a failure is one line)",
+    )
+    parser.add_argument(
         "--progress",
         choices=("auto", "always", "never"),
         default="auto",
@@ -195,7 +202,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The spark-submit entry point: the same arguments as `pairedbus audit`."""
     parser = argparse.ArgumentParser(prog="pairedbus-audit", description=__doc__.splitlines()[0])
     add_arguments(parser)
-    parser.add_argument("--debug", action="store_true", help="show Spark's log and the traceback of a failure")
     args = parser.parse_args(argv)
     try:
         return run(args)

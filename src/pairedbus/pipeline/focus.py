@@ -199,7 +199,9 @@ def read_focus(spark: SparkSession, source: str | InputFiles) -> tuple[DataFrame
         F.col(SOURCE_FILE),
         F.col("duplicates"),
     )
-    return charges, bad.unionByName(conflicts), files
+    # Cached: the attribution joins the charges twice and the summary counts their duplicates, and
+    # each evaluation would otherwise repeat the read and the de-duplication's shuffles.
+    return charges.cache(), bad.unionByName(conflicts), files
 
 
 def attribute(
