@@ -91,7 +91,8 @@ def read_inventory(spark: SparkSession, source: str | InputFiles) -> Inventory:
     raw = read_json(spark, files, schemas.INVENTORY_JSON)
     if raw is not None:
         # Spark refuses queries that reference only the corrupt-record column of a raw JSON read.
-        frames.append(strict_strings(raw.cache()))
+        # Cached after the type check: strings take less memory in a cache than the variants read.
+        frames.append(strict_strings(raw).cache())
     flat = read_flat(spark, files, schemas.FLAT_INVENTORY)
     if flat is not None:
         frames.append(nest_flat_inventory(flat).withColumn(WRONG_TYPES, F.array().cast("array<string>")))
