@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.types import DataType, MapType, StringType, StructType
 
 from pairedbus import contract
 from pairedbus.pipeline import schemas
@@ -121,17 +122,17 @@ def strict_strings(raw: DataFrame) -> DataFrame:
     wrong: list[Column] = []
     fields: list[Column] = []
 
-    def convert(path: str, dtype, target) -> Column:
+    def convert(path: str, target: DataType) -> Column:
         column = F.col(path)
-        if target == schemas.StringType():
+        if isinstance(target, StringType):
             wrong.append(F.when(_wrong_json_type(column), F.lit(path)))
             return _as_string(column)
-        if isinstance(target, schemas.MapType):
+        if isinstance(target, MapType):
             values = F.map_values(column)
             wrong.append(F.when(F.exists(values, _wrong_json_type), F.lit(path)))
             return F.transform_values(column, lambda _k, v: _as_string(v))
-        if isinstance(target, schemas.StructType):
-            parts = [convert(f"{path}.{f.name}", None, f.dataType).alias(f.name) for f in target.fields]
+        if isinstance(target, StructType):
+            parts = [convert(f"{path}.{f.name}", f.dataType).alias(f.name) for f in target.fields]
             return F.when(column.isNotNull(), F.struct(*parts))
         return column
 
@@ -139,7 +140,7 @@ def strict_strings(raw: DataFrame) -> DataFrame:
         if field.name == schemas.CORRUPT_RECORD:
             fields.append(F.col(field.name))
         else:
-            fields.append(convert(field.name, None, field.dataType).alias(field.name))
+            fields.append(convert(field.name, field.dataType).alias(field.name))
     return raw.select(*fields, F.col(SOURCE_FILE), F.array_compact(F.array(*wrong)).alias(WRONG_TYPES))
 
 
