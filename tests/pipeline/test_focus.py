@@ -135,3 +135,14 @@ def test_a_garbage_parquet_file_is_refused_by_name_and_the_csv_still_read(spark,
     got, _, files = charges_of(spark, tmp_path)
     assert got == [("2026-11-16", "USD", 1.0, 1.0, 0)]
     assert files.refused == {str((tmp_path / "part-0001.parquet").resolve()): REFUSED_NOT_PARQUET}
+
+
+def test_a_parquet_file_with_the_magic_but_a_broken_footer_is_refused_when_spark_opens_it(spark, tmp_path: Path):
+    write(tmp_path / "focus.csv", [charge(1.0, 1.0)])
+    broken = tmp_path / "part-0002.parquet"
+    broken.write_bytes(b"PAR1" + b"\x07" * 64 + (40).to_bytes(4, "little") + b"PAR1")
+    got, _, files = charges_of(spark, tmp_path)
+    assert got == [("2026-11-16", "USD", 1.0, 1.0, 0)]
+    [(uri, reason)] = files.refused.items()
+    assert Path(uri).name == "part-0002.parquet" and reason.startswith("unreadable: ")
+    assert "\tat " not in reason and len(reason) <= len("unreadable: ") + 300
