@@ -10,6 +10,10 @@ Two pairs of namespaces in one subscription:
   queues listed the way `az servicebus queue list` prints them (flattened, JSON array, '~' in the
   names); the topic `ledger` is a non-partitioned Premium entity.
 
+Each namespace carries the tags the component sets: `pairedbus-pair` and `pairedbus-role`, and on
+the secondary `pairedbus-backlog-queue-count`, the count the pair was deployed with (3 and 2), so
+the audit judges each backlog set against its configured count as the policy pack and `drift` do.
+
 Plus one malformed inventory line and one metric point with an impossible time, for quarantine.
 Metrics are hourly (PT1H) to keep the sample small.
 
@@ -38,7 +42,7 @@ def ns_id(name: str) -> str:
     return f"/subscriptions/{SUBSCRIPTION}/resourceGroups/{GROUP}/providers/Microsoft.ServiceBus/namespaces/{name}"
 
 
-def namespace(name: str, location: str, sku: str, partitions: int = 1) -> dict:
+def namespace(name: str, location: str, sku: str, partitions: int = 1, *, tags: dict[str, str]) -> dict:
     props = {
         "disableLocalAuth": True,
         "minimumTlsVersion": contract.MINIMUM_TLS_VERSION,
@@ -55,7 +59,16 @@ def namespace(name: str, location: str, sku: str, partitions: int = 1) -> dict:
         "location": location,
         "sku": {"name": sku, "tier": sku, **({"capacity": 1} if sku == contract.SKU_PREMIUM else {})},
         "properties": props,
+        "tags": tags,
     }
+
+
+def pair_tags(pair: str, role: str, backlog_queue_count: int | None = None) -> dict[str, str]:
+    """The tags the component puts on a pair's namespaces (contract.TAG_*)."""
+    tags = {contract.TAG_PAIR: pair, contract.TAG_ROLE: role}
+    if backlog_queue_count is not None:
+        tags[contract.TAG_BACKLOG_QUEUE_COUNT] = str(backlog_queue_count)
+    return tags
 
 
 def queue(ns: str, location: str, name: str, **props: object) -> dict:
@@ -132,12 +145,22 @@ def inventory() -> None:
     out.mkdir(exist_ok=True)
     std = contract.PARTITIONS_PER_ENTITY[contract.SKU_STANDARD]
     arm = [
-        namespace("contoso-orders", "westeurope", contract.SKU_STANDARD),
+        namespace(
+            "contoso-orders",
+            "westeurope",
+            contract.SKU_STANDARD,
+            tags=pair_tags("contoso-orders", contract.ROLE_PRIMARY),
+        ),
         queue("contoso-orders", "westeurope", "orders"),
         queue("contoso-orders", "westeurope", "payments"),
         topic("contoso-orders", "westeurope", "events", partitioned=False),
         subscription("contoso-orders", "westeurope", "events", "audit"),
-        namespace("contoso-orders-dr", "northeurope", contract.SKU_STANDARD),
+        namespace(
+            "contoso-orders-dr",
+            "northeurope",
+            contract.SKU_STANDARD,
+            tags=pair_tags("contoso-orders", contract.ROLE_SECONDARY, BACKLOGS["contoso-orders-dr"][1]),
+        ),
         backlog("contoso-orders-dr", "northeurope", "contoso-orders", 0, True, std),
         backlog(
             "contoso-orders-dr",
@@ -150,10 +173,22 @@ def inventory() -> None:
             maxDeliveryCount=10,
         ),
         backlog("contoso-orders-dr", "northeurope", "contoso-orders", 2, False, std),
-        namespace("fabrikam-billing", "westeurope", contract.SKU_PREMIUM, partitions=2),
+        namespace(
+            "fabrikam-billing",
+            "westeurope",
+            contract.SKU_PREMIUM,
+            partitions=2,
+            tags=pair_tags("fabrikam-billing", contract.ROLE_PRIMARY),
+        ),
         queue("fabrikam-billing", "westeurope", "invoices", enablePartitioning=True),
         topic("fabrikam-billing", "westeurope", "ledger", partitioned=False),
-        namespace("fabrikam-billing-dr", "northeurope", contract.SKU_PREMIUM, partitions=2),
+        namespace(
+            "fabrikam-billing-dr",
+            "northeurope",
+            contract.SKU_PREMIUM,
+            partitions=2,
+            tags=pair_tags("fabrikam-billing", contract.ROLE_SECONDARY, BACKLOGS["fabrikam-billing-dr"][1]),
+        ),
     ]
     lines = [json.dumps(r, sort_keys=True) for r in arm]
     # A line cut short by an interrupted export: quarantined, never dropped.

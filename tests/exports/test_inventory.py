@@ -166,3 +166,21 @@ def test_default_clients_are_built_from_the_subscription(mocker, tmp_path: Path)
 
     arm.assert_called_once_with(credential, SUBSCRIPTION)
     admin_class.assert_called_once_with("contoso-dr.servicebus.windows.net", credential)
+
+
+def test_export_carries_the_secondarys_backlog_count_tag_as_arm_returns_it(mocker, tmp_path: Path) -> None:
+    # Issue 19 item 8: the component records the configured count on the secondary; the export
+    # writes ARM's `tags` object as it comes, so the audit reads the count back from the inventory.
+    client = management_client(mocker)
+    tagged = client.namespaces.list.return_value[0].as_dict()
+    tagged["tags"] = {"pairedbus-pair": "contoso", "pairedbus-role": "secondary", "pairedbus-backlog-queue-count": "5"}
+    client.namespaces.list.return_value = [models.SBNamespace(tagged)]
+    factory, _admin = admin_factory(mocker, [])
+
+    export_inventory(
+        SUBSCRIPTION, tmp_path, credential=object(), management_client=client, administration_client_factory=factory
+    )
+
+    namespace = read(tmp_path / f"{SUBSCRIPTION}.jsonl")[0]
+    assert namespace["tags"][contract.TAG_BACKLOG_QUEUE_COUNT] == "5"
+    assert contract.TAG_BACKLOG_QUEUE_COUNT == "pairedbus-backlog-queue-count"

@@ -68,3 +68,73 @@ def test_progress_shows_on_a_terminal_only_unless_asked(capsys, monkeypatch) -> 
     assert command.progress_enabled("always") and not command.progress_enabled("never")
     command._show_stage("write", ("read", "transform", "write", "render"))
     assert capsys.readouterr().err == "audit: [3/4] write\n"
+
+
+def hostile_estate(root: Path) -> Path:
+    """The sample estate plus what issue 21 tried: the same FOCUS export twice, a EUR export, a row
+    with NaN costs, and a garbage Parquet file in each input directory."""
+    import csv
+    import shutil
+
+    estate = root / "estate"
+    shutil.copytree(SAMPLES, estate, ignore=shutil.ignore_patterns("generate.py"))
+    costs = estate / "costs"
+    shutil.copy(costs / "focus-2026-11.csv", costs / "focus-2026-11 (copy).csv")
+    with (costs / "focus-2026-11.csv").open(newline="", encoding="utf-8") as handle:
+        header, *rows = list(csv.reader(handle))
+    column = {name: i for i, name in enumerate(header)}
+
+    def with_values(row: list[str], **values: str) -> list[str]:
+        out = list(row)
+        for name, value in values.items():
+            out[column[name]] = value
+        return out
+
+    # The pair's secondary in a EUR billing account, one day; and one USD row gone wrong.
+    eur = [with_values(rows[1], BillingCurrency="EUR", BillingAccountId="billing-account-eu", BilledCost="11.0",
+                       EffectiveCost="10.0")]  # fmt: skip
+    nan = [with_values(rows[1], BilledCost="NaN", EffectiveCost="NaN", ChargeDescription="broken meter")]
+    for name, extra in (("focus-2026-11-eur.csv", eur), ("focus-2026-11-nan.csv", nan)):
+        with (costs / name).open("w", newline="", encoding="utf-8") as handle:
+            csv.writer(handle, lineterminator="\n").writerows([header, *extra])
+    for directory in ("costs", "inventory", "metrics"):
+        (estate / directory / "part-00000.parquet").write_bytes(b"PAR1 garbage, the footer is missing")
+    return estate
+
+
+@pytest.mark.spark
+def test_the_hostile_sample_keeps_the_clean_bills_per_currency_and_counts_the_refusals(tmp_path: Path) -> None:
+    """Issue 21's "must show", through the CLI as a user runs it: bills unchanged from the clean run
+    (billed 4.50 USD, effective 75.77 USD), a line per currency, the refusals counted, exit 0, and no
+    Java stack on stderr."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    estate, out = hostile_estate(tmp_path), tmp_path / "out"
+    argv = ["audit", "--inventory", str(estate / "inventory"), "--metrics", str(estate / "metrics")]
+    argv += ["--costs", str(estate / "costs"), "--out", str(out), "--progress", "never"]
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys; from pairedbus import cli; sys.exit(cli.main(sys.argv[1:]))", *argv],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "\tat " not in done.stderr and "Exception" not in done.stderr and "Traceback" not in done.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["bills"] == {
+        "EUR": {"billed": 11.0, "effective": 10.0},
+        "USD": {"billed": 4.5, "effective": 75.77},
+    }
+    assert summary["actual_pairing_cost_usd"] == 75.77
+    assert summary["duplicates_dropped"]["costs"] == 32  # the copied export, every row
+    refused = {Path(uri).parent.name: reason for uri, reason in summary["files_refused"].items()}
+    assert sorted(refused) == ["costs", "inventory", "metrics"]
+    assert all(reason.startswith("unreadable") for reason in refused.values())
+    assert "BilledCost or EffectiveCost is not a finite number (NaN or infinity)" in summary["quarantined_by_reason"]
+    line = done.stdout.strip().splitlines()[-1]
+    assert "3 files refused" in line
+    assert "billed 11.00 EUR, effective (amortised) 10.00 EUR; billed 4.50 USD, effective (amortised) 75.77 USD" in line

@@ -156,12 +156,25 @@ def test_sample_focus_export_is_attributed_to_pairs_next_to_the_estimate(audited
     assert float(contoso["estimate_usd"]) == pytest.approx(1.643)
     # The bill: the secondary 0.324, the syphon's app at idle rates 0.3888, its workspace 0.0115;
     # the primary's own 0.324 is not pairing's.
-    assert float(contoso["actual_effective_usd"]) == pytest.approx(0.324 + 0.3888 + 0.0115)
+    assert float(contoso["actual_effective"]) == pytest.approx(0.324 + 0.3888 + 0.0115)
     assert float(contoso["difference_usd"]) == pytest.approx(0.7243 - 1.643)
     fabrikam = rows[("fabrikam-billing", "2026-11-16")]
     # A reservation covers the secondary's messaging unit: billed 0, effective 20 % below list.
-    assert float(fabrikam["actual_billed_usd"]) == pytest.approx(0.3888 + 0.0115)
-    assert float(fabrikam["actual_effective_usd"]) == pytest.approx(22.272 * 0.8 + 0.3888 + 0.0115)
+    assert float(fabrikam["actual_billed"]) == pytest.approx(0.3888 + 0.0115)
+    assert float(fabrikam["actual_effective"]) == pytest.approx(22.272 * 0.8 + 0.3888 + 0.0115)
     assert fabrikam["currency"] == "USD"
     assert summary.actual_pairing_cost_usd == pytest.approx(4 * (0.7243 + 22.272 * 0.8 + 0.4003), abs=0.01)
     assert summary.files_read["costs"] == {"csv": 1}
+
+
+@pytest.mark.spark
+def test_the_headline_names_billed_and_effective_per_currency(audited) -> None:
+    # Issue 21: "billed 75.77 USD" was the effective (amortised) cost; the invoice says 4.50 USD
+    # (the reservation of fabrikam-billing-dr's messaging unit was paid up front: billed 0 a day).
+    summary, out = audited
+    assert {c: (b.billed, b.effective) for c, b in summary.bills.items()} == {"USD": (4.50, 75.77)}
+    assert "bills for the pairs: billed 4.50 USD, effective (amortised) 75.77 USD" in summary.line()
+    assert "estimated cost of pairing 100.94 USD" in summary.line()
+    html = (out / "report.html").read_text()
+    assert "billed <b>4.50 USD</b>, effective (amortised) <b>75.77 USD</b>" in html
+    assert summary.duplicates_dropped["costs"] == 0

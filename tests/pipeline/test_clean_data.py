@@ -217,3 +217,34 @@ def test_inventory_from_csv_reads_the_flat_layout_and_quarantines_wrong_types(sp
     rows = sorted((r.kind, r.entity, r.maxDeliveryCount, r.sku_name) for r in inventory.resources.collect())
     assert rows == [("namespace", None, None, "Premium"), ("queue", "orders", 10, None)]
     assert quarantine_reasons(inventory.quarantine) == sorted([REASON_CORRUPT, REASON_NO_SKU])
+
+
+def corrupt_pages(directory: Path) -> Path:
+    """A Parquet file whose magic and footer are sound and whose first data page is not: only a read
+    of its data fails (in the middle of the job, not when it is opened)."""
+    [part] = sorted(directory.glob("*.parquet"))
+    data = bytearray(part.read_bytes())
+    footer = int.from_bytes(data[-8:-4], "little")
+    end = len(data) - footer - 8
+    data[4:end] = b"\xff" * (end - 4)
+    part.write_bytes(bytes(data))
+    return part
+
+
+@pytest.mark.spark
+def test_a_parquet_file_that_fails_only_when_decoded_is_refused_and_the_audit_goes_on(spark, tmp_path: Path) -> None:
+    metrics = tmp_path / "metrics"
+    shutil.copytree(SAMPLES / "metrics", metrics)
+    rows = [("contoso-orders", "IncomingRequests", "orders", f"2026-11-18T{h:02d}:00:00", 1.0, 60) for h in range(24)]
+    frame = spark.createDataFrame(
+        rows, "namespace string, metric string, entity string, timestamp string, total double, interval_minutes long"
+    )
+    frame.withColumn("timestamp", frame.timestamp.cast("timestamp")).coalesce(1).write.parquet(str(tmp_path / "p"))
+    broken = corrupt_pages(tmp_path / "p")
+    shutil.copy(broken, metrics / "extra.parquet")
+
+    summary = run_audit(spark, str(SAMPLES / "inventory"), str(metrics), str(tmp_path / "out"), load_prices())
+
+    [(uri, reason)] = summary.files_refused.items()
+    assert Path(uri).name == "extra.parquet" and reason.startswith("unreadable: ")
+    assert (summary.namespaces, summary.days, summary.violations) == (4, 4, 3)

@@ -98,3 +98,75 @@ def test_same_backlog_queue_from_arm_and_az_is_one_resource(spark, tmp_path: Pat
     rows = read_inventory(spark, str(tmp_path)).resources.collect()
 
     assert [(r.namespace, r.entity) for r in rows] == [("contoso-dr", BACKLOG)]
+
+
+def test_entity_names_differing_only_in_case_are_one_entity(spark, write_lines) -> None:
+    # Service Bus entity names are case-insensitive: `ORDERS` and `orders` are one queue.
+    directory = write_lines(
+        "inv/a.jsonl",
+        [
+            {"id": f"{ns_id('contoso')}/queues/orders", "properties": {"maxDeliveryCount": 10}},
+            {"id": f"{ns_id('contoso')}/queues/ORDERS", "properties": {"maxDeliveryCount": 10}},
+        ],
+    )
+    rows = read_inventory(spark, str(directory)).resources.collect()
+    assert [(r.entity_key, r.duplicates) for r in rows] == [("orders", 1)]
+
+
+def test_top_level_and_properties_values_that_disagree_are_two_versions_not_merged(spark, write_lines) -> None:
+    from pairedbus.pipeline.transform import conflicting_resources
+
+    directory = write_lines(
+        "inv/a.jsonl",
+        [{"id": f"{ns_id('contoso')}/queues/orders", "lockDuration": "PT5M", "properties": {"lockDuration": "PT1M"}}],
+    )
+    resources = read_inventory(spark, str(directory)).resources
+    assert sorted(r.lockDuration for r in resources.collect()) == ["PT1M", "PT5M"]
+    [conflict] = conflicting_resources(resources).collect()
+    assert (conflict.entity, conflict.versions) == ("orders", 2)
+
+
+def test_agreeing_top_level_and_properties_values_are_one_version(spark, write_lines) -> None:
+    directory = write_lines(
+        "inv/a.jsonl",
+        [{"id": f"{ns_id('contoso')}/queues/orders", "lockDuration": "PT1M", "properties": {"lockDuration": "PT1M"}}],
+    )
+    rows = read_inventory(spark, str(directory)).resources.collect()
+    assert [(r.lockDuration, r.duplicates) for r in rows] == [("PT1M", 0)]
+
+
+WRONG_TYPED = [
+    {"properties": {"lockDuration": 60}},  # a number where ARM has a string
+    {"properties": {"status": True}},
+    {"properties": {"forwardTo": {"queue": "x"}}},
+    {"lockDuration": 60},  # the flattened `az` shape
+    {"name": 5},
+    {"location": ["westeurope"]},
+    {"tags": {"owner": 1}},
+    {"properties": {"maxDeliveryCount": "10"}},  # a string where ARM has a number
+    {"properties": {"requiresSession": "true"}},
+    {"properties": {"maxDeliveryCount": 10.5}},
+    {"properties": "none"},
+]
+
+
+def test_every_wrong_typed_record_is_quarantined(spark, write_lines) -> None:
+    records = [{"id": f"{ns_id('contoso')}/queues/q{i}", **fields} for i, fields in enumerate(WRONG_TYPED)]
+    records.append({"id": ns_id("contoso"), "sku": {"name": 1}})  # the SKU's name as a number
+    records.append({"id": f"{ns_id('contoso')}/queues/good", "properties": {"lockDuration": "PT1M"}})
+    inventory = read_inventory(spark, str(write_lines("inv/a.jsonl", records)))
+    assert [r.entity for r in inventory.resources.collect()] == ["good"]
+    quarantined = inventory.quarantine.collect()
+    assert len(quarantined) == len(WRONG_TYPED) + 1
+    assert {r.reason for r in quarantined} == {REASON_CORRUPT}
+    named = [json.loads(r.record)["wrong_json_type"] for r in quarantined if r.record.startswith('{"wrong_json_type"')]
+    assert ["properties.lockDuration"] in named and ["tags"] in named and ["sku.name"] in named
+
+
+def test_the_secondary_backlog_count_tag_is_read_with_the_namespace(spark, write_lines) -> None:
+    directory = write_lines(
+        "inv/a.jsonl",
+        [{"id": ns_id("contoso-dr"), "sku": {"name": "Standard"}, "tags": {contract.TAG_BACKLOG_QUEUE_COUNT: "5"}}],
+    )
+    [row] = read_inventory(spark, str(directory)).resources.collect()
+    assert row.tags == {"pairedbus-backlog-queue-count": "5"}

@@ -39,7 +39,7 @@ def written() -> Written:
     ]  # fmt: skip
     attribution = [
         {"pair": p, "primary": p, "secondary": f"{p}-dr", "date": d, "estimate_usd": 1.643,
-         "actual_billed_usd": 0.7243, "actual_effective_usd": 0.7243, "difference_usd": -0.9187, "currency": "USD"}
+         "actual_billed": 0.7243, "actual_effective": 0.7243, "difference_usd": -0.9187, "currency": "USD"}
         for p in ("contoso-orders", "northwind")
         for d in DAYS
     ]  # fmt: skip

@@ -142,3 +142,49 @@ def test_record_a_rule_cannot_read_is_rejected_not_fatal(mocker) -> None:
 )
 def test_values_are_written_as_json_spelling(value: object, cell: str) -> None:
     assert format_value(value) == cell
+
+
+def five_plus_seven(tags: dict[str, str] | None) -> list[dict[str, Any]]:
+    """paired-namespaces.md: "if five are requested and contoso/x-servicebus-transfer/7 exists, it
+    stays, unused - a clean pair, not drift"."""
+    queues = [
+        row("queue", "contoso-dr", contract.backlog_queue_name("contoso", i), **contract.BACKLOG_QUEUE_PROPERTIES)
+        for i in (0, 1, 2, 3, 4, 7)
+    ]
+    secondary = namespace("contoso-dr", "Standard", location="northeurope", tags=tags)
+    return [namespace("contoso", "Standard", location="westeurope"), secondary, *queues]
+
+
+def test_the_specs_five_plus_seven_is_clean_with_the_count_tag() -> None:
+    found, rejected = evaluate(five_plus_seven({"pairedbus-backlog-queue-count": "5"}))
+    assert (found, rejected) == ([], [])
+
+
+def test_a_missing_index_below_the_tagged_count_is_mandatory() -> None:
+    found, _ = evaluate(five_plus_seven({"pairedbus-backlog-queue-count": "6"}))
+    assert [(v["rule"], v["entity"], v["severity"]) for v in as_dicts(found)] == [
+        (rules.BACKLOG_QUEUE_SET, "contoso/x-servicebus-transfer/5", rules.MANDATORY)
+    ]
+
+
+def test_without_the_count_tag_a_gap_is_advisory_and_says_why() -> None:
+    # Today's fallback: the distinct indices present (6) stand in for the count, so index 5 looks
+    # missing; without the configured count that may be an allowed extra, so it is advisory.
+    [violation] = as_dicts(evaluate(five_plus_seven(None))[0])
+    assert (violation["entity"], violation["severity"]) == ("contoso/x-servicebus-transfer/5", rules.ADVISORY)
+    assert "no pairedbus-backlog-queue-count tag" in violation["message"]
+
+
+@pytest.mark.parametrize("value", ["five", "0", "-1", "2.5", ""])
+def test_a_count_tag_that_is_not_a_count_is_reported_and_the_count_inferred(value: str) -> None:
+    found = as_dicts(evaluate(five_plus_seven({"pairedbus-backlog-queue-count": value}))[0])
+    assert [(v["rule"], v["severity"]) for v in found] == [
+        ("backlog-queue-count-tag", rules.ADVISORY),
+        (rules.BACKLOG_QUEUE_SET, rules.ADVISORY),
+    ]
+
+
+def test_backlog_queue_names_differing_in_case_are_one_queue() -> None:
+    upper = row("queue", "contoso-dr", "CONTOSO/x-servicebus-transfer/0", **contract.BACKLOG_QUEUE_PROPERTIES)
+    found, _ = evaluate([*five_plus_seven({"pairedbus-backlog-queue-count": "5"}), upper])
+    assert found == []

@@ -5,7 +5,10 @@ Also the file `spark-submit` runs on a cluster (docs/audit.md):
     spark-submit --master spark://host:7077 --py-files pairedbus.zip \\
         src/pairedbus/commands/audit.py --inventory URI --metrics URI --out URI
 
-Every argument is checked before Spark starts; a bad one is one line naming it, exit 2.
+Every argument is checked before Spark starts; a bad one is one line naming it, exit 2. A file
+that cannot be read is refused by name and counted, and the audit goes on; if Spark still fails,
+the failure is one line (exit 3), and Spark's own log and the Java stack only show with `--debug`
+(`pairedbus --debug audit ...`, or `--debug` after the arguments under spark-submit).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import sys
 from collections.abc import Sequence
 from datetime import date
 
-from pairedbus.errors import DateRangeError, MasterError, OutputError, UserError
+from pairedbus.errors import EXIT_INTERNAL, DateRangeError, MasterError, OutputError, UserError
 
 #: Spark master URLs (https://spark.apache.org/docs/latest/submitting-applications.html#master-urls).
 MASTER_URL = re.compile(
@@ -51,6 +54,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--since", default=None, metavar="DATE", help="first UTC day of metrics to audit (YYYY-MM-DD)")
     parser.add_argument("--until", default=None, metavar="DATE", help="last UTC day of metrics to audit (YYYY-MM-DD)")
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        # Not set when absent, so `pairedbus --debug audit ...` (the top-level flag) is not overridden.
+        default=argparse.SUPPRESS,
+        help="show Spark's log and the Java stack of a failure (otherwise a failure is one line)",
+    )
     parser.add_argument(
         "--progress",
         choices=("auto", "always", "never"),
@@ -107,6 +117,10 @@ def check_inputs(args: argparse.Namespace) -> None:
         )
 
 
+class AuditFailedError(Exception):
+    """Spark failed: one line (the first of the Java exception's message); the stack with --debug."""
+
+
 def progress_enabled(mode: str) -> bool:
     return mode == "always" or (mode == "auto" and sys.stderr.isatty())
 
@@ -133,10 +147,12 @@ def run(args: argparse.Namespace) -> int:
     except ImportError:
         prices = None  # a bare driver: the shipped dependencies arrive with the SparkContext
     show = progress_enabled(args.progress)
+    debug = bool(getattr(args, "debug", False))
 
     from pairedbus.pipeline.session import build_session, use_shipped_dependencies
+    from pairedbus.pipeline.sources import first_line, is_spark_error
 
-    spark = build_session(args.master, progress=show)
+    spark = build_session(args.master, progress=show, quiet=not debug)
     try:
         if prices is None:
             use_shipped_dependencies(spark)
@@ -155,6 +171,12 @@ def run(args: argparse.Namespace) -> int:
             until=until,
             progress=(lambda name: _show_stage(name, STAGES)) if show else None,
         )
+    except (UserError, KeyboardInterrupt):
+        raise
+    except Exception as exc:
+        if debug or not is_spark_error(exc):
+            raise
+        raise AuditFailedError(f"Spark failed: {first_line(exc)}") from None
     finally:
         spark.stop()
     print(summary.line())
@@ -186,6 +208,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UserError as exc:
         print(f"pairedbus: error: {exc}", file=sys.stderr)
         return exc.exit_code
+    except AuditFailedError as exc:
+        print(f"pairedbus: error: {exc}", file=sys.stderr)
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

@@ -5,6 +5,11 @@ and `spark-submit src/pairedbus/commands/audit.py ...` both call. Outputs under 
 violations, cost (per namespace and day), pairing (per pair and day), attribution (with --costs)
 as .csv and .parquet; conflicts.csv; quarantine/ (JSON lines with the reason); summary.json and
 report.html.
+
+A file that cannot be read is refused by name and counted, and the run goes on: the readers probe
+what they can before reading (sources.py); a file that only fails once its data is decoded (a
+Parquet file with a sound footer and broken pages) fails the job, and then every input file is
+read through alone, the ones that fail are refused, and the audit runs once more without them.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from pairedbus.errors import NoDataError
 from pairedbus.pipeline.prices import PriceTable
 from pairedbus.pipeline.read import read_estate
 from pairedbus.pipeline.report import render
+from pairedbus.pipeline.sources import is_spark_error, list_files, unreadable_in_full
 from pairedbus.pipeline.summary import AuditSummary
 from pairedbus.pipeline.transform import transform
 from pairedbus.pipeline.write import output_uri, summarise, write_tables, write_text
@@ -41,11 +47,41 @@ def run_audit(
     until: date | None = None,
     progress: Progress | None = None,
 ) -> AuditSummary:
+    options = dict(clients=clients, costs_dir=costs_dir, since=since, until=until, progress=progress)
+    try:
+        return _run(spark, inventory_dir, metrics_dir, out_dir, prices, **options)
+    except Exception as exc:
+        if not is_spark_error(exc):
+            raise
+        directories = {"inventory": inventory_dir, "metrics": metrics_dir, "costs": costs_dir}
+        unreadable: dict[str, str] = {}
+        for name, directory in directories.items():
+            if directory is not None:
+                unreadable.update(unreadable_in_full(spark, list_files(spark, directory, name)))
+        if not unreadable:
+            raise  # not a file's fault
+        return _run(spark, inventory_dir, metrics_dir, out_dir, prices, refuse=unreadable, **options)
+
+
+def _run(
+    spark: SparkSession,
+    inventory_dir: str,
+    metrics_dir: str,
+    out_dir: str,
+    prices: PriceTable,
+    *,
+    clients: int,
+    costs_dir: str | None,
+    since: date | None,
+    until: date | None,
+    progress: Progress | None,
+    refuse: dict[str, str] | None = None,
+) -> AuditSummary:
     stage = progress or (lambda _name: None)
     uri = output_uri(out_dir)
 
     stage("read")
-    estate = read_estate(spark, inventory_dir, metrics_dir, costs_dir, since=since, until=until)
+    estate = read_estate(spark, inventory_dir, metrics_dir, costs_dir, since=since, until=until, refuse=refuse)
     if not any(files.readable for name, files in estate.files.items() if name != "costs"):
         raise NoDataError(f"--inventory {inventory_dir}, --metrics {metrics_dir}: no readable input file")
 

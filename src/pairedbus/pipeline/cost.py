@@ -80,8 +80,9 @@ def estate_by_namespace(resources: DataFrame) -> DataFrame:
         F.max("sku_name").alias("sku_name"),
         F.max("sku_capacity").alias("sku_capacity"),
         # Distinct names: conflicting versions of one resource are kept (and reported) upstream.
-        F.count_distinct(F.when(F.coalesce(backlog, F.lit(False)), entity)).alias("backlog_queues"),
-        F.count_distinct(F.when(primary, F.concat_ws(":", "kind", "entity"))).alias("primary_entities"),
+        # Service Bus entity names are case-insensitive: `ORDERS` and `orders` are one queue.
+        F.count_distinct(F.when(F.coalesce(backlog, F.lit(False)), F.lower(entity))).alias("backlog_queues"),
+        F.count_distinct(F.when(primary, F.concat_ws(":", "kind", F.lower(entity)))).alias("primary_entities"),
     )
 
 

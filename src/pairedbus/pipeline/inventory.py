@@ -2,8 +2,13 @@
 
 Both the ARM shape and the flattened `az` shape become one normalised frame: `kind`, the
 `namespace` that holds the resource (lower case: namespace names are DNS labels), the `entity`
-name as the service shows it (`~` in ARM ids is `/` in the name, as for backlog queues) and one
-column per ARM camelCase property.
+name as the service shows it (`~` in ARM ids is `/` in the name, as for backlog queues), its
+`entity_key` (lower case: Service Bus entity names are case-insensitive, so `ORDERS` and `orders`
+are one queue) and one column per ARM camelCase property.
+
+A record is quarantined when any value has the wrong JSON type (a number where ARM has a string
+counts too). A record that carries a property both at the top level and under `properties` with
+different values becomes two versions of its resource: a listed conflict, each version judged.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.types import DataType, MapType, StringType, StructType
 
 from pairedbus import contract
 from pairedbus.pipeline import schemas
@@ -41,6 +47,8 @@ REASON_NO_ID = "record without `id`"
 REASON_BAD_ID = "`id` is not a Service Bus namespace, queue, topic or subscription resource id"
 REASON_NO_SKU = "namespace without `sku.name`"
 REASON_IMPOSSIBLE = "impossible value (a count or size below 1)"
+#: Where the type check records the fields of the wrong JSON type (quarantined as REASON_CORRUPT).
+WRONG_TYPES = "_wrong_types"
 #: Counts and sizes that are at least 1 on any real resource.
 POSITIVE_PROPERTIES = (
     "maxSizeInMegabytes",
@@ -57,16 +65,17 @@ COLUMNS = (
     "namespace",
     "namespace_display",
     "entity",
+    "entity_key",
     "location",
     "sku_name",
     "sku_capacity",
     "tags",
     *schemas.PROPERTY_TYPES,
 )
-#: The columns that say what a resource *is*: two records of one resource that differ here conflict.
-#: (The id and the displayed namespace name may differ in spelling: `~` or `/`, case.)
-IDENTITY = ("kind", "namespace", "entity")
-CONTENT = tuple(c for c in COLUMNS if c not in (SOURCE_FILE, "id", "namespace_display"))
+#: The columns that say which resource a record is; two records of one resource that differ in
+#: CONTENT conflict. (The id and the displayed names may differ in spelling: `~` or `/`, case.)
+IDENTITY = ("kind", "namespace", "entity_key")
+CONTENT = tuple(c for c in COLUMNS if c not in (SOURCE_FILE, "id", "namespace_display", "entity"))
 
 
 @dataclass(frozen=True)
@@ -80,17 +89,59 @@ class Inventory:
 def read_inventory(spark: SparkSession, source: str | InputFiles) -> Inventory:
     files = source if isinstance(source, InputFiles) else list_files(spark, source, "inventory")
     frames = []
-    raw = read_json(spark, files, schemas.INVENTORY)
+    raw = read_json(spark, files, schemas.INVENTORY_JSON)
     if raw is not None:
         # Spark refuses queries that reference only the corrupt-record column of a raw JSON read.
-        frames.append(raw.cache())
+        # Cached after the type check: strings take less memory in a cache than the variants read.
+        frames.append(strict_strings(raw).cache())
     flat = read_flat(spark, files, schemas.FLAT_INVENTORY)
     if flat is not None:
-        frames.append(nest_flat_inventory(flat))
+        frames.append(nest_flat_inventory(flat).withColumn(WRONG_TYPES, F.array().cast("array<string>")))
     combined = union_all(frames)
     if combined is None:
-        combined = spark.createDataFrame([], schemas.INVENTORY).withColumn(SOURCE_FILE, F.lit(None).cast("string"))
+        combined = (
+            spark.createDataFrame([], schemas.INVENTORY)
+            .withColumn(SOURCE_FILE, F.lit(None).cast("string"))
+            .withColumn(WRONG_TYPES, F.array().cast("array<string>"))
+        )
     return split_inventory(combined)
+
+
+def _wrong_json_type(value: Column) -> Column:
+    """A variant that holds a value (not JSON null) of a type other than string."""
+    return value.isNotNull() & ~F.is_variant_null(value) & (F.schema_of_variant(value) != F.lit("STRING"))
+
+
+def _as_string(value: Column) -> Column:
+    return F.when(F.schema_of_variant(value) == F.lit("STRING"), F.try_variant_get(value, "$", "string"))
+
+
+def strict_strings(raw: DataFrame) -> DataFrame:
+    """JSON records read with schemas.INVENTORY_JSON -> schemas.INVENTORY layout, the source file,
+    and WRONG_TYPES: the fields whose JSON value is not a string where ARM has one."""
+    wrong: list[Column] = []
+    fields: list[Column] = []
+
+    def convert(path: str, target: DataType) -> Column:
+        column = F.col(path)
+        if isinstance(target, StringType):
+            wrong.append(F.when(_wrong_json_type(column), F.lit(path)))
+            return _as_string(column)
+        if isinstance(target, MapType):
+            values = F.map_values(column)
+            wrong.append(F.when(F.exists(values, _wrong_json_type), F.lit(path)))
+            return F.transform_values(column, lambda _k, v: _as_string(v))
+        if isinstance(target, StructType):
+            parts = [convert(f"{path}.{f.name}", f.dataType).alias(f.name) for f in target.fields]
+            return F.when(column.isNotNull(), F.struct(*parts))
+        return column
+
+    for field in schemas.INVENTORY.fields:
+        if field.name == schemas.CORRUPT_RECORD:
+            fields.append(F.col(field.name))
+        else:
+            fields.append(convert(field.name, field.dataType).alias(field.name))
+    return raw.select(*fields, F.col(SOURCE_FILE), F.array_compact(F.array(*wrong)).alias(WRONG_TYPES))
 
 
 def nest_flat_inventory(flat: DataFrame) -> DataFrame:
@@ -146,30 +197,51 @@ def split_inventory(raw: DataFrame) -> Inventory:
     id_col = F.col("id")
     kind = _kind(id_col)
     namespace = F.regexp_extract(id_col, _NS, 1)
-    props = [F.coalesce(F.col(f"properties.{p}"), F.col(p)).alias(p) for p in schemas.PROPERTY_TYPES]
+    # A property both at the top level and under `properties`, with different values: two versions
+    # (0: `properties` first, 1: the top level first), so the conflict is listed, never merged.
+    disagree = F.greatest(
+        F.lit(False),
+        F.lit(False),
+        *[F.coalesce(F.col(f"properties.{p}") != F.col(p), F.lit(False)) for p in schemas.PROPERTY_TYPES],
+    )
+    props = [
+        F.when(F.col("_version") == 0, F.coalesce(F.col(f"properties.{p}"), F.col(p)))
+        .otherwise(F.coalesce(F.col(p), F.col(f"properties.{p}")))
+        .alias(p)
+        for p in schemas.PROPERTY_TYPES
+    ]
     reason = (
-        F.when(F.col(schemas.CORRUPT_RECORD).isNotNull(), F.lit(REASON_CORRUPT))
+        F.when(F.col(schemas.CORRUPT_RECORD).isNotNull() | (F.size(WRONG_TYPES) > 0), F.lit(REASON_CORRUPT))
         .when(id_col.isNull(), F.lit(REASON_NO_ID))
         .when(kind.isNull(), F.lit(REASON_BAD_ID))
         .when((kind == KIND_NAMESPACE) & F.col("sku.name").isNull(), F.lit(REASON_NO_SKU))
         .when(_impossible(), F.lit(REASON_IMPOSSIBLE))
     )
     checked = raw.withColumn("_reason", reason)
-    original = [c for c in raw.columns if c not in (schemas.CORRUPT_RECORD, SOURCE_FILE)]
+    original = [c for c in raw.columns if c not in (schemas.CORRUPT_RECORD, SOURCE_FILE, WRONG_TYPES)]
+    # The fields of the wrong type are named first (their values cannot be read as the type ARM has).
+    wrong = F.when(
+        F.size(WRONG_TYPES) > 0,
+        F.to_json(F.struct(F.col(WRONG_TYPES).alias("wrong_json_type"), *[F.col(c) for c in original])),
+    )
     quarantine = quarantine_rows(
         checked.where(F.col("_reason").isNotNull()),
         "inventory",
         F.col("_reason"),
-        F.coalesce(F.col(schemas.CORRUPT_RECORD), F.to_json(F.struct(*original))),
+        F.coalesce(F.col(schemas.CORRUPT_RECORD), wrong, F.to_json(F.struct(*original))),
     )
-    valid = checked.where(F.col("_reason").isNull())
+    valid = checked.where(F.col("_reason").isNull()).withColumn(
+        "_version", F.explode(F.when(disagree, F.array(F.lit(0), F.lit(1))).otherwise(F.array(F.lit(0))))
+    )
+    entity = _entity(kind, id_col)
     resources = valid.select(
         F.col(SOURCE_FILE),
         kind.alias("kind"),
         id_col,
         F.lower(namespace).alias("namespace"),
         namespace.alias("namespace_display"),
-        _entity(kind, id_col).alias("entity"),
+        entity.alias("entity"),
+        F.lower(entity).alias("entity_key"),
         F.col("location"),
         F.col("sku.name").alias("sku_name"),
         F.col("sku.capacity").alias("sku_capacity"),

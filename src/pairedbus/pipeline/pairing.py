@@ -71,7 +71,7 @@ def discover_pairs(resources: DataFrame) -> DataFrame:
     by_queues = (
         resources.where((F.col("kind") == KIND_QUEUE) & is_backlog_queue(entity))
         .groupBy(backlog_primary(entity).alias("primary"), F.col("namespace").alias("secondary"))
-        .agg(F.count_distinct(entity).alias("backlog_queues"))
+        .agg(F.count_distinct(F.lower(entity)).alias("backlog_queues"))
     )
     tagged = resources.where(
         (F.col("kind") == KIND_NAMESPACE) & F.col("tags").isNotNull() & F.col("tags")[contract.TAG_PAIR].isNotNull()

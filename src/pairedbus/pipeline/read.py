@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
 
@@ -30,12 +31,19 @@ def read_estate(
     *,
     since: date | None = None,
     until: date | None = None,
+    refuse: Mapping[str, str] | None = None,
 ) -> Estate:
-    """Every input file read or refused; metric rows limited to [since, until] (UTC days)."""
-    files = {
-        "inventory": list_files(spark, inventory_dir, "inventory"),
-        "metrics": list_files(spark, metrics_dir, "metrics"),
-    }
+    """Every input file read or refused; metric rows limited to [since, until] (UTC days).
+    `refuse`: files already found unreadable (by URI, with the reason), refused before reading."""
+    refuse = refuse or {}
+
+    def listed(directory: str, name: str) -> InputFiles:
+        found = list_files(spark, directory, name)
+        for uri in [u for paths in found.by_format.values() for u in paths if u in refuse]:
+            found.refuse(uri, refuse[uri])
+        return found
+
+    files = {"inventory": listed(inventory_dir, "inventory"), "metrics": listed(metrics_dir, "metrics")}
     inventory = read_inventory(spark, files["inventory"])
     metrics = read_metrics(spark, files["metrics"])
     rows = metrics.rows
@@ -48,5 +56,5 @@ def read_estate(
     if costs_dir is not None:
         from pairedbus.pipeline.focus import read_focus
 
-        charges, charges_quarantine, files["costs"] = read_focus(spark, costs_dir)
+        charges, charges_quarantine, files["costs"] = read_focus(spark, listed(costs_dir, "costs"))
     return Estate(inventory, metrics, files, charges, charges_quarantine)

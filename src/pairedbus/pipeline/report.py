@@ -81,19 +81,19 @@ def pairing_breakdown(pairing: Sequence[Mapping[str, Any]]) -> Any:
 
 
 def estimate_vs_actual(attribution: Sequence[Mapping[str, Any]]) -> Any:
-    """Per pair, over the days covered: the estimate (without pings) and the bill, side by side."""
+    """Per pair, over the days covered: the estimate (without pings) and the bill in USD, side by
+    side (bills in other currencies are in the table below, never added to these bars)."""
     import plotly.graph_objects as go
 
-    pairs = sorted({r["pair"] for r in attribution})
+    usd = [r for r in attribution if r["estimate_usd"] is not None]
+    pairs = sorted({r["pair"] for r in usd})
     figure = go.Figure()
     for column, label in (
         ("estimate_usd", "estimate"),
-        ("actual_billed_usd", "billed"),
-        ("actual_effective_usd", "effective (amortised)"),
+        ("actual_billed", "billed"),
+        ("actual_effective", "effective (amortised)"),
     ):
-        figure.add_bar(
-            name=label, x=pairs, y=[sum(r[column] or 0.0 for r in attribution if r["pair"] == p) for p in pairs]
-        )
+        figure.add_bar(name=label, x=pairs, y=[sum(r[column] or 0.0 for r in usd if r["pair"] == p) for p in pairs])
     figure.update_layout(LAYOUT, title="Estimate vs actual per pair, days covered (USD)", barmode="group")
     return figure
 
@@ -187,7 +187,13 @@ def render(summary: AuditSummary, written: Written) -> str:
         charts.append(("Cost per namespace", _figure_html(cost_per_namespace(written.cost), "chart-namespaces")))
     chart_html = "\n".join(f"<h2>{escape(title)}</h2>\n{html}" for title, html in charts)
 
-    actual = "" if s.actual_pairing_cost_usd is None else f", billed <b>{s.actual_pairing_cost_usd:.2f} USD</b>"
+    actual = ""
+    if s.actual_pairing_cost_usd is not None:
+        bills = "; ".join(
+            f"billed <b>{b.billed:.2f} {escape(c)}</b>, effective (amortised) <b>{b.effective:.2f} {escape(c)}</b>"
+            for c, b in sorted(s.bills.items())
+        )
+        actual = f". The bills for the pairs say: {bills or 'nothing in the days covered'}"
     refused = _table(["file", "reason"], sorted(s.files_refused.items()), left=2) if s.files_refused else "<p>None.</p>"
     attribution = ""
     if written.attribution is not None:
@@ -204,8 +210,8 @@ def render(summary: AuditSummary, written: Written) -> str:
 <script>{get_plotlyjs()}</script></head>
 <body>
 <h1>Estate audit</h1>
-<p>{s.pairs} pairs over {s.days} days: pairing costs <b>{s.pairing_cost_usd:.2f} USD</b>{actual}, about
-<b>{s.pairing_monthly_projection_usd:.2f} USD a month</b>. The whole estate ({s.namespaces} namespaces,
+<p>{s.pairs} pairs over {s.days} days: pairing is estimated at <b>{s.pairing_cost_usd:.2f} USD</b> (list prices),
+about <b>{s.pairing_monthly_projection_usd:.2f} USD a month</b>{actual}. The whole estate ({s.namespaces} namespaces,
 {s.entities} entities) is estimated at {s.estimated_cost_usd:.2f} USD; <b>{s.violations} violations</b>.</p>
 <p class="muted">Prices: {escape(s.prices_source)} as of {escape(s.prices_as_of)}. Ping estimate assumes
 {s.clients} client(s) per primary entity.

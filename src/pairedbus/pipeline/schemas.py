@@ -18,6 +18,7 @@ from pyspark.sql.types import (
     StructField,
     StructType,
     TimestampType,
+    VariantType,
 )
 
 CORRUPT_RECORD = "_corrupt_record"
@@ -74,6 +75,24 @@ INVENTORY = StructType(
         *[StructField(name, dtype) for name, dtype in PROPERTY_TYPES.items()],
         StructField(CORRUPT_RECORD, StringType()),
     ]
+)
+
+
+def _strings_as_variants(dtype: DataType) -> DataType:
+    if isinstance(dtype, StringType):
+        return VariantType()
+    if isinstance(dtype, StructType):
+        return StructType([StructField(f.name, _strings_as_variants(f.dataType)) for f in dtype.fields])
+    if isinstance(dtype, MapType):
+        return MapType(dtype.keyType, _strings_as_variants(dtype.valueType))
+    return dtype
+
+
+#: INVENTORY as the JSON reader takes it: every string a variant. Spark's JSON reader turns any
+#: value into a string field's text (`"lockDuration": 60` reads as "60", an object as its JSON), so
+#: strings are read as variants and their JSON type checked (inventory.strict_strings).
+INVENTORY_JSON = StructType(
+    [f if f.name == CORRUPT_RECORD else StructField(f.name, _strings_as_variants(f.dataType)) for f in INVENTORY.fields]
 )
 
 #: The flat layout of inventory CSV and Parquet files: the `az` shape with the SKU spelled out.

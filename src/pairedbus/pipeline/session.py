@@ -28,18 +28,22 @@ def build_session(
     app_name: str = APP_NAME,
     conf: dict[str, str] | None = None,
     progress: bool = False,
+    quiet: bool = True,
 ) -> SparkSession:
     """`master` wins; otherwise spark-submit's (it starts the JVM and sets PYSPARK_GATEWAY_PORT);
     otherwise local[*]. Local runs get fewer shuffle partitions (the default 200 is for clusters)
     and no UI. Every run uses UTC, so that a metric's day is the same wherever the job runs;
-    `progress` turns on Spark's console stage progress bar."""
+    `progress` turns on Spark's console stage progress bar. `quiet` (the default) keeps Spark's own
+    log off: a failing task logs its Java stack at ERROR, and the audit reports what failed in one
+    line instead (a file it cannot read is refused by name); `pairedbus --debug audit` shows it."""
+    level = "OFF" if quiet else "ERROR"
     under_submit = "PYSPARK_GATEWAY_PORT" in os.environ
     builder = (
         SparkSession.builder.appName(app_name)
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.adaptive.enabled", "true")
         .config("spark.ui.showConsoleProgress", str(progress).lower())
-        .config("spark.log.level", "ERROR")
+        .config("spark.log.level", level)
     )
     if master is None and not under_submit:
         master = DEFAULT_MASTER
@@ -71,7 +75,7 @@ def build_session(
     for key, value in (conf or {}).items():  # the caller's settings win
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
+    spark.sparkContext.setLogLevel(level)
     return spark
 
 

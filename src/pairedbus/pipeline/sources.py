@@ -11,6 +11,12 @@ Names starting with `.` or `_` are Hadoop's markers and checksums (`_SUCCESS`, `
 passed over, as Spark itself does. Any other file is *refused*: it appears by name in the summary.
 JSON is read in PERMISSIVE mode: a malformed record fills the corrupt-record column instead of
 failing the job, so it can be quarantined with its reason.
+
+A file that cannot be read at all (a Parquet file without its footer, a gzip stream that does not
+decompress, a file the reader cannot open) is refused by name too, and the audit goes on: local
+files are probed before Spark reads them (`probe_local`: Parquet's `PAR1` magic at both ends, as
+the Parquet format specifies, and the whole gzip stream), and a Parquet or CSV file Spark cannot
+open is refused when its read fails (`read_flat`).
 """
 
 from __future__ import annotations
@@ -49,6 +55,11 @@ SUFFIXES: Mapping[str, str] = {
 }
 REFUSED_UNKNOWN = "not JSON, JSON Lines, CSV or Parquet (by its suffix)"
 REFUSED_GZIP_CASE = "gzip with an upper-case suffix: Hadoop picks the codec by `.gz` exactly; rename it"
+REFUSED_NOT_PARQUET = "unreadable: not a Parquet file (no PAR1 magic at its start and end)"
+REFUSED_BAD_GZIP = "unreadable: the gzip stream does not decompress"
+REFUSED_UNREADABLE = "unreadable"
+#: Parquet files start and end with these 4 bytes (https://parquet.apache.org/docs/file-format/).
+PARQUET_MAGIC = b"PAR1"
 
 
 def file_format(name: str) -> str | None:
@@ -84,6 +95,13 @@ class InputFiles:
         else:
             self.by_format.setdefault(fmt, []).append(uri)
 
+    def refuse(self, uri: str, reason: str) -> None:
+        """Take a listed file out of the read: it is counted among the refused, with the reason."""
+        for paths in self.by_format.values():
+            if uri in paths:
+                paths.remove(uri)
+        self.refused[uri] = reason
+
 
 def _is_local(path: str) -> bool:
     return "://" not in path or path.startswith("file:")
@@ -101,21 +119,106 @@ def check_input_dir(path: str, flag: str) -> None:
         raise UserError(f"{flag} {path}: not a directory (expected a directory of JSON, CSV or Parquet files)")
 
 
-def list_local(directory: str, input_name: str) -> InputFiles:
-    """Every file under a local directory, recursively, sorted (before Spark starts)."""
+def list_local(directory: str, input_name: str, *, probe: bool = False) -> InputFiles:
+    """Every file under a local directory, recursively, sorted (before Spark starts); with `probe`,
+    the files that cannot be read are refused (`probe_local`)."""
     files = InputFiles(input_name)
     root = _local_path(directory)
     for parent, dirs, names in sorted(os.walk(root)):
         dirs[:] = sorted(d for d in dirs if not is_marker(d))
         for name in sorted(names):
             files.add(str((Path(parent) / name).resolve()), name)
+    if probe:
+        probe_local(files)
     return files
+
+
+def unreadable_reason(path: Path, fmt: str) -> str | None:
+    """Why a local file cannot be read as `fmt`, or None when it looks readable. Cheap: the Parquet
+    magic (8 bytes), and the gzip stream read through once (gzip checks its CRC at the end)."""
+    import gzip
+    import zlib
+
+    try:
+        if fmt == FORMAT_PARQUET:
+            size = path.stat().st_size
+            with path.open("rb") as handle:
+                head = handle.read(len(PARQUET_MAGIC))
+                handle.seek(max(size - len(PARQUET_MAGIC), 0))
+                tail = handle.read(len(PARQUET_MAGIC))
+            # Magic, footer length (4 bytes), magic: 12 bytes is the smallest a Parquet file can be.
+            if size < 3 * len(PARQUET_MAGIC) or head != PARQUET_MAGIC or tail != PARQUET_MAGIC:
+                return REFUSED_NOT_PARQUET
+        elif path.name.endswith(".gz"):
+            with gzip.open(path, "rb") as handle:
+                while handle.read(1 << 20):
+                    pass
+        else:
+            with path.open("rb") as handle:
+                handle.read(1)
+    except (OSError, EOFError, zlib.error) as exc:
+        if path.name.endswith(".gz") and not isinstance(exc, PermissionError):
+            return REFUSED_BAD_GZIP
+        return f"{REFUSED_UNREADABLE}: {type(exc).__name__}: {exc}"
+    return None
+
+
+def probe_local(files: InputFiles) -> None:
+    """Refuse, by name, every local file of `files` that cannot be read (`unreadable_reason`)."""
+    for fmt, paths in list(files.by_format.items()):
+        for uri in list(paths):
+            if not _is_local(uri):
+                continue
+            reason = unreadable_reason(_local_path(uri), fmt)
+            if reason is not None:
+                files.refuse(uri, reason)
+
+
+def first_line(exc: BaseException) -> str:
+    """One line of an error's message, without the JVM's stack: Py4J's errors start with "An error
+    occurred while calling oNN.x." and carry the Java exception and its stack after it."""
+    lines = [line.strip().removeprefix(": ").strip() for line in str(exc).splitlines()]
+    useful = [
+        line
+        for line in lines
+        if line and not line.startswith(("An error occurred while calling", "at ", "JVM stacktrace", "..."))
+    ]
+    return (useful[0] if useful else type(exc).__name__)[:300]
+
+
+def is_spark_error(exc: BaseException) -> bool:
+    """An error raised by Spark or through Py4J (its message carries the JVM's stack)."""
+    return any(cls.__module__.startswith(("pyspark", "py4j")) for cls in type(exc).__mro__)
+
+
+def unreadable_in_full(spark: SparkSession, files: InputFiles) -> dict[str, str]:
+    """The files of `files` that fail when read through to the end, each alone, with the reason.
+
+    The recovery pass after a job failed: the probes before the read catch what a header, a footer
+    or a gzip stream shows; a Parquet file whose footer is sound but whose pages are not only fails
+    when its data is decoded, in the middle of the job."""
+    from pyspark.sql import functions as F
+
+    bad: dict[str, str] = {}
+    for fmt, paths in files.by_format.items():
+        for path in paths:
+            try:
+                if fmt == FORMAT_PARQUET:
+                    frame = spark.read.parquet(path)
+                    frame.agg(F.sum(F.hash(*[F.col(f"`{c}`") for c in frame.columns]))).collect()
+                else:  # text formats: every byte read (and decompressed) once
+                    spark.read.text(path).agg(F.sum(F.length("value"))).collect()
+            except Exception as exc:  # Spark raises its own and Py4J's types alike
+                if not is_spark_error(exc):
+                    raise
+                bad[path] = f"{REFUSED_UNREADABLE}: {first_line(exc)}"
+    return bad
 
 
 def list_files(spark: SparkSession, directory: str, input_name: str) -> InputFiles:
     """Every file under `directory`: the local file system directly, any other URI through Hadoop."""
     if _is_local(directory):
-        return list_local(directory, input_name)
+        return list_local(directory, input_name, probe=True)
     jvm = spark._jvm
     path = jvm.org.apache.hadoop.fs.Path(directory)
     fs = path.getFileSystem(spark._jsc.hadoopConfiguration())
@@ -156,13 +259,17 @@ def read_flat(spark: SparkSession, files: InputFiles, columns: Mapping[str, Data
 
     frames: list[DataFrame] = []
     # CSV files are read one by one: Spark takes the header of the first file for all of them,
-    # and files of one input may order (or name) their columns differently.
-    reads: list[DataFrame] = [
-        spark.read.option("header", "true").option("escape", '"').option("mode", "PERMISSIVE").csv(path)
-        for path in files.by_format.get(FORMAT_CSV, [])
-    ]
-    if files.by_format.get(FORMAT_PARQUET):
-        reads.append(spark.read.option("mergeSchema", "true").parquet(*files.by_format[FORMAT_PARQUET]))
+    # and files of one input may order (or name) their columns differently. Each read opens the
+    # file (the header, the Parquet footers): a file it cannot open is refused, not fatal.
+    reads: list[DataFrame] = []
+    for path in list(files.by_format.get(FORMAT_CSV, [])):
+        try:
+            reads.append(
+                spark.read.option("header", "true").option("escape", '"').option("mode", "PERMISSIVE").csv(path)
+            )
+        except Exception as exc:  # Spark raises its own and Py4J's types alike
+            files.refuse(path, f"{REFUSED_UNREADABLE}: {first_line(exc)}")
+    reads.extend(read_parquet(spark, files))
     for raw in reads:
         # RFC 4180 quoting above (a quote inside a field is doubled), as Cost Management writes it.
         present = {c.lower(): c for c in raw.columns}
@@ -185,6 +292,26 @@ def read_flat(spark: SparkSession, files: InputFiles, columns: Mapping[str, Data
             )
         )
     return union_all(frames)
+
+
+def read_parquet(spark: SparkSession, files: InputFiles) -> list[DataFrame]:
+    """All Parquet files of `files`, in one read when it succeeds; otherwise each file is opened
+    alone (files whose schemas cannot merge are read apart) and the ones that fail are refused."""
+    paths = list(files.by_format.get(FORMAT_PARQUET, []))
+    if not paths:
+        return []
+    reader = spark.read.option("mergeSchema", "true")
+    try:
+        return [reader.parquet(*paths)]
+    except Exception:  # which file failed is found below
+        pass
+    frames: list[DataFrame] = []
+    for path in paths:
+        try:
+            frames.append(reader.parquet(path))
+        except Exception as exc:  # Spark raises its own and Py4J's types alike
+            files.refuse(path, f"{REFUSED_UNREADABLE}: {first_line(exc)}")
+    return frames
 
 
 def union_all(frames: list[DataFrame]) -> DataFrame | None:

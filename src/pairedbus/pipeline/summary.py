@@ -7,6 +7,15 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 
+class Bills(BaseModel):
+    """What the FOCUS exports say for the pairs in one billing currency, over the days covered."""
+
+    #: `BilledCost`: what the invoice says (a reservation bought up front bills nothing per day).
+    billed: float
+    #: `EffectiveCost`: amortised, after reservations and discounts: what the pairs really cost.
+    effective: float
+
+
 class AuditSummary(BaseModel):
     namespaces: int
     entities: int
@@ -19,14 +28,18 @@ class AuditSummary(BaseModel):
     #: What pairing adds, over the days covered, and its monthly projection (all pairs).
     pairing_cost_usd: float
     pairing_monthly_projection_usd: float
-    #: From the FOCUS exports (--costs), what the bill says for the pairs over the same days.
+    #: From the FOCUS exports (--costs): the pairs' effective (amortised) cost in USD over the same
+    #: days; `bills` has every currency, billed and effective.
     actual_pairing_cost_usd: float | None = None
+    #: Per billing currency (ISO 4217), billed and effective: never a sum across currencies.
+    bills: dict[str, Bills] = Field(default_factory=dict)
     violations_by_rule: dict[str, int]
     quarantined_by_reason: dict[str, int]
     #: Per input: files read, by format; files refused, by name, with the reason.
     files_read: dict[str, dict[str, int]] = Field(default_factory=dict)
     files_refused: dict[str, str] = Field(default_factory=dict)
-    #: Identical copies dropped, per input (metrics: data points; inventory: resource records).
+    #: Identical copies dropped, per input (metrics: data points; inventory: resource records;
+    #: costs: charge rows).
     duplicates_dropped: dict[str, int] = Field(default_factory=dict)
     #: Resources with versions that differ (every version kept and judged by the rules).
     conflicting_resources: int = 0
@@ -38,12 +51,21 @@ class AuditSummary(BaseModel):
     until: str | None = None
     out: str
 
+    def bills_text(self) -> str:
+        """Per currency: `billed 4.50 USD, effective (amortised) 75.77 USD`; `; ` between currencies."""
+        return "; ".join(
+            f"billed {b.billed:.2f} {currency}, effective (amortised) {b.effective:.2f} {currency}"
+            for currency, b in sorted(self.bills.items())
+        )
+
     def line(self) -> str:
-        actual = "" if self.actual_pairing_cost_usd is None else f" (bills: {self.actual_pairing_cost_usd:.2f} USD effective)"
+        bills = ""
+        if self.actual_pairing_cost_usd is not None:
+            bills = f"; bills for the pairs: {self.bills_text() or 'none in the days covered'}"
         return (
             f"audit: {self.namespaces} namespaces, {self.pairs} pairs, {self.entities} entities, "
             f"{self.violations} violations, {self.quarantined} quarantined, "
             f"{sum(self.duplicates_dropped.values())} duplicates dropped, {len(self.files_refused)} files refused, "
-            f"{self.days} days; pairing costs {self.pairing_cost_usd:.2f} USD{actual}, "
-            f"~{self.pairing_monthly_projection_usd:.2f} USD a month -> {self.out}"
+            f"{self.days} days; estimated cost of pairing {self.pairing_cost_usd:.2f} USD "
+            f"(~{self.pairing_monthly_projection_usd:.2f} USD a month){bills} -> {self.out}"
         )

@@ -35,6 +35,7 @@ def conflicting_resources(resources: DataFrame) -> DataFrame:
     return (
         resources.groupBy(*IDENTITY)
         .agg(
+            F.min("entity").alias("entity"),
             F.count(F.lit(1)).alias("versions"),
             F.array_sort(F.collect_list(content)).alias("contents"),
             F.array_join(F.array_sort(F.collect_set(SOURCE_FILE)), " ").alias("source_files"),
@@ -55,7 +56,7 @@ def transform(spark: SparkSession, estate: Estate, prices: PriceTable, *, client
     if estate.charges is not None:
         from pairedbus.pipeline.focus import attribute
 
-        attribution = attribute(estate.charges, pairs, resources, pairing)
+        attribution = attribute(estate.charges, pairs, resources, pairing, estimate_currency=prices.currency)
     quarantine = union_all(
         [estate.inventory.quarantine, estate.metrics.quarantine, rejected]
         + ([estate.charges_quarantine] if estate.charges_quarantine is not None else [])

@@ -3,21 +3,37 @@
 The inventory is small next to the metrics, so its rows come to the driver and go through the
 rule functions there: one implementation of every rule, whether it runs in a Pulumi preview or
 over an estate. A record a rule cannot read is quarantined, never a crash.
+
+A pair's backlog set is judged as the policy pack and `drift` judge it: against the count the pair
+was deployed with, which the component records on the secondary namespace as the tag
+`pairedbus-backlog-queue-count` (extras beyond it allowed, a missing index below it mandatory).
+A secondary without the tag (deployed before it existed, or by other tools) falls back to what
+exists: the number of distinct indices present stands in for the count, so a gap below the highest
+index is reported, *advisory*, because the audit cannot tell a gap from an allowed extra (five
+requested and `/7` present looks like a gap at 5 and 6). A tag that is not a whole number >= 1 is
+reported and treated as absent.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql.types import StringType, StructField, StructType
 
-from pairedbus import contract
+from pairedbus import contract, rules
 from pairedbus.pipeline import schemas
 from pairedbus.pipeline.inventory import KIND_NAMESPACE, KIND_QUEUE, KIND_TOPIC
+
+#: Rule name of the finding a malformed backlog-count tag gives.
+BACKLOG_COUNT_TAG_RULE = "backlog-queue-count-tag"
+NO_COUNT_TAG_NOTE = (
+    f" (advisory: no {contract.TAG_BACKLOG_QUEUE_COUNT} tag on the secondary, so the count is inferred from the"
+    " queues present and a gap may be an allowed extra)"
+)
 
 VIOLATION_COLUMNS = ("namespace", "entity", "rule", "property", "expected", "actual", "severity")
 VIOLATIONS = StructType([StructField(c, StringType()) for c in (*VIOLATION_COLUMNS, "message")])
@@ -64,6 +80,21 @@ def namespace_mapping(row: Mapping[str, Any]) -> dict[str, Any]:
     return mapping
 
 
+def backlog_count(tags: Mapping[str, Any] | None) -> tuple[int | None, str | None]:
+    """(count, problem): the secondary's `pairedbus-backlog-queue-count` tag as a count; None and why
+    when the tag is there but not a whole number >= 1 (absent: None, None)."""
+    value = (tags or {}).get(contract.TAG_BACKLOG_QUEUE_COUNT)
+    if value is None:
+        # Tag names are case-insensitive in Azure (ARM keeps the case it was given).
+        value = next((v for k, v in (tags or {}).items() if k.lower() == contract.TAG_BACKLOG_QUEUE_COUNT), None)
+    if value is None:
+        return None, None
+    text = str(value).strip()
+    if text.isascii() and text.isdigit() and int(text) >= 1:
+        return int(text), None
+    return None, f"tag {contract.TAG_BACKLOG_QUEUE_COUNT}={value!r} is not a whole number >= 1: count inferred"
+
+
 def _checks(kind: str, entity: str) -> list[tuple[str, Callable[..., list[Any]], dict[str, Any]]]:
     from pairedbus import rules
 
@@ -82,6 +113,7 @@ def evaluate(rows: Iterable[Mapping[str, Any]]) -> tuple[list[tuple[str, ...]], 
 
     rows = list(rows)
     namespaces = {r["namespace"]: namespace_mapping(r) for r in rows if r["kind"] == KIND_NAMESPACE}
+    counts = {r["namespace"]: backlog_count(r.get("tags")) for r in rows if r["kind"] == KIND_NAMESPACE}
     seen: set[tuple[str, str, str, str]] = set()
     out: list[tuple[str, ...]] = []
     rejected: list[Rejected] = []
@@ -110,19 +142,27 @@ def evaluate(rows: Iterable[Mapping[str, Any]]) -> tuple[list[tuple[str, ...]], 
 
     # Estate-wide checks: each secondary's backlog queues against their primary, and Standard's
     # quota of partitioned entities per namespace.
-    backlog_sets: dict[tuple[str, str], list[str]] = {}
+    backlog_sets: dict[tuple[str, str], dict[str, str]] = {}
     entities_by_ns: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         if row["kind"] in (KIND_QUEUE, KIND_TOPIC):
             entities_by_ns.setdefault(row["namespace"], []).append(entity_properties(row))
             parsed = contract.parse_backlog_queue_name(row["entity"]) if row["kind"] == KIND_QUEUE else None
             if parsed is not None:
-                backlog_sets.setdefault((row["namespace"], parsed[0].lower()), []).append(row["entity"])
+                # One name per queue: Service Bus names are case-insensitive (`ORDERS` is `orders`).
+                backlog_sets.setdefault((row["namespace"], parsed[0].lower()), {}).setdefault(
+                    row["entity"].lower(), row["entity"]
+                )
     for (secondary, primary), names in sorted(backlog_sets.items()):
         if secondary not in namespaces:
             continue
         primary_ns = namespaces.get(primary, {"name": primary})
-        add(namespaces[secondary]["name"], rules.check_pair(primary_ns, namespaces[secondary], sorted(names)))
+        count, problem = counts.get(secondary, (None, None))
+        display = namespaces[secondary]["name"]
+        if problem is not None:
+            add(display, [_count_tag_finding(display, problem)])
+        findings = rules.check_pair(primary_ns, namespaces[secondary], sorted(names.values()), count=count)
+        add(display, findings if count is not None else [_inferred(f) for f in findings])
     for key, entities in sorted(entities_by_ns.items()):
         if key in namespaces:
             add(namespaces[key]["name"], rules.check_partitioned_entity_limit(namespaces[key], entities))
@@ -145,6 +185,27 @@ def evaluate(rows: Iterable[Mapping[str, Any]]) -> tuple[list[tuple[str, ...]], 
                 continue
             add(display, findings)
     return out, rejected
+
+
+def _inferred(finding: Any) -> Any:
+    """A missing-index finding judged without the configured count: advisory, saying why."""
+    missing = finding.rule == rules.BACKLOG_QUEUE_SET and finding.actual is None and " missing: " in finding.message
+    if not missing:
+        return finding
+    return replace(finding, severity=rules.ADVISORY, message=finding.message + NO_COUNT_TAG_NOTE)
+
+
+def _count_tag_finding(namespace: str, problem: str) -> Any:
+    return rules.Finding(
+        rule=BACKLOG_COUNT_TAG_RULE,
+        entity=namespace,
+        namespace=namespace,
+        property=f"tags.{contract.TAG_BACKLOG_QUEUE_COUNT}",
+        expected="a whole number >= 1",
+        actual=problem,
+        severity=rules.ADVISORY,
+        message=f"secondary {namespace}: {problem}",
+    )
 
 
 def violations_frame(spark: SparkSession, resources: DataFrame) -> tuple[DataFrame, DataFrame]:

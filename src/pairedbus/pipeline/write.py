@@ -22,7 +22,7 @@ from pairedbus.pipeline.inventory import KIND_NAMESPACE
 from pairedbus.pipeline.pairing import PAIRING_COLUMNS
 from pairedbus.pipeline.prices import PriceTable
 from pairedbus.pipeline.read import Estate
-from pairedbus.pipeline.summary import AuditSummary
+from pairedbus.pipeline.summary import AuditSummary, Bills
 from pairedbus.pipeline.transform import Tables
 from pairedbus.pipeline.violations import VIOLATION_COLUMNS
 
@@ -97,7 +97,9 @@ def write_tables(spark: SparkSession, tables: Tables, uri: str) -> Written:
     pairing = write_table(spark, tables.pairing, uri, "pairing", PAIRING_COLUMNS, ("pair", "primary", "date"))
     attribution = None
     if tables.attribution is not None:
-        attribution = write_table(spark, tables.attribution, uri, "attribution", ATTRIBUTION_COLUMNS, ("pair", "date"))
+        attribution = write_table(
+            spark, tables.attribution, uri, "attribution", ATTRIBUTION_COLUMNS, ("pair", "date", "currency")
+        )
     conflicts = [
         {**r.asDict(), "differing": " ".join(differing(r["contents"]))}
         for r in tables.conflicts.orderBy(*CONFLICT_COLUMNS[:3]).collect()
@@ -106,6 +108,17 @@ def write_tables(spark: SparkSession, tables: Tables, uri: str) -> Written:
         spark, f"{uri}/conflicts.csv", csv_text(CONFLICT_COLUMNS, [[c[k] for k in CONFLICT_COLUMNS] for c in conflicts])
     )
     return Written(violations, cost, pairing, attribution, conflicts)
+
+
+def bills_by_currency(attribution: Sequence[dict[str, Any]]) -> dict[str, Bills]:
+    """Billed and effective per billing currency over the attribution rows: never across currencies."""
+    sums: dict[str, list[float]] = {}
+    for row in attribution:
+        if row["currency"] is None:
+            continue  # a pair-day without any bill
+        billed, effective = sums.setdefault(row["currency"], [0.0, 0.0])
+        sums[row["currency"]] = [billed + (row["actual_billed"] or 0.0), effective + (row["actual_effective"] or 0.0)]
+    return {c: Bills(billed=round(b, 2), effective=round(e, 2)) for c, (b, e) in sorted(sums.items())}
 
 
 def summarise(
@@ -125,7 +138,7 @@ def summarise(
     by_reason = {r["reason"]: r["count"] for r in quarantined.groupBy("reason").count().collect()}
     counts = tables.resources.agg(
         F.count_distinct(
-            F.when(F.col("kind") != KIND_NAMESPACE, F.concat_ws(":", "kind", "namespace", "entity"))
+            F.when(F.col("kind") != KIND_NAMESPACE, F.concat_ws(":", "kind", "namespace", F.lower("entity")))
         ).alias("entities"),
         F.count_distinct(F.when(F.col("kind") == KIND_NAMESPACE, F.col("namespace"))).alias("namespaces"),
         F.sum("duplicates").alias("duplicates"),
@@ -143,9 +156,13 @@ def summarise(
         name: {fmt: len(paths) for fmt, paths in sorted(files.by_format.items())}
         for name, files in estate.files.items()
     }
-    actual = None
+    actual, bills = None, {}
     if written.attribution is not None:
-        actual = round(sum(a["actual_effective_usd"] or 0.0 for a in written.attribution), 2)
+        bills = bills_by_currency(written.attribution)
+        actual = bills["USD"].effective if "USD" in bills else 0.0
+    duplicates = {"inventory": int(counts["duplicates"] or 0), "metrics": int(metric_duplicates or 0)}
+    if estate.charges is not None:
+        duplicates["costs"] = int(estate.charges.agg(F.sum("duplicates")).first()[0] or 0)
     return AuditSummary(
         # The cost table has every namespace of the inventory and of the metrics, when any day is covered.
         namespaces=len({r["namespace"] for r in cost}) if cost else counts["namespaces"],
@@ -158,11 +175,12 @@ def summarise(
         pairing_cost_usd=round(sum(p["total_usd"] for p in written.pairing), 2),
         pairing_monthly_projection_usd=round(sum(projections.values()), 2),
         actual_pairing_cost_usd=actual,
+        bills=bills,
         violations_by_rule=dict(sorted(by_rule.items())),
         quarantined_by_reason=dict(sorted(by_reason.items())),
         files_read=read,
         files_refused=dict(sorted(refused.items())),
-        duplicates_dropped={"inventory": int(counts["duplicates"] or 0), "metrics": int(metric_duplicates or 0)},
+        duplicates_dropped=duplicates,
         conflicting_resources=len(written.conflicts),
         namespaces_without_price=sorted({r["namespace"] for r in cost if r["estimated_cost_usd"] is None}),
         prices_source=prices.source,
