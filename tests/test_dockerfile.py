@@ -222,7 +222,7 @@ from pairedbus import cli
 
 cli.build_parser()
 import azure.identity.aio
-import pairedbus.syphon.service
+import pairedbus.service.syphon_process
 from pairedbus.syphon import Syphon, SyphonFaulted
 import azure.mgmt.servicebus.aio  # the syphon lists backlog queues through ARM in Azure
 

@@ -86,7 +86,7 @@ def test_the_walk_found_the_runtime(child: dict[str, object]) -> None:
         "pairedbus.receive",
         "pairedbus.sender.sender",
         "pairedbus.syphon.syphon",
-        "pairedbus.syphon.service",
+        "pairedbus.service.syphon_process",
         "pairedbus.service.health_server",
         "pairedbus.testing.world",
         "pairedbus.cli",

@@ -5,6 +5,7 @@ module against the new SDK, then update `SDK_VERSION_CHECKED`."""
 from __future__ import annotations
 
 import ast
+import asyncio
 import inspect
 import textwrap
 from datetime import UTC, datetime
@@ -12,6 +13,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 import azure.servicebus
+import pytest
 from azure.servicebus import ServiceBusMessage, ServiceBusMessageBatch, ServiceBusReceivedMessage
 from azure.servicebus._pyamqp._encode import encode_payload
 from azure.servicebus._transport._pyamqp_transport import PyamqpTransport
@@ -25,6 +27,7 @@ from azure.servicebus.exceptions import (
 from azure.servicebus.management import QueueRuntimeProperties, SubscriptionRuntimeProperties, TopicRuntimeProperties
 
 from pairedbus import sdk
+from tests.test_layering import private_reads
 
 
 def _wire(raw: AmqpAnnotatedMessage) -> bytes:
@@ -233,20 +236,13 @@ def test_runtime_properties_are_built_from_the_generated_descriptions() -> None:
 
 
 def _private_sdk_imports(tree: ast.AST) -> list[str]:
-    """`azure.servicebus` modules or names with a private part (`_x`) that `tree` imports."""
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            modules = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            modules = [f"{node.module}.{alias.name}" for alias in node.names]
-        else:
-            continue
-        for module in modules:
-            parts = module.split(".")
-            if parts[:2] == ["azure", "servicebus"] and any(p.startswith("_") for p in parts[2:]):
-                found.append(f"line {node.lineno}: {module}")
-    return found
+    """`azure.servicebus` modules or names with a private part (`_x`) that `tree` imports (the
+    package-wide walker of `tests/test_layering.py`, narrowed to azure-servicebus imports)."""
+    return [
+        f"line {read.line}: {read.name}"
+        for read in private_reads(tree)
+        if read.kind == "import" and read.name.startswith("azure.servicebus.")
+    ]
 
 
 def test_only_the_sdk_module_imports_private_azure_servicebus_modules() -> None:
@@ -316,3 +312,38 @@ def test_the_private_fields_the_fakes_subclasses_set_are_the_sdks() -> None:
         assert fields <= sdk_names, (type(real).__name__, sorted(fields - sdk_names))  # the SDK renamed one
         overridden = _fake_private_names(fake) & sdk_names
         assert overridden == fields, (fake.__name__, sorted(overridden ^ fields))  # list a new override in sdk.py
+
+
+# --- Pulumi's private names (an extra of the package; installed where these tests run) ------------
+
+
+def test_the_installed_pulumi_sdks_are_the_ones_this_module_was_checked_against() -> None:
+    assert (version("pulumi"), version("pulumi-policy")) == (
+        sdk.PULUMI_VERSION_CHECKED,
+        sdk.PULUMI_POLICY_VERSION_CHECKED,
+    )
+
+
+def test_pulumi_sync_await_runs_a_coroutine_to_its_result_from_synchronous_code() -> None:
+    async def answer() -> int:
+        await asyncio.sleep(0)
+        return 42
+
+    assert sdk.pulumi_sync_await(answer()) == 42
+
+
+def test_a_secret_is_recognised_by_pulumis_wire_signature() -> None:
+    # The engine's wire constants (pulumi/sdk/go/common/resource/sig): the signature key, a secret's
+    # signature, and (last) a resource reference's, which is no secret.
+    wire_secret = {"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", "value": "hunter2"}
+    assert sdk.is_pulumi_secret(wire_secret)
+    assert not sdk.is_pulumi_secret({"value": "hunter2"})
+    assert not sdk.is_pulumi_secret({"4dabf18193072939515e22adb298388d": "5cf8f73096256a8f31e491e813e4eb8e"})
+
+
+@pytest.mark.parametrize("args_class", ["ResourceValidationArgs", "StackValidationArgs"])
+def test_not_applicable_raises_the_class_the_gate_skips(args_class: str) -> None:
+    import pulumi_policy
+
+    with pytest.raises(sdk.policy_not_applicable_error()):
+        getattr(pulumi_policy, args_class).not_applicable(None, "a Standard namespace")

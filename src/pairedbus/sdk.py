@@ -1,4 +1,4 @@
-"""The one place that reads private attributes of azure-servicebus.
+"""The one place that reads private attributes of azure-servicebus (and, at the end, of Pulumi).
 
 Checked against azure-servicebus 7.15.0 (`SDK_VERSION_CHECKED`). Each name below is private to the
 SDK and may change in any release; `tests/test_sdk.py` fails when one of them no longer exists or
@@ -6,6 +6,10 @@ behaves as relied on here, so an SDK upgrade is noticed before the runtime misbe
 else in the runtime uses the SDK's public surface. The fake (`pairedbus.testing`) reads the SDK's
 internals only through this module too (the second group below): it imitates what the SDK does
 with them (encodes, decodes, sizes, builds runtime properties), so it cannot use the public surface.
+
+Three private names of Pulumi's Python SDK and policy SDK are read here too (the last group below),
+checked against `PULUMI_VERSION_CHECKED` / `PULUMI_POLICY_VERSION_CHECKED`. Pulumi is an extra the
+runtime does not install, so each is imported inside the function that reads it.
 
 One reading of azure-mgmt-servicebus's generated models (the ARM field names) is here too, checked
 against `MGMT_SDK_VERSION_CHECKED`.
@@ -18,8 +22,8 @@ imported inside the function that needs them.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from azure.servicebus import ServiceBusMessage, ServiceBusMessageBatch
 from azure.servicebus._common._connection_string_parser import parse_connection_string
@@ -44,9 +48,14 @@ if TYPE_CHECKING:
         TopicRuntimeProperties,
     )
 
+T = TypeVar("T")
+
 SDK_VERSION_CHECKED: Final = "7.15.0"
 #: The azure-mgmt-servicebus release `rest_names` was checked against.
 MGMT_SDK_VERSION_CHECKED: Final = "10.0.0"
+#: The pulumi and pulumi-policy releases the Pulumi group below was checked against.
+PULUMI_VERSION_CHECKED: Final = "3.272.0"
+PULUMI_POLICY_VERSION_CHECKED: Final = "1.21.0"
 
 #: Message-annotation keys the service routes by (bytes, as the SDK encodes them).
 ANNOTATION_PARTITION_KEY: Final[bytes] = _X_OPT_PARTITION_KEY
@@ -69,6 +78,8 @@ __all__ = [
     "ANNOTATION_SEQUENCE_NUMBER",
     "MESSAGE_BATCH_FIELDS",
     "MGMT_SDK_VERSION_CHECKED",
+    "PULUMI_POLICY_VERSION_CHECKED",
+    "PULUMI_VERSION_CHECKED",
     "RECEIVED_MESSAGE_FIELDS",
     "SDK_VERSION_CHECKED",
     "SESSION_FIELDS",
@@ -82,10 +93,13 @@ __all__ = [
     "decode_message",
     "encode_message",
     "encoded_size",
+    "is_pulumi_secret",
     "is_retryable",
     "legacy_message",
     "message_count_details",
     "parse_connection_string",
+    "policy_not_applicable_error",
+    "pulumi_sync_await",
     "queue_runtime_properties",
     "raw_amqp_message",
     "rest_names",
@@ -315,3 +329,40 @@ def rest_names(model: type) -> dict[str, str]:
     (`_attr_to_rest_field`, each field's `_rest_name`), which it fills on first construction."""
     model()
     return {attr: field._rest_name for attr, field in model._attr_to_rest_field.items()}  # type: ignore[attr-defined]
+
+
+# --- Pulumi (an extra: imported inside each function) --------------------------------------------
+
+
+def pulumi_sync_await(awaitable: Awaitable[T]) -> T:
+    """Run `awaitable` to completion on Pulumi's own event loop, from synchronous code.
+
+    Private name: `pulumi.runtime.sync_await._sync_await`. Why: the offline plan runs a Pulumi program
+    in-process under mocks, outside the CLI and its language host; the program's outputs resolve on
+    the loop Pulumi keeps for the process, and `_sync_await` is the SDK's own way to drive that loop
+    from synchronous code (its public `pulumi.runtime.test` wraps the same call)."""
+    from pulumi.runtime.sync_await import _sync_await
+
+    return _sync_await(awaitable)
+
+
+def is_pulumi_secret(value: Mapping[Any, Any]) -> bool:
+    """Whether a plain resolved value is Pulumi's wire form of a secret (a map carrying the secret signature).
+
+    Private names: `pulumi.runtime.rpc._special_sig_key` and `_special_secret_sig`. Why: a mock
+    provider's inputs arrive serialised, with secrets still wrapped; the plan masks them, and the
+    signature that marks them is only defined privately in the SDK (it is the engine's wire constant)."""
+    from pulumi.runtime import rpc
+
+    return bool(value.get(rpc._special_sig_key) == rpc._special_secret_sig)
+
+
+def policy_not_applicable_error() -> type[Exception]:
+    """The exception a CrossGuard policy raises through `args.not_applicable()`.
+
+    Private name: `pulumi_policy.policy._NotApplicableError`. Why: the offline gate runs the pack's
+    validators itself, outside the policy analyzer, and must skip a policy that declared itself not
+    applicable the way the analyzer does; the SDK raises this class and exports no public name for it."""
+    from pulumi_policy.policy import _NotApplicableError
+
+    return _NotApplicableError

@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from pairedbus import contract
-from pairedbus.iac.plan.model import Plan
 from pairedbus.iac.plan.render import render
+from pairedbus.plans.model import Plan
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "python-program"
 

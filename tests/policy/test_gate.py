@@ -7,7 +7,7 @@ from pulumi_policy import PolicyResource
 
 from pairedbus import contract
 from pairedbus.errors import UserError
-from pairedbus.iac.plan.model import Plan, PlannedResource
+from pairedbus.plans.model import Plan, PlannedResource
 from pairedbus.policy.gate import (
     Violation,
     evaluate_plan,

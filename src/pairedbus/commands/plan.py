@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     project = PulumiProject.find(args.project_dir)
     baseline = load_baseline(args.baseline) if args.baseline else None
     if baseline is not None and not args.baseline_any_stack:
-        from pairedbus.iac.plan.state import check_same_stack
+        from pairedbus.plans.state import check_same_stack
 
         check_same_stack(baseline, project=project.name, stack=args.stack, path=args.baseline)
     policy_config = load_policy_config(args.policy_config) if args.policy_config else None
@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USER
     policy_config = merge_policy_config(stack_policy_settings(config), policy_config)
     if baseline is not None:
-        from pairedbus.iac.plan.urns import engine_plan
+        from pairedbus.plans.urns import engine_plan
 
         # Against a baseline, URNs as the engine makes them: a state export holds those.
         plan = engine_plan(plan)

@@ -55,7 +55,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def _run(args: argparse.Namespace) -> int:
-    from pairedbus.syphon.service import options_from, run_service
+    from pairedbus.commands.syphon_options import options_from
+    from pairedbus.service.syphon_process import run_service
 
     options = options_from(
         primary=args.primary,

@@ -19,7 +19,7 @@ from typing import Any
 
 from pairedbus.iac.plan.engine_checks import EngineRefusal
 from pairedbus.iac.plan.mocks import FAKE_CLIENT_ID, FAKE_OBJECT_ID, FAKE_SUBSCRIPTION_ID, FAKE_TENANT_ID, PlanMocks
-from pairedbus.iac.plan.model import Plan, PlannedResource
+from pairedbus.plans.model import Plan, PlannedResource
 
 __all__ = [
     "FAKE_CLIENT_ID",

@@ -7,7 +7,7 @@ from typing import Any
 
 
 def __getattr__(name: str) -> Any:
-    # Lazy: `pairedbus.iac.plan.baseline` needs no pulumi_policy (and its gRPC) import.
+    # Lazy: `pairedbus.plans.baseline` needs no pulumi_policy (and its gRPC) import.
     if name == "POLICIES":
         from pairedbus.policy.pack import POLICIES
 

@@ -29,14 +29,16 @@ from pulumi_policy import (
     StackValidationArgs,
     StackValidationPolicy,
 )
-from pulumi_policy.policy import _NotApplicableError
 from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
 
 from pairedbus.errors import UserError
-from pairedbus.iac.plan.baseline import BaselineChange
-from pairedbus.iac.plan.model import Plan, PlannedResource
+from pairedbus.plans.baseline import BaselineChange
+from pairedbus.plans.model import Plan, PlannedResource
+from pairedbus.sdk import policy_not_applicable_error
 
 PolicyConfig = Mapping[str, Any]
+#: What `args.not_applicable()` raises inside a policy (a private class of pulumi-policy, read in `sdk`).
+NOT_APPLICABLE = policy_not_applicable_error()
 #: Change lines printed before "... and K more", as every problem list of the CLI (`commands.output.MAX_PROBLEMS`).
 MAX_CHANGE_LINES = 20
 
@@ -221,7 +223,7 @@ def evaluate_plan(
                     _run(policy.validate(args, reporter(policy, level, planned.urn)))
                 except UnknownValueError as exc:
                     diagnose_unknown(policy, planned.urn, exc)
-                except _NotApplicableError:
+                except NOT_APPLICABLE:
                     continue
         elif isinstance(policy, StackValidationPolicy):
             args = StackValidationArgs(stack_resources, settings)
@@ -229,7 +231,7 @@ def evaluate_plan(
                 _run(policy.validate(args, reporter(policy, level, None)))
             except UnknownValueError as exc:
                 diagnose_unknown(policy, None, exc)
-            except _NotApplicableError:
+            except NOT_APPLICABLE:
                 continue
     return violations
 
@@ -258,7 +260,7 @@ def format_violations(violations: Sequence[Violation]) -> list[str]:
 
 @dataclass(frozen=True)
 class GateResult:
-    """Violations of the pack and changes against a baseline (`iac.plan.baseline`); exit 1 on a
+    """Violations of the pack and changes against a baseline (`plans.baseline`); exit 1 on a
     mandatory violation, or on a replacement, deletion or lowered protection whose kind was not
     allowed. Retained resources are reported and never fail."""
 
@@ -282,7 +284,7 @@ class GateResult:
         return 1 if has_mandatory(self.violations) or self.blocked() else 0
 
     def _change_line(self, change: BaselineChange) -> str:
-        from pairedbus.iac.plan.baseline import FLAGS
+        from pairedbus.plans.baseline import FLAGS
 
         if not change.blocking:
             return f"{change.kind}ed: {change.message}"
@@ -324,8 +326,8 @@ class GateResult:
 
 def load_baseline(path: str | Path) -> Plan:
     """A plan written by `pairedbus plan --json`, or a state written by `pulumi stack export`
-    (`pairedbus.iac.plan.state`); a malformed one is a one-line `UserError` naming `--baseline`."""
-    from pairedbus.iac.plan.state import read_baseline
+    (`pairedbus.plans.state`); a malformed one is a one-line `UserError` naming `--baseline`."""
+    from pairedbus.plans.state import read_baseline
 
     return read_baseline(path)
 
@@ -339,7 +341,7 @@ def run_gate(
     allow_unprotect: bool = False,
     config: PolicyConfig | None = None,
 ) -> GateResult:
-    from pairedbus.iac.plan.baseline import compare_plans
+    from pairedbus.plans.baseline import compare_plans
 
     changes = compare_plans(baseline, plan) if baseline is not None else []
     allowed = {

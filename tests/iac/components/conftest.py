@@ -9,8 +9,8 @@ from typing import Any
 import pulumi
 import pytest
 
-from pairedbus.iac.plan.model import Plan, PlannedResource
 from pairedbus.iac.plan.render import render
+from pairedbus.plans.model import Plan, PlannedResource
 
 Build = Callable[[], None]
 

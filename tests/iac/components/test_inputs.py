@@ -22,9 +22,9 @@ from pulumi_azure_native import resources
 from pairedbus import contract
 from pairedbus.iac import PairedNamespace
 from pairedbus.iac.config import StackConfigError
-from pairedbus.iac.plan.model import Plan
 from pairedbus.iac.plan.project import PulumiProject
 from pairedbus.iac.plan.render import PlanMocks, RecordingMonitor, _without_dead_work, render
+from pairedbus.plans.model import Plan
 from tests.iac.components.test_paired_namespace import ARGS, REPO
 
 #: What an output must never become in a registered input: the old stand-in, or anything of ours standing in.

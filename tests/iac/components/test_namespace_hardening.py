@@ -10,8 +10,8 @@ import pulumi
 
 from pairedbus import contract
 from pairedbus.iac import PairedNamespace
-from pairedbus.iac.plan.model import Plan
 from pairedbus.iac.plan.render import render
+from pairedbus.plans.model import Plan
 from tests.iac.components.test_paired_namespace import ARGS
 
 SUBSCRIPTION = "/subscriptions/6f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f"

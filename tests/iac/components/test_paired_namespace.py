@@ -15,9 +15,9 @@ from pairedbus import contract
 from pairedbus.iac import PairedNamespace, PairedNamespaceArgs
 from pairedbus.iac.config import StackConfigError, config_from_pulumi_settings, parse_stack_config
 from pairedbus.iac.config.args import args_from_stack_config, stack_config_from_args
-from pairedbus.iac.plan.model import Plan
 from pairedbus.iac.plan.project import PulumiProject
 from pairedbus.iac.plan.render import PlanMocks, RecordingMonitor, _render, _without_dead_work, render
+from pairedbus.plans.model import Plan
 from tests.iac.components.conftest import render_config
 
 REPO = Path(__file__).resolve().parents[3]

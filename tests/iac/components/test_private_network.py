@@ -11,7 +11,7 @@ import pytest
 from pairedbus import contract
 from pairedbus.iac.components.paired_namespace import PairedNamespace
 from pairedbus.iac.config import StackConfigError, parse_stack_config
-from pairedbus.iac.plan.model import Plan
+from pairedbus.plans.model import Plan
 from tests.iac.components.conftest import render_config
 from tests.iac.conftest import NETWORK
 

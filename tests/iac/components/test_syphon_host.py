@@ -10,8 +10,8 @@ import pytest
 from pairedbus import contract
 from pairedbus.iac.components import syphon_host
 from pairedbus.iac.components.syphon_host import SyphonHost, SyphonHostArgs
-from pairedbus.iac.plan.model import Plan, PlannedResource
 from pairedbus.iac.plan.render import FAKE_SUBSCRIPTION_ID, render
+from pairedbus.plans.model import Plan, PlannedResource
 from pairedbus.service.endpoints import (
     DEFAULT_PORT,
     ENV_AZURE_CLIENT_ID,
@@ -282,7 +282,11 @@ def test_the_scale_rule_regex_matches_exactly_the_backlog_queues() -> None:
     import re
 
     pattern = re.compile(keda_scale_rule_metadata("contoso", "contoso-backlog")["queueName"])
-    for name in ["contoso/x-servicebus-transfer/0", "contoso/x-servicebus-transfer/9", "contoso/x-servicebus-transfer/123"]:
+    for name in [
+        "contoso/x-servicebus-transfer/0",
+        "contoso/x-servicebus-transfer/9",
+        "contoso/x-servicebus-transfer/123",
+    ]:
         assert pattern.fullmatch(name), name
     for name in [
         "contoso/x-servicebus-transfer/01",

@@ -46,7 +46,7 @@ from pulumi.runtime import rpc
 from pairedbus import contract
 from pairedbus.iac.plan import PulumiProject
 from pairedbus.iac.plan import render as render_module
-from pairedbus.iac.plan.model import Plan
+from pairedbus.plans.model import Plan
 from tests.iac.conformance.arm import (
     Definition,
     Limit,

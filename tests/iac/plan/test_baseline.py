@@ -7,8 +7,8 @@ import pytest
 
 from pairedbus import contract
 from pairedbus.iac.plan import PulumiProject, render_stack
-from pairedbus.iac.plan.baseline import compare_plans, find_replacements
-from pairedbus.iac.plan.model import Plan, PlannedResource
+from pairedbus.plans.baseline import compare_plans, find_replacements
+from pairedbus.plans.model import Plan, PlannedResource
 from pairedbus.policy.gate import run_gate
 from tests.iac.names import program_name
 

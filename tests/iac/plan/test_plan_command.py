@@ -12,7 +12,7 @@ import yaml
 from pairedbus import contract
 from pairedbus.cli import main
 from pairedbus.iac.plan import PulumiProject, render_stack
-from pairedbus.iac.plan.model import Plan
+from pairedbus.plans.model import Plan
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -119,7 +119,9 @@ def test_secure_values_are_masked_not_decrypted(project_copy: Path) -> None:
     assert settings["azure-native:clientSecret"] == "[secret]"
 
 
-def test_baseline_catches_a_partitioning_flip_unless_replacement_is_allowed(project_copy: Path, tmp_path: Path, capsys) -> None:
+def test_baseline_catches_a_partitioning_flip_unless_replacement_is_allowed(
+    project_copy: Path, tmp_path: Path, capsys
+) -> None:
     baseline = tmp_path / "baseline.json"
     assert main(["plan", "dev", "--project-dir", str(project_copy), "--json", str(baseline)]) == 0
     path = project_copy / "stacks" / "Pulumi.dev.yaml"
@@ -131,7 +133,9 @@ def test_baseline_catches_a_partitioning_flip_unless_replacement_is_allowed(proj
     assert main(["plan", "dev", "--project-dir", str(project_copy), "--baseline", str(baseline)]) == 1
     out = capsys.readouterr().out
     assert "invoices" in out and "enablePartitioning" in out
-    assert main(["plan", "dev", "--project-dir", str(project_copy), "--baseline", str(baseline), "--allow-replace"]) == 0
+    assert (
+        main(["plan", "dev", "--project-dir", str(project_copy), "--baseline", str(baseline), "--allow-replace"]) == 0
+    )
 
 
 def test_plan_json_carries_the_gate_verdict(tmp_path: Path) -> None:

@@ -13,11 +13,11 @@ import pytest
 from pairedbus import contract
 from pairedbus.cli import main
 from pairedbus.iac.plan import PulumiProject, render_stack
-from pairedbus.iac.plan.baseline import compare_plans
-from pairedbus.iac.plan.model import Plan, PlannedResource
 from pairedbus.iac.plan.operations import operations
-from pairedbus.iac.plan.state import read_baseline
-from pairedbus.iac.plan.urns import engine_plan
+from pairedbus.plans.baseline import compare_plans
+from pairedbus.plans.model import Plan, PlannedResource
+from pairedbus.plans.state import read_baseline
+from pairedbus.plans.urns import engine_plan
 from pairedbus.policy.gate import run_gate
 from tests.iac.plan.state_export import deployment_from_plan
 
@@ -414,7 +414,7 @@ def test_five_thousand_deleted_queues_print_twenty_lines_and_counts(tmp_path: Pa
 def _render_with_alias_specs(stack: str) -> Plan:
     """The stack's render with each registration's alias specs recorded (`alias_spec_json`)."""
     from pairedbus.iac.plan.render import PlanMocks, RecordingMonitor, _render, _without_dead_work
-    from pairedbus.iac.plan.urns import alias_spec_json
+    from pairedbus.plans.urns import alias_spec_json
 
     class SpecRecordingMonitor(RecordingMonitor):
         def __init__(self) -> None:

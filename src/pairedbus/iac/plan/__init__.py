@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from pairedbus.iac.config import StackConfig, config_from_pulumi_settings, parse_stack_config
-from pairedbus.iac.plan.model import Plan, PlannedResource
 from pairedbus.iac.plan.project import PulumiProject
+from pairedbus.plans.model import Plan, PlannedResource
 
 __all__ = ["Plan", "PlannedResource", "PulumiProject", "render_stack"]
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pairedbus.iac.plan.baseline import CREATE_ONLY
-from pairedbus.iac.plan.model import Plan, PlannedResource
-from pairedbus.iac.plan.urns import engine_plan, match_old
+from pairedbus.plans.baseline import CREATE_ONLY
+from pairedbus.plans.model import Plan, PlannedResource
+from pairedbus.plans.urns import engine_plan, match_old
 from pairedbus.rules.namespace import normalise_region
 
 

@@ -26,7 +26,6 @@ from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc, settings
 from pulumi.runtime.settings import get_project, get_stack
 from pulumi.runtime.stack import run_pulumi_func
-from pulumi.runtime.sync_await import _sync_await
 
 from pairedbus.iac.plan.engine_checks import AliasSpec, EngineLedger, EngineRefusal, Registration
 from pairedbus.iac.plan.mocks import (  # noqa: F401 - PlanMocks and its fake ids are read from here too
@@ -36,8 +35,9 @@ from pairedbus.iac.plan.mocks import (  # noqa: F401 - PlanMocks and its fake id
     FAKE_TENANT_ID,
     PlanMocks,
 )
-from pairedbus.iac.plan.model import Plan, PlannedResource
-from pairedbus.iac.plan.urns import alias_spec_json
+from pairedbus.plans.model import Plan, PlannedResource
+from pairedbus.plans.urns import alias_spec_json
+from pairedbus.sdk import is_pulumi_secret, pulumi_sync_await
 
 __all__ = ["EngineRefusal", "PlanMocks", "RecordingMonitor", "render"]
 
@@ -125,7 +125,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
 def _plain(value: Any) -> Any:
     """Unknowns become None and secrets are masked, so the plan is plain JSON."""
     if isinstance(value, Mapping):
-        if value.get(rpc._special_sig_key) == rpc._special_secret_sig:
+        if is_pulumi_secret(value):
             return "[secret]"
         return {k: _plain(v) for k, v in value.items() if k != "__provider"}
     if isinstance(value, list | tuple):
@@ -209,7 +209,7 @@ def _render(
         monitor.recorder, project=project, stack=stack, preview=preview, monitor=monitor, logger=log.logger
     )
     try:
-        _sync_await(run_pulumi_func(program))
+        pulumi_sync_await(run_pulumi_func(program))
         root = settings.get_root_resource()
         outputs = _resolve_outputs(getattr(root, "outputs", {}) or {})
     finally:
@@ -266,6 +266,6 @@ def _resolve_outputs(outputs: Mapping[str, Any]) -> dict[str, Any]:
     resolved: dict[str, Any] = {}
     for key, value in outputs.items():
         output = pulumi.Output.from_input(value)
-        known = _sync_await(output.is_known())
-        resolved[key] = _plain(_sync_await(output.future())) if known else None
+        known = pulumi_sync_await(output.is_known())
+        resolved[key] = _plain(pulumi_sync_await(output.future())) if known else None
     return resolved

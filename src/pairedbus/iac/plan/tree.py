@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from rich.text import Text
 from rich.tree import Tree
 
-from pairedbus.iac.plan.model import Plan, PlannedResource
+from pairedbus.plans.model import Plan, PlannedResource
 
 #: The settings a reviewer looks at first, in the order they are shown; at most MAX_SETTINGS.
 _KEY_SETTINGS = (
@@ -95,7 +95,9 @@ def _label(resource: PlannedResource, operation: str | None) -> Text:
     return label
 
 
-def plan_tree(plan: Plan, operations: Mapping[str, str] | None = None, deleted: tuple[PlannedResource, ...] = ()) -> Tree:
+def plan_tree(
+    plan: Plan, operations: Mapping[str, str] | None = None, deleted: tuple[PlannedResource, ...] = ()
+) -> Tree:
     """The stack's resources under their components; `operations` maps URN -> create, update,
     replace, delete or same; `deleted` are baseline resources the plan no longer has."""
     resources = (*plan.resources, *deleted)

@@ -1,4 +1,4 @@
-"""The syphon service: health, metrics, JSON logs, graceful stop and faults, over a real HTTP server."""
+"""The syphon's process (`pairedbus.service.syphon_process`): health, metrics, JSON logs, graceful stop and faults, over a real HTTP server."""
 
 from __future__ import annotations
 
@@ -19,29 +19,23 @@ import pytest
 from azure.servicebus import ServiceBusMessage
 from prometheus_client.parser import text_string_to_metric_families
 
-from pairedbus import cli, contract
+from pairedbus import contract
 from pairedbus.errors import UserError
+from pairedbus.service import syphon_process as syphon_service
 from pairedbus.service.endpoints import (
     ENV_AZURE_CLIENT_ID,
-    ENV_LOG_LEVEL,
-    ENV_PRIMARY,
-    ENV_SECONDARY,
-    ENV_SECONDARY_RESOURCE_ID,
 )
 from pairedbus.service.logs import configure_json_logging
-from pairedbus.syphon import Syphon, SyphonFaulted, SyphonStats
-from pairedbus.syphon import service as syphon_service
-from pairedbus.syphon.service import (
+from pairedbus.service.syphon_process import (
     EXIT_FAILED,
     EXIT_STOPPED,
     ServiceOptions,
     SyphonService,
-    options_from,
     serve,
 )
+from pairedbus.syphon import Syphon, SyphonFaulted, SyphonStats
 from pairedbus.testing.world import ServiceBusWorld
-
-from . import helpers
+from tests.syphon import helpers
 
 PRIMARY = "contoso.servicebus.windows.net"
 SECONDARY = "contoso-dr.servicebus.windows.net"
@@ -312,68 +306,6 @@ async def test_every_log_line_is_one_json_object_with_time_level_logger_message(
     assert stopped["moved"] == 1
 
 
-# --- Options and flags ------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("flags", "names"),
-    [
-        ({"primary": "sb://contoso.servicebus.windows.net"}, "--primary"),
-        ({"primary": "contoso"}, "--primary"),
-        ({"primary": "contoso.servicebus.windows.net:5671"}, "--primary"),
-        ({"primary": "contoso.servicebus.windows.net/queue"}, "--primary"),
-        ({"primary": "1contoso.servicebus.windows.net"}, "--primary"),
-        ({"secondary": "dr.servicebus.windows.net"}, "--secondary"),
-        ({"secondary": PRIMARY.upper()}, "--secondary"),
-        ({"port": "http"}, "--port"),
-        ({"port": "70000"}, "--port"),
-        ({"log_level": "verbose"}, "--log-level"),
-    ],
-)
-def test_bad_flags_are_one_line_user_errors_naming_the_flag(flags: dict[str, str], names: str) -> None:
-    args = {"primary": PRIMARY, "secondary": SECONDARY, "port": None, "log_level": None, "host": "0.0.0.0", **flags}
-    with pytest.raises(UserError) as error:
-        options_from(**args, env={})
-    message = str(error.value)
-    assert message.startswith(f"{names}: expected ")
-    assert "\n" not in message
-
-
-def test_missing_namespace_names_both_the_flag_and_its_environment_variable() -> None:
-    with pytest.raises(UserError, match=rf"^--primary \(or {ENV_PRIMARY}\): expected .* got nothing$"):
-        options_from(primary=None, secondary=SECONDARY, port=None, log_level=None, host="0.0.0.0", env={})
-
-
-def test_environment_supplies_what_the_flags_do_not() -> None:
-    env = {ENV_PRIMARY: PRIMARY, ENV_SECONDARY: SECONDARY, ENV_LOG_LEVEL: "debug"}
-    options = options_from(primary=None, secondary=None, port=None, log_level=None, host="0.0.0.0", env=env)
-    assert options == ServiceOptions(primary=PRIMARY, secondary=SECONDARY, port=8080, log_level="DEBUG")
-
-
-def test_a_bad_environment_value_is_reported_under_the_variable_name() -> None:
-    env = {ENV_PRIMARY: "https://contoso.servicebus.windows.net/", ENV_SECONDARY: SECONDARY}
-    with pytest.raises(UserError, match=rf"^{ENV_PRIMARY}: expected "):
-        options_from(primary=None, secondary=None, port=None, log_level=None, host="0.0.0.0", env=env)
-
-
-def test_flags_win_over_the_environment() -> None:
-    env = {ENV_PRIMARY: "other-primary.servicebus.windows.net", ENV_SECONDARY: SECONDARY}
-    options = options_from(primary=PRIMARY, secondary=None, port="0", log_level=None, host="127.0.0.1", env=env)
-    assert (options.primary, options.port) == (PRIMARY, 0)
-
-
-def test_cli_prints_a_bad_flag_as_one_line_and_exits_2(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.delenv(ENV_PRIMARY, raising=False)
-    monkeypatch.delenv(ENV_SECONDARY, raising=False)
-    monkeypatch.setattr(cli, "COMMAND_MODULES", ("syphon",))  # other commands' imports are not under test
-    assert cli.main(["syphon", "--primary", "sb://contoso", "--secondary", SECONDARY]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1
-    assert err.startswith("pairedbus: error: --primary: expected a fully qualified namespace")
-
-
 def test_credential_uses_the_user_assigned_identity_named_by_azure_client_id(
     monkeypatch: pytest.MonkeyPatch, mocker: Any
 ) -> None:
@@ -414,7 +346,8 @@ class FakePair:
 
 
 @pytest.fixture
-def fake_pair(world: ServiceBusWorld) -> FakePair:
+def fake_pair(servicebus_world: ServiceBusWorld) -> FakePair:
+    world = servicebus_world
     world.namespace(helpers.PRIMARY).create_queue("orders")
     helpers.create_backlog_queues(world, 2)
     return FakePair(world)
@@ -449,26 +382,6 @@ async def test_service_exits_non_zero_when_a_namespace_connection_faults(fake_pa
     fake_pair.made[0].report_fault("secondary", "faulted")
     assert await asyncio.wait_for(task, WAIT) == EXIT_FAILED
     assert not service.healthy()
-
-
-def test_the_secondary_arm_id_comes_from_the_environment_the_host_sets() -> None:
-    arm_id = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.ServiceBus/namespaces/contoso-dr"
-    env = {ENV_PRIMARY: PRIMARY, ENV_SECONDARY: SECONDARY, ENV_SECONDARY_RESOURCE_ID: arm_id}
-    options = options_from(primary=None, secondary=None, port=None, log_level=None, host="0.0.0.0", env=env)
-    assert options.secondary_resource_id == arm_id
-
-
-def test_a_malformed_secondary_arm_id_is_a_one_line_error() -> None:
-    with pytest.raises(UserError, match=r"^--secondary-resource-id: expected /subscriptions/"):
-        options_from(
-            primary=PRIMARY,
-            secondary=SECONDARY,
-            port=None,
-            log_level=None,
-            host="0.0.0.0",
-            env={},
-            secondary_resource_id="contoso-dr",
-        )
 
 
 # --- liveness and readiness ------------------------------------------------------------------

@@ -21,7 +21,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from pairedbus.iac.plan.model import Plan, PlannedResource
+from pairedbus.plans.model import Plan, PlannedResource
 
 ROOT_STACK_TYPE: Final = "pulumi:pulumi:Stack"
 

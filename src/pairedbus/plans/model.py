@@ -31,7 +31,7 @@ class PlannedResource:
     #: The registration's alias specs as the engine receives them (`pulumirpc.Alias`), in JSON:
     #: `{"urn": ...}` or any of `name`, `type`, `stack`, `project`, `parentUrn`, `noParent`
     #: (`urns.alias_spec_json`). The baseline comparison resolves them into previous URNs the way the
-    #: engine does (`pairedbus.iac.plan.urns`); empty when the render did not record them.
+    #: engine does (`pairedbus.plans.urns`); empty when the render did not record them.
     alias_specs: tuple[dict[str, Any], ...] = ()
 
     def to_json(self) -> dict[str, Any]:

@@ -20,7 +20,7 @@ rejects, or replace); the names in an entity's ARM path (namespace, entity, reso
 namespace's location or Premium partition count force a new resource. A logical-name change
 (new URN, same entity) is a delete plus a create as well, unless the program adds an alias.
 
-Resources are paired as the engine pairs them (`pairedbus.iac.plan.urns.match_old`): both plans in
+Resources are paired as the engine pairs them (`pairedbus.plans.urns.match_old`): both plans in
 the engine's URN form, each current resource with the baseline resource of its URN or, failing
 that, of one of its aliases, resolved from the current plan's registrations. A rename an alias
 covers is the same resource, not a change.
@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from pairedbus import contract
-from pairedbus.iac.plan.model import Plan, PlannedResource
-from pairedbus.iac.plan.urns import engine_plan, match_old
+from pairedbus.plans.model import Plan, PlannedResource
+from pairedbus.plans.urns import engine_plan, match_old
 from pairedbus.rules.namespace import normalise_region
 
 #: Create-only inputs per resource type (ARM camelCase).

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from pairedbus.errors import UserError
-from pairedbus.iac.plan.model import Plan, PlannedResource
-from pairedbus.iac.plan.urns import ROOT_STACK_TYPE, parse_urn
+from pairedbus.plans.model import Plan, PlannedResource
+from pairedbus.plans.urns import ROOT_STACK_TYPE, parse_urn
 
 #: The deployment version `pulumi stack export` writes (apitype.DeploymentSchemaVersionCurrent).
 DEPLOYMENT_VERSION: Final = 3

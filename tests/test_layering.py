@@ -1,0 +1,217 @@
+"""The package's layering, read from its source by AST: the syphon library never imports its host
+(`service/`), the policy pack never imports the infrastructure (`iac/`), and private names of Pulumi
+or azure-servicebus are read only in `sdk.py`, the one module checked against each SDK release."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+import pairedbus
+
+PACKAGE = Path(pairedbus.__file__).parent
+SDK_MODULE = PACKAGE / "sdk.py"
+#: (importer, imported): no module under the first may import one under the second.
+FORBIDDEN = (
+    ("pairedbus.syphon", "pairedbus.service"),
+    ("pairedbus.policy", "pairedbus.iac"),
+)
+#: Top-level modules whose private names only `sdk.py` reads ("pulumi" covers pulumi_policy and
+#: the providers too).
+PRIVATE_ROOTS = ("azure.servicebus", "pulumi")
+
+
+def _under(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def _sdk_root(name: str) -> str | None:
+    for root in PRIVATE_ROOTS:
+        if _under(name, root) or (root == "pulumi" and name.partition(".")[0].startswith("pulumi_")):
+            return root
+    return None
+
+
+def _private(part: str) -> bool:
+    return part.startswith("_") and not (part.startswith("__") and part.endswith("__"))
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported(tree: ast.AST, module: str, *, is_package: bool = False) -> Iterator[tuple[int, str]]:
+    """(line, absolute dotted name) of every import in `tree`, relative ones resolved against `module`;
+    `from a import b` yields both `a` and `a.b` (b may be a module)."""
+    package = module if is_package else module.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join([*anchor, base] if base else anchor)
+            yield node.lineno, base
+            for alias in node.names:
+                yield node.lineno, f"{base}.{alias.name}"
+
+
+def layer_violations(tree: ast.AST, module: str, *, is_package: bool = False) -> list[str]:
+    """One line per import statement of `module` that crosses a `FORBIDDEN` boundary."""
+    hits: dict[int, str] = {}
+    for importer, forbidden in FORBIDDEN:
+        if not _under(module, importer):
+            continue
+        for line, name in imported(tree, module, is_package=is_package):
+            if _under(name, forbidden):
+                hits.setdefault(line, f"{module} line {line}: imports {name}")
+    return [hits[line] for line in sorted(hits)]
+
+
+@dataclass(frozen=True)
+class PrivateRead:
+    line: int
+    kind: str  # "import" or "attribute"
+    name: str
+
+
+def private_reads(tree: ast.AST) -> list[PrivateRead]:
+    """Imports of a private module or name of Pulumi or azure-servicebus, and private attributes read
+    through a name such an import bound (also `getattr(x, "_name")`)."""
+    found: list[PrivateRead] = []
+    bound: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if (root := _sdk_root(alias.name)) is None:
+                    continue
+                bound.add(alias.asname or alias.name.partition(".")[0])
+                if any(_private(p) for p in alias.name.split(".")[len(root.split(".")) :]):
+                    found.append(PrivateRead(node.lineno, "import", alias.name))
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            if (root := _sdk_root(node.module)) is None:
+                continue
+            for alias in node.names:
+                name = f"{node.module}.{alias.name}"
+                bound.add(alias.asname or alias.name)
+                if any(_private(p) for p in name.split(".")[len(root.split(".")) :]):
+                    found.append(PrivateRead(node.lineno, "import", name))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _private(node.attr):
+            base = node.value
+            while isinstance(base, ast.Attribute):
+                base = base.value
+            if isinstance(base, ast.Name) and base.id in bound:
+                found.append(PrivateRead(node.lineno, "attribute", ast.unparse(node)))
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "getattr"
+            and len(node.args) >= 2
+            and isinstance(node.args[0], ast.Name)
+            and node.args[0].id in bound
+            and isinstance(node.args[1], ast.Constant)
+            and isinstance(node.args[1].value, str)
+            and _private(node.args[1].value)
+        ):
+            found.append(PrivateRead(node.lineno, "attribute", f"{node.args[0].id}.{node.args[1].value}"))
+    return found
+
+
+def _sources() -> Iterator[tuple[Path, ast.AST]]:
+    for path in sorted(PACKAGE.rglob("*.py")):
+        yield path, ast.parse(path.read_text(), str(path))
+
+
+def test_the_syphon_never_imports_its_host_and_the_policy_pack_never_imports_the_infrastructure() -> None:
+    offenders = [
+        hit
+        for path, tree in _sources()
+        for hit in layer_violations(tree, module_name(path), is_package=path.name == "__init__.py")
+    ]
+    assert offenders == []
+
+
+def test_only_the_sdk_module_reads_private_names_of_pulumi_or_azure_servicebus() -> None:
+    offenders = {
+        str(path.relative_to(PACKAGE.parent)): reads
+        for path, tree in _sources()
+        if path != SDK_MODULE
+        for reads in [private_reads(tree)]
+        if reads
+    }
+    assert offenders == {}
+    # sdk.py itself is where they are: the walk finds both SDKs' private names there
+    names = {read.name for read in private_reads(ast.parse(SDK_MODULE.read_text()))}
+    assert any(name.startswith("azure.servicebus._") for name in names)
+    assert {"pulumi.runtime.sync_await._sync_await", "pulumi_policy.policy._NotApplicableError"} <= names
+
+
+# --- The walkers find what they must (so the tests above can fail) ------------------------------
+
+
+@pytest.mark.parametrize(
+    ("module", "source"),
+    [
+        ("pairedbus.syphon.pump", "from pairedbus.service.metrics import SyphonCollector"),
+        ("pairedbus.syphon.pump", "import pairedbus.service.logs as logs"),
+        ("pairedbus.syphon.pump", "from pairedbus import service"),
+        ("pairedbus.syphon.pump", "def f():\n    from ..service import endpoints"),
+        ("pairedbus.policy.gate", "from pairedbus.iac.plan.render import render"),
+        ("pairedbus.policy.gate", "if TYPE_CHECKING:\n    from pairedbus.iac import config"),
+        ("pairedbus.policy.gate", "from .. import iac"),
+    ],
+)
+def test_a_forbidden_import_is_found_however_it_is_spelled(module: str, source: str) -> None:
+    assert len(layer_violations(ast.parse(source), module)) >= 1
+
+
+@pytest.mark.parametrize(
+    ("module", "source"),
+    [
+        ("pairedbus.service.syphon_process", "from pairedbus.syphon.syphon import Syphon"),
+        ("pairedbus.iac.plan.render", "from pairedbus.policy.gate import run_gate"),
+        ("pairedbus.policy.gate", "from pairedbus.plans.model import Plan\nfrom . import pack"),
+        ("pairedbus.syphon.pump", "from pairedbus.services import x"),
+    ],
+)
+def test_imports_the_layering_allows_are_not_reported(module: str, source: str) -> None:
+    assert layer_violations(ast.parse(source), module) == []
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("from pulumi.runtime.sync_await import _sync_await", "pulumi.runtime.sync_await._sync_await"),
+        ("from pulumi.runtime import rpc\nrpc._special_sig_key", "rpc._special_sig_key"),
+        ("import pulumi.runtime.rpc as r\nx = r._special_secret_sig", "r._special_secret_sig"),
+        ("from pulumi_policy.policy import _NotApplicableError", "pulumi_policy.policy._NotApplicableError"),
+        ("def f():\n    from azure.servicebus._pyamqp import _decode", "azure.servicebus._pyamqp._decode"),
+        ("import azure.servicebus\nazure.servicebus._common", "azure.servicebus._common"),
+        ("from azure.servicebus import ServiceBusMessage as M\nM._from_x()", "M._from_x"),
+        ("import pulumi\ngetattr(pulumi, '_secret')", "pulumi._secret"),
+    ],
+)
+def test_a_private_read_is_found_however_it_is_spelled(source: str, expected: str) -> None:
+    assert expected in [read.name for read in private_reads(ast.parse(source))]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from azure.servicebus.aio import ServiceBusSession\nfrom . import _x",
+        "import pulumi\npulumi.__version__",
+        "from pulumi.runtime import rpc\nrpc.UNKNOWN",
+        "import json\njson._default_encoder",
+        "self._lock = 1\nx._y",
+    ],
+)
+def test_public_names_and_other_modules_private_names_are_not_reported(source: str) -> None:
+    assert private_reads(ast.parse(source)) == []
