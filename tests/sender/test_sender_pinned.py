@@ -170,3 +170,31 @@ async def test_with_every_backlog_queue_out_a_failed_send_retries_the_recently_f
         assert client.stats.backlog_send_failures > failures  # BACKLOG[0] was tried first at least once
     assert backlog_messages(world)[BACKLOG[0]] == []
     assert len(parked(world)) == 20
+
+
+async def test_the_failover_counters_count_every_event(world, make_client, gate):
+    world.fail(PRIMARY, error=ServiceBusCommunicationError)
+    async with make_client(failover_interval=0) as client:
+        sender = client.get_queue_sender(QUEUE)
+        stated = client.get_queue_sender(SESSION_QUEUE, requires_session=True)
+        await sender.send_messages([ServiceBusMessage(b"a"), ServiceBusMessage(b"b"), ServiceBusMessage(b"c")])
+        await sender.send_messages(ServiceBusMessage(b"d"))
+        for _ in range(3):
+            with pytest.raises(SessionRequiredError):
+                await stated.send_messages(ServiceBusMessage(b"no session"))
+        await gate.release()  # the queue's ping fails
+        await gate.release()  # and the session queue's
+        await gate.release()
+        await gate.release()
+        assert client.stats.pings_failed == 4 and client.stats.pings_sent == 0
+        world.heal(PRIMARY)
+        await gate.release()
+        await gate.release()
+        assert not sender.switched and not stated.switched
+        world.fail(PRIMARY, QUEUE, ServiceBusCommunicationError)
+        await sender.send_messages(ServiceBusMessage(b"e"))  # the second outage of the queue
+        stats = client.stats
+        assert (stats.failovers, stats.returns_to_primary, stats.pings_sent) == (3, 2, 2)
+        assert stats.parked_messages == 5
+        assert stats.refused_while_switched == 3
+    assert len(parked(world)) == 5
