@@ -173,28 +173,109 @@ async def test_with_every_backlog_queue_out_a_failed_send_retries_the_recently_f
 
 
 async def test_the_failover_counters_count_every_event(world, make_client, gate):
-    world.fail(PRIMARY, error=ServiceBusCommunicationError)
+    # One entity switched at a time: the ping gate serves one ping task.
     async with make_client(failover_interval=0) as client:
         sender = client.get_queue_sender(QUEUE)
-        stated = client.get_queue_sender(SESSION_QUEUE, requires_session=True)
+        world.fail(PRIMARY, QUEUE, ServiceBusCommunicationError)
         await sender.send_messages([ServiceBusMessage(b"a"), ServiceBusMessage(b"b"), ServiceBusMessage(b"c")])
         await sender.send_messages(ServiceBusMessage(b"d"))
+        await gate.release()  # the pings fail while the queue is down
+        await gate.release()
+        world.heal(PRIMARY, QUEUE)
+        await gate.release()
+        assert not sender.switched
+        world.fail(PRIMARY, QUEUE, ServiceBusCommunicationError)  # a second outage
+        await sender.send_messages(ServiceBusMessage(b"e"))
+        world.heal(PRIMARY, QUEUE)
+        await gate.release()
+        assert not sender.switched
+
+        stated = client.get_queue_sender(SESSION_QUEUE, requires_session=True)
+        world.fail(PRIMARY, SESSION_QUEUE, ServiceBusCommunicationError)
         for _ in range(3):
             with pytest.raises(SessionRequiredError):
                 await stated.send_messages(ServiceBusMessage(b"no session"))
-        await gate.release()  # the queue's ping fails
-        await gate.release()  # and the session queue's
+        world.heal(PRIMARY, SESSION_QUEUE)
         await gate.release()
-        await gate.release()
-        assert client.stats.pings_failed == 4 and client.stats.pings_sent == 0
-        world.heal(PRIMARY)
-        await gate.release()
-        await gate.release()
-        assert not sender.switched and not stated.switched
-        world.fail(PRIMARY, QUEUE, ServiceBusCommunicationError)
-        await sender.send_messages(ServiceBusMessage(b"e"))  # the second outage of the queue
+        assert not stated.switched
         stats = client.stats
-        assert (stats.failovers, stats.returns_to_primary, stats.pings_sent) == (3, 2, 2)
+        assert (stats.failovers, stats.returns_to_primary) == (3, 3)
+        assert (stats.pings_failed, stats.pings_sent) == (2, 3)
         assert stats.parked_messages == 5
         assert stats.refused_while_switched == 3
     assert len(parked(world)) == 5
+
+
+async def test_every_sdk_call_gets_the_operation_timeout_unless_the_caller_gives_one(
+    world, make_client, gate, monkeypatch
+):
+    timeouts: list[tuple[str, float | None]] = []
+    real_send = fake_sender.ServiceBusSender.send_messages
+    real_schedule = fake_sender.ServiceBusSender.schedule_messages
+
+    async def send(self, message, *, timeout=None, **kwargs):  # noqa: ASYNC109 (the SDK signature)
+        timeouts.append((f"send {self.fully_qualified_namespace.split('.')[0]}", timeout))
+        return await real_send(self, message, timeout=timeout, **kwargs)
+
+    async def schedule(self, messages, when, *, timeout=None, **kwargs):  # noqa: ASYNC109 (the SDK signature)
+        timeouts.append(("schedule", timeout))
+        return await real_schedule(self, messages, when, timeout=timeout, **kwargs)
+
+    monkeypatch.setattr(fake_sender.ServiceBusSender, "send_messages", send)
+    monkeypatch.setattr(fake_sender.ServiceBusSender, "schedule_messages", schedule)
+    async with make_client(failover_interval=0, operation_timeout=timedelta(seconds=17)) as client:
+        sender = client.get_queue_sender(QUEUE)
+        await sender.send_messages(ServiceBusMessage(b"a"))
+        await sender.send_messages(ServiceBusMessage(b"b"), timeout=3)
+        await sender.schedule_messages(ServiceBusMessage(b"c"), datetime.now(UTC) + timedelta(hours=1))
+        world.fail(PRIMARY, QUEUE, ServiceBusCommunicationError)
+        await sender.send_messages(ServiceBusMessage(b"d"))  # fails over: the backlog send
+        await sender.send_messages(ServiceBusMessage(b"e"), timeout=4)
+        world.heal(PRIMARY, QUEUE)
+        await gate.release()  # the ping
+    assert timeouts == [
+        ("send contoso", 17.0),
+        ("send contoso", 3),
+        ("schedule", 17.0),
+        ("send contoso", 17.0),
+        ("send contoso-dr", 17.0),
+        ("send contoso-dr", 4),
+        ("send contoso", 17.0),
+    ]
+
+
+async def test_a_batch_made_while_switched_is_sized_by_the_message_limit(world, make_client):
+    world.fail(PRIMARY, QUEUE, ServiceBusCommunicationError)
+    async with make_client(failover_interval=0) as client:
+        sender = client.get_queue_sender(QUEUE)
+        await sender.send_messages(ServiceBusMessage(b"x"))
+        assert sender.switched
+        assert (await sender.create_message_batch()).max_size_in_bytes == 262_144
+        assert (await sender.create_message_batch(1_000)).max_size_in_bytes == 1_000
+
+
+async def test_a_healthy_batch_is_sized_as_the_caller_asks(world, make_client):
+    async with make_client() as client:
+        sender = client.get_queue_sender(QUEUE)
+        assert (await sender.create_message_batch(2_000)).max_size_in_bytes == 2_000
+
+
+async def test_a_ping_answer_sets_whether_the_entity_exists(world, make_client, gate):
+    world.namespace(PRIMARY).create_queue("doomed")
+    async with make_client(failover_interval=0) as client:
+        world.fail(PRIMARY, QUEUE, ServiceBusCommunicationError)  # its metadata cannot be read either
+        kept = client.get_queue_sender(QUEUE)
+        await kept.send_messages(ServiceBusMessage(b"x"))
+        assert (await client.entity_facts(QUEUE)).exists is None
+        world.heal(PRIMARY, QUEUE)
+        await gate.release()
+        assert (await client.entity_facts(QUEUE)).exists is True
+
+        world.fail(PRIMARY, "doomed", ServiceBusCommunicationError)
+        doomed = client.get_queue_sender("doomed")
+        await doomed.send_messages(ServiceBusMessage(b"y"))
+        assert (await client.entity_facts("doomed")).exists is None
+        world.namespace(PRIMARY).delete("doomed")
+        world.heal(PRIMARY, "doomed")
+        await gate.release()
+        assert (await client.entity_facts("doomed")).exists is False
