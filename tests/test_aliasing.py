@@ -23,9 +23,12 @@ from pairedbus.aliasing import (
     UnrestorableMessage,
     build_message,
     encoded_size,
+    epoch_ms,
+    from_epoch_ms,
     park_message,
     parked_copy,
     restore_message,
+    set_time_to_live_ms,
 )
 
 ENQUEUED = datetime(2026, 11, 21, 12, 0, 0, tzinfo=UTC)
@@ -342,3 +345,69 @@ def test_restore_reads_a_naive_now_as_utc() -> None:
     received = over_the_wire(park_message(ServiceBusMessage(b"x", time_to_live=timedelta(seconds=10)), "q"))
     restored = restore_message(received, now=ENQUEUED.replace(tzinfo=None) + timedelta(seconds=4))
     assert ttl_ms(restored.message) == 6_000
+
+
+# --- pinned by mutation testing (issue 22) ----------------------------------------------------
+
+
+def test_a_session_id_of_exactly_128_characters_is_restored_and_129_is_refused() -> None:
+    longest = "s" * 128
+    aliases = {contract.ALIAS_PATH: "q", contract.ALIAS_SESSION_ID: longest}
+    restored = restore_message(over_the_wire(ServiceBusMessage(b"x", application_properties=aliases)), now=ENQUEUED)
+    assert restored.message.session_id == longest and restored.message.partition_key == longest
+    too_long = {**aliases, contract.ALIAS_SESSION_ID: "s" * 129}
+    with pytest.raises(MalformedAliasError) as caught:
+        restore_message(over_the_wire(ServiceBusMessage(b"x", application_properties=too_long)), now=ENQUEUED)
+    assert caught.value.reason == DEAD_LETTER_MALFORMED_ALIAS
+    assert caught.value.description == f"x-ms-sessionid must be a string of 1 to 128 characters, got {'s' * 129!r}"
+
+
+def test_a_naive_scheduled_time_is_read_as_utc_when_parked_and_restored() -> None:
+    naive = datetime(2030, 1, 1, 8, 30, 0, 250_000)
+    parked = park_message(ServiceBusMessage(b"x", scheduled_enqueue_time_utc=naive), "q")
+    assert parked.application_properties[contract.ALIAS_SCHEDULED_ENQUEUE_TIME] == naive.replace(tzinfo=UTC)
+    as_text = {contract.ALIAS_PATH: "q", contract.ALIAS_SCHEDULED_ENQUEUE_TIME: "2030-01-01T08:30:00"}
+    restored = restore_message(ServiceBusMessage(b"x", application_properties=as_text), now=ENQUEUED)
+    assert restored.message.scheduled_enqueue_time_utc == datetime(2030, 1, 1, 8, 30, tzinfo=UTC)
+    as_datetime = {contract.ALIAS_PATH: "q", contract.ALIAS_SCHEDULED_ENQUEUE_TIME: naive}
+    restored = restore_message(ServiceBusMessage(b"x", application_properties=as_datetime), now=ENQUEUED)
+    assert restored.message.scheduled_enqueue_time_utc == naive.replace(tzinfo=UTC)
+
+
+def test_a_scheduled_time_as_epoch_milliseconds_is_restored() -> None:
+    aliases = {contract.ALIAS_PATH: "q", contract.ALIAS_SCHEDULED_ENQUEUE_TIME: 1_893_456_000_250}
+    restored = restore_message(ServiceBusMessage(b"x", application_properties=aliases), now=ENQUEUED)
+    assert restored.message.scheduled_enqueue_time_utc == datetime(2030, 1, 1, 0, 0, 0, 250_000, tzinfo=UTC)
+
+
+def test_a_restored_scheduled_message_without_an_id_gets_a_fresh_uuid() -> None:
+    aliases = {contract.ALIAS_PATH: "q", contract.ALIAS_SCHEDULED_ENQUEUE_TIME: "2030-01-01T00:00:00Z"}
+    first = restore_message(ServiceBusMessage(b"x", application_properties=aliases), now=ENQUEUED).message
+    second = restore_message(ServiceBusMessage(b"x", application_properties=aliases), now=ENQUEUED).message
+    assert str(uuid.UUID(first.message_id)) == first.message_id
+    assert first.message_id != second.message_id
+    kept = restore_message(ServiceBusMessage(b"x", message_id="m-1", application_properties=aliases), now=ENQUEUED)
+    assert kept.message.message_id == "m-1"
+
+
+def test_the_epoch_helpers_are_inverse_and_read_naive_as_utc() -> None:
+    moment = datetime(2030, 1, 1, 0, 0, 0, 250_000, tzinfo=UTC)
+    assert epoch_ms(moment) == 1_893_456_000_250
+    assert epoch_ms(moment.replace(tzinfo=None)) == 1_893_456_000_250
+    assert from_epoch_ms(1_893_456_000_250) == moment
+
+
+def test_a_time_to_live_must_be_positive_and_sets_the_absolute_expiry() -> None:
+    message = build_message(b"x")
+    with pytest.raises(ValueError, match="time to live must be positive, got 0 ms"):
+        set_time_to_live_ms(message, 0)
+    set_time_to_live_ms(message, 2_500)
+    properties = message.raw_amqp_message.properties
+    assert message.raw_amqp_message.header.time_to_live == 2_500
+    assert properties.absolute_expiry_time - properties.creation_time == 2_500
+
+
+def test_the_absolute_expiry_is_clamped_to_the_services_ceiling() -> None:
+    message = build_message(b"x")
+    set_time_to_live_ms(message, 2**62)
+    assert message.raw_amqp_message.properties.absolute_expiry_time == 253_402_243_199_000

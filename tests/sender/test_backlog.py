@@ -118,3 +118,17 @@ async def test_missing_backlog_queues_are_learned_at_open_and_never_picked(world
         assert client.stats.backlog_send_failures == 0
     assert len(parked(world)) == 40
     assert "2 of 6 backlog queues do not exist" in caplog.text
+
+
+def test_removals_count_each_queue_taken_out_once_while_it_is_out():
+    clock = Clock()
+    rotation = BacklogRotation(QUEUES, rng=random.Random(1), retry_after=30, clock=clock)
+    rotation.take_out(QUEUES[0])
+    rotation.take_out(QUEUES[1])
+    rotation.take_out(QUEUES[1])  # already out: its retry time moves, no new removal
+    assert rotation.removals == 2
+    clock.now = 31
+    assert rotation.in_rotation() == tuple(QUEUES)
+    rotation.take_out(QUEUES[1])
+    rotation.take_out(QUEUES[2])
+    assert rotation.removals == 4

@@ -237,7 +237,8 @@ class PairedNamespaceClient:
                 sleep=self._sleep,
             )
             if not self._closed:
-                self._learning[key] = asyncio.create_task(self._learn(failover), name=f"pairedbus-learn:{name}")
+                task = asyncio.create_task(self._learn(failover), name=f"pairedbus-learn:{name}")
+                self._learning[key] = failover.metadata_read = task
         return failover
 
     def is_switched(self, name: str, *, topic: bool = False) -> bool:

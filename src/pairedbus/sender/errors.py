@@ -63,6 +63,26 @@ def takes_backlog_queue_out(exc: BaseException) -> bool:
     return isinstance(exc, UNUSABLE_BACKLOG_QUEUE) or starts_failover_clock(exc)
 
 
+#: The primary's refusal of a message without a session id by a session-enabled entity, as the service
+#: words it ("The SessionId was not set on a message, and it cannot be sent to the entity. Entities
+#: that have session support enabled can only receive messages that have the SessionId set to a valid
+#: value."; quoted in Azure/azure-functions-java-library#197 and JasperFx/wolverine#264). The SDK has
+#: no type for it: its AMQP condition is not in azure-servicebus's `_ERROR_CODE_TO_ERROR_MAPPING`, so
+#: it arrives as a plain, non-retryable `ServiceBusError`; the text is the only signal.
+SESSION_ID_NOT_SET = "The SessionId was not set on a message"
+
+
+def is_session_id_refusal(exc: BaseException) -> bool:
+    """Whether the primary refused a send because the entity requires sessions and a message had
+    no session id (the one place its wording is read)."""
+    return (
+        isinstance(exc, ServiceBusError)
+        and not isinstance(exc, SessionRequiredError)
+        and not starts_failover_clock(exc)
+        and SESSION_ID_NOT_SET in str(exc)
+    )
+
+
 class SessionPartitionKeyMismatchError(ServiceBusError, ValueError):
     """SessionId and PartitionKey are both set and differ (partitioning.md, "Partition keys"):
     the service rejects such a message, so it is refused before anything is sent. A ValueError
@@ -83,7 +103,9 @@ class SessionRequiredError(ServiceBusError):
 
     def __init__(self, destination: str, message_id: str | None) -> None:
         super().__init__(
-            f"message {message_id!r}: {destination!r} requires sessions and the message has no session_id "
+            # The primary's wording first, so a caller that reads it sees the same refusal.
+            f"{SESSION_ID_NOT_SET}, and it cannot be sent to the entity. Message {message_id!r}: "
+            f"{destination!r} requires sessions and the message has no session_id "
             "(refused while the entity is failed over, as the primary would refuse it)",
             retryable=False,
         )

@@ -23,7 +23,12 @@ from typing import Any
 from azure.servicebus import ServiceBusMessage
 from azure.servicebus.exceptions import MessagingEntityNotFoundError
 
-from pairedbus.sender.errors import SessionRequiredError, destination_not_found, starts_failover_clock
+from pairedbus.sender.errors import (
+    SessionRequiredError,
+    destination_not_found,
+    is_session_id_refusal,
+    starts_failover_clock,
+)
 from pairedbus.sender.failover_clock import FailoverClock
 from pairedbus.sender.ping import ping_message
 
@@ -51,6 +56,9 @@ class FailoverStats:
     backlog_queues_missing: int = 0
     #: Messages refused while failed over because the primary would have refused them.
     refused_while_switched: int = 0
+    #: Failed-over sends that waited for the entity's metadata read before parking (its session
+    #: fact was not known yet).
+    metadata_waits: int = 0
     #: Entities whose metadata could not be read (no Manage right, or an error): their facts are
     #: learned from sends only.
     metadata_unavailable: int = 0
@@ -68,7 +76,8 @@ class EntityFacts:
 
     Learned from the entity's metadata while the primary is healthy (when the credential may read
     it), from the primary's own answers (a message without a session id accepted: no sessions
-    required; a ping answered "not found": the entity is gone), or given by the caller."""
+    required; refused with "The SessionId was not set": sessions required; a ping answered "not
+    found": the entity is gone), or given by the caller."""
 
     requires_session: bool | None = None
     exists: bool | None = None
@@ -101,6 +110,8 @@ class EntityFailover:
         #: or a fact is still to be learned from it): one attribute read on the healthy path.
         self.listening = True
         self.ping_task: asyncio.Task[None] | None = None
+        #: The client's one read of the entity's metadata while it is under way (set by the client).
+        self.metadata_read: asyncio.Future[None] | None = None
         self._stats = stats
         self._ping = ping
         self._ping_interval = ping_interval
@@ -121,6 +132,8 @@ class EntityFailover:
         if not starts_failover_clock(exc):
             if isinstance(exc, MessagingEntityNotFoundError):
                 self.facts.exists = False
+            elif is_session_id_refusal(exc):
+                self.facts.requires_session = True
             return False
         if self.switched:
             return True
@@ -129,6 +142,20 @@ class EntityFailover:
             return False
         self._switch()
         return True
+
+    async def await_session_fact(self, messages: Iterable[ServiceBusMessage], timeout: float | None) -> None:  # noqa: ASYNC109
+        """While switched, before parking a message without a session id to a queue whose session
+        fact is not known yet: wait for the metadata read still under way (at most `timeout`), so
+        that `refuse_unparkable` decides on the fact instead of parking blindly. Returns at once
+        when nothing is to be learned (the fact is known, no read is under way, every message has
+        a session id); after `timeout` the read goes on and the messages are parked."""
+        read = self.metadata_read
+        if read is None or read.done() or self.facts.requires_session is not None or self.kind is not EntityKind.QUEUE:
+            return
+        if all(message.session_id is not None for message in messages):
+            return
+        self._stats.metadata_waits += 1
+        await asyncio.wait({read}, timeout=timeout)  # never cancels the read: it is the client's
 
     def refuse_unparkable(self, messages: Iterable[ServiceBusMessage]) -> None:
         """While switched: raise what the primary would raise for these messages, if anything."""

@@ -12,7 +12,10 @@ What the caller sees:
   parked in the backlog and returns normally, and so do later calls until a ping succeeds.
 - Errors that never fail over (size, entity not found, authorization) always reach the caller;
   while switched, the sender raises them itself for what the primary is known to refuse
-  (`EntityFailover.refuse_unparkable`): no "sent" for a message that can never arrive.
+  (`EntityFailover.refuse_unparkable`): no "sent" for a message that can never arrive. The
+  primary's own "SessionId was not set" refusal is such a fact; and a message without a session id
+  sent while switched before the queue's metadata was read waits (at most the operation timeout)
+  for that read instead of parking blindly.
 - While switched, `schedule_messages` parks the messages with their schedule aliased and
   returns an empty list: a parked message has no sequence number in the primary to cancel.
 - A list or batch is parked whole when it fits one backlog batch. One that no longer fits once
@@ -237,6 +240,7 @@ class PairedSender:
     async def _park(self, messages: list[ServiceBusMessage], *, timeout: float | None) -> None:  # noqa: ASYNC109
         """Refuse what the primary would refuse, alias every message and check every size before
         the first backlog send, then send in as few backlog batches as fit."""
+        await self._failover.await_session_fact(messages, timeout)
         self._failover.refuse_unparkable(messages)
         parked = [parked_copy(m, self.entity_name) for m in messages]
         payloads: list[Any] = parked if len(parked) == 1 else _pack(parked)

@@ -1,0 +1,281 @@
+"""Behaviours of the failover sender that mutation testing found unpinned (issue 22): the
+queue/topic choice on a healthy primary, pings of a session entity, the operation timeout reaching
+every SDK call, a closed sender, and retrying recently failed backlog queues."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from azure.servicebus import ServiceBusMessage
+from azure.servicebus.exceptions import (
+    OperationTimeoutError,
+    ServiceBusCommunicationError,
+    ServiceBusServerBusyError,
+)
+
+from pairedbus.sender.errors import NoBacklogQueueError, SessionRequiredError
+from pairedbus.testing import sender as fake_sender
+
+from .conftest import BACKLOG, PRIMARY, QUEUE, SECONDARY, SESSION_QUEUE, TOPIC, backlog_messages, parked
+
+#: Far longer than any test waits: only an operation bounded by its `timeout=` returns early.
+NEVER = 30.0
+
+
+async def test_a_healthy_topic_sender_sends_to_the_topic(world, make_client):
+    async with make_client() as client:
+        sender = client.get_topic_sender(TOPIC)
+        await sender.send_messages(ServiceBusMessage(b"event", message_id="e-1"))
+        [received] = world.namespace(PRIMARY).subscription(TOPIC, "all").active_messages()
+        assert received.message_id == "e-1"
+        assert not sender.switched and client.stats.failovers == 0
+        numbers = await sender.schedule_messages(ServiceBusMessage(b"later"), datetime.now(UTC) + timedelta(hours=1))
+        assert len(numbers) == 1
+    assert parked(world) == []
+
+
+async def test_a_healthy_queue_sender_sends_to_the_queue(world, make_client):
+    async with make_client() as client:
+        sender = client.get_queue_sender(QUEUE)
+        await sender.send_messages([ServiceBusMessage(b"a"), ServiceBusMessage(b"b")])
+        batch = await sender.create_message_batch()
+        batch.add_message(ServiceBusMessage(b"c"))
+        await sender.send_messages(batch)
+    assert [b"".join(m.body) for m in world.namespace(PRIMARY).queue(QUEUE).active_messages()] == [b"a", b"b", b"c"]
+    assert parked(world) == []
+
+
+async def test_a_stated_session_queue_is_pinged_with_a_session_id_and_returns(world, make_client, gate):
+    # The metadata cannot be read (the primary is down) and no message with a session id was
+    # sent: the stated fact alone must give the pings a session id, or the queue never returns.
+    world.fail(PRIMARY, SESSION_QUEUE, ServiceBusCommunicationError)
+    async with make_client(failover_interval=0) as client:
+        sender = client.get_queue_sender(SESSION_QUEUE, requires_session=True)
+        with pytest.raises(SessionRequiredError):
+            await sender.send_messages(ServiceBusMessage(b"no session"))
+        assert sender.switched
+        world.heal(PRIMARY, SESSION_QUEUE)
+        await gate.release()
+        assert client.stats.pings_sent == 1 and client.stats.pings_failed == 0
+        assert not sender.switched
+    [ping] = world.namespace(PRIMARY).queue(SESSION_QUEUE).active_messages()  # the ping itself
+    assert ping.session_id and ping.content_type == "application/vnd.ms-servicebus-ping"
+    assert client.stats.returns_to_primary == 1
+
+
+async def test_a_plain_queue_is_pinged_without_a_session_id(world, make_client, gate, monkeypatch):
+    pings = []
+    original = fake_sender.ServiceBusSender.send_messages
+
+    async def recording(self, message, **kwargs):
+        pings.append(message)
+        return await original(self, message, **kwargs)
+
+    world.fail(PRIMARY, QUEUE, ServiceBusCommunicationError)
+    async with make_client(failover_interval=0) as client:
+        sender = client.get_queue_sender(QUEUE)
+        await sender.send_messages(ServiceBusMessage(b"parked"))
+        monkeypatch.setattr(fake_sender.ServiceBusSender, "send_messages", recording)
+        world.heal(PRIMARY, QUEUE)
+        await gate.release()
+        assert not sender.switched
+    [ping] = pings
+    assert ping.session_id is None
+
+
+async def test_a_primary_send_is_bounded_by_the_timeout(world, make_client):
+    world.namespace(PRIMARY).latency = NEVER
+    async with make_client(failover_interval=0) as client:
+        sender = client.get_queue_sender(QUEUE)
+        await sender.send_messages(ServiceBusMessage(b"x"), timeout=0.01)  # times out: parked
+        assert sender.switched
+    assert len(parked(world)) == 1
+    assert world.namespace(PRIMARY).queue(QUEUE).active_messages() == []
+
+
+async def test_a_primary_schedule_is_bounded_by_the_timeout(world, make_client):
+    world.namespace(PRIMARY).latency = NEVER
+    async with make_client(failover_interval=0) as client:
+        sender = client.get_queue_sender(QUEUE)
+        when = datetime.now(UTC) + timedelta(hours=1)
+        assert await sender.schedule_messages(ServiceBusMessage(b"x"), when, timeout=0.01) == []
+        assert sender.switched
+    [parked_message] = parked(world)
+    assert parked_message.application_properties  # aliased, schedule included
+
+
+async def test_a_backlog_send_is_bounded_by_the_timeout(world, make_client):
+    world.fail(PRIMARY, QUEUE, ServiceBusCommunicationError)
+    world.namespace(SECONDARY).latency = NEVER
+    async with make_client(failover_interval=0) as client:
+        sender = client.get_queue_sender(QUEUE)
+        with pytest.raises(NoBacklogQueueError) as caught:
+            await sender.send_messages(ServiceBusMessage(b"x"), timeout=0.01)
+    assert {type(exc) for _, exc in caught.value.failures} == {OperationTimeoutError}
+    assert len(caught.value.failures) == len(BACKLOG)
+
+
+async def test_a_closed_sender_refuses_every_operation(world, make_client):
+    async with make_client() as client:
+        sender = client.get_queue_sender(QUEUE)
+        await sender.send_messages(ServiceBusMessage(b"before"))
+        await sender.close()
+        await sender.close()  # twice is fine
+        with pytest.raises(ValueError, match="'orders' is closed"):
+            await sender.send_messages(ServiceBusMessage(b"after"))
+        with pytest.raises(ValueError, match="closed"):
+            await sender.send_messages([ServiceBusMessage(b"after")])
+        with pytest.raises(ValueError, match="closed"):
+            await sender.schedule_messages(ServiceBusMessage(b"after"), datetime.now(UTC))
+        with pytest.raises(ValueError, match="closed"):
+            await sender.create_message_batch()
+    assert [b"".join(m.body) for m in world.namespace(PRIMARY).queue(QUEUE).active_messages()] == [b"before"]
+
+
+async def test_closing_a_sender_closes_its_primary_link_once(world, make_client, monkeypatch):
+    closed = []
+    original = fake_sender.ServiceBusSender.close
+
+    async def counting(self):
+        closed.append(self._entity_name)
+        await original(self)
+
+    monkeypatch.setattr(fake_sender.ServiceBusSender, "close", counting)
+    async with make_client() as client:
+        sender = client.get_queue_sender(QUEUE)
+        await sender.send_messages(ServiceBusMessage(b"x"))
+        async with sender:
+            pass
+        assert closed == [QUEUE]
+        await sender.close()
+        assert closed == [QUEUE]
+        assert sender not in client._senders  # the client no longer closes it again
+
+
+async def test_with_every_backlog_queue_out_a_failed_send_retries_the_recently_failed_ones(world, make_client):
+    world.fail(PRIMARY, QUEUE, ServiceBusCommunicationError)
+    world.fail(SECONDARY, error=ServiceBusServerBusyError)
+    async with make_client(failover_interval=0) as client:
+        sender = client.get_queue_sender(QUEUE)
+        with pytest.raises(NoBacklogQueueError):
+            await sender.send_messages(ServiceBusMessage(b"lost"))
+        assert client.rotation.in_rotation() == ()
+        # One queue still fails, the others recovered but are all still out of the rotation.
+        world.heal(SECONDARY)
+        world.fail(SECONDARY, BACKLOG[0], ServiceBusServerBusyError)
+        failures = client.stats.backlog_send_failures
+        for i in range(20):
+            await client.get_queue_sender(QUEUE).send_messages(ServiceBusMessage(f"m-{i}".encode()))
+        assert client.stats.backlog_send_failures > failures  # BACKLOG[0] was tried first at least once
+    assert backlog_messages(world)[BACKLOG[0]] == []
+    assert len(parked(world)) == 20
+
+
+async def test_the_failover_counters_count_every_event(world, make_client, gate):
+    # One entity switched at a time: the ping gate serves one ping task.
+    async with make_client(failover_interval=0) as client:
+        sender = client.get_queue_sender(QUEUE)
+        world.fail(PRIMARY, QUEUE, ServiceBusCommunicationError)
+        await sender.send_messages([ServiceBusMessage(b"a"), ServiceBusMessage(b"b"), ServiceBusMessage(b"c")])
+        await sender.send_messages(ServiceBusMessage(b"d"))
+        await gate.release()  # the pings fail while the queue is down
+        await gate.release()
+        world.heal(PRIMARY, QUEUE)
+        await gate.release()
+        assert not sender.switched
+        world.fail(PRIMARY, QUEUE, ServiceBusCommunicationError)  # a second outage
+        await sender.send_messages(ServiceBusMessage(b"e"))
+        world.heal(PRIMARY, QUEUE)
+        await gate.release()
+        assert not sender.switched
+
+        stated = client.get_queue_sender(SESSION_QUEUE, requires_session=True)
+        world.fail(PRIMARY, SESSION_QUEUE, ServiceBusCommunicationError)
+        for _ in range(3):
+            with pytest.raises(SessionRequiredError):
+                await stated.send_messages(ServiceBusMessage(b"no session"))
+        world.heal(PRIMARY, SESSION_QUEUE)
+        await gate.release()
+        assert not stated.switched
+        stats = client.stats
+        assert (stats.failovers, stats.returns_to_primary) == (3, 3)
+        assert (stats.pings_failed, stats.pings_sent) == (2, 3)
+        assert stats.parked_messages == 5
+        assert stats.refused_while_switched == 3
+    assert len(parked(world)) == 5
+
+
+async def test_every_sdk_call_gets_the_operation_timeout_unless_the_caller_gives_one(
+    world, make_client, gate, monkeypatch
+):
+    timeouts: list[tuple[str, float | None]] = []
+    real_send = fake_sender.ServiceBusSender.send_messages
+    real_schedule = fake_sender.ServiceBusSender.schedule_messages
+
+    async def send(self, message, *, timeout=None, **kwargs):  # noqa: ASYNC109 (the SDK signature)
+        timeouts.append((f"send {self.fully_qualified_namespace.split('.')[0]}", timeout))
+        return await real_send(self, message, timeout=timeout, **kwargs)
+
+    async def schedule(self, messages, when, *, timeout=None, **kwargs):  # noqa: ASYNC109 (the SDK signature)
+        timeouts.append(("schedule", timeout))
+        return await real_schedule(self, messages, when, timeout=timeout, **kwargs)
+
+    monkeypatch.setattr(fake_sender.ServiceBusSender, "send_messages", send)
+    monkeypatch.setattr(fake_sender.ServiceBusSender, "schedule_messages", schedule)
+    async with make_client(failover_interval=0, operation_timeout=timedelta(seconds=17)) as client:
+        sender = client.get_queue_sender(QUEUE)
+        await sender.send_messages(ServiceBusMessage(b"a"))
+        await sender.send_messages(ServiceBusMessage(b"b"), timeout=3)
+        await sender.schedule_messages(ServiceBusMessage(b"c"), datetime.now(UTC) + timedelta(hours=1))
+        world.fail(PRIMARY, QUEUE, ServiceBusCommunicationError)
+        await sender.send_messages(ServiceBusMessage(b"d"))  # fails over: the backlog send
+        await sender.send_messages(ServiceBusMessage(b"e"), timeout=4)
+        world.heal(PRIMARY, QUEUE)
+        await gate.release()  # the ping
+    assert timeouts == [
+        ("send contoso", 17.0),
+        ("send contoso", 3),
+        ("schedule", 17.0),
+        ("send contoso", 17.0),
+        ("send contoso-dr", 17.0),
+        ("send contoso-dr", 4),
+        ("send contoso", 17.0),
+    ]
+
+
+async def test_a_batch_made_while_switched_is_sized_by_the_message_limit(world, make_client):
+    world.fail(PRIMARY, QUEUE, ServiceBusCommunicationError)
+    async with make_client(failover_interval=0) as client:
+        sender = client.get_queue_sender(QUEUE)
+        await sender.send_messages(ServiceBusMessage(b"x"))
+        assert sender.switched
+        assert (await sender.create_message_batch()).max_size_in_bytes == 262_144
+        assert (await sender.create_message_batch(1_000)).max_size_in_bytes == 1_000
+
+
+async def test_a_healthy_batch_is_sized_as_the_caller_asks(world, make_client):
+    async with make_client() as client:
+        sender = client.get_queue_sender(QUEUE)
+        assert (await sender.create_message_batch(2_000)).max_size_in_bytes == 2_000
+
+
+async def test_a_ping_answer_sets_whether_the_entity_exists(world, make_client, gate):
+    world.namespace(PRIMARY).create_queue("doomed")
+    async with make_client(failover_interval=0) as client:
+        world.fail(PRIMARY, QUEUE, ServiceBusCommunicationError)  # its metadata cannot be read either
+        kept = client.get_queue_sender(QUEUE)
+        await kept.send_messages(ServiceBusMessage(b"x"))
+        assert (await client.entity_facts(QUEUE)).exists is None
+        world.heal(PRIMARY, QUEUE)
+        await gate.release()
+        assert (await client.entity_facts(QUEUE)).exists is True
+
+        world.fail(PRIMARY, "doomed", ServiceBusCommunicationError)
+        doomed = client.get_queue_sender("doomed")
+        await doomed.send_messages(ServiceBusMessage(b"y"))
+        assert (await client.entity_facts("doomed")).exists is None
+        world.namespace(PRIMARY).delete("doomed")
+        world.heal(PRIMARY, "doomed")
+        await gate.release()
+        assert (await client.entity_facts("doomed")).exists is False
