@@ -1,6 +1,6 @@
 """The estate audit as one Spark job: read -> transform -> write -> render.
 
-`run_audit` is what `pairedbus audit` (commands/audit.py, which parses and checks the arguments)
+`run_audit` (which leaves no cached frame behind in the session) is what `pairedbus audit` (commands/audit.py, which parses and checks the arguments)
 and `spark-submit src/pairedbus/commands/audit.py ...` both call. Outputs under OUT:
 violations, cost (per namespace and day), pairing (per pair and day), attribution (with --costs)
 as .csv and .parquet; conflicts.csv; quarantine/ (JSON lines with the reason); summary.json and
@@ -61,6 +61,11 @@ def run_audit(
         if not unreadable:
             raise  # not a file's fault
         return _run(spark, inventory_dir, metrics_dir, out_dir, prices, refuse=unreadable, **options)
+    finally:
+        # The run's cached frames go with it. Left behind, every later query in the same session (a
+        # second audit, a test suite's shared session) is matched against all of them during analysis
+        # (Spark's CacheManager canonicalizes each cached plan), which grows without bound.
+        spark.catalog.clearCache()
 
 
 def _run(
