@@ -37,7 +37,9 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
         shutil.copy(REPO / name, source / name)
     shutil.copytree(REPO / "src", source / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
     out = tmp_path_factory.mktemp("dist")
-    _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), ".", cwd=source)
+    _run(
+        sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), ".", cwd=source
+    )
     (built,) = out.glob("pairedbus-*.whl")
     return built
 
@@ -100,7 +102,9 @@ def test_the_wheel_declares_an_spdx_license_and_the_iac_extra(wheel: Path) -> No
 
 def test_the_wheel_has_no_tests_and_no_repository_program(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
-    assert not any(n.startswith(("tests/", "components/", "examples/", "provider/")) or n == "__main__.py" for n in names)
+    assert not any(
+        n.startswith(("tests/", "components/", "examples/", "provider/")) or n == "__main__.py" for n in names
+    )
 
 
 def test_no_test_needs_the_checkout_on_sys_path() -> None:

@@ -39,7 +39,9 @@ OPTIONAL_MODULES = {
 
 def _missing_extra(exc: ModuleNotFoundError) -> str | None:
     name = exc.name or ""
-    return next((extra for module, extra in OPTIONAL_MODULES.items() if name == module or name.startswith(module + ".")), None)
+    return next(
+        (extra for module, extra in OPTIONAL_MODULES.items() if name == module or name.startswith(module + ".")), None
+    )
 
 
 def version() -> str:

@@ -23,7 +23,7 @@ def _clear_azure_env(monkeypatch) -> None:
 
 
 def test_everything_present_is_ready(tmp_path: Path, monkeypatch, capsys) -> None:
-    _tool(tmp_path, "java", 'echo \'openjdk version "17.0.15" 2025-04-15\' >&2')
+    _tool(tmp_path, "java", "echo 'openjdk version \"17.0.15\" 2025-04-15' >&2")
     _tool(tmp_path, "pulumi", 'case "$1" in version) echo v3.200.0;; whoami) echo platform-team;; esac')
     _tool(tmp_path, "az", "exit 0")
     monkeypatch.setenv("PATH", str(tmp_path))
@@ -36,8 +36,12 @@ def test_everything_present_is_ready(tmp_path: Path, monkeypatch, capsys) -> Non
 
 
 def test_each_missing_piece_is_one_line_saying_what_to_do(tmp_path: Path, monkeypatch, capsys) -> None:
-    _tool(tmp_path, "java", 'echo \'java version "1.8.0_392"\' >&2')
-    _tool(tmp_path, "pulumi", 'case "$1" in version) echo v3.200.0;; whoami) echo "error: not logged in" >&2; exit 1;; esac')
+    _tool(tmp_path, "java", "echo 'java version \"1.8.0_392\"' >&2")
+    _tool(
+        tmp_path,
+        "pulumi",
+        'case "$1" in version) echo v3.200.0;; whoami) echo "error: not logged in" >&2; exit 1;; esac',
+    )
     monkeypatch.setenv("PATH", str(tmp_path))
     _clear_azure_env(monkeypatch)
     assert main(["doctor"]) == 1
@@ -67,6 +71,7 @@ def test_version_in_process_and_as_a_subprocess(capsys) -> None:
     except SystemExit as exc:
         assert exc.code == 0
     assert capsys.readouterr().out.strip() == "pairedbus 0.1.0"
-    result = subprocess.run([sys.executable, "-m", "pairedbus.cli", "--version"], capture_output=True, text=True,
-                            env={**os.environ})
+    result = subprocess.run(
+        [sys.executable, "-m", "pairedbus.cli", "--version"], capture_output=True, text=True, env={**os.environ}
+    )
     assert (result.returncode, result.stdout.strip()) == (0, "pairedbus 0.1.0")

@@ -23,7 +23,9 @@ COLOUR = ("\x1b[3", "\x1b[9", ";3", "38;5;", "38;2;")
 def _run_in_pty(argv: list[str], env: dict[str, str]) -> str:
     """Run the real CLI with a pseudo-terminal as its stdout, as a person's shell would."""
     leader, follower = pty.openpty()
-    proc = subprocess.Popen(argv, stdout=follower, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, cwd=REPO)
+    proc = subprocess.Popen(
+        argv, stdout=follower, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, cwd=REPO
+    )
     os.close(follower)
     chunks = []
     while True:

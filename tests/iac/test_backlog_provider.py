@@ -185,7 +185,9 @@ def test_other_errors_are_not_retried(mocker) -> None:
 def test_sas_fallback_reads_the_connection_string_from_arm(mocker) -> None:
     mocker.patch("azure.identity.DefaultAzureCredential")
     mgmt = mocker.patch("azure.mgmt.servicebus.ServiceBusManagementClient")
-    mgmt.return_value.namespaces.list_keys.return_value = SimpleNamespace(primary_connection_string="Endpoint=sb://x/;SharedAccessKeyName=k;SharedAccessKey=v")
+    mgmt.return_value.namespaces.list_keys.return_value = SimpleNamespace(
+        primary_connection_string="Endpoint=sb://x/;SharedAccessKeyName=k;SharedAccessKey=v"
+    )
     from_cs = mocker.patch.object(module.ServiceBusAdministrationClient, "from_connection_string")
     DataPlaneAuth(mode="sas", resource_group_name="rg", subscription_id="sub").admin_client("contoso-sec")
     mgmt.return_value.namespaces.list_keys.assert_called_once_with("rg", "contoso-sec", module.SAS_AUTHORIZATION_RULE)
@@ -213,7 +215,9 @@ def test_many_backlog_queues_in_one_program_do_not_exhaust_the_recursion_limit()
 
     def program() -> None:
         for index in range(count):
-            BacklogQueue(f"backlog-{index}", {**INPUTS, "queueName": contract.backlog_queue_name("contoso", index)}, provider)
+            BacklogQueue(
+                f"backlog-{index}", {**INPUTS, "queueName": contract.backlog_queue_name("contoso", index)}, provider
+            )
 
     plan = render(program, project="pairedbus", stack="test")
     assert len(plan.of_type(contract.TYPE_BACKLOG_QUEUE)) == count

@@ -153,10 +153,17 @@ def test_drift_exits_0_after_the_count_was_lowered(admin):
 
 def test_an_extra_queue_off_the_table_is_still_drift(admin, capsys):
     _cls, client = admin
-    client.list_queues.return_value = [*backlog(5), live_queue("contoso/x-servicebus-transfer/7", max_delivery_count=10)]
+    client.list_queues.return_value = [
+        *backlog(5),
+        live_queue("contoso/x-servicebus-transfer/7", max_delivery_count=10),
+    ]
     assert run_drift("--count", "5") == 1
     out = capsys.readouterr().out
-    assert any("contoso/x-servicebus-transfer/7" in line and "maxDeliveryCount" in line for line in out.splitlines() if line.startswith("DRIFT"))
+    assert any(
+        "contoso/x-servicebus-transfer/7" in line and "maxDeliveryCount" in line
+        for line in out.splitlines()
+        if line.startswith("DRIFT")
+    )
 
 
 def test_a_prefixed_name_without_a_valid_index_is_drift(admin, capsys):

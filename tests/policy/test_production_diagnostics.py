@@ -134,4 +134,7 @@ def test_the_prod_stack_passes_and_without_its_diagnostics_gets_one_advisory_per
     reported = [v for v in everything if v.policy == RULE]
     assert len(reported) == 2 and all(v.enforcement_level == "advisory" for v in reported)
     assert not has_mandatory(everything)  # advisory: reported, never blocking
-    assert sorted(v.resource_urn.rsplit("::", 1)[1] for v in reported) == ["pairedbus-pair-primary", "pairedbus-pair-secondary"]
+    assert sorted(v.resource_urn.rsplit("::", 1)[1] for v in reported) == [
+        "pairedbus-pair-primary",
+        "pairedbus-pair-secondary",
+    ]

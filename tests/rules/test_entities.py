@@ -94,7 +94,9 @@ def test_the_window_must_cover_the_longest_outage(window: str, max_outage: str, 
     found = check_duplicate_detection("q", props, STANDARD, max_outage=max_outage)
     assert (found == []) is ok
     if not ok:
-        assert found[0].property == "duplicateDetectionHistoryTimeWindow" and f"maxOutage {max_outage}" in found[0].message
+        assert (
+            found[0].property == "duplicateDetectionHistoryTimeWindow" and f"maxOutage {max_outage}" in found[0].message
+        )
 
 
 def test_an_absent_window_is_the_service_default_of_ten_minutes():

@@ -1,7 +1,7 @@
 """The estate audit as one Spark job: read -> transform -> write -> render.
 
-`run_audit` (which leaves no cached frame behind in the session) is what `pairedbus audit` (commands/audit.py, which parses and checks the arguments)
-and `spark-submit src/pairedbus/commands/audit.py ...` both call. Outputs under OUT:
+`run_audit` is what `pairedbus audit` (commands/audit.py, which parses and checks the arguments)
+and `spark-submit src/pairedbus/commands/audit.py ...` both call; it leaves no cached frame behind. Outputs under OUT:
 violations, cost (per namespace and day), pairing (per pair and day), attribution (with --costs)
 as .csv and .parquet; conflicts.csv; quarantine/ (JSON lines with the reason); summary.json and
 report.html.

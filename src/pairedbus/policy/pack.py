@@ -187,7 +187,9 @@ def _targets(stack: StackView, setting: PolicyResource, namespace: PolicyResourc
     without regard to case), else by what that input (or the setting) depends on."""
     uri = stack.props[setting.urn].get("resourceUri")
     if isinstance(uri, str):
-        return uri.lower().endswith(f"/providers/microsoft.servicebus/namespaces/{stack.namespace_label(namespace).lower()}")
+        return uri.lower().endswith(
+            f"/providers/microsoft.servicebus/namespaces/{stack.namespace_label(namespace).lower()}"
+        )
     depends = setting.property_dependencies.get("resourceUri") or setting.dependencies
     return any(resource is namespace or resource.urn == namespace.urn for resource in depends)
 

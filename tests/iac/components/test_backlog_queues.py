@@ -20,7 +20,11 @@ def test_backlog_queues_are_named_after_the_primary_and_live_in_the_secondary(re
 def test_backlog_queue_inputs_are_exactly_the_table_on_standard(render_core, config_dict) -> None:
     plan = render_core(config_dict)
     for queue in plan.of_type(contract.TYPE_BACKLOG_QUEUE):
-        expected = {"namespaceName": "contoso-secondary", "queueName": queue.inputs["queueName"], **contract.BACKLOG_QUEUE_PROPERTIES}
+        expected = {
+            "namespaceName": "contoso-secondary",
+            "queueName": queue.inputs["queueName"],
+            **contract.BACKLOG_QUEUE_PROPERTIES,
+        }
         assert queue.inputs == expected
 
 
@@ -28,7 +32,12 @@ def test_backlog_queues_are_partitioned_on_a_partitioned_premium_secondary(rende
     plan = render_core(premium_config_dict)
     for queue in plan.of_type(contract.TYPE_BACKLOG_QUEUE):
         assert queue.inputs[contract.BACKLOG_PARTITIONING_PROPERTY] is True
-        assert set(queue.inputs) == {"namespaceName", "queueName", "enablePartitioning", *contract.BACKLOG_QUEUE_PROPERTIES}
+        assert set(queue.inputs) == {
+            "namespaceName",
+            "queueName",
+            "enablePartitioning",
+            *contract.BACKLOG_QUEUE_PROPERTIES,
+        }
 
 
 def test_backlog_queues_wait_for_the_deployer_data_owner_role(render_core, config_dict) -> None:

@@ -52,14 +52,20 @@ def test_unpaired_entity_may_skip_duplicate_detection(render_core, config_dict) 
 
 def test_production_protects_entities(render_core, production_config_dict) -> None:
     plan = render_core(production_config_dict)
-    entities = plan.of_type(contract.TYPE_QUEUE) + plan.of_type(contract.TYPE_TOPIC) + plan.of_type(contract.TYPE_SUBSCRIPTION)
+    entities = (
+        plan.of_type(contract.TYPE_QUEUE) + plan.of_type(contract.TYPE_TOPIC) + plan.of_type(contract.TYPE_SUBSCRIPTION)
+    )
     assert all(e.protect for e in entities)
 
 
 def test_every_child_is_parented_to_its_component(render_core, config_dict) -> None:
     plan = render_core(config_dict)
     components = {r.urn: r.type for r in plan.resources if not r.custom}
-    assert set(components.values()) == {contract.TYPE_NAMESPACE_PAIR, contract.TYPE_BACKLOG_QUEUES, contract.TYPE_MESSAGING_ENTITIES}
+    assert set(components.values()) == {
+        contract.TYPE_NAMESPACE_PAIR,
+        contract.TYPE_BACKLOG_QUEUES,
+        contract.TYPE_MESSAGING_ENTITIES,
+    }
     assert all(r.parent in components for r in plan.resources if r.custom)
 
 

@@ -247,8 +247,12 @@ def test_network_ids_are_compared_as_arm_compares_them_without_regard_to_case(pr
     # ARM resource ids are case-insensitive (resource-name-rules: "Always perform a case-insensitive
     # comparison of names"): an id as the portal or the CLI may print it is accepted unchanged.
     network = production_config_dict["network"]
-    network["privateEndpointSubnetId"] = network["privateEndpointSubnetId"].replace("Microsoft.Network", "microsoft.network")
-    network["privateDnsZoneId"] = network["privateDnsZoneId"].replace("privatelink.servicebus", "PrivateLink.ServiceBus")
+    network["privateEndpointSubnetId"] = network["privateEndpointSubnetId"].replace(
+        "Microsoft.Network", "microsoft.network"
+    )
+    network["privateDnsZoneId"] = network["privateDnsZoneId"].replace(
+        "privatelink.servicebus", "PrivateLink.ServiceBus"
+    )
     config = parse_stack_config(production_config_dict)
     assert config.network is not None
     assert config.network.private_endpoint_subnet_id == network["privateEndpointSubnetId"]
@@ -256,6 +260,8 @@ def test_network_ids_are_compared_as_arm_compares_them_without_regard_to_case(pr
 
 def test_the_same_subnet_in_another_letter_case_is_still_the_same_subnet(production_config_dict) -> None:
     network = production_config_dict["network"]
-    network["syphonInfrastructureSubnetId"] = network["privateEndpointSubnetId"].upper().replace("/SUBSCRIPTIONS/", "/subscriptions/")
+    network["syphonInfrastructureSubnetId"] = (
+        network["privateEndpointSubnetId"].upper().replace("/SUBSCRIPTIONS/", "/subscriptions/")
+    )
     with pytest.raises(StackConfigError, match=r"network\.syphonInfrastructureSubnetId: expected a subnet other"):
         parse_stack_config(production_config_dict)

@@ -58,7 +58,8 @@ def engine_plan(plan: dict[str, Any]) -> dict[str, Any]:
                 "parent": real(resource.get("parent")),
                 "dependencies": sorted(u for u in map(real, resource["dependencies"]) if u),
                 "property_dependencies": {
-                    k: sorted(u for u in map(real, v) if u) for k, v in sorted(resource["property_dependencies"].items())
+                    k: sorted(u for u in map(real, v) if u)
+                    for k, v in sorted(resource["property_dependencies"].items())
                 },
             }
         )
@@ -89,7 +90,8 @@ def without_component(plan: dict[str, Any], component_type: str) -> dict[str, An
                 "parent": None if resource["parent"] in dropped else strip(resource["parent"]),
                 "dependencies": sorted(strip(u) for u in resource["dependencies"] if u not in dropped),
                 "property_dependencies": {
-                    k: sorted(strip(u) for u in v if u not in dropped) for k, v in resource["property_dependencies"].items()
+                    k: sorted(strip(u) for u in v if u not in dropped)
+                    for k, v in resource["property_dependencies"].items()
                 },
             }
         )

@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
 from pairedbus.iac.plan.baseline import compare_plans
 from pairedbus.iac.plan.model import Plan, PlannedResource
 
