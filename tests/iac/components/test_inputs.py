@@ -5,7 +5,6 @@ mode and in preview mode (Pulumi's mocks with `preview=True`, where upstream out
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import json
 from collections.abc import Callable
@@ -14,16 +13,13 @@ from typing import Any
 import pulumi
 import pytest
 from pulumi.output import Unknown
-from pulumi.runtime import settings
-from pulumi.runtime.stack import run_pulumi_func
-from pulumi.runtime.sync_await import _sync_await
 from pulumi_azure_native import resources
 
 from pairedbus import contract
 from pairedbus.iac import PairedNamespace
 from pairedbus.iac.config import StackConfigError
 from pairedbus.iac.plan.project import PulumiProject
-from pairedbus.iac.plan.render import PlanMocks, RecordingMonitor, _without_dead_work, render
+from pairedbus.iac.plan.render import PlanMocks, render
 from pairedbus.plans.model import Plan
 from tests.iac.components.test_paired_namespace import ARGS, REPO
 
@@ -53,21 +49,8 @@ def _unknown(value: Any) -> bool:
 
 
 def render_preview(program: Callable[[], None]) -> Plan:
-    """`render` with `preview=True` (pairedbus.iac.plan.render runs update mode only)."""
-    monitor = RecordingMonitor(PreviewMocks())
-    loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(loop)
-    settings.reset_options(project="pairedbus", stack="test")
-    pulumi.runtime.set_all_config({}, [])
-    pulumi.runtime.set_mocks(monitor.recorder, project="pairedbus", stack="test", preview=True, monitor=monitor)
-    try:
-        with _without_dead_work():
-            _sync_await(run_pulumi_func(program))
-    finally:
-        settings.reset_options()
-        asyncio.set_event_loop(None)
-        loop.close()
-    return Plan(project="pairedbus", stack="test", resources=tuple(monitor.planned), outputs={})
+    """`render` in preview mode, with mocks that leave a new resource's outputs unknown."""
+    return render(program, project="pairedbus", stack="test", config={}, preview=True, mocks=PreviewMocks())
 
 
 def _recorded_unknown(inputs: dict[str, Any], key: str) -> bool:
