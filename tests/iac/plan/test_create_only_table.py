@@ -14,8 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from pairedbus.iac.plan.baseline import compare_plans
-from pairedbus.iac.plan.model import Plan, PlannedResource
+
+from pairedbus.plans.baseline import compare_plans
+from pairedbus.plans.model import Plan, PlannedResource
 
 NAMESPACE = "azure-native:servicebus:Namespace"
 QUEUE = "azure-native:servicebus:Queue"
