@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,11 @@ from typing import Any
 import pytest
 
 SUBSCRIPTION = "00000000-0000-0000-0000-000000000001"
+
+# Whichever test starts the one JVM of the run (this fixture, or a CLI test's audit), it gets 4 GiB: Spark's
+# default 1 GiB driver heap ran out (GC overhead limit exceeded) late in the full suite. The machine has 24 GiB.
+# Spark's launcher reads SPARK_DRIVER_MEMORY when no spark.driver.memory is set.
+os.environ.setdefault("SPARK_DRIVER_MEMORY", "4g")
 
 
 def ns_id(name: str) -> str:
