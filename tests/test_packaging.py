@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tomllib
@@ -19,6 +18,8 @@ from fnmatch import fnmatch
 from pathlib import Path
 
 import pytest
+
+from tests.wheel import build_wheel
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "src" / "pairedbus"
@@ -32,16 +33,7 @@ def _run(*args: str, cwd: Path, env: dict[str, str] | None = None) -> str:
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    source = tmp_path_factory.mktemp("source")
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy(REPO / name, source / name)
-    shutil.copytree(REPO / "src", source / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-    out = tmp_path_factory.mktemp("dist")
-    _run(
-        sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), ".", cwd=source
-    )
-    (built,) = out.glob("pairedbus-*.whl")
-    return built
+    return build_wheel(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import sysconfig
 from pathlib import Path
 
 import pytest
+
+from tests.wheel import build_wheel
 
 REPO = Path(__file__).resolve().parents[2]
 #: A region ARM accepts that the project's first region list (Azure Migrate's enum) refused.
@@ -131,25 +132,7 @@ def _run(*args: str, cwd: Path, env: dict[str, str] | None = None) -> str:
 
 @pytest.fixture(scope="module")
 def user_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    source = tmp_path_factory.mktemp("source")
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy(REPO / name, source / name)
-    shutil.copytree(REPO / "src", source / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-    dist = tmp_path_factory.mktemp("dist")
-    _run(
-        sys.executable,
-        "-m",
-        "pip",
-        "wheel",
-        "--no-deps",
-        "--no-build-isolation",
-        "-q",
-        "-w",
-        str(dist),
-        ".",
-        cwd=source,
-    )
-    (wheel,) = dist.glob("pairedbus-*.whl")
+    wheel = build_wheel(tmp_path_factory)
 
     venv = tmp_path_factory.mktemp("venv")
     _run(sys.executable, "-m", "venv", "--without-pip", str(venv), cwd=venv)
