@@ -41,7 +41,7 @@ from typing import Any, NamedTuple
 from azure.servicebus import ServiceBusMessage
 
 from pairedbus import contract
-from pairedbus.aliasing import park_message, restore_message
+from pairedbus.pairing.aliasing import park_message, restore_message
 from pairedbus.testing.link import Link
 
 PRIMARY = contract.service_bus_fqdn("bench-primary")

@@ -105,7 +105,7 @@ def test_a_parked_message_carries_the_spec_alias_names() -> None:
 
     from azure.servicebus import ServiceBusMessage
 
-    from pairedbus.aliasing import park_message
+    from pairedbus.pairing.aliasing import park_message
 
     message = ServiceBusMessage(
         b"x",
@@ -126,7 +126,7 @@ def test_the_syphon_reads_the_spec_alias_names_back() -> None:
 
     from azure.servicebus import ServiceBusMessage
 
-    from pairedbus.aliasing import restore_message
+    from pairedbus.pairing.aliasing import restore_message
 
     backlog = ServiceBusMessage(
         b"x",
@@ -145,8 +145,7 @@ def test_the_syphon_reads_the_spec_alias_names_back() -> None:
 
 
 def test_a_ping_is_an_empty_message_of_the_ping_content_type_living_one_second() -> None:
-    from pairedbus.receive import is_ping
-    from pairedbus.sender.ping import ping_message
+    from pairedbus.pairing.ping import is_ping, ping_message
 
     ping = ping_message(session=False)
     assert ping.content_type == "application/vnd.ms-servicebus-ping"
@@ -193,7 +192,7 @@ def test_pings_default_to_once_a_minute_and_the_syphon_polls_for_15_minutes() ->
 def test_a_parked_message_may_take_up_to_256_kb_and_not_one_byte_more() -> None:
     from azure.servicebus import ServiceBusMessage
 
-    from pairedbus.aliasing import ParkedMessageTooLargeError, encoded_size, park_message, parked_copy
+    from pairedbus.pairing.aliasing import ParkedMessageTooLargeError, encoded_size, park_message, parked_copy
 
     overhead = encoded_size(park_message(ServiceBusMessage(b"x" * 1000), "orders")) - 1000
     fits = ServiceBusMessage(b"x" * (262_144 - overhead))

@@ -19,7 +19,7 @@ from azure.servicebus.exceptions import (
 )
 
 from pairedbus import contract
-from pairedbus.aliasing import ParkedMessageTooLargeError, encoded_size
+from pairedbus.pairing.aliasing import ParkedMessageTooLargeError, encoded_size
 from pairedbus.sender import SessionPartitionKeyMismatchError
 from pairedbus.sender.errors import NoBacklogQueueError
 

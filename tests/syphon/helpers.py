@@ -11,7 +11,7 @@ import azure.servicebus.aio as servicebus_aio
 from azure.servicebus import ServiceBusMessage
 
 from pairedbus import contract
-from pairedbus.aliasing import park_message
+from pairedbus.pairing.aliasing import park_message
 from pairedbus.syphon import Syphon
 from pairedbus.testing.world import ServiceBusWorld
 

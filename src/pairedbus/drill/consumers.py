@@ -1,6 +1,6 @@
 """Consumers on the primary: receive, complete, and only then record (see ledger.py).
 
-They read through `pairedbus.receive.ping_filtered`, so pings are completed and never reach the
+They read through `pairedbus.pairing.receive.ping_filtered`, so pings are completed and never reach the
 ledger. Every error is retried: random faults hit receives and completes like everything else.
 """
 
@@ -16,7 +16,7 @@ from azure.servicebus.exceptions import ServiceBusError
 from pairedbus.drill.ledger import Ledger
 from pairedbus.drill.scenario import DrillEntity, EntityKind
 from pairedbus.errors import is_retryable
-from pairedbus.receive import PingSkippingReceiver
+from pairedbus.pairing.receive import PingSkippingReceiver
 
 RECEIVE_BATCH = 100
 MAX_WAIT = 0.05

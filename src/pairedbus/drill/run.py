@@ -51,7 +51,7 @@ from pairedbus.drill.scenario import (
     plan_messages,
     windows,
 )
-from pairedbus.receive import is_ping
+from pairedbus.pairing.ping import is_ping
 from pairedbus.sender import PairedNamespaceClient, SendAvailabilityOptions, starts_failover_clock
 
 CLIENTS = 2

@@ -30,8 +30,9 @@ from azure.servicebus import ServiceBusMessage
 from azure.servicebus.aio import management as servicebus_management  # looked up at call time: the fake patches it
 
 from pairedbus import contract
+from pairedbus.pairing.connections import PRIMARY, SECONDARY
 from pairedbus.sender.backlog import Backlog, BacklogRotation
-from pairedbus.sender.connections import PRIMARY, SECONDARY, PairedConnections
+from pairedbus.sender.connections import PairedConnections
 from pairedbus.sender.failover import EntityFacts, EntityFailover, EntityKind, FailoverStats
 from pairedbus.sender.failover_clock import Clock, FailoverClock
 from pairedbus.sender.options import SendAvailabilityOptions

@@ -13,7 +13,7 @@ from azure.servicebus._transport._pyamqp_transport import PyamqpTransport
 from azure.servicebus.exceptions import MessageSizeExceededError
 
 from pairedbus import contract
-from pairedbus.aliasing import (
+from pairedbus.pairing.aliasing import (
     DEAD_LETTER_MALFORMED_ALIAS,
     DEAD_LETTER_MISSING_PATH,
     DEAD_LETTER_UNSUPPORTED_PROPERTY,
