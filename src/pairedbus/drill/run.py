@@ -33,7 +33,7 @@ from azure.core.credentials import AzureNamedKeyCredential
 from azure.servicebus import ServiceBusMessage
 from azure.servicebus.exceptions import ServiceBusCommunicationError
 
-from pairedbus import contract
+from pairedbus import contract, durations
 from pairedbus.drill.consumers import Sabotage, consume
 from pairedbus.drill.ledger import Ledger
 from pairedbus.drill.progress import DrillProgress
@@ -44,7 +44,7 @@ from pairedbus.drill.scenario import (
     SUBSCRIPTIONS,
     DrillConfig,
     DrillEntity,
-    EntityKind,
+    DrillEntityKind,
     PlannedMessage,
     drill_entities,
     kill_points,
@@ -122,7 +122,7 @@ async def run_drill(config: DrillConfig, world: Any, *, progress: DrillProgress 
     )
     ping_sleep = _ping_sleep(config.ping_interval)
     stop_consumers = asyncio.Event()
-    syphon = SyphonHost(credential)
+    syphon = RestartingSyphon(credential)
     outage_windows = windows(config.outages, len(units))
     kills = kill_points(config.syphon_restarts, len(units), rng)
     sent_so_far = [0]
@@ -150,7 +150,9 @@ async def run_drill(config: DrillConfig, world: Any, *, progress: DrillProgress 
             for entity in entities
             for sub in (SUBSCRIPTIONS if entity.is_topic else (None,))
             for _ in range(
-                CONSUMERS_PER_SESSION_QUEUE if entity.kind is EntityKind.SESSION_QUEUE else CONSUMERS_PER_DESTINATION
+                CONSUMERS_PER_SESSION_QUEUE
+                if entity.kind is DrillEntityKind.SESSION_QUEUE
+                else CONSUMERS_PER_DESTINATION
             )
         ]
         syphon.start()
@@ -244,11 +246,11 @@ def create_entities(world: Any, entities: list[DrillEntity], backlog_queues: int
                 primary.create_subscription(entity.name, sub, **common)
         else:
             primary.create_queue(
-                entity.name, requires_session=entity.kind is EntityKind.SESSION_QUEUE, **dedup_settings, **common
+                entity.name, requires_session=entity.kind is DrillEntityKind.SESSION_QUEUE, **dedup_settings, **common
             )
     secondary = world.namespace(SECONDARY)
     properties = {
-        contract.ARM_TO_SDK_QUEUE_FIELD[arm]: contract.duration_timedelta(value)
+        contract.ARM_TO_SDK_QUEUE_FIELD[arm]: durations.duration_timedelta(value)
         if arm in contract.DURATION_PROPERTIES
         else value
         for arm, value in contract.BACKLOG_QUEUE_PROPERTIES.items()
@@ -280,7 +282,7 @@ def _ping_sleep(interval: timedelta) -> Callable[[float], Any] | None:
 # --- sending -------------------------------------------------------------------------------
 
 
-def build_message(planned: PlannedMessage) -> ServiceBusMessage:
+def message_from_plan(planned: PlannedMessage) -> ServiceBusMessage:
     message = ServiceBusMessage(
         planned.body,
         application_properties=dict(planned.properties),
@@ -310,7 +312,7 @@ async def _sender_worker(
         if sender is None:
             get = client.get_topic_sender if entity.is_topic else client.get_queue_sender
             sender = senders[entity.name] = get(entity.name)
-        messages = [build_message(p) for p in unit]
+        messages = [message_from_plan(p) for p in unit]
         scheduled_at: datetime | None = None
         if unit[0].schedule_in is not None:
             scheduled_at = _ms(datetime.fromtimestamp(world.clock.time(), UTC) + unit[0].schedule_in)
@@ -363,7 +365,7 @@ class SyphonCounts:
     dropped_pings: int = 0
 
 
-class SyphonHost:
+class RestartingSyphon:
     """Runs one syphon at a time; `kill()` cancels it mid-whatever and starts a new one. A syphon
     that faults (random faults reach its connections too) is replaced, as the platform restarts
     a replica that exits non-zero."""
@@ -463,7 +465,7 @@ def in_flight(world: Any, entities: list[DrillEntity]) -> int:
 
 
 async def _settle(
-    world: Any, ledger: Ledger, entities: list[DrillEntity], syphon: SyphonHost, kills: list[int], limit: float
+    world: Any, ledger: Ledger, entities: list[DrillEntity], syphon: RestartingSyphon, kills: list[int], limit: float
 ) -> bool:
     """Wait until the backlog is empty and every expected delivery is recorded, or nothing has
     been in flight for a while; False at `limit`. Kill points not reached while sending

@@ -104,14 +104,14 @@ def _too_deep(document: Any, limit: int) -> bool:
     return False
 
 
-def _plain(value: Any) -> Any:
+def _plan_value_from_state(value: Any) -> Any:
     """A state value as the plan holds it: secrets masked as the render masks them."""
     if isinstance(value, dict):
         if value.get(_SIG_KEY) == _SECRET_SIG:
             return "[secret]"
-        return {k: _plain(v) for k, v in value.items() if k != "__provider"}
+        return {k: _plan_value_from_state(v) for k, v in value.items() if k != "__provider"}
     if isinstance(value, list):
-        return [_plain(v) for v in value]
+        return [_plan_value_from_state(v) for v in value]
     return value
 
 
@@ -192,7 +192,7 @@ def _from_deployment(document: Mapping[str, Any], reader: _Reader) -> Plan:
         property_dependencies = reader.urn_map(entry.get("propertyDependencies", {}), f"{where}.propertyDependencies")
         reader.urns(entry.get("aliases", []), f"{where}.aliases")
         if type_ == ROOT_STACK_TYPE:
-            outputs = _plain(state_outputs)
+            outputs = _plan_value_from_state(state_outputs)
             continue
         if flags["delete"] or (type_.startswith("pulumi:providers:") and name.startswith("default")):
             # A replaced resource's old copy awaiting deletion, and the engine's default providers:
@@ -204,7 +204,7 @@ def _from_deployment(document: Mapping[str, Any], reader: _Reader) -> Plan:
                 urn=urn,
                 type=type_,
                 name=name,
-                inputs=_plain(inputs),
+                inputs=_plan_value_from_state(inputs),
                 custom=flags["custom"],
                 parent=None if root else parent,
                 dependencies=tuple(d for d in dependencies if (parse_urn(d) or ("", "", ""))[2] != ROOT_STACK_TYPE),

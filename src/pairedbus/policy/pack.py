@@ -73,9 +73,8 @@ def validate_premium_entities_partitioned(args: StackValidationArgs, report: Rep
         _report(findings, report, resource.urn, rule=rules.PREMIUM_ENTITIES_PARTITIONED)
 
 
-#: backlog-queue-set's policy setting: the stack's configured backlogQueueCount. `pairedbus plan`
+#: backlog-queue-set's policy setting is the stack's configured `contract.BACKLOG_QUEUE_COUNT_KEY`. `pairedbus plan`
 #: passes it from the stack config; without it the queues declared stand in for the count.
-BACKLOG_COUNT_SETTING = "backlogQueueCount"
 
 
 def validate_backlog_queue_set(args: StackValidationArgs, report: ReportViolation) -> None:
@@ -104,7 +103,7 @@ def validate_backlog_queue_set(args: StackValidationArgs, report: ReportViolatio
             queue.urn,
             rule=rules.BACKLOG_QUEUE_SET,
         )
-    count = args.get_config().get(BACKLOG_COUNT_SETTING)
+    count = args.get_config().get(contract.BACKLOG_QUEUE_COUNT_KEY)
     findings = rules.check_pair(stack.props[primary.urn], stack.props[secondary.urn], list(by_name), count=count)
     for finding in findings:
         if finding.rule == rules.BACKLOG_QUEUE_SET:
@@ -272,7 +271,7 @@ backlog_queue_set = StackValidationPolicy(
     ),
     validate=validate_backlog_queue_set,
     config_schema=PolicyConfigSchema(
-        properties={BACKLOG_COUNT_SETTING: {"type": "integer", "minimum": 1}},
+        properties={contract.BACKLOG_QUEUE_COUNT_KEY: {"type": "integer", "minimum": 1}},
     ),
     enforcement_level=_MANDATORY,
     severity=Severity.HIGH,

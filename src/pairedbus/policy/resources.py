@@ -22,7 +22,7 @@ ROLE_PRIMARY = contract.ROLE_PRIMARY
 ROLE_SECONDARY = contract.ROLE_SECONDARY
 
 
-def plain(value: Any) -> Any:
+def unproxied(value: Any) -> Any:
     """A proxy (or plain value) as plain dicts/lists; unknown values become None, and whole
     numbers ints again (the engine's wire format carries every number as a double)."""
     if isinstance(value, float) and value.is_integer():
@@ -33,7 +33,7 @@ def plain(value: Any) -> Any:
         out: dict[str, Any] = {}
         for key in value:
             try:
-                out[key] = plain(value[key])
+                out[key] = unproxied(value[key])
             except UnknownValueError:
                 out[key] = None
         return out
@@ -41,7 +41,7 @@ def plain(value: Any) -> Any:
         items: list[Any] = []
         for i in range(len(value)):
             try:
-                items.append(plain(value[i]))
+                items.append(unproxied(value[i]))
             except UnknownValueError:
                 items.append(None)
         return items
@@ -50,7 +50,7 @@ def plain(value: Any) -> Any:
 
 def settings(props: Mapping[str, Any]) -> dict[str, Any]:
     """Plain properties without Pulumi's own inputs (`__provider` of a dynamic resource)."""
-    return {k: v for k, v in plain(props).items() if not k.startswith("__")}
+    return {k: v for k, v in unproxied(props).items() if not k.startswith("__")}
 
 
 def entity_name(props: Mapping[str, Any], fallback: str) -> str:

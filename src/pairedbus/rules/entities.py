@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from pairedbus import contract
+from pairedbus import contract, durations
 from pairedbus.rules.findings import (
     ENTITY_SIZE_ALLOWED_FOR_TIER,
     MANDATORY,
@@ -224,10 +224,10 @@ def check_duplicate_detection(
         return []  # not known until deployment: nothing to judge offline
     shown = window if window is not None else f"the service default {SERVICE_DEFAULT_DUPLICATE_WINDOW}"
     try:
-        ticks = contract.duration_ticks(window if window is not None else SERVICE_DEFAULT_DUPLICATE_WINDOW)  # type: ignore[arg-type]
+        ticks = durations.duration_ticks(window if window is not None else SERVICE_DEFAULT_DUPLICATE_WINDOW)  # type: ignore[arg-type]
     except ValueError:
         ticks = -1
-    if ticks < contract.duration_ticks(max_outage):
+    if ticks < durations.duration_ticks(max_outage):
         return [
             finding(
                 DUPLICATE_WINDOW,

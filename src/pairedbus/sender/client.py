@@ -34,7 +34,7 @@ from pairedbus.pairing.connections import PRIMARY, SECONDARY
 from pairedbus.sender.backlog import Backlog, BacklogRotation
 from pairedbus.sender.connections import PairedConnections
 from pairedbus.sender.failover import EntityFacts, EntityFailover, EntityKind, FailoverStats
-from pairedbus.sender.failover_clock import Clock, FailoverClock
+from pairedbus.sender.failover_clock import FailoverClock, MonotonicSeconds
 from pairedbus.sender.options import SendAvailabilityOptions
 from pairedbus.sender.sender import PairedSender
 
@@ -61,7 +61,7 @@ class PairedNamespaceClient:
         *,
         options: SendAvailabilityOptions | None = None,
         rng: random.Random | None = None,
-        clock: Clock = time.monotonic,
+        clock: MonotonicSeconds = time.monotonic,
         sleep: Sleep = asyncio.sleep,
         client_kwargs: dict[str, Any] | None = None,
         close_fault_grace: timedelta = contract.CLOSE_FAULT_GRACE,

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field
 
-from pairedbus import contract
+from pairedbus import contract, durations
 from pairedbus.iac.config import limits
 from pairedbus.iac.config.regions import closest_region, is_region_shaped, normalise_region, region, retired_reason
 
@@ -22,22 +22,22 @@ def _not_bool(value: Any) -> Any:
 
 
 def _show(delta: timedelta) -> str:
-    return contract.iso_duration(delta)
+    return durations.iso_duration(delta)
 
 
 def duration_between(low: timedelta, high: timedelta | None) -> Callable[[str | None], str | None]:
     """An ISO 8601 duration within [low, high] (high None: up to .NET TimeSpan.MaxValue)."""
-    high_ticks = contract.TIMESPAN_MAX_TICKS if high is None else contract.duration_ticks(high)
+    high_ticks = durations.TIMESPAN_MAX_TICKS if high is None else durations.duration_ticks(high)
     shown_high = contract.TIMESPAN_MAX_ISO if high is None else _show(high)
 
     def check(value: str | None) -> str | None:
         if value is None:
             return None
         try:
-            ticks = contract.duration_ticks(value)
+            ticks = durations.duration_ticks(value)
         except ValueError:
             raise ValueError(f"expected an ISO 8601 duration such as PT1M or P14D, got {value!r}") from None
-        if not contract.duration_ticks(low) <= ticks <= high_ticks:
+        if not durations.duration_ticks(low) <= ticks <= high_ticks:
             raise ValueError(f"expected a duration from {_show(low)} to {shown_high}, got {value!r}")
         return value
 
@@ -67,14 +67,8 @@ DeliveryCount = Annotated[
 
 
 def _namespace_name(value: str) -> str:
-    too_long_or_short = not limits.NAMESPACE_NAME_MIN <= len(value) <= limits.NAMESPACE_NAME_MAX
-    bad_suffix = value.lower().endswith(limits.NAMESPACE_NAME_FORBIDDEN_SUFFIXES)
-    if too_long_or_short or bad_suffix or not limits.NAMESPACE_NAME.match(value):
-        raise ValueError(
-            f"expected {limits.NAMESPACE_NAME_MIN}-{limits.NAMESPACE_NAME_MAX} letters, digits or '-', starting "
-            "with a letter, ending with a letter or digit, not ending in -sb or -mgmt (in any letter case), "
-            f"got {value!r}"
-        )
+    if not contract.is_namespace_name(value):
+        raise ValueError(f"expected {contract.NAMESPACE_NAME_RULE}, got {value!r}")
     return value
 
 

@@ -52,13 +52,7 @@ MAX_MAX_DELIVERY_COUNT: Final = contract.INT32_MAX
 
 # --- Names ---------------------------------------------------------------------------------
 
-#: [arm-sb] namespaceName minLength 6, maxLength 50; [naming]: letters, digits and hyphens,
-#: starting with a letter, ending with a letter or digit, not ending in "-sb" or "-mgmt". The
-#: name is a DNS label, so the service compares it without regard to case: "-SB" ends it too.
-NAMESPACE_NAME_MIN: Final = contract.NAMESPACE_NAME_MIN
-NAMESPACE_NAME_MAX: Final = contract.NAMESPACE_NAME_MAX
-NAMESPACE_NAME: Final = re.compile(r"^[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?$")
-NAMESPACE_NAME_FORBIDDEN_SUFFIXES: Final = ("-sb", "-mgmt")
+#: Namespace names: `contract.is_namespace_name` ([arm-sb] and [naming] agree with it).
 #: [admin] QueueNameMaximumLength = TopicNameMaximumLength = 260, SubscriptionNameMaximumLength = 50.
 ENTITY_NAME_MAX: Final = contract.ENTITY_NAME_MAX
 SUBSCRIPTION_NAME_MAX: Final = contract.SUBSCRIPTION_NAME_MAX
