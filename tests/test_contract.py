@@ -192,7 +192,8 @@ def test_pings_default_to_once_a_minute_and_the_syphon_polls_for_15_minutes() ->
 def test_a_parked_message_may_take_up_to_256_kb_and_not_one_byte_more() -> None:
     from azure.servicebus import ServiceBusMessage
 
-    from pairedbus.pairing.aliasing import ParkedMessageTooLargeError, encoded_size, park_message, parked_copy
+    from pairedbus.pairing.aliasing import ParkedMessageTooLargeError, park_message, parked_copy
+    from pairedbus.sdk import encoded_size
 
     overhead = encoded_size(park_message(ServiceBusMessage(b"x" * 1000), "orders")) - 1000
     fits = ServiceBusMessage(b"x" * (262_144 - overhead))

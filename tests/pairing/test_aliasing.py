@@ -22,7 +22,6 @@ from pairedbus.pairing.aliasing import (
     ParkedMessageTooLargeError,
     UnrestorableMessage,
     build_message,
-    encoded_size,
     epoch_ms,
     from_epoch_ms,
     park_message,
@@ -30,6 +29,7 @@ from pairedbus.pairing.aliasing import (
     restore_message,
     set_time_to_live_ms,
 )
+from pairedbus.sdk import encoded_size
 
 ENQUEUED = datetime(2026, 11, 21, 12, 0, 0, tzinfo=UTC)
 

@@ -14,8 +14,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-PRIMARY = "drill-primary.servicebus.windows.net"
-SECONDARY = "drill-secondary.servicebus.windows.net"
+PRIMARY_FQDN = "drill-primary.servicebus.windows.net"
+SECONDARY_FQDN = "drill-secondary.servicebus.windows.net"
 SUBSCRIPTIONS = ("audit", "billing")
 SESSIONS_PER_QUEUE = 16
 #: Short enough that parked copies of some messages expire in the backlog (dead-lettered there),

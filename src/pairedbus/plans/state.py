@@ -8,7 +8,7 @@ A state export is Pulumi's deployment format, version 3 (pulumi/pulumi `sdk/go/c
 exists for deployments that need features an older CLI must not read.
 
 A baseline is hostile input until checked: every field has the type the schema gives it (a boolean
-is `true` or `false`, never the string `"false"`), nothing is nested deeper than `MAX_DEPTH`, every
+is `true` or `false`, never the string `"false"`), nothing is nested deeper than `MAX_STATE_DEPTH`, every
 URN is a URN, and all of them belong to one stack. Each problem is one line naming `--baseline`.
 """
 
@@ -26,7 +26,7 @@ from pairedbus.plans.urns import ROOT_STACK_TYPE, parse_urn
 #: The deployment version `pulumi stack export` writes (apitype.DeploymentSchemaVersionCurrent).
 DEPLOYMENT_VERSION: Final = 3
 #: How deep a baseline may nest; ARM's documents stay far below, and the comparison recurses.
-MAX_DEPTH: Final = 64
+MAX_STATE_DEPTH: Final = 64
 #: Pulumi's marker for special values in state (`resource.SigKey`) and the one for secrets.
 _SIG_KEY: Final = "4dabf18193072939515e22adb298388d"
 _SECRET_SIG: Final = "1b47061264138c4ac30d75fd1eb44270"
@@ -125,11 +125,11 @@ def read_baseline(path: Path | str) -> Plan:
     try:
         document = json.loads(text)
     except RecursionError:
-        raise BaselineError(f"--baseline {path}: nested deeper than {MAX_DEPTH} levels") from None
+        raise BaselineError(f"--baseline {path}: nested deeper than {MAX_STATE_DEPTH} levels") from None
     except ValueError as exc:
         raise BaselineError(f"--baseline {path}: not JSON ({exc})") from None
-    if _too_deep(document, MAX_DEPTH):
-        raise BaselineError(f"--baseline {path}: nested deeper than {MAX_DEPTH} levels")
+    if _too_deep(document, MAX_STATE_DEPTH):
+        raise BaselineError(f"--baseline {path}: nested deeper than {MAX_STATE_DEPTH} levels")
     reader.expect(document, dict, "the document", "a JSON object")
     if "deployment" in document or "version" in document:
         return _from_deployment(document, reader)

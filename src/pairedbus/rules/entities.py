@@ -171,7 +171,6 @@ def check_partitioned_entity_limit(
 
 
 SERVICE_DEFAULT_DUPLICATE_WINDOW = contract.SERVICE_DEFAULT_DUPLICATE_DETECTION_WINDOW
-DEFAULT_MAX_OUTAGE = contract.DEFAULT_MAX_OUTAGE
 DUPLICATE_DETECTION = "requiresDuplicateDetection"
 DUPLICATE_WINDOW = "duplicateDetectionHistoryTimeWindow"
 
@@ -181,7 +180,7 @@ def check_duplicate_detection(
     properties: Mapping[str, object],
     namespace: Mapping[str, object] | NamespaceView | None,
     *,
-    max_outage: str = DEFAULT_MAX_OUTAGE,
+    max_outage: str = contract.DEFAULT_MAX_OUTAGE,
     paired: bool = True,
 ) -> list[Finding]:
     """Mandatory for a queue or topic paired senders write to: duplicate detection on, with a window

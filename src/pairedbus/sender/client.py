@@ -22,7 +22,6 @@ import asyncio
 import logging
 import random
 import time
-from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any
 
@@ -33,14 +32,12 @@ from pairedbus import contract
 from pairedbus.pairing.connections import PRIMARY, SECONDARY
 from pairedbus.sender.backlog import Backlog, BacklogRotation
 from pairedbus.sender.connections import PairedConnections
-from pairedbus.sender.failover import EntityFacts, EntityFailover, EntityKind, FailoverStats
+from pairedbus.sender.failover import EntityFacts, EntityFailover, EntityKind, FailoverStats, Sleep
 from pairedbus.sender.failover_clock import FailoverClock, MonotonicSeconds
 from pairedbus.sender.options import SendAvailabilityOptions
 from pairedbus.sender.sender import PairedSender
 
 _log = logging.getLogger("pairedbus.sender")
-
-Sleep = Callable[[float], Awaitable[object]]
 
 
 class PairedNamespaceClient:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from typing import Any
 
 from azure.servicebus import aio as servicebus_aio  # looked up at call time: the fake patches it
@@ -20,8 +20,6 @@ from pairedbus.pairing.connections import PRIMARY, SECONDARY, SIDES, ConnectionP
 from pairedbus.sender.failover import FailoverStats
 
 _log = logging.getLogger("pairedbus.sender")
-
-Sleep = Callable[[float], Awaitable[object]]
 
 
 class PairedConnections:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from pairedbus import contract, durations
 from pairedbus.iac.config import limits
 from pairedbus.iac.config.forwarding import FORWARDING_RULES
-from pairedbus.iac.config.regions import normalise_region
+from pairedbus.rules.namespace import normalise_region
 
 if TYPE_CHECKING:
     from pairedbus.iac.config.schema import NamespaceConfig, StackConfig

@@ -11,7 +11,8 @@ from pydantic import AfterValidator, BeforeValidator, Field
 
 from pairedbus import contract, durations
 from pairedbus.iac.config import limits
-from pairedbus.iac.config.regions import closest_region, is_region_shaped, normalise_region, region, retired_reason
+from pairedbus.iac.config.regions import closest_region, is_region_shaped, region, retired_reason
+from pairedbus.rules.namespace import normalise_region
 
 
 def _not_bool(value: Any) -> Any:
