@@ -226,6 +226,8 @@ NAMESPACE_NAME_RULE: Final = (
     f"{NAMESPACE_NAME_MIN}-{NAMESPACE_NAME_MAX} letters, digits or '-', starting with a letter, ending with a letter "
     "or digit, not ending in -sb or -mgmt (in any letter case)"
 )
+#: azure-sdk-for-net Administration: QueueNameMaximumLength = TopicNameMaximumLength = 260,
+#: SubscriptionNameMaximumLength = 50.
 ENTITY_NAME_MAX: Final = 260
 SUBSCRIPTION_NAME_MAX: Final = 50
 

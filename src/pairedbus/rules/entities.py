@@ -170,7 +170,6 @@ def check_partitioned_entity_limit(
     ]
 
 
-SERVICE_DEFAULT_DUPLICATE_WINDOW = contract.SERVICE_DEFAULT_DUPLICATE_DETECTION_WINDOW
 DUPLICATE_DETECTION = "requiresDuplicateDetection"
 DUPLICATE_WINDOW = "duplicateDetectionHistoryTimeWindow"
 
@@ -221,9 +220,13 @@ def check_duplicate_detection(
     window = properties.get(DUPLICATE_WINDOW)
     if window is None and DUPLICATE_WINDOW in properties:
         return []  # not known until deployment: nothing to judge offline
-    shown = window if window is not None else f"the service default {SERVICE_DEFAULT_DUPLICATE_WINDOW}"
+    shown = (
+        window if window is not None else f"the service default {contract.SERVICE_DEFAULT_DUPLICATE_DETECTION_WINDOW}"
+    )
     try:
-        ticks = durations.duration_ticks(window if window is not None else SERVICE_DEFAULT_DUPLICATE_WINDOW)  # type: ignore[arg-type]
+        ticks = durations.duration_ticks(
+            window if window is not None else contract.SERVICE_DEFAULT_DUPLICATE_DETECTION_WINDOW
+        )  # type: ignore[arg-type]
     except ValueError:
         ticks = -1
     if ticks < durations.duration_ticks(max_outage):
