@@ -8,7 +8,7 @@ import pulumi
 
 from pairedbus.iac import PairedNamespace
 from pairedbus.iac.config import load_pulumi_stack_config
-from pairedbus.iac.config.args import args_from_stack_config
+from pairedbus.iac.config.args_mapping import args_from_stack_config
 
 config = load_pulumi_stack_config()
 # legacy_urns: this program built its pair before pairedbus 0.2; every resource keeps its URN (aliases).

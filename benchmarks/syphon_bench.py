@@ -40,8 +40,8 @@ from typing import Any, NamedTuple
 
 from azure.servicebus import ServiceBusMessage
 
-from pairedbus import contract
-from pairedbus.aliasing import park_message, restore_message
+from pairedbus import contract, durations
+from pairedbus.pairing.aliasing import park_message, restore_message
 from pairedbus.testing.link import Link
 
 PRIMARY = contract.service_bus_fqdn("bench-primary")
@@ -60,7 +60,7 @@ def _backlog_settings() -> dict[str, Any]:
     settings: dict[str, Any] = {}
     for prop, value in contract.BACKLOG_QUEUE_PROPERTIES.items():
         field = contract.ARM_TO_SDK_QUEUE_FIELD[prop]
-        settings[field] = contract.duration_timedelta(value) if prop in contract.DURATION_PROPERTIES else value  # type: ignore[arg-type]
+        settings[field] = durations.duration_timedelta(value) if prop in contract.DURATION_PROPERTIES else value  # type: ignore[arg-type]
     return settings
 
 

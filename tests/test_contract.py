@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from pairedbus import contract
+from pairedbus import contract, durations
 
 
 def test_backlog_queue_names_follow_the_spec_example() -> None:
@@ -36,11 +36,11 @@ def test_the_backlog_table_is_the_documented_one() -> None:
 
 
 def test_timespan_max_value_is_exact_to_the_tick() -> None:
-    assert contract.duration_ticks(contract.TIMESPAN_MAX_ISO) == contract.TIMESPAN_MAX_TICKS == 2**63 - 1
-    assert contract.iso_duration(contract.TIMESPAN_MAX_TICKS) == contract.TIMESPAN_MAX_ISO
+    assert durations.duration_ticks(contract.TIMESPAN_MAX_ISO) == durations.TIMESPAN_MAX_TICKS == 2**63 - 1
+    assert durations.iso_duration(durations.TIMESPAN_MAX_TICKS) == contract.TIMESPAN_MAX_ISO
     # timedelta loses the last 0.7 us; comparison still treats it as the same duration
-    assert contract.durations_equal(contract.duration_timedelta(contract.TIMESPAN_MAX_ISO), contract.TIMESPAN_MAX_ISO)
-    assert not contract.durations_equal("PT1M", "PT61S")
+    assert durations.durations_equal(durations.duration_timedelta(contract.TIMESPAN_MAX_ISO), contract.TIMESPAN_MAX_ISO)
+    assert not durations.durations_equal("PT1M", "PT61S")
 
 
 @pytest.mark.parametrize(
@@ -53,14 +53,14 @@ def test_timespan_max_value_is_exact_to_the_tick() -> None:
     ],
 )
 def test_iso_durations_round_trip(text: str, delta: timedelta) -> None:
-    assert contract.duration_timedelta(text) == delta
-    assert contract.iso_duration(delta) == text
+    assert durations.duration_timedelta(text) == delta
+    assert durations.iso_duration(delta) == text
 
 
 @pytest.mark.parametrize("bad", ["", "P", "PT", "1M", "P1Y", "PT1.12345678S", "minute"])
 def test_malformed_durations_are_rejected(bad: str) -> None:
     with pytest.raises(ValueError):
-        contract.duration_ticks(bad)
+        durations.duration_ticks(bad)
 
 
 def test_backlog_values_compare_durations_as_durations_and_booleans_strictly() -> None:
@@ -105,7 +105,7 @@ def test_a_parked_message_carries_the_spec_alias_names() -> None:
 
     from azure.servicebus import ServiceBusMessage
 
-    from pairedbus.aliasing import park_message
+    from pairedbus.pairing.aliasing import park_message
 
     message = ServiceBusMessage(
         b"x",
@@ -126,7 +126,7 @@ def test_the_syphon_reads_the_spec_alias_names_back() -> None:
 
     from azure.servicebus import ServiceBusMessage
 
-    from pairedbus.aliasing import restore_message
+    from pairedbus.pairing.aliasing import restore_message
 
     backlog = ServiceBusMessage(
         b"x",
@@ -145,8 +145,7 @@ def test_the_syphon_reads_the_spec_alias_names_back() -> None:
 
 
 def test_a_ping_is_an_empty_message_of_the_ping_content_type_living_one_second() -> None:
-    from pairedbus.receive import is_ping
-    from pairedbus.sender.ping import ping_message
+    from pairedbus.pairing.ping import is_ping, ping_message
 
     ping = ping_message(session=False)
     assert ping.content_type == "application/vnd.ms-servicebus-ping"
@@ -193,7 +192,8 @@ def test_pings_default_to_once_a_minute_and_the_syphon_polls_for_15_minutes() ->
 def test_a_parked_message_may_take_up_to_256_kb_and_not_one_byte_more() -> None:
     from azure.servicebus import ServiceBusMessage
 
-    from pairedbus.aliasing import ParkedMessageTooLargeError, encoded_size, park_message, parked_copy
+    from pairedbus.pairing.aliasing import ParkedMessageTooLargeError, park_message, parked_copy
+    from pairedbus.sdk import encoded_size
 
     overhead = encoded_size(park_message(ServiceBusMessage(b"x" * 1000), "orders")) - 1000
     fits = ServiceBusMessage(b"x" * (262_144 - overhead))
@@ -201,3 +201,40 @@ def test_a_parked_message_may_take_up_to_256_kb_and_not_one_byte_more() -> None:
     parked_copy(fits, "orders")
     with pytest.raises(ParkedMessageTooLargeError):
         parked_copy(ServiceBusMessage(b"x" * (262_145 - overhead)), "orders")
+
+
+@pytest.mark.parametrize(
+    ("name", "valid"),
+    [
+        ("contoso", True),
+        ("abcdef", True),  # 6 characters, the least
+        ("a" * 50, True),  # 50, the most
+        ("contoso-weu-2", True),
+        ("abcde", False),
+        ("a" * 51, False),
+        ("1contoso", False),  # starts with a letter
+        ("contoso-", False),  # ends with a letter or digit
+        ("contoso_weu", False),
+        ("contoso.weu", False),
+        ("contoso-sb", False),
+        ("contoso-SB", False),  # the name is a DNS label: any letter case
+        ("contoso-mgmt", False),
+        ("contoso-Mgmt", False),
+    ],
+)
+def test_the_namespace_name_rule_is_the_services(name: str, valid: bool) -> None:
+    assert contract.is_namespace_name(name) is valid
+
+
+def test_the_namespace_name_rule_in_words_names_every_bound() -> None:
+    assert contract.NAMESPACE_NAME_RULE == (
+        "6-50 letters, digits or '-', starting with a letter, ending with a letter or digit, "
+        "not ending in -sb or -mgmt (in any letter case)"
+    )
+
+
+def test_the_backlog_queue_count_is_one_stack_config_key() -> None:
+    from pairedbus.iac.config import StackConfig
+
+    assert contract.BACKLOG_QUEUE_COUNT_KEY == "backlogQueueCount"
+    assert StackConfig.model_fields["backlog_queue_count"].alias == "backlogQueueCount"

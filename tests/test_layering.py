@@ -1,5 +1,6 @@
 """The package's layering, read from its source by AST: the syphon library never imports its host
-(`service/`), the policy pack never imports the infrastructure (`iac/`), and private names of Pulumi
+(`service/`), the policy pack never imports the infrastructure (`iac/`), what the sender and the syphon
+share (`pairing/`) imports neither of them, and private names of Pulumi
 or azure-servicebus are read only in `sdk.py`, the one module checked against each SDK release."""
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ SDK_MODULE = PACKAGE / "sdk.py"
 FORBIDDEN = (
     ("pairedbus.syphon", "pairedbus.service"),
     ("pairedbus.policy", "pairedbus.iac"),
+    ("pairedbus.pairing", "pairedbus.sender"),
+    ("pairedbus.pairing", "pairedbus.syphon"),
 )
 #: Top-level modules whose private names only `sdk.py` reads ("pulumi" covers pulumi_policy and
 #: the providers too).
@@ -167,6 +170,8 @@ def test_only_the_sdk_module_reads_private_names_of_pulumi_or_azure_servicebus()
         ("pairedbus.policy.gate", "from pairedbus.iac.plan.render import render"),
         ("pairedbus.policy.gate", "if TYPE_CHECKING:\n    from pairedbus.iac import config"),
         ("pairedbus.policy.gate", "from .. import iac"),
+        ("pairedbus.pairing.connections", "from pairedbus.sender.errors import is_retryable"),
+        ("pairedbus.pairing.aliasing", "from ..syphon import SyphonFaulted"),
     ],
 )
 def test_a_forbidden_import_is_found_however_it_is_spelled(module: str, source: str) -> None:
@@ -180,6 +185,8 @@ def test_a_forbidden_import_is_found_however_it_is_spelled(module: str, source: 
         ("pairedbus.iac.plan.render", "from pairedbus.policy.gate import run_gate"),
         ("pairedbus.policy.gate", "from pairedbus.plans.model import Plan\nfrom . import pack"),
         ("pairedbus.syphon.pump", "from pairedbus.services import x"),
+        ("pairedbus.syphon.pump", "from pairedbus.pairing.connections import ConnectionPair"),
+        ("pairedbus.sender.sender", "from pairedbus.pairing.aliasing import parked_copy"),
     ],
 )
 def test_imports_the_layering_allows_are_not_reported(module: str, source: str) -> None:

@@ -1,4 +1,4 @@
-"""The runtime (contract, sender, syphon, receive helpers, aliasing, service, the Service Bus fake, the CLI's entry)
+"""The runtime (contract, sender, syphon, pairing, service, the Service Bus fake, the CLI's entry)
 imports without the `iac`, `policy` and `audit` extras: Pulumi, azure-native, pulumi-policy and PySpark.
 
 Each runtime module is imported in a fresh interpreter whose import system refuses those packages (a meta-path
@@ -82,8 +82,9 @@ def test_the_walk_found_the_runtime(child: dict[str, object]) -> None:
     for expected in (
         "pairedbus.contract",
         "pairedbus.errors",
-        "pairedbus.aliasing",
-        "pairedbus.receive",
+        "pairedbus.pairing.aliasing",
+        "pairedbus.pairing.receive",
+        "pairedbus.pairing.connections",
         "pairedbus.sender.sender",
         "pairedbus.syphon.syphon",
         "pairedbus.service.syphon_process",

@@ -10,20 +10,15 @@ import re
 from datetime import timedelta
 from typing import Final
 
-from pairedbus.durations import (  # noqa: F401  (re-exported: callers use contract.duration_*)
-    TICKS_PER_SECOND,
-    TIMESPAN_MAX_TICKS,
-    duration_ticks,
-    duration_timedelta,
-    durations_equal,
-    iso_duration,
-    wire_duration,
-)
+from pairedbus.durations import durations_equal
 
 # --- Backlog queues (paired-namespaces.md, "Backlog queues") --------------------------------
 
 BACKLOG_QUEUE_SEGMENT: Final = "x-servicebus-transfer"
 DEFAULT_BACKLOG_QUEUE_COUNT: Final = 10
+#: The stack-config key of the backlog queue count (`pairedbus:backlogQueueCount`), and the backlog-queue-set
+#: policy's setting of the same name; in Python it is `backlog_queue_count` throughout.
+BACKLOG_QUEUE_COUNT_KEY: Final = "backlogQueueCount"
 
 #: .NET TimeSpan.MaxValue (10675199 days 02:48:05.4775807) in ISO 8601, as the service reads it back.
 TIMESPAN_MAX_ISO: Final = "P10675199DT2H48M5.4775807S"
@@ -105,7 +100,7 @@ def arm_entity_name(entity_name: str) -> str:
     return entity_name.replace("/", ARM_PATH_SEPARATOR)
 
 
-# --- ISO 8601 durations, exact to the .NET tick (implemented in `pairedbus.durations`) -------
+# --- Comparing the backlog table's values (durations as durations: `pairedbus.durations`) -------
 
 
 def backlog_value_matches(prop: str, expected: object, actual: object) -> bool:
@@ -218,10 +213,21 @@ RECOMMENDED_CLIENT_OPERATION_TIMEOUT: Final = timedelta(seconds=60)
 
 # --- Names --------------------------------------------------------------------------------
 
+#: The service's namespace-name rule: ARM's namespaceName is minLength 6, maxLength 50 (azure-rest-api-specs,
+#: servicebus parameters); Microsoft's naming rules add letters, digits and hyphens, starting with a letter,
+#: ending with a letter or digit, not ending in "-sb" or "-mgmt". The name is a DNS label, so the service
+#: compares it without regard to case: "-SB" ends it too.
 NAMESPACE_NAME_MIN: Final = 6
 NAMESPACE_NAME_MAX: Final = 50
-NAMESPACE_NAME_PATTERN: Final = re.compile(r"^[A-Za-z][A-Za-z0-9-]*$")
-NAMESPACE_NAME_FORBIDDEN_SUFFIXES: Final = ("-", "-sb", "-mgmt")
+NAMESPACE_NAME_PATTERN: Final = re.compile(r"^[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?$")
+NAMESPACE_NAME_FORBIDDEN_SUFFIXES: Final = ("-sb", "-mgmt")
+#: The rule in words, for the one-line error that refuses a name.
+NAMESPACE_NAME_RULE: Final = (
+    f"{NAMESPACE_NAME_MIN}-{NAMESPACE_NAME_MAX} letters, digits or '-', starting with a letter, ending with a letter "
+    "or digit, not ending in -sb or -mgmt (in any letter case)"
+)
+#: azure-sdk-for-net Administration: QueueNameMaximumLength = TopicNameMaximumLength = 260,
+#: SubscriptionNameMaximumLength = 50.
 ENTITY_NAME_MAX: Final = 260
 SUBSCRIPTION_NAME_MAX: Final = 50
 
@@ -276,6 +282,15 @@ TAG_PAIR: Final = "pairedbus-pair"
 TAG_BACKLOG_QUEUE_COUNT: Final = "pairedbus-backlog-queue-count"
 ROLE_PRIMARY: Final = "primary"
 ROLE_SECONDARY: Final = "secondary"
+
+
+def is_namespace_name(name: str) -> bool:
+    """Whether `name` is a valid Service Bus namespace name (`NAMESPACE_NAME_RULE`)."""
+    return (
+        NAMESPACE_NAME_MIN <= len(name) <= NAMESPACE_NAME_MAX
+        and NAMESPACE_NAME_PATTERN.match(name) is not None
+        and not name.lower().endswith(NAMESPACE_NAME_FORBIDDEN_SUFFIXES)
+    )
 
 
 def service_bus_fqdn(namespace_name: str) -> str:

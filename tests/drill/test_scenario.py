@@ -1,16 +1,16 @@
 import random
 
-from pairedbus.drill.scenario import DrillConfig, EntityKind, drill_entities, kill_points, plan_messages, windows
+from pairedbus.drill.scenario import DrillConfig, DrillEntityKind, drill_entities, kill_points, plan_messages, windows
 
 
 def test_entities_cycle_session_queue_queue_topic():
     kinds = [e.kind for e in drill_entities(5)]
     assert kinds == [
-        EntityKind.SESSION_QUEUE,
-        EntityKind.QUEUE,
-        EntityKind.TOPIC,
-        EntityKind.SESSION_QUEUE,
-        EntityKind.QUEUE,
+        DrillEntityKind.SESSION_QUEUE,
+        DrillEntityKind.QUEUE,
+        DrillEntityKind.TOPIC,
+        DrillEntityKind.SESSION_QUEUE,
+        DrillEntityKind.QUEUE,
     ]
     topic = drill_entities(3)[2]
     assert len(topic.destinations) == 2 and all("/subscriptions/" in d for d in topic.destinations)
@@ -26,7 +26,7 @@ def test_the_plan_is_reproducible_from_the_seed_and_covers_every_feature():
     assert len(first) == 3000
     assert any(p.ttl for p in first) and any(p.schedule_in for p in first)
     assert any(p.batch is not None for p in first) and any(p.message_id is None for p in first)
-    assert all((p.session_id is not None) == (p.entity.kind is EntityKind.SESSION_QUEUE) for p in first)
+    assert all((p.session_id is not None) == (p.entity.kind is DrillEntityKind.SESSION_QUEUE) for p in first)
     for p in first:  # one send call goes to one entity, and a batch shares its session
         if p.batch is not None:
             mates = [q for q in first if q.batch == p.batch]

@@ -7,7 +7,7 @@ from pathlib import Path
 from azure.mgmt.servicebus import models
 from azure.servicebus.management import QueueProperties
 
-from pairedbus import contract
+from pairedbus import contract, durations
 from pairedbus.exports.inventory import export_inventory
 
 from .conftest import SUBSCRIPTION, ns_id
@@ -109,7 +109,7 @@ def test_export_writes_arm_resources_and_data_plane_backlog_queues(mocker, tmp_p
                 lock_duration=timedelta(minutes=1),
                 max_delivery_count=contract.INT32_MAX,
                 enable_batched_operations=True,
-                default_message_time_to_live=contract.duration_timedelta(contract.TIMESPAN_MAX_ISO),
+                default_message_time_to_live=durations.duration_timedelta(contract.TIMESPAN_MAX_ISO),
             ),
             queue_properties("orders", max_size_in_megabytes=1024),
         ],
@@ -136,7 +136,7 @@ def test_export_writes_arm_resources_and_data_plane_backlog_queues(mocker, tmp_p
     assert backlog["type"] == "Microsoft.ServiceBus/Namespaces/Queues"
     assert backlog["properties"]["lockDuration"] == "PT1M"
     assert backlog["properties"]["maxDeliveryCount"] == contract.INT32_MAX
-    assert contract.durations_equal(backlog["properties"]["defaultMessageTimeToLive"], contract.TIMESPAN_MAX_ISO)
+    assert durations.durations_equal(backlog["properties"]["defaultMessageTimeToLive"], contract.TIMESPAN_MAX_ISO)
     assert records[0]["sku"] == {"name": "Standard", "tier": "Standard"}
     assert records[0]["properties"]["disableLocalAuth"] is True
 

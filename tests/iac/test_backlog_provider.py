@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
 
-from pairedbus import contract
+from pairedbus import contract, durations
 from pairedbus.iac import backlog_provider as module
 from pairedbus.iac.backlog_provider import BacklogQueueProvider, DataPlaneAuth
 
@@ -26,8 +26,8 @@ def sdk_queue(**overrides: Any) -> SimpleNamespace:
         "name": NAME,
         "max_size_in_megabytes": 5120,
         "max_delivery_count": contract.INT32_MAX,
-        "default_message_time_to_live": contract.duration_timedelta(contract.TIMESPAN_MAX_ISO),
-        "auto_delete_on_idle": contract.duration_timedelta(contract.TIMESPAN_MAX_ISO),
+        "default_message_time_to_live": durations.duration_timedelta(contract.TIMESPAN_MAX_ISO),
+        "auto_delete_on_idle": durations.duration_timedelta(contract.TIMESPAN_MAX_ISO),
         "lock_duration": timedelta(minutes=1),
         "dead_lettering_on_message_expiration": True,
         "enable_batched_operations": True,

@@ -12,7 +12,7 @@ from azure.servicebus.management import NamespaceProperties, QueueProperties
 
 from pairedbus import contract
 from pairedbus.cli import main
-from pairedbus.iac.drift import detect_drift, live_properties
+from pairedbus.iac.drift import arm_named_properties, detect_drift
 
 PRIMARY = "contoso"
 SECONDARY = contract.service_bus_fqdn("contoso-backlog")
@@ -81,7 +81,7 @@ def run_drift(*extra: str) -> int:
 
 
 def test_live_properties_use_arm_names():
-    props = live_properties(live_queue("x"))
+    props = arm_named_properties(live_queue("x"))
     assert props["lockDuration"] == timedelta(minutes=1)
     assert props["enablePartitioning"] is True
     assert "status" not in props
@@ -212,6 +212,9 @@ def test_sign_in_failure_is_a_one_line_user_error(admin, capsys):
     [
         (["--secondary", "contoso-backlog", "--primary-name", PRIMARY], "--secondary"),
         (["--secondary", SECONDARY, "--primary-name", "contoso.servicebus.windows.net"], "--primary-name"),
+        # The one namespace-name rule (contract.is_namespace_name): too short, a reserved suffix in any case.
+        (["--secondary", SECONDARY, "--primary-name", "abc"], "--primary-name"),
+        (["--secondary", SECONDARY, "--primary-name", "contoso-SB"], "--primary-name"),
         (["--secondary", SECONDARY, "--primary-name", PRIMARY, "--count", "0"], "--count"),
     ],
 )

@@ -198,7 +198,7 @@ def test_pulumi_plugin_yaml_points_at_the_provider_entry() -> None:
 def build_from_stack_config() -> None:
     from pairedbus.iac import PairedNamespace
     from pairedbus.iac.config import load_pulumi_stack_config
-    from pairedbus.iac.config.args import args_from_stack_config
+    from pairedbus.iac.config.args_mapping import args_from_stack_config
 
     PairedNamespace("pairedbus", args_from_stack_config(load_pulumi_stack_config()))
 
@@ -268,9 +268,9 @@ def _leaves(schema: dict[str, Any]) -> list[tuple[tuple[str, ...], dict[str, Any
 
 def test_what_may_be_an_output_is_an_input_in_the_schema_and_nothing_else_is(schema: dict[str, Any]) -> None:
     """Another language passes its own resource group's name, a location or a tag value as an Output exactly where
-    PairedNamespace accepts one (pairedbus.iac.config.args.INPUT_PATHS); what decides which resources exist is
+    PairedNamespace accepts one (pairedbus.iac.config.args_mapping.INPUT_PATHS); what decides which resources exist is
     `plain` (it must be known when the component is built)."""
-    from pairedbus.iac.config.args import INPUT_PATHS, may_be_input
+    from pairedbus.iac.config.args_mapping import INPUT_PATHS, may_be_input
 
     leaves = _leaves(schema)
     assert len(leaves) > 40

@@ -4,7 +4,7 @@ from datetime import timedelta
 
 import pytest
 
-from pairedbus import contract
+from pairedbus import contract, durations
 from pairedbus.rules import (
     BACKLOG_QUEUE_SET,
     BACKLOG_QUEUE_SETTINGS,
@@ -63,7 +63,7 @@ def test_partitioning_is_an_extra_property_where_the_namespace_does_not_require_
 
 def test_live_values_compare_durations_as_durations():
     live = table(
-        defaultMessageTimeToLive=contract.duration_timedelta(contract.TIMESPAN_MAX_ISO),
+        defaultMessageTimeToLive=durations.duration_timedelta(contract.TIMESPAN_MAX_ISO),
         autoDeleteOnIdle=contract.TIMESPAN_MAX_ISO,
         lockDuration=timedelta(seconds=60),
         requiresSession=False,

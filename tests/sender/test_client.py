@@ -9,7 +9,7 @@ from datetime import timedelta
 from azure.servicebus import ServiceBusMessage
 from azure.servicebus.exceptions import ServiceBusCommunicationError
 
-from pairedbus.receive import is_ping
+from pairedbus.pairing.ping import is_ping
 
 from .conftest import PRIMARY, QUEUE, SECONDARY, SESSION_QUEUE, parked
 

@@ -19,7 +19,8 @@ from azure.servicebus.exceptions import (
 )
 
 from pairedbus import contract
-from pairedbus.aliasing import ParkedMessageTooLargeError, encoded_size
+from pairedbus.pairing.aliasing import ParkedMessageTooLargeError
+from pairedbus.sdk import encoded_size
 from pairedbus.sender import SessionPartitionKeyMismatchError
 from pairedbus.sender.errors import NoBacklogQueueError
 

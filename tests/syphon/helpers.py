@@ -10,8 +10,8 @@ from typing import Any
 import azure.servicebus.aio as servicebus_aio
 from azure.servicebus import ServiceBusMessage
 
-from pairedbus import contract
-from pairedbus.aliasing import park_message
+from pairedbus import contract, durations
+from pairedbus.pairing.aliasing import park_message
 from pairedbus.syphon import Syphon
 from pairedbus.testing.world import ServiceBusWorld
 
@@ -36,7 +36,7 @@ def backlog_settings(**overrides: Any) -> dict[str, Any]:
     settings: dict[str, Any] = {}
     for prop, value in contract.BACKLOG_QUEUE_PROPERTIES.items():
         field = contract.ARM_TO_SDK_QUEUE_FIELD[prop]
-        settings[field] = contract.duration_timedelta(value) if prop in contract.DURATION_PROPERTIES else value  # type: ignore[arg-type]
+        settings[field] = durations.duration_timedelta(value) if prop in contract.DURATION_PROPERTIES else value  # type: ignore[arg-type]
     settings.update(overrides)
     return settings
 

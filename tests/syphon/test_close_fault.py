@@ -9,10 +9,11 @@ import pytest
 from azure.servicebus import ServiceBusMessage
 
 from pairedbus import contract
+from pairedbus.pairing.connections import PRIMARY as PRIMARY_SIDE
+from pairedbus.pairing.connections import SECONDARY as SECONDARY_SIDE
+from pairedbus.pairing.connections import ConnectionPair
 from pairedbus.syphon import SyphonFaulted
-from pairedbus.syphon.close_fault import PRIMARY as PRIMARY_SIDE
-from pairedbus.syphon.close_fault import SECONDARY as SECONDARY_SIDE
-from pairedbus.syphon.close_fault import ConnectionPair
+from pairedbus.syphon.close_fault import StopOnFault
 from pairedbus.testing.world import ServiceBusWorld
 
 from .helpers import PRIMARY, SECONDARY, create_backlog_queues, eventually, make_syphon, park
@@ -103,13 +104,14 @@ async def test_own_shutdown_is_not_a_fault(world: ServiceBusWorld) -> None:
     create_backlog_queues(world, 1)
     async with make_syphon(world) as syphon:
         await syphon.drain()
-    assert syphon._pair.fault is None
+    assert syphon._reaction.fault is None
     assert world.open_clients() == []
 
 
 async def test_pair_watch_uses_the_grace_given() -> None:
-    pair = ConnectionPair(grace=0.01)
-    watching = asyncio.create_task(pair.watch())
+    reaction = StopOnFault()
+    pair = ConnectionPair(grace=0.01, reaction=reaction)
+    watching = asyncio.create_task(reaction.watch(pair))
     pair.mark_down(PRIMARY_SIDE, "was closed")
     fault = await asyncio.wait_for(watching, 5)
     assert (fault.side, fault.partner_followed) == (PRIMARY_SIDE, False)

@@ -67,13 +67,14 @@ class _Message:
 
 
 async def test_only_messages_being_worked_on_are_renewed() -> None:
-    from pairedbus.syphon.close_fault import ConnectionPair
+    from pairedbus.pairing.connections import ConnectionPair
+    from pairedbus.syphon.close_fault import StopOnFault
     from pairedbus.syphon.lock_keeper import LockKeeper
     from pairedbus.syphon.stats import SyphonStats
 
     receiver = _Renewals()
     worked = _Message("worked")
-    keeper = LockKeeper(receiver, (), 0.001, SyphonStats(), ConnectionPair(1.0))
+    keeper = LockKeeper(receiver, (), 0.001, SyphonStats(), ConnectionPair(1.0, StopOnFault()))
     await keeper.keep([worked])
     running = asyncio.create_task(keeper.run())
     await eventually(lambda: receiver.renewed.count("worked") >= 3)
@@ -88,12 +89,13 @@ async def test_only_messages_being_worked_on_are_renewed() -> None:
 
 
 async def test_a_message_kept_after_waiting_past_an_interval_is_renewed_at_once() -> None:
-    from pairedbus.syphon.close_fault import ConnectionPair
+    from pairedbus.pairing.connections import ConnectionPair
+    from pairedbus.syphon.close_fault import StopOnFault
     from pairedbus.syphon.lock_keeper import LockKeeper
     from pairedbus.syphon.stats import SyphonStats
 
     receiver = _Renewals()
-    keeper = LockKeeper(receiver, (), 0.001, SyphonStats(), ConnectionPair(1.0))
+    keeper = LockKeeper(receiver, (), 0.001, SyphonStats(), ConnectionPair(1.0, StopOnFault()))
     await asyncio.sleep(0.01)  # its turn came after a renewal interval: the lock dates from the receive
     await keeper.keep([_Message("late")])  # the keeper's loop is not even running
     assert receiver.renewed == ["late"]

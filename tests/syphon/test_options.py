@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from pairedbus import contract
+from pairedbus import durations
 from pairedbus.syphon import Syphon, SyphonOptions
 
 from .helpers import CREDENTIAL, PRIMARY, SECONDARY
@@ -18,7 +18,7 @@ def test_defaults_come_from_the_spec() -> None:
     options = SyphonOptions()
     assert options.long_poll == timedelta(minutes=15)  # the spec's 15-minute long poll
     assert options.close_fault_grace == timedelta(seconds=5)  # the spec's close/fault grace
-    assert options.lock_duration == contract.duration_timedelta("PT1M")
+    assert options.lock_duration == durations.duration_timedelta("PT1M")
     assert options.lock_renewal_interval == 30.0
 
 

@@ -11,7 +11,7 @@ from azure.servicebus import ServiceBusMessage
 from azure.servicebus.exceptions import MessageLockLostError, ServiceBusServerBusyError
 
 from pairedbus import contract
-from pairedbus.aliasing import DEAD_LETTER_MALFORMED_ALIAS, DEAD_LETTER_MISSING_PATH
+from pairedbus.pairing.aliasing import DEAD_LETTER_MALFORMED_ALIAS, DEAD_LETTER_MISSING_PATH
 from pairedbus.syphon.pump import DEAD_LETTER_DESTINATION_NOT_FOUND, DEAD_LETTER_MESSAGE_SIZE_EXCEEDED
 from pairedbus.testing import aio_client
 from pairedbus.testing.world import ServiceBusWorld

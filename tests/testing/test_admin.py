@@ -17,13 +17,13 @@ from azure.servicebus.management import (
     TopicProperties,
 )
 
-from pairedbus import contract
+from pairedbus import contract, durations
 from pairedbus.testing import Namespace, ServiceBusWorld
 
 from .conftest import FQDN, Credential
 
 BACKLOG = contract.backlog_queue_name("contoso", 3)
-TIMESPAN_MAX = contract.duration_timedelta(contract.TIMESPAN_MAX_ISO)
+TIMESPAN_MAX = durations.duration_timedelta(contract.TIMESPAN_MAX_ISO)
 
 
 async def test_aio_create_queue_returns_service_defaults(world: ServiceBusWorld) -> None:

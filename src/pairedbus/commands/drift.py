@@ -42,8 +42,11 @@ def _validate(args: argparse.Namespace) -> None:
             f"--secondary: expected a fully qualified namespace such as "
             f"{contract.service_bus_fqdn('NAME')}, got {args.secondary!r}"
         )
-    if not contract.NAMESPACE_NAME_PATTERN.match(args.primary_name) or "." in args.primary_name:
-        raise UserError(f"--primary-name: expected a namespace name (not an FQDN), got {args.primary_name!r}")
+    if not contract.is_namespace_name(args.primary_name):
+        raise UserError(
+            f"--primary-name: expected a namespace name, not an FQDN ({contract.NAMESPACE_NAME_RULE}), "
+            f"got {args.primary_name!r}"
+        )
     if not 1 <= args.count <= contract.MAX_ENTITIES_PER_NAMESPACE:
         raise UserError(f"--count: expected 1..{contract.MAX_ENTITIES_PER_NAMESPACE}, got {args.count}")
 

@@ -22,7 +22,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_export(args: argparse.Namespace) -> int:
     from pairedbus.commands.checks import check_output_dir, check_subscription_id, with_azure_errors
-    from pairedbus.contract import duration_timedelta
+    from pairedbus.durations import duration_timedelta
     from pairedbus.errors import UserError
     from pairedbus.exports.metrics import check_range, export_metrics, parse_since
 

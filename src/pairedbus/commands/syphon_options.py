@@ -37,14 +37,10 @@ def namespace_fqdn(source: str, value: str | None) -> str:
             f"{source}: expected a fully qualified namespace host such as {example} (no scheme, port or path), got {value!r}"
         )
     namespace = contract.namespace_from_fqdn(fqdn)
-    if (
-        not contract.NAMESPACE_NAME_MIN <= len(namespace) <= contract.NAMESPACE_NAME_MAX
-        or not contract.NAMESPACE_NAME_PATTERN.match(namespace)
-        or namespace.endswith(contract.NAMESPACE_NAME_FORBIDDEN_SUFFIXES)
-    ):
+    if not contract.is_namespace_name(namespace):
         raise UserError(
-            f"{source}: expected its first label to be a namespace name ({contract.NAMESPACE_NAME_MIN}-"
-            f"{contract.NAMESPACE_NAME_MAX} letters, digits or '-', starting with a letter), got {namespace!r}"
+            f"{source}: expected its first label to be a namespace name ({contract.NAMESPACE_NAME_RULE}), "
+            f"got {namespace!r}"
         )
     return fqdn
 

@@ -1,6 +1,6 @@
 """Consumers on the primary: receive, complete, and only then record (see ledger.py).
 
-They read through `pairedbus.receive.ping_filtered`, so pings are completed and never reach the
+They read through `pairedbus.pairing.receive.ping_filtered`, so pings are completed and never reach the
 ledger. Every error is retried: random faults hit receives and completes like everything else.
 """
 
@@ -14,9 +14,9 @@ from azure.servicebus import NEXT_AVAILABLE_SESSION
 from azure.servicebus.exceptions import ServiceBusError
 
 from pairedbus.drill.ledger import Ledger
-from pairedbus.drill.scenario import DrillEntity, EntityKind
+from pairedbus.drill.scenario import DrillEntity, DrillEntityKind
 from pairedbus.errors import is_retryable
-from pairedbus.receive import PingSkippingReceiver
+from pairedbus.pairing.receive import PingSkippingReceiver
 
 RECEIVE_BATCH = 100
 MAX_WAIT = 0.05
@@ -98,7 +98,7 @@ async def consume(
 ) -> None:
     """One consumer loop for a queue, a session queue or a subscription, until `stop`."""
     destination = entity.destinations[0] if subscription is None else f"{entity.name}/subscriptions/{subscription}"
-    sessions = entity.kind is EntityKind.SESSION_QUEUE
+    sessions = entity.kind is DrillEntityKind.SESSION_QUEUE
     while not stop.is_set():
         try:
             if subscription is not None:

@@ -33,32 +33,32 @@ from azure.core.credentials import AzureNamedKeyCredential
 from azure.servicebus import ServiceBusMessage
 from azure.servicebus.exceptions import ServiceBusCommunicationError
 
-from pairedbus import contract
+from pairedbus import contract, durations
 from pairedbus.drill.consumers import Sabotage, consume
 from pairedbus.drill.ledger import Ledger
 from pairedbus.drill.progress import DrillProgress
 from pairedbus.drill.report import DrillReport
 from pairedbus.drill.scenario import (
-    PRIMARY,
-    SECONDARY,
+    PRIMARY_FQDN,
+    SECONDARY_FQDN,
     SUBSCRIPTIONS,
     DrillConfig,
     DrillEntity,
-    EntityKind,
+    DrillEntityKind,
     PlannedMessage,
     drill_entities,
     kill_points,
     plan_messages,
     windows,
 )
-from pairedbus.receive import is_ping
+from pairedbus.pairing.ping import is_ping
 from pairedbus.sender import PairedNamespaceClient, SendAvailabilityOptions, starts_failover_clock
 
 CLIENTS = 2
 CONSUMERS_PER_DESTINATION = 2
 CONSUMERS_PER_SESSION_QUEUE = 4
 #: Destinations keep duplicate-detection history for the whole drill.
-DUPLICATE_WINDOW = timedelta(days=1)
+DESTINATION_DUPLICATE_WINDOW = timedelta(days=1)
 #: High enough that random faults on complete never exhaust a message's deliveries.
 DESTINATION_MAX_DELIVERY_COUNT = 10_000
 #: Lock duration of the drill's backlog queues (the table says PT1M; see create_entities).
@@ -122,7 +122,7 @@ async def run_drill(config: DrillConfig, world: Any, *, progress: DrillProgress 
     )
     ping_sleep = _ping_sleep(config.ping_interval)
     stop_consumers = asyncio.Event()
-    syphon = SyphonHost(credential)
+    syphon = RestartingSyphon(credential)
     outage_windows = windows(config.outages, len(units))
     kills = kill_points(config.syphon_restarts, len(units), rng)
     sent_so_far = [0]
@@ -133,8 +133,8 @@ async def run_drill(config: DrillConfig, world: Any, *, progress: DrillProgress 
         clients = [
             await stack.enter_async_context(
                 PairedNamespaceClient(
-                    PRIMARY,
-                    SECONDARY,
+                    PRIMARY_FQDN,
+                    SECONDARY_FQDN,
                     credential,
                     options=options,
                     rng=random.Random(rng.random()),
@@ -143,14 +143,16 @@ async def run_drill(config: DrillConfig, world: Any, *, progress: DrillProgress 
             )
             for _ in range(CLIENTS)
         ]
-        consumer_client = await stack.enter_async_context(ServiceBusClient(PRIMARY, credential))
+        consumer_client = await stack.enter_async_context(ServiceBusClient(PRIMARY_FQDN, credential))
         sabotage = Sabotage(config.sabotage_consumer_every)
         consumers = [
             asyncio.create_task(consume(consumer_client, entity, sub, ledger, sabotage, stop_consumers))
             for entity in entities
             for sub in (SUBSCRIPTIONS if entity.is_topic else (None,))
             for _ in range(
-                CONSUMERS_PER_SESSION_QUEUE if entity.kind is EntityKind.SESSION_QUEUE else CONSUMERS_PER_DESTINATION
+                CONSUMERS_PER_SESSION_QUEUE
+                if entity.kind is DrillEntityKind.SESSION_QUEUE
+                else CONSUMERS_PER_DESTINATION
             )
         ]
         syphon.start()
@@ -171,10 +173,10 @@ async def run_drill(config: DrillConfig, world: Any, *, progress: DrillProgress 
                     await asyncio.sleep(ahead)
                 for start, end in outage_windows:
                     if index == start:
-                        world.fail(PRIMARY, error=ServiceBusCommunicationError)
+                        world.fail(PRIMARY_FQDN, error=ServiceBusCommunicationError)
                         outages += 1
                     elif index == end:
-                        world.heal(PRIMARY)
+                        world.heal(PRIMARY_FQDN)
                 while kills and kills[0] <= index:
                     kills.pop(0)
                     await syphon.kill()
@@ -182,7 +184,7 @@ async def run_drill(config: DrillConfig, world: Any, *, progress: DrillProgress 
             for _ in workers:
                 await work.put(None)
             await asyncio.gather(*workers)
-            world.heal(PRIMARY)
+            world.heal(PRIMARY_FQDN)
             sending_done = time.perf_counter()
             phase[0] = "settling"
             settled = await _settle(world, ledger, entities, syphon, kills, config.settle_timeout.total_seconds())
@@ -226,14 +228,14 @@ async def run_drill(config: DrillConfig, world: Any, *, progress: DrillProgress 
 
 def create_entities(world: Any, entities: list[DrillEntity], backlog_queues: int, *, dedup: bool = True) -> None:
     """What the Pulumi components would have created: destinations and backlog queues."""
-    primary = world.namespace(PRIMARY)
+    primary = world.namespace(PRIMARY_FQDN)
     common = {
         "dead_lettering_on_message_expiration": True,
         "max_delivery_count": DESTINATION_MAX_DELIVERY_COUNT,
         "lock_duration": DESTINATION_LOCK,
     }
     dedup_settings = (
-        {"requires_duplicate_detection": True, "duplicate_detection_history_time_window": DUPLICATE_WINDOW}
+        {"requires_duplicate_detection": True, "duplicate_detection_history_time_window": DESTINATION_DUPLICATE_WINDOW}
         if dedup
         else {}
     )
@@ -244,11 +246,11 @@ def create_entities(world: Any, entities: list[DrillEntity], backlog_queues: int
                 primary.create_subscription(entity.name, sub, **common)
         else:
             primary.create_queue(
-                entity.name, requires_session=entity.kind is EntityKind.SESSION_QUEUE, **dedup_settings, **common
+                entity.name, requires_session=entity.kind is DrillEntityKind.SESSION_QUEUE, **dedup_settings, **common
             )
-    secondary = world.namespace(SECONDARY)
+    secondary = world.namespace(SECONDARY_FQDN)
     properties = {
-        contract.ARM_TO_SDK_QUEUE_FIELD[arm]: contract.duration_timedelta(value)
+        contract.ARM_TO_SDK_QUEUE_FIELD[arm]: durations.duration_timedelta(value)
         if arm in contract.DURATION_PROPERTIES
         else value
         for arm, value in contract.BACKLOG_QUEUE_PROPERTIES.items()
@@ -256,7 +258,7 @@ def create_entities(world: Any, entities: list[DrillEntity], backlog_queues: int
     # The table's one-minute lock would make every syphon kill cost the drill a minute before the
     # killed syphon's locked messages come back; the drill shortens it (nothing else differs).
     properties["lock_duration"] = BACKLOG_LOCK_IN_DRILL
-    for name in contract.backlog_queue_names(contract.namespace_from_fqdn(PRIMARY), backlog_queues):
+    for name in contract.backlog_queue_names(contract.namespace_from_fqdn(PRIMARY_FQDN), backlog_queues):
         secondary.create_queue(name, **properties)
 
 
@@ -280,7 +282,7 @@ def _ping_sleep(interval: timedelta) -> Callable[[float], Any] | None:
 # --- sending -------------------------------------------------------------------------------
 
 
-def build_message(planned: PlannedMessage) -> ServiceBusMessage:
+def message_from_plan(planned: PlannedMessage) -> ServiceBusMessage:
     message = ServiceBusMessage(
         planned.body,
         application_properties=dict(planned.properties),
@@ -310,7 +312,7 @@ async def _sender_worker(
         if sender is None:
             get = client.get_topic_sender if entity.is_topic else client.get_queue_sender
             sender = senders[entity.name] = get(entity.name)
-        messages = [build_message(p) for p in unit]
+        messages = [message_from_plan(p) for p in unit]
         scheduled_at: datetime | None = None
         if unit[0].schedule_in is not None:
             scheduled_at = _ms(datetime.fromtimestamp(world.clock.time(), UTC) + unit[0].schedule_in)
@@ -363,7 +365,7 @@ class SyphonCounts:
     dropped_pings: int = 0
 
 
-class SyphonHost:
+class RestartingSyphon:
     """Runs one syphon at a time; `kill()` cancels it mid-whatever and starts a new one. A syphon
     that faults (random faults reach its connections too) is replaced, as the platform restarts
     a replica that exits non-zero."""
@@ -385,7 +387,9 @@ class SyphonHost:
         from pairedbus.syphon import Syphon
 
         while not stop.is_set():
-            self._syphon = Syphon(primary=PRIMARY, secondary=SECONDARY, credential=self._credential, **SYPHON_OPTIONS)
+            self._syphon = Syphon(
+                primary=PRIMARY_FQDN, secondary=SECONDARY_FQDN, credential=self._credential, **SYPHON_OPTIONS
+            )
             try:
                 async with self._syphon:
                     await self._syphon.run(stop)
@@ -427,7 +431,7 @@ class SyphonHost:
 
 
 def _receivables(world: Any, entities: list[DrillEntity]) -> list[tuple[str, Any]]:
-    primary = world.namespace(PRIMARY)
+    primary = world.namespace(PRIMARY_FQDN)
     found: list[tuple[str, Any]] = []
     for entity in entities:
         if entity.is_topic:
@@ -440,8 +444,8 @@ def _receivables(world: Any, entities: list[DrillEntity]) -> list[tuple[str, Any
 
 
 def _backlog(world: Any) -> list[Any]:
-    prefix = contract.backlog_queue_prefix(contract.namespace_from_fqdn(PRIMARY))
-    return [q for q in world.namespace(SECONDARY).queues() if q.name.startswith(prefix)]
+    prefix = contract.backlog_queue_prefix(contract.namespace_from_fqdn(PRIMARY_FQDN))
+    return [q for q in world.namespace(SECONDARY_FQDN).queues() if q.name.startswith(prefix)]
 
 
 def parked_now(world: Any) -> int:
@@ -463,7 +467,7 @@ def in_flight(world: Any, entities: list[DrillEntity]) -> int:
 
 
 async def _settle(
-    world: Any, ledger: Ledger, entities: list[DrillEntity], syphon: SyphonHost, kills: list[int], limit: float
+    world: Any, ledger: Ledger, entities: list[DrillEntity], syphon: RestartingSyphon, kills: list[int], limit: float
 ) -> bool:
     """Wait until the backlog is empty and every expected delivery is recorded, or nothing has
     been in flight for a while; False at `limit`. Kill points not reached while sending
@@ -486,7 +490,7 @@ async def _settle(
 
 def duplicates_dropped(world: Any, entities: list[DrillEntity]) -> int:
     """Copies the destinations' duplicate detection dropped (repeated sends and moves)."""
-    primary = world.namespace(PRIMARY)
+    primary = world.namespace(PRIMARY_FQDN)
     return sum(primary.sendable(entity.name).counts.duplicates_dropped for entity in entities)
 
 

@@ -14,8 +14,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-PRIMARY = "drill-primary.servicebus.windows.net"
-SECONDARY = "drill-secondary.servicebus.windows.net"
+PRIMARY_FQDN = "drill-primary.servicebus.windows.net"
+SECONDARY_FQDN = "drill-secondary.servicebus.windows.net"
 SUBSCRIPTIONS = ("audit", "billing")
 SESSIONS_PER_QUEUE = 16
 #: Short enough that parked copies of some messages expire in the backlog (dead-lettered there),
@@ -60,7 +60,7 @@ class DrillConfig(BaseModel):
     destination_duplicate_detection: bool = True
 
 
-class EntityKind(StrEnum):
+class DrillEntityKind(StrEnum):
     SESSION_QUEUE = "session-queue"
     QUEUE = "queue"
     TOPIC = "topic"
@@ -69,11 +69,11 @@ class EntityKind(StrEnum):
 @dataclass(frozen=True)
 class DrillEntity:
     name: str
-    kind: EntityKind
+    kind: DrillEntityKind
 
     @property
     def is_topic(self) -> bool:
-        return self.kind is EntityKind.TOPIC
+        return self.kind is DrillEntityKind.TOPIC
 
     @property
     def destinations(self) -> tuple[str, ...]:
@@ -85,7 +85,7 @@ class DrillEntity:
 
 def drill_entities(count: int) -> list[DrillEntity]:
     """A session queue, a plain queue and a topic with subscriptions, repeated to `count`."""
-    kinds = (EntityKind.SESSION_QUEUE, EntityKind.QUEUE, EntityKind.TOPIC)
+    kinds = (DrillEntityKind.SESSION_QUEUE, DrillEntityKind.QUEUE, DrillEntityKind.TOPIC)
     return [DrillEntity(f"drill-{kinds[i % 3].value}-{i}", kinds[i % 3]) for i in range(count)]
 
 
@@ -120,7 +120,9 @@ def plan_messages(config: DrillConfig, entities: list[DrillEntity]) -> list[Plan
         size = min(size, config.messages - i)
         batch = batch_number if size > 1 else None
         batch_number += size > 1
-        session = f"session-{rng.randrange(SESSIONS_PER_QUEUE)}" if entity.kind is EntityKind.SESSION_QUEUE else None
+        session = (
+            f"session-{rng.randrange(SESSIONS_PER_QUEUE)}" if entity.kind is DrillEntityKind.SESSION_QUEUE else None
+        )
         for _ in range(size):
             roll = rng.random()
             planned.append(

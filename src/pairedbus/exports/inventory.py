@@ -19,7 +19,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from pairedbus import contract
+from pairedbus import contract, durations
 
 ARM_TYPE_QUEUE = "Microsoft.ServiceBus/Namespaces/Queues"
 #: QueueProperties attributes beyond the contract's table that the audit reads.
@@ -57,7 +57,7 @@ def resource_group_of(resource_id: str) -> str:
 
 def _json_value(value: Any) -> Any:
     if isinstance(value, timedelta):
-        return contract.iso_duration(value)
+        return durations.iso_duration(value)
     if isinstance(value, Enum):
         return value.value
     return value

@@ -18,7 +18,7 @@ from datetime import UTC, datetime, time, timedelta
 from pathlib import Path
 from typing import Any
 
-from pairedbus import contract
+from pairedbus import contract, durations
 from pairedbus.errors import DateRangeError, UserError
 
 METRIC_NAMESPACE = "Microsoft.ServiceBus/namespaces"
@@ -126,7 +126,7 @@ def rest_document(result: Any) -> dict[str, Any]:
     return {
         "cost": result.cost,
         "timespan": result.timespan,
-        "interval": contract.iso_duration(result.granularity) if result.granularity else None,
+        "interval": durations.iso_duration(result.granularity) if result.granularity else None,
         "namespace": result.namespace,
         "resourceregion": result.resource_region,
         "value": values,

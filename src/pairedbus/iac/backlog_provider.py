@@ -47,7 +47,7 @@ def desired_properties(inputs: Mapping[str, Any]) -> dict[str, Any]:
     return wanted
 
 
-def live_properties(queue: Any) -> dict[str, Any]:
+def queue_state(queue: Any) -> dict[str, Any]:
     """A queue's settings as read from the service, in ARM names; durations as ISO 8601 and a
     partitioned queue's size as configured rather than summed over its fragments."""
     live: dict[str, Any] = {}
@@ -69,9 +69,9 @@ def live_properties(queue: Any) -> dict[str, Any]:
 def _canonical_duration(key: str, value: str | timedelta) -> str:
     # timedelta cannot hold TimeSpan.MaxValue's last 0.7 us: keep the table's spelling when equal.
     table_value = contract.BACKLOG_QUEUE_PROPERTIES[key]
-    if contract.durations_equal(table_value, value):  # type: ignore[arg-type]
+    if durations.durations_equal(table_value, value):  # type: ignore[arg-type]
         return table_value  # type: ignore[return-value]
-    return contract.iso_duration(value)
+    return durations.iso_duration(value)
 
 
 def drifted_properties(desired: Mapping[str, Any], actual: Mapping[str, Any]) -> list[str]:
@@ -233,7 +233,7 @@ class BacklogQueueProvider(ResourceProvider):
 
     @staticmethod
     def _outs(props: Mapping[str, Any], queue: Any) -> dict[str, Any]:
-        return {"namespaceName": props["namespaceName"], "queueName": props["queueName"], **live_properties(queue)}
+        return {"namespaceName": props["namespaceName"], "queueName": props["queueName"], **queue_state(queue)}
 
 
 #: pickle's pure-Python `_batch_setitems`, as it was before any dynamic resource was serialized.

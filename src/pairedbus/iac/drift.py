@@ -29,7 +29,7 @@ class AdministrationClient(Protocol):
     def list_queues(self) -> Iterable[QueueProperties]: ...
 
 
-def live_properties(queue: QueueProperties) -> dict[str, object]:
+def arm_named_properties(queue: QueueProperties) -> dict[str, object]:
     """A queue's properties under their ARM names, as the rules read them."""
     values = {arm: getattr(queue, sdk, None) for arm, sdk in contract.ARM_TO_SDK_QUEUE_FIELD.items()}
     return {k: v for k, v in values.items() if v is not None}
@@ -125,7 +125,7 @@ def detect_drift(client: AdministrationClient, *, secondary: str, primary_name: 
             invalid.append(queue.name)
             continue
         present.add(contract.backlog_queue_name(primary_name, parsed[1]))
-        findings.extend(check_backlog_queue(queue.name, live_properties(queue), namespace, live=True))
+        findings.extend(check_backlog_queue(queue.name, arm_named_properties(queue), namespace, live=True))
     missing = sorted(expected - present, key=_index_order)
     extra = extra_backlog_queues([q.name for q in queues], count)
     return DriftReport(

@@ -8,7 +8,7 @@ A state export is Pulumi's deployment format, version 3 (pulumi/pulumi `sdk/go/c
 exists for deployments that need features an older CLI must not read.
 
 A baseline is hostile input until checked: every field has the type the schema gives it (a boolean
-is `true` or `false`, never the string `"false"`), nothing is nested deeper than `MAX_DEPTH`, every
+is `true` or `false`, never the string `"false"`), nothing is nested deeper than `MAX_STATE_DEPTH`, every
 URN is a URN, and all of them belong to one stack. Each problem is one line naming `--baseline`.
 """
 
@@ -26,7 +26,7 @@ from pairedbus.plans.urns import ROOT_STACK_TYPE, parse_urn
 #: The deployment version `pulumi stack export` writes (apitype.DeploymentSchemaVersionCurrent).
 DEPLOYMENT_VERSION: Final = 3
 #: How deep a baseline may nest; ARM's documents stay far below, and the comparison recurses.
-MAX_DEPTH: Final = 64
+MAX_STATE_DEPTH: Final = 64
 #: Pulumi's marker for special values in state (`resource.SigKey`) and the one for secrets.
 _SIG_KEY: Final = "4dabf18193072939515e22adb298388d"
 _SECRET_SIG: Final = "1b47061264138c4ac30d75fd1eb44270"
@@ -104,14 +104,14 @@ def _too_deep(document: Any, limit: int) -> bool:
     return False
 
 
-def _plain(value: Any) -> Any:
+def _plan_value_from_state(value: Any) -> Any:
     """A state value as the plan holds it: secrets masked as the render masks them."""
     if isinstance(value, dict):
         if value.get(_SIG_KEY) == _SECRET_SIG:
             return "[secret]"
-        return {k: _plain(v) for k, v in value.items() if k != "__provider"}
+        return {k: _plan_value_from_state(v) for k, v in value.items() if k != "__provider"}
     if isinstance(value, list):
-        return [_plain(v) for v in value]
+        return [_plan_value_from_state(v) for v in value]
     return value
 
 
@@ -125,11 +125,11 @@ def read_baseline(path: Path | str) -> Plan:
     try:
         document = json.loads(text)
     except RecursionError:
-        raise BaselineError(f"--baseline {path}: nested deeper than {MAX_DEPTH} levels") from None
+        raise BaselineError(f"--baseline {path}: nested deeper than {MAX_STATE_DEPTH} levels") from None
     except ValueError as exc:
         raise BaselineError(f"--baseline {path}: not JSON ({exc})") from None
-    if _too_deep(document, MAX_DEPTH):
-        raise BaselineError(f"--baseline {path}: nested deeper than {MAX_DEPTH} levels")
+    if _too_deep(document, MAX_STATE_DEPTH):
+        raise BaselineError(f"--baseline {path}: nested deeper than {MAX_STATE_DEPTH} levels")
     reader.expect(document, dict, "the document", "a JSON object")
     if "deployment" in document or "version" in document:
         return _from_deployment(document, reader)
@@ -192,7 +192,7 @@ def _from_deployment(document: Mapping[str, Any], reader: _Reader) -> Plan:
         property_dependencies = reader.urn_map(entry.get("propertyDependencies", {}), f"{where}.propertyDependencies")
         reader.urns(entry.get("aliases", []), f"{where}.aliases")
         if type_ == ROOT_STACK_TYPE:
-            outputs = _plain(state_outputs)
+            outputs = _plan_value_from_state(state_outputs)
             continue
         if flags["delete"] or (type_.startswith("pulumi:providers:") and name.startswith("default")):
             # A replaced resource's old copy awaiting deletion, and the engine's default providers:
@@ -204,7 +204,7 @@ def _from_deployment(document: Mapping[str, Any], reader: _Reader) -> Plan:
                 urn=urn,
                 type=type_,
                 name=name,
-                inputs=_plain(inputs),
+                inputs=_plan_value_from_state(inputs),
                 custom=flags["custom"],
                 parent=None if root else parent,
                 dependencies=tuple(d for d in dependencies if (parse_urn(d) or ("", "", ""))[2] != ROOT_STACK_TYPE),

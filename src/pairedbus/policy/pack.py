@@ -22,7 +22,7 @@ from pulumi_policy import (
 )
 
 from pairedbus import contract, rules
-from pairedbus.policy.resources import ROLE_PRIMARY, ROLE_SECONDARY, StackView, is_backlog_queue, settings
+from pairedbus.policy.resources import StackView, is_backlog_queue, settings
 from pairedbus.rules import Finding
 
 
@@ -73,16 +73,15 @@ def validate_premium_entities_partitioned(args: StackValidationArgs, report: Rep
         _report(findings, report, resource.urn, rule=rules.PREMIUM_ENTITIES_PARTITIONED)
 
 
-#: backlog-queue-set's policy setting: the stack's configured backlogQueueCount. `pairedbus plan`
+#: backlog-queue-set's policy setting is the stack's configured `contract.BACKLOG_QUEUE_COUNT_KEY`. `pairedbus plan`
 #: passes it from the stack config; without it the queues declared stand in for the count.
-BACKLOG_COUNT_SETTING = "backlogQueueCount"
 
 
 def validate_backlog_queue_set(args: StackValidationArgs, report: ReportViolation) -> None:
     """Indices below the count present, none repeated, all in the secondary with the primary's
     prefix. Queues beyond the count are allowed extras: not reported."""
     stack = StackView(args.resources)
-    primary, secondary = stack.roles.get(ROLE_PRIMARY), stack.roles.get(ROLE_SECONDARY)
+    primary, secondary = stack.roles.get(contract.ROLE_PRIMARY), stack.roles.get(contract.ROLE_SECONDARY)
     if primary is None or secondary is None:
         if stack.backlog_queues:
             report(
@@ -104,7 +103,7 @@ def validate_backlog_queue_set(args: StackValidationArgs, report: ReportViolatio
             queue.urn,
             rule=rules.BACKLOG_QUEUE_SET,
         )
-    count = args.get_config().get(BACKLOG_COUNT_SETTING)
+    count = args.get_config().get(contract.BACKLOG_QUEUE_COUNT_KEY)
     findings = rules.check_pair(stack.props[primary.urn], stack.props[secondary.urn], list(by_name), count=count)
     for finding in findings:
         if finding.rule == rules.BACKLOG_QUEUE_SET:
@@ -114,7 +113,7 @@ def validate_backlog_queue_set(args: StackValidationArgs, report: ReportViolatio
 
 def validate_paired_regions_differ(args: StackValidationArgs, report: ReportViolation) -> None:
     stack = StackView(args.resources)
-    primary, secondary = stack.roles.get(ROLE_PRIMARY), stack.roles.get(ROLE_SECONDARY)
+    primary, secondary = stack.roles.get(contract.ROLE_PRIMARY), stack.roles.get(contract.ROLE_SECONDARY)
     if primary is None or secondary is None:
         return
     findings = rules.check_pair(stack.props[primary.urn], stack.props[secondary.urn], [])
@@ -158,11 +157,11 @@ def validate_paired_entities_duplicate_detection(args: StackValidationArgs, repo
     """Paired senders write to the primary's queues and topics (never to backlog queues, whose
     settings are fixed by the table); each needs duplicate detection over at least maxOutage."""
     stack = StackView(args.resources)
-    primary = stack.roles.get(ROLE_PRIMARY)
+    primary = stack.roles.get(contract.ROLE_PRIMARY)
     if primary is None:
         return
     config = args.get_config()
-    max_outage = config.get(MAX_OUTAGE_SETTING) or rules.DEFAULT_MAX_OUTAGE
+    max_outage = config.get(MAX_OUTAGE_SETTING) or contract.DEFAULT_MAX_OUTAGE
     unpaired = {str(name).lower() for name in config.get(UNPAIRED_SETTING) or ()}
     for resource in stack.entities:
         if stack.namespace_of(resource) is not primary:
@@ -272,7 +271,7 @@ backlog_queue_set = StackValidationPolicy(
     ),
     validate=validate_backlog_queue_set,
     config_schema=PolicyConfigSchema(
-        properties={BACKLOG_COUNT_SETTING: {"type": "integer", "minimum": 1}},
+        properties={contract.BACKLOG_QUEUE_COUNT_KEY: {"type": "integer", "minimum": 1}},
     ),
     enforcement_level=_MANDATORY,
     severity=Severity.HIGH,

@@ -18,11 +18,9 @@ from pulumi_policy.proxy import UnknownValueError
 from pairedbus import contract
 
 ENTITY_NAME_INPUTS = ("queueName", "topicName", "name")
-ROLE_PRIMARY = contract.ROLE_PRIMARY
-ROLE_SECONDARY = contract.ROLE_SECONDARY
 
 
-def plain(value: Any) -> Any:
+def unproxied(value: Any) -> Any:
     """A proxy (or plain value) as plain dicts/lists; unknown values become None, and whole
     numbers ints again (the engine's wire format carries every number as a double)."""
     if isinstance(value, float) and value.is_integer():
@@ -33,7 +31,7 @@ def plain(value: Any) -> Any:
         out: dict[str, Any] = {}
         for key in value:
             try:
-                out[key] = plain(value[key])
+                out[key] = unproxied(value[key])
             except UnknownValueError:
                 out[key] = None
         return out
@@ -41,7 +39,7 @@ def plain(value: Any) -> Any:
         items: list[Any] = []
         for i in range(len(value)):
             try:
-                items.append(plain(value[i]))
+                items.append(unproxied(value[i]))
             except UnknownValueError:
                 items.append(None)
         return items
@@ -50,7 +48,7 @@ def plain(value: Any) -> Any:
 
 def settings(props: Mapping[str, Any]) -> dict[str, Any]:
     """Plain properties without Pulumi's own inputs (`__provider` of a dynamic resource)."""
-    return {k: v for k, v in plain(props).items() if not k.startswith("__")}
+    return {k: v for k, v in unproxied(props).items() if not k.startswith("__")}
 
 
 def entity_name(props: Mapping[str, Any], fallback: str) -> str:
@@ -84,7 +82,7 @@ def is_backlog_queue(resource_type: str, props: Mapping[str, Any]) -> bool:
 
 def _logical_role(name: str) -> str | None:
     lowered = name.lower()
-    for role in (ROLE_PRIMARY, ROLE_SECONDARY):
+    for role in (contract.ROLE_PRIMARY, contract.ROLE_SECONDARY):
         if lowered == role or lowered.endswith(f"-{role}") or lowered.endswith(f"_{role}"):
             return role
     return None
@@ -155,7 +153,7 @@ class StackView:
 
     def backlog_namespace(self, queue: PolicyResource) -> PolicyResource | None:
         """A backlog queue's namespace; the secondary when nothing else tells."""
-        return self.namespace_of(queue) or self.roles.get(ROLE_SECONDARY)
+        return self.namespace_of(queue) or self.roles.get(contract.ROLE_SECONDARY)
 
     @cached_property
     def roles(self) -> dict[str, PolicyResource]:
@@ -170,7 +168,7 @@ class StackView:
         for ns in self.namespaces:
             tags = self.props[ns.urn].get("tags")
             role = tags.get(contract.TAG_ROLE) if isinstance(tags, dict) else None
-            if role in (ROLE_PRIMARY, ROLE_SECONDARY):
+            if role in (contract.ROLE_PRIMARY, contract.ROLE_SECONDARY):
                 assign(role, ns)
         for ns in self.namespaces:
             role = _logical_role(ns.name)
@@ -178,7 +176,7 @@ class StackView:
                 assign(role, ns)
         holders = {ns.urn: ns for q in self.backlog_queues if (ns := self.namespace_of(q)) is not None}
         if len(holders) == 1:
-            assign(ROLE_SECONDARY, next(iter(holders.values())))
+            assign(contract.ROLE_SECONDARY, next(iter(holders.values())))
         prefixes = set()
         for q in self.backlog_queues:
             parsed = contract.parse_backlog_queue_name(self.name_of(q))
@@ -186,9 +184,9 @@ class StackView:
                 prefixes.add(parsed[0].lower())
         by_prefix = [ns for ns in self.namespaces if (namespace_name(self.props[ns.urn]) or "").lower() in prefixes]
         if len(by_prefix) == 1:
-            assign(ROLE_PRIMARY, by_prefix[0])
+            assign(contract.ROLE_PRIMARY, by_prefix[0])
         if len(self.namespaces) == 2 and len(roles) == 1:
             ((known_role, known),) = roles.items()
             other = next(ns for ns in self.namespaces if ns is not known)
-            assign(ROLE_PRIMARY if known_role == ROLE_SECONDARY else ROLE_SECONDARY, other)
+            assign(contract.ROLE_PRIMARY if known_role == contract.ROLE_SECONDARY else contract.ROLE_SECONDARY, other)
         return roles

@@ -9,7 +9,6 @@ from pairedbus.rules.backlog import (
     extra_backlog_queues,
 )
 from pairedbus.rules.entities import (
-    DEFAULT_MAX_OUTAGE,
     check_duplicate_detection,
     check_entity_size,
     check_partitioned_entity_limit,
@@ -41,7 +40,6 @@ __all__ = [
     "BACKLOG_IDENTITY_PROPERTIES",
     "BACKLOG_QUEUE_SET",
     "BACKLOG_QUEUE_SETTINGS",
-    "DEFAULT_MAX_OUTAGE",
     "ENTITY_SIZE_ALLOWED_FOR_TIER",
     "LOCAL_AUTH_DISABLED",
     "MANDATORY",

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Final
 
-from pairedbus import contract
+from pairedbus import contract, durations
 from pairedbus.rules.entities import PARTITIONING, reported_size_matches
 from pairedbus.rules.findings import (
     BACKLOG_QUEUE_SET,
@@ -25,7 +25,7 @@ ABSENT: Final = "<absent>"
 
 def _show(value: object) -> str:
     if isinstance(value, timedelta):
-        return f"{value} ({contract.duration_ticks(value)} ticks)"
+        return f"{value} ({durations.duration_ticks(value)} ticks)"
     return repr(value)
 
 

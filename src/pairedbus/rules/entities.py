@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from pairedbus import contract
+from pairedbus import contract, durations
 from pairedbus.rules.findings import (
     ENTITY_SIZE_ALLOWED_FOR_TIER,
     MANDATORY,
@@ -170,8 +170,6 @@ def check_partitioned_entity_limit(
     ]
 
 
-SERVICE_DEFAULT_DUPLICATE_WINDOW = contract.SERVICE_DEFAULT_DUPLICATE_DETECTION_WINDOW
-DEFAULT_MAX_OUTAGE = contract.DEFAULT_MAX_OUTAGE
 DUPLICATE_DETECTION = "requiresDuplicateDetection"
 DUPLICATE_WINDOW = "duplicateDetectionHistoryTimeWindow"
 
@@ -181,7 +179,7 @@ def check_duplicate_detection(
     properties: Mapping[str, object],
     namespace: Mapping[str, object] | NamespaceView | None,
     *,
-    max_outage: str = DEFAULT_MAX_OUTAGE,
+    max_outage: str = contract.DEFAULT_MAX_OUTAGE,
     paired: bool = True,
 ) -> list[Finding]:
     """Mandatory for a queue or topic paired senders write to: duplicate detection on, with a window
@@ -222,12 +220,16 @@ def check_duplicate_detection(
     window = properties.get(DUPLICATE_WINDOW)
     if window is None and DUPLICATE_WINDOW in properties:
         return []  # not known until deployment: nothing to judge offline
-    shown = window if window is not None else f"the service default {SERVICE_DEFAULT_DUPLICATE_WINDOW}"
+    shown = (
+        window if window is not None else f"the service default {contract.SERVICE_DEFAULT_DUPLICATE_DETECTION_WINDOW}"
+    )
     try:
-        ticks = contract.duration_ticks(window if window is not None else SERVICE_DEFAULT_DUPLICATE_WINDOW)  # type: ignore[arg-type]
+        ticks = durations.duration_ticks(
+            window if window is not None else contract.SERVICE_DEFAULT_DUPLICATE_DETECTION_WINDOW
+        )  # type: ignore[arg-type]
     except ValueError:
         ticks = -1
-    if ticks < contract.duration_ticks(max_outage):
+    if ticks < durations.duration_ticks(max_outage):
         return [
             finding(
                 DUPLICATE_WINDOW,

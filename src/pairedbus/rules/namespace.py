@@ -83,7 +83,7 @@ def namespace_view(namespace: Mapping[str, object] | NamespaceView) -> Namespace
 
 
 def normalise_region(location: str) -> str:
-    """`West Europe` and `westeurope` are the same region."""
+    """`West Europe`, `WestEurope`, ` westeurope ` -> `westeurope`; `West US 3` -> `westus3`: the same region."""
     return "".join(location.split()).lower()
 
 

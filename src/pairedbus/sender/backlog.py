@@ -22,8 +22,9 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from pairedbus.sender.connections import SECONDARY, PairedConnections
-from pairedbus.sender.errors import NoBacklogQueueError, is_connection_loss, takes_backlog_queue_out
+from pairedbus.pairing.connections import SECONDARY, is_connection_loss
+from pairedbus.sender.connections import PairedConnections
+from pairedbus.sender.errors import NoBacklogQueueError, takes_backlog_queue_out
 from pairedbus.sender.failover import FailoverStats
 
 _log = logging.getLogger("pairedbus.sender")

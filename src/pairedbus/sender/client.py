@@ -22,7 +22,6 @@ import asyncio
 import logging
 import random
 import time
-from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any
 
@@ -30,16 +29,15 @@ from azure.servicebus import ServiceBusMessage
 from azure.servicebus.aio import management as servicebus_management  # looked up at call time: the fake patches it
 
 from pairedbus import contract
+from pairedbus.pairing.connections import PRIMARY, SECONDARY
 from pairedbus.sender.backlog import Backlog, BacklogRotation
-from pairedbus.sender.connections import PRIMARY, SECONDARY, PairedConnections
-from pairedbus.sender.failover import EntityFacts, EntityFailover, EntityKind, FailoverStats
-from pairedbus.sender.failover_clock import Clock, FailoverClock
+from pairedbus.sender.connections import PairedConnections
+from pairedbus.sender.failover import EntityFacts, EntityFailover, EntityKind, FailoverStats, Sleep
+from pairedbus.sender.failover_clock import FailoverClock, MonotonicSeconds
 from pairedbus.sender.options import SendAvailabilityOptions
 from pairedbus.sender.sender import PairedSender
 
 _log = logging.getLogger("pairedbus.sender")
-
-Sleep = Callable[[float], Awaitable[object]]
 
 
 class PairedNamespaceClient:
@@ -60,7 +58,7 @@ class PairedNamespaceClient:
         *,
         options: SendAvailabilityOptions | None = None,
         rng: random.Random | None = None,
-        clock: Clock = time.monotonic,
+        clock: MonotonicSeconds = time.monotonic,
         sleep: Sleep = asyncio.sleep,
         client_kwargs: dict[str, Any] | None = None,
         close_fault_grace: timedelta = contract.CLOSE_FAULT_GRACE,

@@ -12,7 +12,6 @@ from azure.servicebus.exceptions import (
     OperationTimeoutError,
     ServiceBusAuthenticationError,
     ServiceBusAuthorizationError,
-    ServiceBusConnectionError,
     ServiceBusError,
     ServiceBusQuotaExceededError,
 )
@@ -48,11 +47,6 @@ def starts_failover_clock(exc: BaseException) -> bool:
     if isinstance(exc, TIMEOUTS):
         return True
     return isinstance(exc, ServiceBusError) and is_retryable(exc)
-
-
-def is_connection_loss(exc: BaseException) -> bool:
-    """The namespace's connection is gone (not one queue): the client replaces it."""
-    return isinstance(exc, ServiceBusConnectionError)
 
 
 def takes_backlog_queue_out(exc: BaseException) -> bool:

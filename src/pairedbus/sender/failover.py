@@ -23,6 +23,7 @@ from typing import Any
 from azure.servicebus import ServiceBusMessage
 from azure.servicebus.exceptions import MessagingEntityNotFoundError
 
+from pairedbus.pairing.ping import ping_message
 from pairedbus.sender.errors import (
     SessionRequiredError,
     destination_not_found,
@@ -30,7 +31,6 @@ from pairedbus.sender.errors import (
     starts_failover_clock,
 )
 from pairedbus.sender.failover_clock import FailoverClock
-from pairedbus.sender.ping import ping_message
 
 _log = logging.getLogger("pairedbus.sender")
 

@@ -11,13 +11,14 @@ import time
 from collections.abc import Callable
 from datetime import timedelta
 
-Clock = Callable[[], float]
+#: Reads a monotonic clock in seconds (`time.monotonic`; a test passes a fake).
+MonotonicSeconds = Callable[[], float]
 
 
 class FailoverClock:
     __slots__ = ("_interval", "_now", "failing_since")
 
-    def __init__(self, interval: timedelta, *, clock: Clock = time.monotonic) -> None:
+    def __init__(self, interval: timedelta, *, clock: MonotonicSeconds = time.monotonic) -> None:
         self._interval = interval.total_seconds()
         self._now = clock
         #: When the current run of triggering errors started (None: not running). Read directly on

@@ -39,10 +39,11 @@ from azure.servicebus import ServiceBusMessage, ServiceBusMessageBatch
 from azure.servicebus.exceptions import MessageSizeExceededError
 
 from pairedbus import contract, sdk
-from pairedbus.aliasing import parked_copy
+from pairedbus.pairing.aliasing import parked_copy
+from pairedbus.pairing.connections import PRIMARY
 from pairedbus.sdk import raw_amqp_message
 from pairedbus.sender.backlog import Backlog
-from pairedbus.sender.connections import PRIMARY, PairedConnections
+from pairedbus.sender.connections import PairedConnections
 from pairedbus.sender.failover import EntityFailover, EntityKind, FailoverStats
 from pairedbus.sender.outbound import prepare, prepare_all
 

@@ -26,7 +26,7 @@ from pairedbus.service.health_server import HealthServer
 from pairedbus.service.logs import configure_json_logging
 from pairedbus.service.metrics import SyphonCollector
 from pairedbus.service.signals import install_stop_signals
-from pairedbus.syphon.close_fault import SyphonFaulted
+from pairedbus.syphon import SyphonFaulted
 from pairedbus.syphon.stats import SyphonStats
 from pairedbus.syphon.syphon import Syphon
 

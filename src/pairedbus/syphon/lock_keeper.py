@@ -10,7 +10,7 @@ from typing import Any
 
 from azure.servicebus.exceptions import ServiceBusError
 
-from pairedbus.syphon.close_fault import SECONDARY, ConnectionPair
+from pairedbus.pairing.connections import SECONDARY, ConnectionPair
 from pairedbus.syphon.stats import SyphonStats
 
 log = logging.getLogger("pairedbus.syphon")

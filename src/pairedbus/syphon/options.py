@@ -6,11 +6,11 @@ from datetime import timedelta
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 
-from pairedbus import contract
+from pairedbus import contract, durations
 from pairedbus.syphon.backlog_directory import validate_namespace_resource_id
 
 #: Backlog queues are created with this lock duration (the spec's table); renewal is timed by it.
-BACKLOG_LOCK_DURATION = contract.duration_timedelta(str(contract.BACKLOG_QUEUE_PROPERTIES["lockDuration"]))
+BACKLOG_LOCK_DURATION = durations.duration_timedelta(str(contract.BACKLOG_QUEUE_PROPERTIES["lockDuration"]))
 
 
 class SyphonOptions(BaseModel):

@@ -32,10 +32,10 @@ from azure.servicebus.exceptions import (
 )
 
 from pairedbus import contract
-from pairedbus.aliasing import UnrestorableMessage, restore_message
 from pairedbus.errors import is_retryable
+from pairedbus.pairing.aliasing import UnrestorableMessage, restore_message
+from pairedbus.pairing.connections import PRIMARY, SECONDARY, ConnectionPair
 from pairedbus.syphon.backoff import Backoff
-from pairedbus.syphon.close_fault import PRIMARY, SECONDARY, ConnectionPair
 from pairedbus.syphon.destinations import Destinations, batch_key
 from pairedbus.syphon.in_flight import Hold, InFlightBudget
 from pairedbus.syphon.key_order import KeyOrder

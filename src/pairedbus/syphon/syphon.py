@@ -22,9 +22,10 @@ from typing import Any
 from azure.core.exceptions import AzureError
 
 from pairedbus import contract
+from pairedbus.pairing.connections import PRIMARY, SECONDARY, SIDES, ConnectionPair
 from pairedbus.syphon.backlog_directory import ArmDirectory, BacklogDirectory, DataPlaneDirectory
 from pairedbus.syphon.backoff import Backoff
-from pairedbus.syphon.close_fault import PRIMARY, SECONDARY, ConnectionPair
+from pairedbus.syphon.close_fault import StopOnFault
 from pairedbus.syphon.destinations import Destinations
 from pairedbus.syphon.in_flight import InFlightBudget
 from pairedbus.syphon.options import SyphonOptions
@@ -79,7 +80,8 @@ class Syphon:
         self._clock = clock
         self._client_kwargs = dict(client_kwargs or {})
         self._stats = SyphonStats()
-        self._pair = ConnectionPair(self.options.close_fault_grace.total_seconds())
+        self._reaction = StopOnFault()
+        self._pair = ConnectionPair(self.options.close_fault_grace.total_seconds(), self._reaction)
         self._primary_client: Any = None
         self._secondary_client: Any = None
         self._directory: BacklogDirectory | None = None
@@ -96,7 +98,8 @@ class Syphon:
 
         # A fresh pair each time: a Syphon that faulted may be entered again with new connections
         # (its counters carry on).
-        self._pair = ConnectionPair(self.options.close_fault_grace.total_seconds())
+        self._reaction = StopOnFault()
+        self._pair = ConnectionPair(self.options.close_fault_grace.total_seconds(), self._reaction)
         self._primary_client = servicebus_aio.ServiceBusClient(self.primary, self._credential, **self._client_kwargs)
         self._secondary_client = servicebus_aio.ServiceBusClient(
             self.secondary, self._credential, **self._client_kwargs
@@ -137,13 +140,15 @@ class Syphon:
         return self
 
     async def __aexit__(self, *exc_info: Any) -> None:
-        self._pair.shutting_down = True
+        await self._pair.shut_down()
         try:
             if self._destinations is not None:
                 await self._destinations.close()
         finally:
-            await self._pair.close_quietly(PRIMARY)
-            await self._pair.close_quietly(SECONDARY)
+            for side in SIDES:
+                error = await self._pair.close_side(side)
+                if error is not None:  # closing is best effort: the process is stopping either way
+                    log.warning("closing a namespace client failed", extra={"side": side, "error": repr(error)})
             if self._directory is not None:
                 await self._directory.close()
                 self._directory = None
@@ -170,9 +175,7 @@ class Syphon:
 
     def report_fault(self, side: str, cause: str = "faulted") -> None:
         """Tell the syphon that the `primary` or `secondary` connection faulted."""
-        if side not in (PRIMARY, SECONDARY):
-            raise ValueError(f"side must be {PRIMARY!r} or {SECONDARY!r}, got {side!r}")
-        self._pair.mark_down(side, cause)
+        self._pair.report_fault(side, cause)
 
     # --- the two modes -------------------------------------------------------------------
 
@@ -286,7 +289,7 @@ class Syphon:
         halt = asyncio.Event()
         try:
             async with asyncio.TaskGroup() as group:
-                watcher = group.create_task(self._pair.watch())
+                watcher = group.create_task(self._reaction.watch(self._pair))
                 watcher.add_done_callback(lambda _: halt.set())
                 tasks = [group.create_task(w(halt)) for w in work]
                 await asyncio.wait(tasks[:1])  # its failure, if any, is raised by the group
@@ -297,5 +300,5 @@ class Syphon:
             if len(group_error.exceptions) == 1:
                 raise group_error.exceptions[0] from None
             raise
-        if self._pair.fault is not None:
-            raise self._pair.fault
+        if self._reaction.fault is not None:
+            raise self._reaction.fault

@@ -40,7 +40,7 @@ from requests.adapters import BaseAdapter
 from requests.structures import CaseInsensitiveDict
 from urllib3.response import HTTPResponse
 
-from pairedbus import contract, sdk
+from pairedbus import contract, durations, sdk
 from pairedbus.testing.active import active_world
 from pairedbus.testing.admin import _sized
 from pairedbus.testing.entities import Queue, Subscription, Topic
@@ -88,7 +88,7 @@ def _iso(moment: float) -> str:
 
 def _json_value(value: Any) -> Any:
     if isinstance(value, timedelta):
-        return contract.iso_duration(value)
+        return durations.iso_duration(value)
     if isinstance(value, Enum):
         return value.value
     return value
@@ -380,7 +380,7 @@ def _settings_from(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
         attr = by_rest.get(rest)
         if attr is None or value is None:
             continue
-        values[attr] = contract.duration_timedelta(value) if attr in _DURATIONS else value
+        values[attr] = durations.duration_timedelta(value) if attr in _DURATIONS else value
     return values
 
 

@@ -9,10 +9,10 @@ from typing import Any
 
 from azure.core.exceptions import HttpResponseError
 
-from pairedbus import contract
+from pairedbus import contract, durations
 
 #: TimeSpan.MaxValue as the admin client returns it (a timedelta, to the microsecond).
-TIMESPAN_MAX = contract.duration_timedelta(contract.TIMESPAN_MAX_ISO)
+TIMESPAN_MAX = durations.duration_timedelta(contract.TIMESPAN_MAX_ISO)
 DEFAULT_LOCK_DURATION = timedelta(minutes=1)
 MAX_LOCK_DURATION = timedelta(minutes=5)
 DEFAULT_DUPLICATE_WINDOW = timedelta(minutes=10)
@@ -126,7 +126,7 @@ def _duration(name: str, value: Any) -> timedelta:
     if isinstance(value, timedelta):
         return value
     try:
-        return contract.duration_timedelta(value)
+        return durations.duration_timedelta(value)
     except ValueError:
         raise bad_request(f"{name}: {value!r} is not a TimeSpan or ISO 8601 duration") from None
 

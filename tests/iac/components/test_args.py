@@ -6,7 +6,7 @@ import pytest
 
 from pairedbus.iac.components.args import ENTITY_DEFAULTS, NAMESPACE_DEFAULTS, SYPHON_DEFAULTS
 from pairedbus.iac.config import StackConfigError, parse_stack_config
-from pairedbus.iac.config.args import stack_config_from_args
+from pairedbus.iac.config.args_mapping import stack_config_from_args
 
 MINIMAL = {
     "resourceGroups": {"primary": {"name": "rg-p"}, "secondary": {"name": "rg-s"}},

@@ -54,7 +54,7 @@ def render_preview(program: Callable[[], None]) -> Plan:
 
 
 def _recorded_unknown(inputs: dict[str, Any], key: str) -> bool:
-    """The plan records an input that is unknown in a preview as None (`render._plain`), its key present."""
+    """The plan records an input that is unknown in a preview as None (`render._plan_value_from_engine`), its key present."""
     return key in inputs and inputs[key] is None
 
 

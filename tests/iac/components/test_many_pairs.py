@@ -98,7 +98,7 @@ def test_each_part_twice_on_its_own_registers_no_urn_twice() -> None:
                 f"{team}-backlog",
                 {
                     "primary_namespace_name": f"{team}-weu",
-                    "count": 2,
+                    "backlog_queue_count": 2,
                     "namespace_name": pair.secondary.name,
                     "namespace_id": pair.secondary.id,
                 },

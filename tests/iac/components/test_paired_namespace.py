@@ -14,7 +14,7 @@ from pulumi_azure_native import resources
 from pairedbus import contract
 from pairedbus.iac import PairedNamespace, PairedNamespaceArgs
 from pairedbus.iac.config import StackConfigError, config_from_pulumi_settings, parse_stack_config
-from pairedbus.iac.config.args import args_from_stack_config, stack_config_from_args
+from pairedbus.iac.config.args_mapping import args_from_stack_config, stack_config_from_args
 from pairedbus.iac.plan.project import PulumiProject
 from pairedbus.iac.plan.render import PlanMocks, RecordingMonitor, _render, _without_dead_work, render
 from pairedbus.plans.model import Plan

@@ -31,7 +31,7 @@ def test_a_pair_backlog_and_entities_without_paired_namespace() -> None:
             "backlog",
             {
                 "primary_namespace_name": "fabrikam-weu",
-                "count": 2,
+                "backlog_queue_count": 2,
                 "namespace_name": pair.secondary.name,
                 "namespace_id": pair.secondary.id,
             },

@@ -7,7 +7,7 @@ from typing import Any
 import pulumi
 import pytest
 
-from pairedbus import contract
+from pairedbus import contract, durations
 from pairedbus.iac.components import syphon_host
 from pairedbus.iac.components.syphon_host import SyphonHost, SyphonHostArgs
 from pairedbus.iac.plan.render import FAKE_SUBSCRIPTION_ID, render
@@ -198,7 +198,7 @@ def test_startup_allows_two_minutes_within_the_container_apps_probe_limits(plain
 
 def test_shutdown_grace_is_the_backlog_lock_duration(plain: Plan) -> None:
     template = _one(plain, CONTAINER_APP).inputs["template"]
-    lock = contract.duration_timedelta(str(contract.BACKLOG_QUEUE_PROPERTIES["lockDuration"]))
+    lock = durations.duration_timedelta(str(contract.BACKLOG_QUEUE_PROPERTIES["lockDuration"]))
     assert template["terminationGracePeriodSeconds"] == lock.total_seconds() == 60
 
 

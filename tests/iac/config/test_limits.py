@@ -11,7 +11,8 @@ from datetime import timedelta
 import pytest
 
 from pairedbus.iac.config import limits
-from pairedbus.iac.config.regions import closest_region, known_regions, normalise_region
+from pairedbus.iac.config.regions import closest_region, known_regions
+from pairedbus.rules.namespace import normalise_region
 
 
 def test_duration_limits_are_the_dotnet_administration_client_constants():

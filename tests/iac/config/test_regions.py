@@ -12,7 +12,8 @@ import pytest
 from pairedbus.iac.config import StackConfigError, config_warnings, parse_stack_config
 from pairedbus.iac.config import regions as regions_module
 from pairedbus.iac.config.region_table import REGIONS, RETIRED
-from pairedbus.iac.config.regions import closest_region, is_region_shaped, known_regions, normalise_region, region
+from pairedbus.iac.config.regions import closest_region, is_region_shaped, known_regions, region
+from pairedbus.rules.namespace import normalise_region
 from tests.iac.config.conftest import stack_document
 
 # The list of current regions the old table (pulumi-azure-native's Azure Migrate enum) refused,

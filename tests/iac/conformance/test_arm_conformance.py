@@ -472,12 +472,12 @@ def _reveal(original: Any) -> Any:
 
 @contextmanager
 def _secrets_revealed() -> Iterator[None]:
-    original = render_module._plain
-    render_module._plain = _reveal(original)  # the recursion goes through the module global too
+    original = render_module._plan_value_from_engine
+    render_module._plan_value_from_engine = _reveal(original)  # the recursion goes through the module global too
     try:
         yield
     finally:
-        render_module._plain = original
+        render_module._plan_value_from_engine = original
 
 
 def render_settings(stack: str, overrides: Mapping[str, str] | None = None) -> tuple[dict[str, str], Plan]:

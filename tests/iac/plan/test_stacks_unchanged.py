@@ -198,7 +198,7 @@ def _renamed(value: Any, names: dict[str, str]) -> Any:
 def _two_pairs_on_dev(billing_legacy: bool) -> tuple[dict[str, Any], dict[str, list[Any]]]:
     from pairedbus.iac import PairedNamespace
     from pairedbus.iac.config import load_pulumi_stack_config
-    from pairedbus.iac.config.args import args_from_stack_config
+    from pairedbus.iac.config.args_mapping import args_from_stack_config
 
     def program() -> None:
         args = args_from_stack_config(load_pulumi_stack_config())

@@ -80,7 +80,7 @@ class PrincipalType(StrEnum):
     """A group."""
 
 
-def plain(value: Any) -> Any:
+def enum_value(value: Any) -> Any:
     """An enum member's value (a schema enum arrives as its member), anything else as it is."""
     return value.value if isinstance(value, Enum) else value
 

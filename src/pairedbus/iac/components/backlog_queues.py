@@ -10,7 +10,7 @@ from pulumi_azure_native import authorization
 
 from pairedbus import contract
 from pairedbus.iac.backlog_provider import BacklogQueue, BacklogQueueProvider, DataPlaneAuth
-from pairedbus.iac.components.args import BacklogAuth, PrincipalType, plain
+from pairedbus.iac.components.args import BacklogAuth, PrincipalType, enum_value
 from pairedbus.iac.components.options import Inherited, renamed_from, with_part_token
 from pairedbus.iac.components.roles import deploying_principal_id, role_definition_id
 
@@ -23,8 +23,8 @@ class BacklogQueuesArgs(TypedDict):
 
     primary_namespace_name: pulumi.Input[str]
     """The primary namespace's name: the backlog queues are named after it."""
-    count: int
-    """How many backlog queues (0..count-1)."""
+    backlog_queue_count: int
+    """How many backlog queues (indices 0..backlog_queue_count-1)."""
     namespace_name: pulumi.Input[str]
     """The secondary namespace's name (where the queues are created)."""
     namespace_id: pulumi.Input[str]
@@ -60,9 +60,12 @@ class BacklogQueues(pulumi.ComponentResource):
         """`legacy_urns`: the children keep the URNs of pairedbus before 0.2 (see `PairedNamespace`)."""
         super().__init__(contract.TYPE_BACKLOG_QUEUES, name, None, with_part_token(contract.TYPE_BACKLOG_QUEUES, opts))
         inherited = Inherited.of(opts)
-        auth = plain(args.get("auth", "entra"))
+        auth = enum_value(args.get("auth", "entra"))
         primary = pulumi.Output.from_input(args["primary_namespace_name"])
-        names = [primary.apply(lambda p, i=index: contract.backlog_queue_name(p, i)) for index in range(args["count"])]
+        names = [
+            primary.apply(lambda p, i=index: contract.backlog_queue_name(p, i))
+            for index in range(args["backlog_queue_count"])
+        ]
         depends_on: list[pulumi.Resource] = []
         if auth == "entra":
             # The provider acts as whoever runs `pulumi up`; it needs the data plane's Owner role.
@@ -74,7 +77,7 @@ class BacklogQueues(pulumi.ComponentResource):
                     role_definition_id=role_definition_id(contract.ROLE_SERVICE_BUS_DATA_OWNER),
                     # Set explicitly: azure-native fills in `User` when the program sets none, which a CI
                     # service principal's assignment fails with.
-                    principal_type=plain(args.get("deployer_principal_type", DEPLOYER_PRINCIPAL_TYPE_DEFAULT)),
+                    principal_type=enum_value(args.get("deployer_principal_type", DEPLOYER_PRINCIPAL_TYPE_DEFAULT)),
                     # Not protected by production: no message depends on it (the syphon and the senders use
                     # their own identities), and switching backlogAuth to sas must be able to drop it from the
                     # program. A caller's protect=True still reaches it.

@@ -15,7 +15,7 @@ from pairedbus.iac.components.args import (
     NamespaceSettings,
     PrivateEndpointSettings,
     ResourceGroupSettings,
-    plain,
+    enum_value,
 )
 from pairedbus.iac.components.options import Inherited, renamed_from, with_part_token
 
@@ -106,7 +106,7 @@ class NamespacePair(pulumi.ComponentResource):
                 (contract.ROLE_SECONDARY, args["secondary"], self.secondary, self.secondary_resource_group_name),
             ):
                 # Private endpoints are Premium only (Service Bus network security docs).
-                if plain(settings.get("sku", NAMESPACE_DEFAULTS["sku"])) == contract.SKU_PREMIUM:
+                if enum_value(settings.get("sku", NAMESPACE_DEFAULTS["sku"])) == contract.SKU_PREMIUM:
                     self.private_endpoints[role] = self._private_endpoint(
                         role, settings["name"], namespace, group, endpoints
                     )
@@ -142,7 +142,7 @@ class NamespacePair(pulumi.ComponentResource):
     def _namespace(
         self, role: str, ns: NamespaceSettings, resource_group_name: pulumi.Input[str], *, local_auth: bool = False
     ) -> servicebus.Namespace:
-        sku = plain(ns.get("sku", NAMESPACE_DEFAULTS["sku"]))
+        sku = enum_value(ns.get("sku", NAMESPACE_DEFAULTS["sku"]))
         premium = sku == contract.SKU_PREMIUM
         partitions = contract.effective_partitions(ns.get("premium_messaging_partitions"))
         return servicebus.Namespace(
@@ -156,7 +156,9 @@ class NamespacePair(pulumi.ComponentResource):
             ),
             premium_messaging_partitions=partitions if premium else None,
             zone_redundant=ns.get("zone_redundant", NAMESPACE_DEFAULTS["zone_redundant"]),
-            public_network_access=plain(ns.get("public_network_access", NAMESPACE_DEFAULTS["public_network_access"])),
+            public_network_access=enum_value(
+                ns.get("public_network_access", NAMESPACE_DEFAULTS["public_network_access"])
+            ),
             disable_local_auth=not local_auth,
             minimum_tls_version=contract.MINIMUM_TLS_VERSION,
             # A system-assigned identity; with a customer-managed key also the key's user-assigned identity.

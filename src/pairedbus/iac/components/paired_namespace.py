@@ -1,6 +1,6 @@
 """PairedNamespace: a whole paired namespace as one component, usable from any Pulumi program in any language.
 
-It validates its args exactly as a stack's config is validated (`pairedbus.iac.config.args`), then composes
+It validates its args exactly as a stack's config is validated (`pairedbus.iac.config.args_mapping`), then composes
 `NamespacePair`, `BacklogQueues`, `MessagingEntities` and `SyphonHost`, and returns what a consumer wires onward.
 
 No `from __future__ import annotations`: Pulumi's component analyzer reads the annotations as live types.
@@ -21,7 +21,7 @@ from pairedbus.iac.components.args import (
     ResourceGroupsSettings,
     SyphonSettings,
     TopicSettings,
-    plain,
+    enum_value,
 )
 from pairedbus.iac.components.backlog_queues import BacklogQueues, BacklogQueuesArgs
 from pairedbus.iac.components.messaging_entities import MessagingEntities, MessagingEntitiesArgs
@@ -31,7 +31,7 @@ from pairedbus.iac.components.options import Inherited
 from pairedbus.iac.components.roles import role_definition_id
 from pairedbus.iac.components.syphon_host import SyphonHost, SyphonHostArgs
 from pairedbus.iac.config import StackConfig
-from pairedbus.iac.config.args import settings_of, stack_config_from_args
+from pairedbus.iac.config.args_mapping import settings_of, stack_config_from_args
 
 #: The parts' names inside a PairedNamespace before pairedbus 0.2 (fixed, so two pairs collided); a pair built
 #: with `legacy_urns=True` aliases its parts to them. Now each part is `<name>-<part>`.
@@ -111,7 +111,7 @@ def namespace_pair_args(config: StackConfig) -> NamespacePairArgs:
 def backlog_queues_args(config: StackConfig, pair: NamespacePair) -> BacklogQueuesArgs:
     return {
         "primary_namespace_name": config.primary.name,
-        "count": config.backlog_queue_count,
+        "backlog_queue_count": config.backlog_queue_count,
         "namespace_name": pair.secondary.name,
         "namespace_id": pair.secondary.id,
         "auth": config.backlog_auth,  # type: ignore[typeddict-item]
@@ -289,7 +289,7 @@ class PairedNamespace(pulumi.ComponentResource):
         return authorization.RoleAssignment(
             f"{self._name}-{name}",
             principal_id=principal_id,
-            principal_type=plain(principal_type),
+            principal_type=enum_value(principal_type),
             role_definition_id=role_definition_id(role_guid),
             scope=scope,
             opts=self._inherited.child(self),

@@ -17,7 +17,7 @@ from typing import NotRequired, TypedDict
 import pulumi
 from pulumi_azure_native import app, authorization, managedidentity, operationalinsights
 
-from pairedbus import contract
+from pairedbus import contract, durations
 from pairedbus.iac.components.args import SYPHON_DEFAULTS, SyphonSettings
 from pairedbus.iac.components.options import Inherited, with_part_token
 from pairedbus.iac.components.roles import role_definition_id
@@ -47,7 +47,7 @@ _READINESS = {"period_seconds": 10, "failure_threshold": 3, "timeout_seconds": 5
 #: On SIGTERM the syphon settles what it holds. Waiting longer than a backlog message's lock is
 #: pointless: by then the broker has released it for redelivery anyway.
 TERMINATION_GRACE_SECONDS = int(
-    contract.duration_timedelta(str(contract.BACKLOG_QUEUE_PROPERTIES["lockDuration"])).total_seconds()
+    durations.duration_timedelta(str(contract.BACKLOG_QUEUE_PROPERTIES["lockDuration"])).total_seconds()
 )
 
 # --- Scaling on backlog depth ------------------------------------------------------------------

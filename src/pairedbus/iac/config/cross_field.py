@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from pairedbus import contract
+from pairedbus import contract, durations
 from pairedbus.iac.config import limits
 from pairedbus.iac.config.forwarding import FORWARDING_RULES
-from pairedbus.iac.config.regions import normalise_region
+from pairedbus.rules.namespace import normalise_region
 
 if TYPE_CHECKING:
     from pairedbus.iac.config.schema import NamespaceConfig, StackConfig
@@ -281,14 +281,14 @@ def paired_entities_detect_duplicates(config: StackConfig) -> Iterator[str]:
 
 
 def duplicate_window_covers_the_outage(config: StackConfig) -> Iterator[str]:
-    outage = contract.duration_ticks(config.max_outage)
+    outage = durations.duration_ticks(config.max_outage)
     for path, entity in _entities(config):
         window = entity.duplicate_detection_history_time_window
         if (
             entity.paired
             and entity.duplicate_detection
             and window is not None
-            and contract.duration_ticks(window) < outage
+            and durations.duration_ticks(window) < outage
         ):
             yield (
                 f"{path}.duplicateDetectionHistoryTimeWindow: expected at least maxOutage ({config.max_outage}) for "

@@ -9,9 +9,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field
 
-from pairedbus import contract
+from pairedbus import contract, durations
 from pairedbus.iac.config import limits
-from pairedbus.iac.config.regions import closest_region, is_region_shaped, normalise_region, region, retired_reason
+from pairedbus.iac.config.regions import closest_region, is_region_shaped, region, retired_reason
+from pairedbus.rules.namespace import normalise_region
 
 
 def _not_bool(value: Any) -> Any:
@@ -22,22 +23,22 @@ def _not_bool(value: Any) -> Any:
 
 
 def _show(delta: timedelta) -> str:
-    return contract.iso_duration(delta)
+    return durations.iso_duration(delta)
 
 
 def duration_between(low: timedelta, high: timedelta | None) -> Callable[[str | None], str | None]:
     """An ISO 8601 duration within [low, high] (high None: up to .NET TimeSpan.MaxValue)."""
-    high_ticks = contract.TIMESPAN_MAX_TICKS if high is None else contract.duration_ticks(high)
+    high_ticks = durations.TIMESPAN_MAX_TICKS if high is None else durations.duration_ticks(high)
     shown_high = contract.TIMESPAN_MAX_ISO if high is None else _show(high)
 
     def check(value: str | None) -> str | None:
         if value is None:
             return None
         try:
-            ticks = contract.duration_ticks(value)
+            ticks = durations.duration_ticks(value)
         except ValueError:
             raise ValueError(f"expected an ISO 8601 duration such as PT1M or P14D, got {value!r}") from None
-        if not contract.duration_ticks(low) <= ticks <= high_ticks:
+        if not durations.duration_ticks(low) <= ticks <= high_ticks:
             raise ValueError(f"expected a duration from {_show(low)} to {shown_high}, got {value!r}")
         return value
 
@@ -67,14 +68,8 @@ DeliveryCount = Annotated[
 
 
 def _namespace_name(value: str) -> str:
-    too_long_or_short = not limits.NAMESPACE_NAME_MIN <= len(value) <= limits.NAMESPACE_NAME_MAX
-    bad_suffix = value.lower().endswith(limits.NAMESPACE_NAME_FORBIDDEN_SUFFIXES)
-    if too_long_or_short or bad_suffix or not limits.NAMESPACE_NAME.match(value):
-        raise ValueError(
-            f"expected {limits.NAMESPACE_NAME_MIN}-{limits.NAMESPACE_NAME_MAX} letters, digits or '-', starting "
-            "with a letter, ending with a letter or digit, not ending in -sb or -mgmt (in any letter case), "
-            f"got {value!r}"
-        )
+    if not contract.is_namespace_name(value):
+        raise ValueError(f"expected {contract.NAMESPACE_NAME_RULE}, got {value!r}")
     return value
 
 
@@ -167,8 +162,8 @@ NamespaceName = Annotated[str, AfterValidator(_namespace_name)]
 SubnetId = Annotated[str, AfterValidator(_subnet_id)]
 RegistryId = Annotated[str, AfterValidator(_registry_id)]
 PrivateDnsZoneId = Annotated[str, AfterValidator(_private_dns_zone_id)]
-EntityName = Annotated[str, AfterValidator(_entity_name(limits.ENTITY_NAME_MAX))]
-SubscriptionName = Annotated[str, AfterValidator(_entity_name(limits.SUBSCRIPTION_NAME_MAX))]
+EntityName = Annotated[str, AfterValidator(_entity_name(contract.ENTITY_NAME_MAX))]
+SubscriptionName = Annotated[str, AfterValidator(_entity_name(contract.SUBSCRIPTION_NAME_MAX))]
 ResourceGroupName = Annotated[str, AfterValidator(_resource_group_name)]
 Region = Annotated[str, AfterValidator(_region)]
 ContainerImage = Annotated[str, AfterValidator(_image)]

@@ -44,24 +44,14 @@ MIN_AUTO_DELETE_ON_IDLE: Final = timedelta(minutes=5)
 #: [admin] Minimum/MaximumDuplicateDetectionHistoryTimeWindow = 20 s / 7 days.
 MIN_DUPLICATE_DETECTION_WINDOW: Final = timedelta(seconds=20)
 MAX_DUPLICATE_DETECTION_WINDOW: Final = timedelta(days=7)
-#: [arm-sb] "The default value is 10 minutes" for duplicateDetectionHistoryTimeWindow.
-SERVICE_DEFAULT_DUPLICATE_DETECTION_WINDOW: Final = timedelta(minutes=10)
 #: [admin] MinAllowedMaxDeliveryCount = 1; the wire type is a .NET int32.
 MIN_MAX_DELIVERY_COUNT: Final = 1
 MAX_MAX_DELIVERY_COUNT: Final = contract.INT32_MAX
 
 # --- Names ---------------------------------------------------------------------------------
 
-#: [arm-sb] namespaceName minLength 6, maxLength 50; [naming]: letters, digits and hyphens,
-#: starting with a letter, ending with a letter or digit, not ending in "-sb" or "-mgmt". The
-#: name is a DNS label, so the service compares it without regard to case: "-SB" ends it too.
-NAMESPACE_NAME_MIN: Final = contract.NAMESPACE_NAME_MIN
-NAMESPACE_NAME_MAX: Final = contract.NAMESPACE_NAME_MAX
-NAMESPACE_NAME: Final = re.compile(r"^[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?$")
-NAMESPACE_NAME_FORBIDDEN_SUFFIXES: Final = ("-sb", "-mgmt")
-#: [admin] QueueNameMaximumLength = TopicNameMaximumLength = 260, SubscriptionNameMaximumLength = 50.
-ENTITY_NAME_MAX: Final = contract.ENTITY_NAME_MAX
-SUBSCRIPTION_NAME_MAX: Final = contract.SUBSCRIPTION_NAME_MAX
+#: Namespace names: `contract.is_namespace_name` ([arm-sb] and [naming] agree with it).
+#: Entity and subscription name lengths: `contract.ENTITY_NAME_MAX`, `contract.SUBSCRIPTION_NAME_MAX`.
 #: [naming] queues/topics/subscriptions: letters, digits, '.', '-', '_'; start and end with a letter
 #: or digit. ('/' is allowed by the data plane but ARM cannot address such a name.)
 ENTITY_NAME: Final = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")

@@ -27,7 +27,6 @@ from pairedbus.iac.config.messages import describe, loc_path
 from pairedbus.iac.config.partial import cross_field_problems_despite
 from pairedbus.iac.config.problems import StackConfigError
 from pairedbus.iac.config.schema import (
-    DEFAULT_MAX_OUTAGE,
     NamespaceConfig,
     NetworkConfig,
     QueueConfig,
@@ -42,7 +41,6 @@ from pairedbus.iac.config.schema import (
 
 __all__ = [
     "CONFIG_NAMESPACE",
-    "DEFAULT_MAX_OUTAGE",
     "NamespaceConfig",
     "NetworkConfig",
     "QueueConfig",

@@ -22,6 +22,7 @@ import re
 from functools import cache
 
 from pairedbus.iac.config.region_table import REGIONS, RETIRED, TABLE_AS_OF, TABLE_NAME, AzureRegion
+from pairedbus.rules.namespace import normalise_region
 
 #: The compass words every Azure region name holds, around its place (`south` `africa` `north`).
 _DIRECTIONS = "north|south|east|west|central"
@@ -31,11 +32,6 @@ _HAS_DIRECTION = re.compile(_DIRECTIONS)
 
 #: Suggestion closeness (difflib ratio) for a name within its geography.
 _CUTOFF = 0.75
-
-
-def normalise_region(value: str) -> str:
-    """`West Europe`, `WestEurope`, ` westeurope ` -> `westeurope`; `West US 3` -> `westus3`."""
-    return "".join(value.split()).lower()
 
 
 @cache

@@ -48,7 +48,6 @@ from pairedbus.iac.config.fields import (
 #: longest failover interval the sender allows (contract.MAX_FAILOVER_INTERVAL) and four syphon
 #: long polls (contract.SYPHON_LONG_POLL); a longer window costs throughput and memory in the
 #: service's duplicate index, so stacks that must ride out longer outages raise it (up to P7D).
-DEFAULT_MAX_OUTAGE = contract.DEFAULT_MAX_OUTAGE  # one value, in the contract
 
 
 class _Model(BaseModel):
@@ -256,8 +255,8 @@ class StackConfig(_Model):
     #: What runs `pulumi up` (the principal the deployer's role assignment names): ARM refuses a
     #: role assignment whose principalType does not match (UnmatchedPrincipalType). Exact case.
     deployer_principal_type: PrincipalType = "User"
-    #: ISO 8601: the longest primary outage the pair must absorb (see DEFAULT_MAX_OUTAGE).
-    max_outage: OutageDuration = DEFAULT_MAX_OUTAGE
+    #: ISO 8601: the longest primary outage the pair must absorb (see contract.DEFAULT_MAX_OUTAGE).
+    max_outage: OutageDuration = contract.DEFAULT_MAX_OUTAGE
     queues: list[QueueConfig] = Field(default_factory=list)
     topics: list[TopicConfig] = Field(default_factory=list)
     #: ARM tags on every resource: at most 47 (50 less this project's three on the secondary), names <= 512, values <= 256.

@@ -32,7 +32,7 @@ from pairedbus.iac.config.keys import parse_config_key, unparsable_key_problem
 #: 1,000 entities with all their options fit a hundred times over; an alias bomb does not.
 MAX_EXPANDED_VALUES: Final = 200_000
 #: How deeply values may nest (the deepest real value, a subscription option, is at depth 5).
-MAX_DEPTH: Final = 32
+MAX_STACK_FILE_DEPTH: Final = 32
 #: Bytes a stack file may have.
 MAX_STACK_FILE_BYTES: Final = 8 * 1024 * 1024
 #: The top-level keys of a stack file the Pulumi CLI reads: the yaml tags of `workspace.ProjectStack`
@@ -92,8 +92,8 @@ def read_text(path: Path) -> str:
 
 def _expanded_size(node: yaml.Node, memo: dict[int, int], in_progress: set[int], name: str, depth: int = 0) -> int:
     """How many values the node stands for once every alias in it is expanded."""
-    if depth > MAX_DEPTH:
-        raise UserError(f"{name} line {node.start_mark.line + 1}: values nested more than {MAX_DEPTH} deep")
+    if depth > MAX_STACK_FILE_DEPTH:
+        raise UserError(f"{name} line {node.start_mark.line + 1}: values nested more than {MAX_STACK_FILE_DEPTH} deep")
     key = id(node)
     if key in memo:
         return memo[key]
@@ -168,7 +168,7 @@ def load_yaml_document(path: Path) -> tuple[dict[str, Any], list[str]]:
         problems = _duplicate_keys(node, "", path.name, set())
         data = loader.construct_document(node)
     except RecursionError:
-        raise UserError(f"{path.name}: values nested more than {MAX_DEPTH} deep") from None
+        raise UserError(f"{path.name}: values nested more than {MAX_STACK_FILE_DEPTH} deep") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark else ""

@@ -33,8 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pairedbus.errors import UserError
-
-ROOT_STACK_TYPE = "pulumi:pulumi:Stack"
+from pairedbus.plans.urns import ROOT_STACK_TYPE
 
 
 class EngineRefusal(UserError):

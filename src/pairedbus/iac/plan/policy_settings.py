@@ -16,17 +16,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pairedbus import contract
 from pairedbus.iac.config import StackConfig
-from pairedbus.rules import BACKLOG_QUEUE_SET, DEFAULT_MAX_OUTAGE, PAIRED_ENTITIES_DUPLICATE_DETECTION
+from pairedbus.rules import BACKLOG_QUEUE_SET, PAIRED_ENTITIES_DUPLICATE_DETECTION
 
 
 def stack_policy_settings(config: StackConfig) -> dict[str, dict[str, Any]]:
     """Per-policy settings derived from a validated stack config."""
     unpaired = [e.name for e in (*config.queues, *config.topics) if not getattr(e, "paired", True)]
     return {
-        BACKLOG_QUEUE_SET: {"backlogQueueCount": config.backlog_queue_count},
+        BACKLOG_QUEUE_SET: {contract.BACKLOG_QUEUE_COUNT_KEY: config.backlog_queue_count},
         PAIRED_ENTITIES_DUPLICATE_DETECTION: {
-            "maxOutage": str(getattr(config, "max_outage", None) or DEFAULT_MAX_OUTAGE),
+            "maxOutage": str(getattr(config, "max_outage", None) or contract.DEFAULT_MAX_OUTAGE),
             "unpaired": sorted(unpaired, key=str.lower),
         },
     }

@@ -60,7 +60,7 @@ class _RecordingMocks(pulumi.runtime.Mocks):
                     urn=self.request.urn,
                     type=request.type,
                     name=request.name,
-                    inputs=_plain(args.inputs),
+                    inputs=_plan_value_from_engine(args.inputs),
                     custom=bool(request.custom),
                     parent=request.parent or None,
                     # The SDK gathers dependencies in a set: their order depends on timing, not on the program.
@@ -122,14 +122,14 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         return super().ReadResource(request)
 
 
-def _plain(value: Any) -> Any:
+def _plan_value_from_engine(value: Any) -> Any:
     """Unknowns become None and secrets are masked, so the plan is plain JSON."""
     if isinstance(value, Mapping):
         if is_pulumi_secret(value):
             return "[secret]"
-        return {k: _plain(v) for k, v in value.items() if k != "__provider"}
+        return {k: _plan_value_from_engine(v) for k, v in value.items() if k != "__provider"}
     if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
+        return [_plan_value_from_engine(v) for v in value]
     if value is rpc.UNKNOWN or isinstance(value, Unknown) or value == rpc.UNKNOWN:
         return None
     if isinstance(value, float) and value.is_integer():
@@ -267,5 +267,5 @@ def _resolve_outputs(outputs: Mapping[str, Any]) -> dict[str, Any]:
     for key, value in outputs.items():
         output = pulumi.Output.from_input(value)
         known = pulumi_sync_await(output.is_known())
-        resolved[key] = _plain(pulumi_sync_await(output.future())) if known else None
+        resolved[key] = _plan_value_from_engine(pulumi_sync_await(output.future())) if known else None
     return resolved

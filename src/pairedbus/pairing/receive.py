@@ -13,12 +13,7 @@ from typing import Any
 
 from azure.servicebus import ServiceBusReceivedMessage, ServiceBusReceiveMode
 
-from pairedbus import contract
-
-
-def is_ping(message: Any) -> bool:
-    """Whether a message is a paired-namespace ping (by content type, nothing else)."""
-    return getattr(message, "content_type", None) == contract.PING_CONTENT_TYPE
+from pairedbus.pairing.ping import is_ping
 
 
 class PingSkippingReceiver:

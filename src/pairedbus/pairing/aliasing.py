@@ -146,11 +146,6 @@ def park_message(message: ServiceBusMessage, destination: str) -> ServiceBusMess
     )
 
 
-def encoded_size(message: ServiceBusMessage) -> int:
-    """The message's size on the wire, as the SDK measures it against the size limit."""
-    return sdk.encoded_size(message)
-
-
 def parked_copy(
     message: ServiceBusMessage, destination: str, *, limit: int = contract.MAX_MESSAGE_SIZE_BYTES
 ) -> ServiceBusMessage:
@@ -158,10 +153,10 @@ def parked_copy(
     path. Raises ParkedMessageTooLargeError (a MessageSizeExceededError) when the aliases push the
     message over `limit`, so the caller sees a clear error before anything is sent."""
     parked = park_message(message, destination)
-    size = encoded_size(parked)
+    size = sdk.encoded_size(parked)
     if size > limit:
         raise ParkedMessageTooLargeError(
-            destination=destination, size=size, added=size - encoded_size(message), limit=limit
+            destination=destination, size=size, added=size - sdk.encoded_size(message), limit=limit
         )
     return parked
 

@@ -1,8 +1,10 @@
-"""Pings (paired-namespaces.md, "Pings"): how a switched entity learns the primary is back."""
+"""Pings (paired-namespaces.md, "Pings"): how a switched entity learns the primary is back, and how
+a receiver tells one from an application's message."""
 
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from azure.servicebus import ServiceBusMessage
 
@@ -19,3 +21,8 @@ def ping_message(*, session: bool) -> ServiceBusMessage:
         message_id=str(uuid.uuid4()),
         session_id=str(uuid.uuid4()) if session else None,
     )
+
+
+def is_ping(message: Any) -> bool:
+    """Whether a message is a paired-namespace ping (by content type, nothing else)."""
+    return getattr(message, "content_type", None) == contract.PING_CONTENT_TYPE

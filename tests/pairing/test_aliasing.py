@@ -13,7 +13,7 @@ from azure.servicebus._transport._pyamqp_transport import PyamqpTransport
 from azure.servicebus.exceptions import MessageSizeExceededError
 
 from pairedbus import contract
-from pairedbus.aliasing import (
+from pairedbus.pairing.aliasing import (
     DEAD_LETTER_MALFORMED_ALIAS,
     DEAD_LETTER_MISSING_PATH,
     DEAD_LETTER_UNSUPPORTED_PROPERTY,
@@ -22,7 +22,6 @@ from pairedbus.aliasing import (
     ParkedMessageTooLargeError,
     UnrestorableMessage,
     build_message,
-    encoded_size,
     epoch_ms,
     from_epoch_ms,
     park_message,
@@ -30,6 +29,7 @@ from pairedbus.aliasing import (
     restore_message,
     set_time_to_live_ms,
 )
+from pairedbus.sdk import encoded_size
 
 ENQUEUED = datetime(2026, 11, 21, 12, 0, 0, tzinfo=UTC)
 

@@ -2,29 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
-
 import pytest
 from azure.core.credentials import AzureNamedKeyCredential
 from azure.servicebus import ServiceBusMessage, ServiceBusReceiveMode
 from azure.servicebus.aio import ServiceBusClient
 
 from pairedbus import contract
-from pairedbus.receive import PingSkippingReceiver, is_ping, ping_filtered
-from pairedbus.sender.ping import ping_message
+from pairedbus.pairing.ping import is_ping, ping_message
+from pairedbus.pairing.receive import PingSkippingReceiver, ping_filtered
+from pairedbus.testing.world import ServiceBusWorld
 
 FQDN = "contoso.servicebus.windows.net"
 QUEUE = "orders"
 
 
 @pytest.fixture
-def world() -> Iterator[Any]:
-    from pairedbus.testing import mock_servicebus
-
-    with mock_servicebus() as fake:
-        fake.namespace(FQDN).create_queue(QUEUE)
-        yield fake
+def world(servicebus_world: ServiceBusWorld) -> ServiceBusWorld:
+    servicebus_world.namespace(FQDN).create_queue(QUEUE)
+    return servicebus_world
 
 
 async def _send_mix(client: ServiceBusClient) -> None:

@@ -1,7 +1,6 @@
 from datetime import timedelta
 
-from pairedbus.receive import is_ping
-from pairedbus.sender.ping import ping_message
+from pairedbus.pairing.ping import is_ping, ping_message
 
 
 def test_a_ping_is_empty_with_the_ping_content_type_and_a_one_second_ttl():

@@ -29,13 +29,12 @@ from pydantic.alias_generators import to_camel
 
 from pairedbus.iac.config import StackConfig, StackConfigError, parse_stack_config
 from pairedbus.iac.config.cross_field import CROSS_FIELD_RULES
-from pairedbus.iac.config.keys import key_problems_of
+from pairedbus.iac.config.keys import CONFIG_NAMESPACE, key_problems_of
 from pairedbus.iac.config.messages import describe, inner_model, loc_path
 from pairedbus.iac.config.model import _with_outage_windows
 from pairedbus.iac.config.partial import _constructed, cross_field_problems_despite
 
 #: The prefix of every problem line, as the stack config's.
-CONFIG_NAMESPACE = "pairedbus"
 
 #: Where an args value may be a `pulumi.Input` that is not known yet (config key paths; `*` is any key). These
 #: name, place, tag or run something; every other value decides which resources exist, so it must be known.
