@@ -19,9 +19,9 @@ from pairedbus.testing.clock import to_datetime, to_seconds
 #: Encoded AMQP overhead of a message with an empty body (measured against the SDK's encoder).
 _BASE_OVERHEAD = 64
 #: Within this distance of a limit, the estimate is replaced by the SDK's exact encoded size.
-_EXACT_MARGIN = 4096
+EXACT_MARGIN = 4096
 #: The AMQP header carries time-to-live as uint32 milliseconds; longer TTLs are not put on the wire.
-_MAX_HEADER_TTL_MS = 2**32 - 1
+MAX_HEADER_TTL_MS = 2**32 - 1
 
 #: Application-property value types the SDK's AMQP encoder accepts (a dict may also be an
 #: explicitly typed value, `{"TYPE": AMQPTypes.long, "VALUE": n}`).
@@ -42,9 +42,9 @@ _ENCODABLE_TYPES = (
 )
 _ENCODABLE = frozenset(_ENCODABLE_TYPES)
 
-_STATE_ACTIVE = ServiceBusMessageState.ACTIVE
-_STATE_DEFERRED = ServiceBusMessageState.DEFERRED
-_STATE_SCHEDULED = ServiceBusMessageState.SCHEDULED
+STATE_ACTIVE = ServiceBusMessageState.ACTIVE
+STATE_DEFERRED = ServiceBusMessageState.DEFERRED
+STATE_SCHEDULED = ServiceBusMessageState.SCHEDULED
 
 
 def _text(value: Any) -> Any:
@@ -161,7 +161,7 @@ def exact_size(content: Content) -> int:
 
 def size_within(content: Content, limit: int) -> bool:
     size = content.size
-    if size + _EXACT_MARGIN < limit:
+    if size + EXACT_MARGIN < limit:
         return True
     return exact_size(content) <= limit
 
@@ -342,12 +342,7 @@ class Record:
         self.lock_token = 0  # 0: not locked
         self.locked_until = 0.0
         self.lock_owner: Any = None
-        self.state = _STATE_ACTIVE
+        self.state = STATE_ACTIVE
         self.dl_reason: str | None = None
         self.dl_description: str | None = None
         self.dl_source: str | None = None
-
-
-STATE_ACTIVE = _STATE_ACTIVE
-STATE_DEFERRED = _STATE_DEFERRED
-STATE_SCHEDULED = _STATE_SCHEDULED

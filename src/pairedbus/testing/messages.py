@@ -18,16 +18,15 @@ from azure.servicebus import (
     ServiceBusReceiveMode,
 )
 from azure.servicebus.amqp import AmqpAnnotatedMessage, AmqpMessageBodyType
-from azure.servicebus.exceptions import MessageSizeExceededError
 
 from pairedbus import sdk
 from pairedbus.testing.clock import to_datetime, to_seconds
 from pairedbus.testing.content import (
-    _EXACT_MARGIN,
-    _MAX_HEADER_TTL_MS,
-    _STATE_ACTIVE,
-    _STATE_DEFERRED,
-    _STATE_SCHEDULED,
+    EXACT_MARGIN,
+    MAX_HEADER_TTL_MS,
+    STATE_ACTIVE,
+    STATE_DEFERRED,
+    STATE_SCHEDULED,
     Content,
     Record,
     content_from_message,
@@ -39,6 +38,7 @@ from pairedbus.testing.content import (
     size_within,
     to_service_bus_message,
 )
+from pairedbus.testing.errors import batch_full
 
 __all__ = [
     "RECEIVE_AND_DELETE",
@@ -175,7 +175,7 @@ class FakeReceivedMessage(ServiceBusReceivedMessage):
             ttl_s = self._content.ttl
         else:
             ttl_s = ttl - self._record.enqueued
-        if not ttl_s or ttl_s * 1000 > _MAX_HEADER_TTL_MS:
+        if not ttl_s or ttl_s * 1000 > MAX_HEADER_TTL_MS:
             return None
         return timedelta(seconds=ttl_s)
 
@@ -358,12 +358,10 @@ class FakeMessageBatch(ServiceBusMessageBatch):
         content = content_from_message(message)
         cost = content.size + (5 if content.size < 256 else 8)
         if self._size + cost > self._max_size_in_bytes:
-            if self._size + cost + _EXACT_MARGIN > self._max_size_in_bytes and (
+            if self._size + cost + EXACT_MARGIN > self._max_size_in_bytes and (
                 self._size + exact_size(content) + 8 > self._max_size_in_bytes
             ):
-                raise MessageSizeExceededError(
-                    message=f"ServiceBusMessageBatch has reached its size limit: {self._max_size_in_bytes}"
-                )
+                raise batch_full(self._max_size_in_bytes)
         self._size += cost
         self._count += 1
         self._messages.append(message)
@@ -398,6 +396,3 @@ def iter_contents(message: Any) -> Iterator[Content]:
 
 
 RECEIVE_AND_DELETE = ServiceBusReceiveMode.RECEIVE_AND_DELETE
-STATE_ACTIVE = _STATE_ACTIVE
-STATE_DEFERRED = _STATE_DEFERRED
-STATE_SCHEDULED = _STATE_SCHEDULED
