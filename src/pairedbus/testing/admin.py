@@ -34,7 +34,6 @@ from pairedbus.testing.properties import (
     QUEUE_DEFAULTS,
     SUBSCRIPTION_DEFAULTS,
     TOPIC_DEFAULTS,
-    reject_size_not_offered,
 )
 from pairedbus.testing.world import Namespace, ServiceBusWorld, normalize_fqdn
 
@@ -45,17 +44,6 @@ def _values(model: Any, defaults: Mapping[str, Any], kwargs: Mapping[str, Any]) 
     else:
         values = {k: getattr(model, k) for k in defaults if hasattr(model, k)}
     values.update({k: v for k, v in kwargs.items() if k in defaults})
-    return values
-
-
-def _sized(entity: Queue | Topic, values: dict[str, Any]) -> dict[str, Any]:
-    """An update carrying back the reported (partition-summed) size keeps the configured one."""
-    size = values.get("max_size_in_megabytes")
-    if size is not None:
-        if size == entity.namespace.reported_size_in_megabytes(entity):
-            values["max_size_in_megabytes"] = entity.settings.values["max_size_in_megabytes"]
-        else:
-            reject_size_not_offered(entity.namespace.sku, size)
     return values
 
 
@@ -120,7 +108,7 @@ class _AdminCore:
     def update_queue(self, queue: QueueProperties | Mapping[str, Any], **kwargs: Any) -> None:
         name = queue["name"] if isinstance(queue, Mapping) else queue.name
         entity = self._queue(self._ns("update_queue", name), name)
-        entity.settings.update(_sized(entity, _values(queue, QUEUE_DEFAULTS, kwargs)))
+        entity.settings.update(entity.namespace.sized_update(entity, _values(queue, QUEUE_DEFAULTS, kwargs)))
         entity.updated_at = self._world.clock.time()
         entity.settings_changed()
 
@@ -181,7 +169,7 @@ class _AdminCore:
         entity = self._topic(self._ns("update_topic", name), name)
         values = _values(topic, TOPIC_DEFAULTS, kwargs)
         values.pop("size_in_bytes", None)
-        entity.settings.update(_sized(entity, values))
+        entity.settings.update(entity.namespace.sized_update(entity, values))
         entity.updated_at = self._world.clock.time()
 
     def delete_topic(self, topic_name: str, **kwargs: Any) -> None:

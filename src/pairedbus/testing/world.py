@@ -111,6 +111,17 @@ class Namespace:
             size *= contract.PARTITIONS_PER_ENTITY[self.sku]
         return size
 
+    def sized_update(self, entity: Entity, values: dict[str, Any]) -> dict[str, Any]:
+        """An update's values, sized as the tier allows: carrying back the reported
+        (partition-summed) size keeps the configured one; another size must be one the tier offers."""
+        size = values.get("max_size_in_megabytes")
+        if size is not None:
+            if size == self.reported_size_in_megabytes(entity):
+                values["max_size_in_megabytes"] = entity.settings.values["max_size_in_megabytes"]
+            else:
+                reject_size_not_offered(self.sku, size)
+        return values
+
     def create_subscription(self, topic_name: str, name: str, **properties: Any) -> Subscription:
         topic = self.topic(topic_name)
         validate_entity_name(name, EntityType.SUBSCRIPTION)
