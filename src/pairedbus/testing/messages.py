@@ -289,7 +289,7 @@ class FakeReceivedMessage(ServiceBusReceivedMessage):
         return self._raw
 
     @property
-    def _raw_amqp_message(self) -> AmqpAnnotatedMessage:  # type: ignore[override]
+    def _raw_amqp_message(self) -> AmqpAnnotatedMessage:
         return self.raw_amqp_message
 
     @_raw_amqp_message.setter

@@ -105,7 +105,9 @@ class ReceiverCore(HandlerCore):
         cached = self._receivable
         if cached is None or not cached.alive:
             self._entity()
-        return self._target  # type: ignore[return-value]
+        target = self._target
+        assert target is not None  # set with the entity
+        return target
 
     async def _open(self) -> None:
         if self._opened:

@@ -38,13 +38,16 @@ class SessionCore:
     """Session state and lock, read from the session model: what both twins share."""
 
     def __init__(self, receiver: SessionHost, lock: SessionLock) -> None:
-        self._session_id = lock.session_id
-        self._receiver = receiver
+        self._host = receiver
         self._lock = lock
+        # The SDK's own fields, as its BaseSession sets them (AutoLockRenewer reads some).
+        self._session_id = lock.session_id
+        self._receiver: Any = receiver
         self._encoding = "UTF-8"
-        self._session_start = receiver.clock.now()
+        self._session_start: Any = receiver.clock.now()
+        self._locked_until_utc: Any = self.locked_until_utc  # as the SDK: set on open and renew
         self._lock_lost = False
-        self.auto_renew_error: Exception | None = None
+        self.auto_renew_error: Any = None
 
     @property
     def lock(self) -> SessionLock:
@@ -60,30 +63,23 @@ class SessionCore:
         return to_datetime(self._lock.until) if self._lock.until else None
 
     @property
-    def _locked_until_utc(self) -> datetime | None:
-        return self.locked_until_utc
-
-    @_locked_until_utc.setter
-    def _locked_until_utc(self, value: Any) -> None:
-        pass  # the lock's expiry is the model's; the SDK's transport would write here
-
-    @property
     def _lock_expired(self) -> bool:
-        return self._lock.owner is not self._receiver or self._lock.until <= self._receiver.clock.time()
+        return self._lock.owner is not self._host or self._lock.until <= self._host.clock.time()
 
     async def _get_state(self) -> bytes | None:
-        await self._receiver.session_round_trip("get_session_state")
+        await self._host.session_round_trip("get_session_state")
         return self._lock.state
 
     async def _set_state(self, state: str | bytes | bytearray | None) -> None:
-        await self._receiver.session_round_trip("set_session_state")
+        await self._host.session_round_trip("set_session_state")
         self._lock.state = state.encode(self._encoding) if isinstance(state, str) else (bytes(state) if state else None)
-        self._lock.state_updated = self._receiver.clock.time()
+        self._lock.state_updated = self._host.clock.time()
 
     async def _renew_lock(self) -> datetime:
-        receiver = self._receiver
-        await receiver.session_round_trip("renew_session_lock")
-        return to_datetime(receiver.renew_session_lock(self._lock))
+        await self._host.session_round_trip("renew_session_lock")
+        until = to_datetime(self._host.renew_session_lock(self._lock))
+        self._locked_until_utc = until
+        return until
 
 
 class ServiceBusSession(SessionCore, _RealSession):
