@@ -377,6 +377,21 @@ class FakeMessageBatch(ServiceBusMessageBatch):
         return self._contents
 
 
+def record_of(message: FakeReceivedMessage) -> Record:
+    """The stored record a received message reads (what its receiver settles)."""
+    return message._record
+
+
+def lock_of(message: FakeReceivedMessage) -> int:
+    """The lock token the message was delivered under (0: none)."""
+    return message._token
+
+
+def relock(message: FakeReceivedMessage, until: float) -> None:
+    """A renewed lock: the message now reports `until` (epoch seconds) as its expiry."""
+    message._locked_until_s = until
+
+
 def batch_contents(batch: ServiceBusMessageBatch) -> list[Content]:
     if isinstance(batch, FakeMessageBatch):
         return batch.contents()

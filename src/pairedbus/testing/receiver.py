@@ -32,7 +32,7 @@ from pairedbus.testing.handler import (
     run,
     wake,
 )
-from pairedbus.testing.messages import FakeReceivedMessage, Record
+from pairedbus.testing.messages import FakeReceivedMessage, Record, lock_of, record_of, relock
 from pairedbus.testing.session import ServiceBusSession, SessionCore, SyncServiceBusSession
 from pairedbus.testing.sessions import SessionLock
 from pairedbus.testing.store import MessageStore
@@ -296,28 +296,28 @@ class ReceiverCore(HandlerCore):
         now = self._world.clock.time()
         if lock is not None:
             store.sessions.check(lock, self, now)
-        store.check_lock(message._record, message._token, now, lock)
+        store.check_lock(record_of(message), lock_of(message), now, lock)
         return store, lock
 
     async def _complete(self, message: FakeReceivedMessage) -> None:
         store, lock = await self._settle(message, "complete")
         if lock is None and self._world.lock_lost_before_complete(self.fully_qualified_namespace, self._entity_name):
-            store.lose_lock(message._record)
+            store.lose_lock(record_of(message))
             message._settled = False
             raise lock_lost_late()
-        store.complete(message._record, lock)
+        store.complete(record_of(message), lock)
         message._settled = True
         store.entity.counts.completes += 1
 
     async def _abandon(self, message: FakeReceivedMessage) -> None:
         store, lock = await self._settle(message, "abandon")
-        store.abandon(message._record, lock)
+        store.abandon(record_of(message), lock)
         message._settled = True
         store.entity.counts.abandons += 1
 
     async def _defer(self, message: FakeReceivedMessage) -> None:
         store, lock = await self._settle(message, "defer")
-        store.defer(message._record, lock)
+        store.defer(record_of(message), lock)
         message._settled = True
         store.entity.counts.defers += 1
 
@@ -325,7 +325,7 @@ class ReceiverCore(HandlerCore):
         self, message: FakeReceivedMessage, reason: str | None, error_description: str | None
     ) -> None:
         store, lock = await self._settle(message, "dead-letter")
-        store.dead_letter(message._record, lock, reason, error_description)
+        store.dead_letter(record_of(message), lock, reason, error_description)
         message._settled = True
 
     async def _renew_message_lock(self, message: FakeReceivedMessage, timeout: float | None) -> datetime:
@@ -335,14 +335,14 @@ class ReceiverCore(HandlerCore):
                 "Please renew the session lock instead."
             )
         self._own(message, "renew lock")
-        if not message._token:
+        if not lock_of(message):
             raise ValueError("Unable to renew lock - no lock token found.")
         await self._operation("renew_lock", timeout)
         store = self._store()
         now = self._world.clock.time()
-        store.check_lock(message._record, message._token, now, None)
-        until = store.renew(message._record, now)
-        message._locked_until_s = until
+        store.check_lock(record_of(message), lock_of(message), now, None)
+        until = store.renew(record_of(message), now)
+        relock(message, until)
         store.entity.counts.renewals += 1
         return to_datetime(until)
 
