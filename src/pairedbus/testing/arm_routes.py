@@ -176,13 +176,18 @@ class ArmRoutes:
         sku = (req.payload.get("sku") or {}).get("name")
         partitions = (req.payload.get("properties") or {}).get("premiumMessagingPartitions")
         if ns is None:
-            ns = self.world.namespace(contract.service_bus_fqdn(req.namespace), sku=sku or contract.SKU_STANDARD)
-            ns.subscription_id, ns.resource_group = req.subscription_id, req.resource_group
+            ns = self._new_namespace(req, sku)
         elif sku:
             ns.sku = sku
         ns.location = req.payload.get("location") or arm_identity(ns)[2]
         if partitions:
             self.world.namespace(ns.fqdn, messaging_partitions=int(partitions))
+        return ns
+
+    def _new_namespace(self, req: ArmRequest, sku: str | None) -> Namespace:
+        assert req.namespace is not None
+        ns = self.world.namespace(contract.service_bus_fqdn(req.namespace), sku=sku or contract.SKU_STANDARD)
+        ns.subscription_id, ns.resource_group = req.subscription_id, req.resource_group
         return ns
 
     def _keys(self, req: ArmRequest, ns: Namespace) -> Answer:

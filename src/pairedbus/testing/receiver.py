@@ -114,19 +114,21 @@ class ReceiverCore(HandlerCore):
             return
         await self._operation("open")
         entity = self._entity()
-        store = self._target
-        assert store is not None
-        needs_session = entity.settings.requires_session and not store.is_dead_letter
-        if needs_session and not self._is_session_receiver:
-            raise sessions_required()
-        if self._is_session_receiver and not needs_session:
-            raise sessions_not_supported()
+        store = self._store()
+        self._check_sessionful(entity.settings.requires_session and not store.is_dead_letter)
         if self._is_session_receiver:
             await self._acquire_session(store)
         self._opened = True
         self._running = True
         if self._auto_lock_renewer is not None and self._session is not None:
             self._auto_lock_renewer.register(self, self._session)
+
+    def _check_sessionful(self, needs_session: bool) -> None:
+        """A session entity takes only session receivers, and only it takes them."""
+        if needs_session and not self._is_session_receiver:
+            raise sessions_required()
+        if self._is_session_receiver and not needs_session:
+            raise sessions_not_supported()
 
     async def _acquire_session(self, store: MessageStore) -> None:
         wanted = None if self._session_id is NEXT_AVAILABLE_SESSION else str(self._session_id)
@@ -235,13 +237,7 @@ class ReceiverCore(HandlerCore):
         await self._open()
         await self._operation("peek", timeout)
         entity = self._entity()
-        store = self._target
-        assert store is not None
-        # As the SDK: without a sequence number, peek continues after the last message this
-        # receiver received or peeked (receiver_mixins / _pyamqp_transport keep that number).
-        last = self._last_received_sequenced_number
-        start = sequence_number or (last + 1 if last else 1)
-        records = store.peek(max_message_count, start, self._world.clock.time())
+        records = self._store().peek(max_message_count, self._peek_start(sequence_number), self._world.clock.time())
         if self._session is not None:
             records = [r for r in records if (r.content.session_id or "") == self._session_id]
         if records:
@@ -249,6 +245,12 @@ class ReceiverCore(HandlerCore):
         entity.counts.peeks += len(records)
         await self._arrive(len(records), self._wire_bytes(record.content for record in records))
         return [FakeReceivedMessage(r, self, settled=True, peeked=True) for r in records]
+
+    def _peek_start(self, sequence_number: int) -> int:
+        """As the SDK: without a sequence number, peek continues after the last message this
+        receiver received or peeked (receiver_mixins / _pyamqp_transport keep that number)."""
+        last = self._last_received_sequenced_number
+        return sequence_number or (last + 1 if last else 1)
 
     async def _receive_deferred(
         self, sequence_numbers: int | list[int], timeout: float | None

@@ -142,13 +142,12 @@ class Sessions:
         """What the session browser lists: sessions with active (available or locked) messages or
         with stored state; with `state_updated_after`, only sessions whose state was set after it."""
         if state_updated_after is not None:
-            return [
-                sid
-                for sid, lock in self.locks.items()
-                if lock.state is not None and lock.state_updated > state_updated_after
-            ]
+            return self._state_set_after(state_updated_after)
         found = [sid for sid, q in self.queues.items() if q]
         for sid, lock in self.locks.items():
             if sid not in found and (lock.records or lock.state is not None):
                 found.append(sid)
         return found
+
+    def _state_set_after(self, moment: float) -> list[str]:
+        return [sid for sid, lock in self.locks.items() if lock.state is not None and lock.state_updated > moment]
