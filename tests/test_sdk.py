@@ -277,12 +277,15 @@ def test_rest_names_are_the_arm_json_names_of_the_generated_models() -> None:
 
 
 def _fake_private_names(cls: type) -> set[str]:
-    """Single-underscore names a fake class defines, or assigns on `self` in its methods."""
-    names = set(vars(cls))
-    for node in ast.walk(ast.parse(textwrap.dedent(inspect.getsource(cls)))):
-        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
-            if isinstance(node.value, ast.Name) and node.value.id == "self":
-                names.add(node.attr)
+    """Single-underscore names a fake class defines, or assigns on `self` in its methods, itself
+    or through the fake's own bases (the shared core of a sync/aio twin)."""
+    names: set[str] = set()
+    for klass in (k for k in cls.__mro__ if k.__module__.startswith("pairedbus.testing")):
+        names.update(vars(klass))
+        for node in ast.walk(ast.parse(textwrap.dedent(inspect.getsource(klass)))):
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                if isinstance(node.value, ast.Name) and node.value.id == "self":
+                    names.add(node.attr)
     return {n for n in names if n.startswith("_") and not n.startswith("__")}
 
 
@@ -297,7 +300,7 @@ def test_the_private_fields_the_fakes_subclasses_set_are_the_sdks() -> None:
     from azure.servicebus.aio import ServiceBusSession as AioSession
 
     from pairedbus.testing.messages import FakeMessageBatch, FakeReceivedMessage
-    from pairedbus.testing.session import ServiceBusSession
+    from pairedbus.testing.session import ServiceBusSession, SyncServiceBusSession
 
     received = ServiceBusReceivedMessage.from_bytes(sdk.encode_message(AmqpAnnotatedMessage(data_body=b"x")))
     batch = ServiceBusMessageBatch(max_size_in_bytes=1024)
@@ -306,6 +309,7 @@ def test_the_private_fields_the_fakes_subclasses_set_are_the_sdks() -> None:
         (FakeMessageBatch, batch, sdk.MESSAGE_BATCH_FIELDS),
         (ServiceBusSession, AioSession("s-1", None), sdk.SESSION_FIELDS),  # type: ignore[arg-type]
         (ServiceBusSession, SyncSession("s-1", None), sdk.SESSION_FIELDS),  # type: ignore[arg-type]
+        (SyncServiceBusSession, SyncSession("s-1", None), sdk.SESSION_FIELDS),  # type: ignore[arg-type]
     ]
     for fake, real, fields in cases:
         sdk_names = _sdk_names(real)

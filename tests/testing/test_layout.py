@@ -60,3 +60,37 @@ def test_the_layers_point_down() -> None:
     assert not graph["world"] & {"handler", "client", "receiver", "sender", "session", "admin", "arm", "patching"}
     for client_module in ("handler", "sender", "receiver", "session", "client", "admin", "arm"):
         assert "patching" not in graph[client_module], client_module
+
+
+def test_errors_and_the_session_model_sit_below_everything_else() -> None:
+    graph = imports()
+    assert graph["errors"] == set()
+    assert graph["sessions"] <= {"content", "errors"}
+    assert "sessions" in graph["store"]
+
+
+def test_the_arm_plane_is_urls_then_responses_then_models() -> None:
+    graph = imports()
+    assert not graph["arm_responses"] & {"arm", "arm_routes", "admin", "client", "patching"}
+    assert not graph["arm_routes"] & {"arm", "admin", "client", "patching"}
+    assert "arm_routes" in graph["arm"]
+
+
+def test_no_module_of_the_fake_imports_another_ones_private_name() -> None:
+    found = []
+    for path in sorted(PACKAGE.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("pairedbus"):
+                found += [f"{path.stem}: {node.module}.{a.name}" for a in node.names if a.name.startswith("_")]
+    assert found == []
+
+
+def test_the_sync_twins_share_a_core_with_the_aio_classes_instead_of_subclassing_them() -> None:
+    from pairedbus.testing import aio_client, sync_client
+
+    for name in ("ServiceBusClient", "ServiceBusSender", "ServiceBusReceiver", "ServiceBusSession"):
+        aio, sync = getattr(aio_client, name), getattr(sync_client, name)
+        assert aio not in sync.__mro__, name
+        shared = [k for k in sync.__mro__ if k in aio.__mro__ and k.__module__.startswith(PREFIX)]
+        assert shared, f"{name}: no shared core"
+    assert not [p.name for p in PACKAGE.glob("*.py") if "type: ignore[override]" in p.read_text()]

@@ -11,7 +11,6 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from azure.core.async_paging import AsyncItemPaged, AsyncList
-from azure.core.exceptions import ResourceExistsError, ResourceNotFoundError
 from azure.core.paging import ItemPaged
 from azure.servicebus.management import (
     MessagingSku,
@@ -29,13 +28,12 @@ from azure.servicebus.management import (
 from pairedbus import contract, sdk
 from pairedbus.testing.clock import to_datetime
 from pairedbus.testing.entities import Queue, Subscription, Topic
+from pairedbus.testing.errors import already_exists, bad_request, resource_not_found
 from pairedbus.testing.filters import FilterSyntaxError
 from pairedbus.testing.properties import (
     QUEUE_DEFAULTS,
     SUBSCRIPTION_DEFAULTS,
     TOPIC_DEFAULTS,
-    bad_request,
-    check_entity_size,
 )
 from pairedbus.testing.world import Namespace, ServiceBusWorld, normalize_fqdn
 
@@ -46,17 +44,6 @@ def _values(model: Any, defaults: Mapping[str, Any], kwargs: Mapping[str, Any]) 
     else:
         values = {k: getattr(model, k) for k in defaults if hasattr(model, k)}
     values.update({k: v for k, v in kwargs.items() if k in defaults})
-    return values
-
-
-def _sized(entity: Queue | Topic, values: dict[str, Any]) -> dict[str, Any]:
-    """An update carrying back the reported (partition-summed) size keeps the configured one."""
-    size = values.get("max_size_in_megabytes")
-    if size is not None:
-        if size == entity.namespace.reported_size_in_megabytes(entity):
-            values["max_size_in_megabytes"] = entity.settings.values["max_size_in_megabytes"]
-        else:
-            check_entity_size(entity.namespace.sku, size)
     return values
 
 
@@ -85,7 +72,7 @@ class _AdminCore:
     def _queue(self, ns: Namespace, name: str) -> Queue:
         entity = ns.entities.get(name)
         if not isinstance(entity, Queue):
-            raise ResourceNotFoundError(message=f"Queue '{name}' does not exist.")
+            raise resource_not_found(f"Queue '{name}' does not exist.")
         return entity
 
     def queue_properties(self, queue: Queue) -> QueueProperties:
@@ -115,13 +102,13 @@ class _AdminCore:
     def create_queue(self, queue_name: str, **kwargs: Any) -> QueueProperties:
         ns = self._ns("create_queue", queue_name)
         if queue_name in ns.entities:
-            raise ResourceExistsError(message=f"The messaging entity '{queue_name}' already exists.")
+            raise already_exists(queue_name)
         return self.queue_properties(ns.create_queue(queue_name, **_values({}, QUEUE_DEFAULTS, kwargs)))
 
     def update_queue(self, queue: QueueProperties | Mapping[str, Any], **kwargs: Any) -> None:
         name = queue["name"] if isinstance(queue, Mapping) else queue.name
         entity = self._queue(self._ns("update_queue", name), name)
-        entity.settings.update(_sized(entity, _values(queue, QUEUE_DEFAULTS, kwargs)))
+        entity.settings.update(entity.namespace.sized_update(entity, _values(queue, QUEUE_DEFAULTS, kwargs)))
         entity.updated_at = self._world.clock.time()
         entity.settings_changed()
 
@@ -141,7 +128,7 @@ class _AdminCore:
     def _topic(self, ns: Namespace, name: str) -> Topic:
         entity = ns.entities.get(name)
         if not isinstance(entity, Topic):
-            raise ResourceNotFoundError(message=f"Topic '{name}' does not exist.")
+            raise resource_not_found(f"Topic '{name}' does not exist.")
         return entity
 
     def topic_properties(self, topic: Topic) -> TopicProperties:
@@ -174,7 +161,7 @@ class _AdminCore:
     def create_topic(self, topic_name: str, **kwargs: Any) -> TopicProperties:
         ns = self._ns("create_topic", topic_name)
         if topic_name in ns.entities:
-            raise ResourceExistsError(message=f"The messaging entity '{topic_name}' already exists.")
+            raise already_exists(topic_name)
         return self.topic_properties(ns.create_topic(topic_name, **_values({}, TOPIC_DEFAULTS, kwargs)))
 
     def update_topic(self, topic: TopicProperties | Mapping[str, Any], **kwargs: Any) -> None:
@@ -182,7 +169,7 @@ class _AdminCore:
         entity = self._topic(self._ns("update_topic", name), name)
         values = _values(topic, TOPIC_DEFAULTS, kwargs)
         values.pop("size_in_bytes", None)
-        entity.settings.update(_sized(entity, values))
+        entity.settings.update(entity.namespace.sized_update(entity, values))
         entity.updated_at = self._world.clock.time()
 
     def delete_topic(self, topic_name: str, **kwargs: Any) -> None:
@@ -201,7 +188,7 @@ class _AdminCore:
     def _subscription(self, ns: Namespace, topic_name: str, name: str) -> Subscription:
         sub = self._topic(ns, topic_name).subscriptions.get(name)
         if sub is None:
-            raise ResourceNotFoundError(message=f"Subscription '{topic_name}/{name}' does not exist.")
+            raise resource_not_found(f"Subscription '{topic_name}/{name}' does not exist.")
         return sub
 
     def subscription_properties(self, sub: Subscription) -> SubscriptionProperties:
@@ -232,9 +219,7 @@ class _AdminCore:
         ns = self._ns("create_subscription", topic_name)
         topic = self._topic(ns, topic_name)
         if subscription_name in topic.subscriptions:
-            raise ResourceExistsError(
-                message=f"The messaging entity '{topic_name}/{subscription_name}' already exists."
-            )
+            raise already_exists(f"{topic_name}/{subscription_name}")
         sub = ns.create_subscription(topic_name, subscription_name, **_values({}, SUBSCRIPTION_DEFAULTS, kwargs))
         default_rule = kwargs.get("default_rule")
         if default_rule is not None:
@@ -273,13 +258,13 @@ class _AdminCore:
         sub = self._subscription(self._ns("get_rule", topic_name), topic_name, subscription_name)
         rule = sub.rules.rules.get(rule_name)
         if rule is None:
-            raise ResourceNotFoundError(message=f"Rule '{rule_name}' does not exist.")
+            raise resource_not_found(f"Rule '{rule_name}' does not exist.")
         return rule
 
     def create_rule(self, topic_name: str, subscription_name: str, rule_name: str, **kwargs: Any) -> RuleProperties:
         sub = self._subscription(self._ns("create_rule", topic_name), topic_name, subscription_name)
         if rule_name in sub.rules.rules:
-            raise ResourceExistsError(message=f"The messaging entity '{rule_name}' already exists.")
+            raise already_exists(rule_name)
         rule = RuleProperties(
             rule_name,
             filter=kwargs.get("filter") or TrueRuleFilter(),
@@ -298,7 +283,7 @@ class _AdminCore:
         name = rule["name"] if isinstance(rule, Mapping) else rule.name
         sub = self._subscription(self._ns("update_rule", topic_name), topic_name, subscription_name)
         if name not in sub.rules.rules:
-            raise ResourceNotFoundError(message=f"Rule '{name}' does not exist.")
+            raise resource_not_found(f"Rule '{name}' does not exist.")
         rule_filter = kwargs.get("filter") or (rule["filter"] if isinstance(rule, Mapping) else rule.filter)
         action = kwargs.get("action") or (rule.get("action") if isinstance(rule, Mapping) else rule.action)
         sub.rules.add(RuleProperties(name, filter=rule_filter, action=action, created_at_utc=self._world.clock.now()))
@@ -306,7 +291,7 @@ class _AdminCore:
     def delete_rule(self, topic_name: str, subscription_name: str, rule_name: str, **kwargs: Any) -> None:
         sub = self._subscription(self._ns("delete_rule", topic_name), topic_name, subscription_name)
         if rule_name not in sub.rules.rules:
-            raise ResourceNotFoundError(message=f"Rule '{rule_name}' does not exist.")
+            raise resource_not_found(f"Rule '{rule_name}' does not exist.")
         sub.rules.remove(rule_name)
 
     def list_rules_now(self, topic_name: str, subscription_name: str) -> list[RuleProperties]:

@@ -1,8 +1,8 @@
 """The fake `azure.servicebus.aio` data plane, by the names the SDK uses (see client.py, sender.py,
-receiver.py and session.py, where the classes live with their sync twins)."""
+receiver.py and session.py, where the classes live with their sync twins on shared cores)."""
 
-from pairedbus.testing.client import ServiceBusClient, _ConnectionStringCredential
-from pairedbus.testing.handler import DEFAULT_RECEIVE_WAIT_SECONDS, _Handler, current_world
+from pairedbus.testing.client import ServiceBusClient
+from pairedbus.testing.handler import DEFAULT_RECEIVE_WAIT_SECONDS, current_world
 from pairedbus.testing.receiver import ServiceBusReceiver
 from pairedbus.testing.sender import ServiceBusSender
 from pairedbus.testing.session import ServiceBusSession
@@ -13,7 +13,5 @@ __all__ = [
     "ServiceBusReceiver",
     "ServiceBusSender",
     "ServiceBusSession",
-    "_ConnectionStringCredential",
-    "_Handler",
     "current_world",
 ]

@@ -19,9 +19,9 @@ from pairedbus.testing.clock import to_datetime, to_seconds
 #: Encoded AMQP overhead of a message with an empty body (measured against the SDK's encoder).
 _BASE_OVERHEAD = 64
 #: Within this distance of a limit, the estimate is replaced by the SDK's exact encoded size.
-_EXACT_MARGIN = 4096
+EXACT_MARGIN = 4096
 #: The AMQP header carries time-to-live as uint32 milliseconds; longer TTLs are not put on the wire.
-_MAX_HEADER_TTL_MS = 2**32 - 1
+MAX_HEADER_TTL_MS = 2**32 - 1
 
 #: Application-property value types the SDK's AMQP encoder accepts (a dict may also be an
 #: explicitly typed value, `{"TYPE": AMQPTypes.long, "VALUE": n}`).
@@ -42,9 +42,9 @@ _ENCODABLE_TYPES = (
 )
 _ENCODABLE = frozenset(_ENCODABLE_TYPES)
 
-_STATE_ACTIVE = ServiceBusMessageState.ACTIVE
-_STATE_DEFERRED = ServiceBusMessageState.DEFERRED
-_STATE_SCHEDULED = ServiceBusMessageState.SCHEDULED
+STATE_ACTIVE = ServiceBusMessageState.ACTIVE
+STATE_DEFERRED = ServiceBusMessageState.DEFERRED
+STATE_SCHEDULED = ServiceBusMessageState.SCHEDULED
 
 
 def _text(value: Any) -> Any:
@@ -161,7 +161,7 @@ def exact_size(content: Content) -> int:
 
 def size_within(content: Content, limit: int) -> bool:
     size = content.size
-    if size + _EXACT_MARGIN < limit:
+    if size + EXACT_MARGIN < limit:
         return True
     return exact_size(content) <= limit
 
@@ -172,17 +172,7 @@ def content_from_message(message: Any) -> Content:
     outgoing = getattr(message, "_outgoing_content", None)
     if outgoing is not None:  # a received message being re-sent (messages.FakeReceivedMessage)
         return outgoing()  # type: ignore[no-any-return]
-    if isinstance(message, ServiceBusMessage):
-        raw = sdk.raw_amqp_message(message)
-    elif isinstance(message, AmqpAnnotatedMessage):
-        raw = message
-    elif isinstance(message, Mapping):
-        raw = sdk.raw_amqp_message(ServiceBusMessage(**message))
-    else:
-        raise TypeError(
-            "Only AmqpAnnotatedMessage, ServiceBusMessage instances or Mappings representing messages are "
-            f"supported. Received instead: {message.__class__.__name__}"
-        )
+    raw = _raw_of(message)
     content = Content.__new__(Content)
     parts = sdk.annotated_message_parts(raw)
     body_type, data_body, sequence_body, value_body, props, header, annotations, app, _, _ = parts
@@ -193,40 +183,11 @@ def content_from_message(message: Any) -> Content:
         content.body = list(sequence_body)
     else:
         content.body = value_body
-    if props is not None:
-        # The SDK's setters store str; AMQP-built messages may carry bytes (`_text` decodes them).
-        content.message_id = _text(props.message_id)
-        content.session_id = _text(props.group_id)
-        content.content_type = _text(props.content_type)
-        content.correlation_id = _text(props.correlation_id)
-        content.subject = _text(props.subject)
-        content.to = _text(props.to)
-        content.reply_to = _text(props.reply_to)
-        content.reply_to_session_id = _text(props.reply_to_group_id)
-    else:
-        content.message_id = content.session_id = content.content_type = content.correlation_id = None
-        content.subject = content.to = content.reply_to = content.reply_to_session_id = None
+    _read_properties(content, props)
     ttl_ms = header.time_to_live if header is not None else None
     content.ttl = ttl_ms / 1000 if ttl_ms else None
-    if annotations:
-        content.partition_key = _text(annotations.get(sdk.ANNOTATION_PARTITION_KEY))
-        scheduled = annotations.get(sdk.ANNOTATION_SCHEDULED_ENQUEUE_TIME)
-        if isinstance(scheduled, datetime):
-            content.scheduled = to_seconds(scheduled)
-        elif scheduled:
-            content.scheduled = scheduled / 1000
-        else:
-            content.scheduled = None
-    else:
-        content.partition_key = None
-        content.scheduled = None
-    if app:
-        for value in app.values():
-            if value.__class__ not in _ENCODABLE and not isinstance(value, _ENCODABLE_TYPES):
-                raise TypeError(f"Unable to encode unknown value: {value}")  # as the SDK's AMQP encoder
-        content.props = dict(app)
-    else:
-        content.props = None
+    _read_annotations(content, annotations)
+    content.props = _application_properties(app)
     content.wire = None
     if _is_rich(message, parts):
         content.wire = encode_wire(raw)
@@ -234,6 +195,59 @@ def content_from_message(message: Any) -> Content:
     else:
         content.size = estimate_size(content)
     return content
+
+
+def _raw_of(message: Any) -> AmqpAnnotatedMessage:
+    if isinstance(message, ServiceBusMessage):
+        return sdk.raw_amqp_message(message)
+    if isinstance(message, AmqpAnnotatedMessage):
+        return message
+    if isinstance(message, Mapping):
+        return sdk.raw_amqp_message(ServiceBusMessage(**message))
+    raise TypeError(
+        "Only AmqpAnnotatedMessage, ServiceBusMessage instances or Mappings representing messages are "
+        f"supported. Received instead: {message.__class__.__name__}"
+    )
+
+
+def _read_properties(content: Content, props: Any) -> None:
+    """The AMQP properties section (the SDK's setters store str; AMQP-built messages may carry
+    bytes, which `_text` decodes)."""
+    if props is None:
+        content.message_id = content.session_id = content.content_type = content.correlation_id = None
+        content.subject = content.to = content.reply_to = content.reply_to_session_id = None
+        return
+    content.message_id = _text(props.message_id)
+    content.session_id = _text(props.group_id)
+    content.content_type = _text(props.content_type)
+    content.correlation_id = _text(props.correlation_id)
+    content.subject = _text(props.subject)
+    content.to = _text(props.to)
+    content.reply_to = _text(props.reply_to)
+    content.reply_to_session_id = _text(props.reply_to_group_id)
+
+
+def _read_annotations(content: Content, annotations: Any) -> None:
+    """The partition key and the scheduled enqueue time (epoch milliseconds or a datetime)."""
+    content.partition_key = None
+    content.scheduled = None
+    if not annotations:
+        return
+    content.partition_key = _text(annotations.get(sdk.ANNOTATION_PARTITION_KEY))
+    scheduled = annotations.get(sdk.ANNOTATION_SCHEDULED_ENQUEUE_TIME)
+    if isinstance(scheduled, datetime):
+        content.scheduled = to_seconds(scheduled)
+    elif scheduled:
+        content.scheduled = scheduled / 1000
+
+
+def _application_properties(app: Any) -> dict[Any, Any] | None:
+    if not app:
+        return None
+    for value in app.values():
+        if value.__class__ not in _ENCODABLE and not isinstance(value, _ENCODABLE_TYPES):
+            raise TypeError(f"Unable to encode unknown value: {value}")  # as the SDK's AMQP encoder
+    return dict(app)
 
 
 #: Message annotations a ServiceBusMessage sets itself; any other annotation makes a message "rich".
@@ -252,8 +266,14 @@ def _is_rich(message: Any, parts: tuple[Any, ...]) -> bool:
         return True
     if annotations and any(k not in _SDK_ANNOTATIONS for k in annotations):
         return True
-    if header is not None and (header.priority is not None or header.durable or header.first_acquirer):
-        return True
+    return _rich_header(header) or _rich_properties(props)
+
+
+def _rich_header(header: Any) -> bool:
+    return header is not None and bool(header.priority is not None or header.durable or header.first_acquirer)
+
+
+def _rich_properties(props: Any) -> bool:
     return props is not None and any(
         getattr(props, name, None) is not None
         for name in ("user_id", "content_encoding", "absolute_expiry_time", "creation_time", "group_sequence")
@@ -342,12 +362,7 @@ class Record:
         self.lock_token = 0  # 0: not locked
         self.locked_until = 0.0
         self.lock_owner: Any = None
-        self.state = _STATE_ACTIVE
+        self.state = STATE_ACTIVE
         self.dl_reason: str | None = None
         self.dl_description: str | None = None
         self.dl_source: str | None = None
-
-
-STATE_ACTIVE = _STATE_ACTIVE
-STATE_DEFERRED = _STATE_DEFERRED
-STATE_SCHEDULED = _STATE_SCHEDULED

@@ -10,17 +10,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from azure.servicebus.exceptions import ServiceBusError, ServiceBusQuotaExceededError
-
 from pairedbus import contract
-from pairedbus.testing.faults import make_error
+from pairedbus.testing.errors import entity_full, make_error, no_partition_available
 from pairedbus.testing.filters import RuleSet
 from pairedbus.testing.messages import Content, FakeReceivedMessage, Record
-from pairedbus.testing.properties import EntityKind, EntitySettings
+from pairedbus.testing.properties import EntitySettings, EntityType
 from pairedbus.testing.store import (
-    _NOTHING_DOWN,
     DEAD_LETTER_REASON_MAX_DELIVERY,
     DEAD_LETTER_REASON_TTL,
+    NOTHING_DOWN,
     PARTITION_SHIFT,
     MessageStore,
     SessionLock,
@@ -73,7 +71,7 @@ class OperationCounts:
 class Entity:
     """Anything with a path in a namespace: a queue, a topic or a subscription."""
 
-    kind: EntityKind
+    kind: EntityType
     #: False once deleted; handlers that cached the entity look it up again (and fail).
     alive: bool = True
 
@@ -92,7 +90,7 @@ class Entity:
 
     def fragments_down(self) -> frozenset[int] | set[int]:
         """Fragments of this entity (of its topic, for a subscription) that are failed."""
-        return _NOTHING_DOWN
+        return NOTHING_DOWN
 
     def effective_ttl(self, content: Content) -> float | None:
         """Message TTL capped by the entity's default; None when neither is finite."""
@@ -116,7 +114,7 @@ class ReceivableEntity(Entity):
         return self.dead_letter_store if sub_queue == "deadletter" else self.store
 
     def deliver(self, content: Content, sequence_number: int, now: float) -> None:
-        if self.settings.forward_to is not None and self._forward(self.settings.forward_to, content, now):
+        if self.settings.forward_to is not None and self.forward(self.settings.forward_to, content, now):
             return
         ttl = self.effective_ttl(content)
         scheduled = content.scheduled
@@ -127,7 +125,7 @@ class ReceivableEntity(Entity):
         rec = Record(content, sequence_number, now, None if ttl is None else now + ttl)
         self.store.add(rec)
 
-    def _forward(self, target_name: str, content: Content, now: float) -> bool:
+    def forward(self, target_name: str, content: Content, now: float) -> bool:
         """Auto-forwarding: hand the message to another queue or topic of the namespace (at most
         `MAX_FORWARD_HOPS` hops). False when the target does not exist: the message stays."""
         target = self.namespace.entities.get(target_name)
@@ -146,20 +144,20 @@ class ReceivableEntity(Entity):
 
     # --- introspection for tests -------------------------------------------------------------
 
-    def _now(self) -> float:
+    def now(self) -> float:
         return self.namespace.world.clock.time()
 
     def active_messages(self) -> list[Any]:
-        return [FakeReceivedMessage(r, None, settled=True, peeked=True) for r in self.store.queued_records(self._now())]
+        return [FakeReceivedMessage(r, None, settled=True, peeked=True) for r in self.store.queued_records(self.now())]
 
     def dead_letters(self) -> list[Any]:
         return [
             FakeReceivedMessage(r, None, settled=True, peeked=True)
-            for r in self.dead_letter_store.queued_records(self._now())
+            for r in self.dead_letter_store.queued_records(self.now())
         ]
 
     def scheduled_messages(self) -> list[Any]:
-        now = self._now()
+        now = self.now()
         self.store.housekeep(now)
         return [
             FakeReceivedMessage(r, None, settled=True, peeked=True)
@@ -173,7 +171,7 @@ class ReceivableEntity(Entity):
         ]
 
     def message_counts(self) -> dict[str, int]:
-        now = self._now()
+        now = self.now()
         for store in self.stores():
             store.housekeep(now)
         return {
@@ -204,8 +202,8 @@ class SendableEntity(Entity):
         #: Failed fragments -> the error a send pinned to them raises.
         self.down: dict[int, Any] = {}
 
-    def fragments_down(self) -> set[int]:  # type: ignore[override]
-        return set(self.down) if self.down else _NOTHING_DOWN  # type: ignore[return-value]
+    def fragments_down(self) -> frozenset[int] | set[int]:
+        return set(self.down) if self.down else NOTHING_DOWN
 
     def partition_key(self, content: Content) -> str | None:
         """The key that pins a message to a fragment (partitioning.md, "Partition keys"): the
@@ -230,7 +228,7 @@ class SendableEntity(Entity):
             self._next_fragment = (fragment + 1) % self.partitions
             if fragment not in self.down:
                 return fragment
-        raise ServiceBusError(f"No partition of {self.namespace.fqdn}/{self.name} is available.")
+        raise no_partition_available(self.namespace.fqdn, self.name)
 
     def _sequence_number(self, fragment: int) -> int:
         return (fragment << PARTITION_SHIFT) | next(self._fragment_sequences[fragment])
@@ -254,10 +252,7 @@ class SendableEntity(Entity):
     def _check_quota(self, incoming: int) -> None:
         limit = self.namespace.reported_size_in_megabytes(self) * 1024 * 1024
         if self.total_size_in_bytes() + incoming > limit:
-            raise ServiceBusQuotaExceededError(
-                message=f"The maximum entity size has been reached or exceeded for '{self.name}'. "
-                f"Size of entity in bytes: {self.total_size_in_bytes()}, Max entity size in bytes: {limit}."
-            )
+            raise entity_full(self.name, self.total_size_in_bytes(), limit)
 
     def total_size_in_bytes(self) -> int:
         raise NotImplementedError
@@ -286,6 +281,17 @@ class SendableEntity(Entity):
     def cancel_scheduled(self, sequence_numbers: Iterable[int]) -> None:
         raise NotImplementedError
 
+    def receivables(self) -> list[ReceivableEntity]:
+        """Where sent messages end up: the queue itself, or a topic's subscriptions."""
+        raise NotImplementedError
+
+    def is_scheduled(self, sequence_number: int) -> bool:
+        return any(sequence_number in r.store.scheduled for r in self.receivables())
+
+    def requires_session_ids(self) -> bool:
+        """Whether a send without a session id is refused (a session queue's rule)."""
+        return False
+
 
 def _partition_count(namespace: Any, settings: EntitySettings) -> int:
     if not settings.values.get("enable_partitioning"):
@@ -298,7 +304,7 @@ def _partition_count(namespace: Any, settings: EntitySettings) -> int:
 
 
 class Queue(ReceivableEntity, SendableEntity):
-    kind = EntityKind.QUEUE
+    kind = EntityType.QUEUE
 
     def __init__(self, namespace: Any, name: str, settings: EntitySettings) -> None:
         super().__init__(namespace, name, settings)
@@ -320,9 +326,15 @@ class Queue(ReceivableEntity, SendableEntity):
             self.store.cancel_scheduled(seq)
             self.counts.cancels += 1
 
+    def receivables(self) -> list[ReceivableEntity]:
+        return [self]
+
+    def requires_session_ids(self) -> bool:
+        return self.settings.requires_session
+
 
 class Subscription(ReceivableEntity):
-    kind = EntityKind.SUBSCRIPTION
+    kind = EntityType.SUBSCRIPTION
 
     def __init__(self, topic: Topic, name: str, settings: EntitySettings) -> None:
         super().__init__(topic.namespace, name, settings)
@@ -345,7 +357,7 @@ class Subscription(ReceivableEntity):
 
 
 class Topic(SendableEntity):
-    kind = EntityKind.TOPIC
+    kind = EntityType.TOPIC
 
     def __init__(self, namespace: Any, name: str, settings: EntitySettings) -> None:
         super().__init__(namespace, name, settings)
@@ -382,3 +394,6 @@ class Topic(SendableEntity):
             for sub in self.subscriptions.values():
                 sub.store.cancel_scheduled(seq)
             self.counts.cancels += 1
+
+    def receivables(self) -> list[ReceivableEntity]:
+        return list(self.subscriptions.values())

@@ -1,6 +1,11 @@
 # ruff: noqa: ASYNC109 - the signatures mirror the SDK, whose coroutines take `timeout=`
-"""What every fake sender and receiver shares: liveness, faults and the per-operation round trip,
-and how a sync twin drives the shared async code (`run`, `sync_operation`).
+"""What every fake sender and receiver shares, on one core with an aio and a sync twin, as
+azure-servicebus keeps `BaseHandler` with its `aio` twin over shared mixins.
+
+`HandlerCore` holds liveness, faults, the link model's cost and the per-operation round trip's
+bookkeeping; its I/O is two coroutine hooks, `_operation` and `_arrive`. `AsyncHandler` awaits
+them on the event loop; `SyncHandler` blocks its thread in them and drives the shared coroutines
+with `run`, which never suspends.
 
 Signatures follow azure-servicebus 7.x. Every call that would be a network round trip is one
 "operation": it sleeps `world.latency` once, then raises any injected fault. The fake does not
@@ -11,24 +16,26 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, Protocol
-
-from azure.servicebus.exceptions import OperationTimeoutError
+from collections.abc import Coroutine
+from typing import Any, Protocol, Self, TypeVar
 
 from pairedbus.testing.active import active_world
+from pairedbus.testing.errors import operation_timed_out
 from pairedbus.testing.link import INCOMING, OUTGOING, Link, Wire
-from pairedbus.testing.world import ServiceBusWorld, normalize_fqdn
+from pairedbus.testing.world import ServiceBusWorld
+
+T = TypeVar("T")
 
 
 class ClientLike(Protocol):
     """What a handler needs of the client that opened it (client.py imports the handlers, so
     the handlers know the client only by this shape)."""
 
-    _world: ServiceBusWorld
+    world: ServiceBusWorld
     fully_qualified_namespace: str
-    _try_timeout: float | None
+    try_timeout: float | None
     #: The client's one connection, whose frames and bytes the world's link model charges.
-    _wire: Wire
+    wire: Wire
 
 
 #: The SDK's bound on a receive with no max_wait_time (DEFAULT_RECEIVE_WAIT_TIME_SECS).
@@ -42,17 +49,29 @@ def current_world() -> ServiceBusWorld:
     return active_world()
 
 
-def _wake(fut: asyncio.Future[None]) -> None:
+def wake(fut: asyncio.Future[None]) -> None:
+    """Resolve a waiter's future (a no-op if it is done already)."""
     if not fut.done():
         fut.set_result(None)
 
 
-class _Handler:
-    """What senders and receivers share: liveness, faults and the per-operation round trip."""
+def run(coro: Coroutine[Any, Any, T]) -> T:
+    """Drive a fake coroutine that never truly suspends (the sync twins' hooks block instead)."""
+    try:
+        coro.send(None)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+    coro.close()
+    raise RuntimeError("the fake sync client cannot wait on asyncio")
+
+
+class HandlerCore:
+    """Liveness, faults and the per-operation round trip; the I/O is the twins' `_operation`
+    and `_arrive`."""
 
     def __init__(self, client: ClientLike, entity_name: str, fault_keys: tuple[str, ...]) -> None:
         self._client = client
-        self._world = client._world
+        self._world = client.world
         self.fully_qualified_namespace = client.fully_qualified_namespace
         self._entity_name = entity_name
         self._fault_keys = fault_keys
@@ -60,7 +79,7 @@ class _Handler:
         self._fault_error: BaseException | None = None
         self._waiting: set[asyncio.Future[None]] = set()
         self._running = False
-        self._try_timeout: float | None = client._try_timeout
+        self._try_timeout: float | None = client.try_timeout
 
     @property
     def entity_name(self) -> str:
@@ -85,7 +104,53 @@ class _Handler:
     def _wire_delay(self, link: Link, direction: int, frames: int, nbytes: int) -> float:
         """Seconds the link model adds for these frames on the client's connection."""
         # time.monotonic is the event loop's clock too, so sync and async twins share one wire.
-        return self._client._wire.occupy(link, direction, frames, nbytes, time.monotonic())
+        return self._client.wire.occupy(link, direction, frames, nbytes, time.monotonic())
+
+    def _outgoing_delay(self, nbytes: int) -> float:
+        """An operation's round trip: the latency after its outgoing frame and bytes."""
+        latency = self._latency()
+        link = self._world.link
+        if link is not None:
+            latency += self._wire_delay(link, OUTGOING, 1, nbytes)
+        return latency
+
+    def _incoming_delay(self, frames: int, nbytes: int) -> float:
+        link = self._world.link
+        return self._wire_delay(link, INCOMING, frames, nbytes) if link is not None else 0.0
+
+    def _raise_fault(self, name: str) -> None:
+        """Count the operation and raise the fault injected on it, if any."""
+        self._world.check_first(self.fully_qualified_namespace, self._fault_keys, name)
+
+    def _wire_bytes(self, contents: Any) -> int:
+        """The bytes these messages put on the wire, counted only when the link model is on."""
+        return sum(content.size for content in contents) if self._world.link is not None else 0
+
+    def inject_fault(self, error: BaseException) -> None:
+        """The connection faulted: every later call raises `error`, waiting receives wake up."""
+        self._fault_error = error
+        for fut in list(self._waiting):
+            wake(fut)
+
+    def shut(self) -> None:
+        """Close without a round trip: what both twins' `close` does (and the client's, for its
+        handlers)."""
+        self._closed = True
+        self._running = False
+        for fut in list(self._waiting):
+            wake(fut)
+
+    async def _operation(self, name: str, timeout: float | None = None, *, nbytes: int = 0) -> None:
+        """One round trip (bounded by `timeout` / the client's `try_timeout`), then any fault."""
+        raise NotImplementedError
+
+    async def _arrive(self, frames: int, nbytes: int) -> None:
+        """Messages coming back on the connection: the link model's time for them."""
+        raise NotImplementedError
+
+
+class AsyncHandler(HandlerCore):
+    """The aio twin's I/O: round trips and transfers are awaited on the event loop."""
 
     async def _operation(self, name: str, timeout: float | None = None, *, nbytes: int = 0) -> None:
         """One round trip: sleep the latency, after the link model's time for this operation's
@@ -93,9 +158,7 @@ class _Handler:
         round trip raises OperationTimeoutError), then raise any injected fault."""
         self._check_live()
         world = self._world
-        latency = self._latency()
-        if world.link is not None:
-            latency += self._wire_delay(world.link, OUTGOING, 1, nbytes)
+        latency = self._outgoing_delay(nbytes)
         if latency:
             bound = self._try_timeout if timeout is None else timeout
             if bound is not None and self._try_timeout is not None:
@@ -103,42 +166,20 @@ class _Handler:
             if bound is not None and latency > bound:
                 await world.round_trip(bound)
                 world.operations[name] = world.operations.get(name, 0) + 1
-                raise OperationTimeoutError(message=f"The {name} operation timed out after {bound} seconds.")
+                raise operation_timed_out(name, bound)
             await world.round_trip(latency)
             self._check_live()
-        fqdn = self.fully_qualified_namespace
-        keys = self._fault_keys
-        if world._faults:
-            for key in keys[:-1]:
-                if (normalize_fqdn(fqdn), key) in world._faults:
-                    world.check(fqdn, key, name)
-                    return
-        world.check(fqdn, keys[-1], name)
-
-    def _wire_bytes(self, contents: Any) -> int:
-        """The bytes these messages put on the wire, counted only when the link model is on."""
-        return sum(content.size for content in contents) if self._world.link is not None else 0
+        self._raise_fault(name)
 
     async def _arrive(self, frames: int, nbytes: int) -> None:
-        """Messages coming back on the connection: wait out the link model's time for them."""
-        link = self._world.link
-        if link is not None:
-            delay = self._wire_delay(link, INCOMING, frames, nbytes)
-            if delay:
-                await asyncio.sleep(delay)
-
-    def _fault(self, error: BaseException) -> None:
-        self._fault_error = error
-        for fut in list(self._waiting):
-            _wake(fut)
+        delay = self._incoming_delay(frames, nbytes)
+        if delay:
+            await asyncio.sleep(delay)
 
     async def close(self) -> None:
-        self._closed = True
-        self._running = False
-        for fut in list(self._waiting):
-            _wake(fut)
+        self.shut()
 
-    async def __aenter__(self) -> Any:
+    async def __aenter__(self) -> Self:
         self._check_live()
         return self
 
@@ -146,41 +187,28 @@ class _Handler:
         await self.close()
 
 
-#: Longest single block of a sync wait before it looks at the store again.
-_WAIT_SLICE = 0.25
+class SyncHandler(HandlerCore):
+    """The sync twin's I/O: round trips and transfers block the calling thread."""
 
+    async def _operation(self, name: str, timeout: float | None = None, *, nbytes: int = 0) -> None:
+        self._check_live()
+        latency = self._outgoing_delay(nbytes)
+        if latency:
+            time.sleep(latency)  # noqa: ASYNC251 - the sync twin blocks its thread by design; run() drives it
+            self._check_live()
+        self._raise_fault(name)
 
-def sync_operation(handler: _Handler, name: str, *, nbytes: int = 0) -> None:
-    handler._check_live()
-    world = handler._world
-    latency = handler._latency()
-    if world.link is not None:
-        latency += handler._wire_delay(world.link, OUTGOING, 1, nbytes)
-    if latency:
-        time.sleep(latency)
-        handler._check_live()
-    fqdn = handler.fully_qualified_namespace
-    for key in handler._fault_keys[:-1]:
-        if any(k[1] == key for k in world._faults):
-            world.check(fqdn, key, name)
-            return
-    world.check(fqdn, handler._fault_keys[-1], name)
-
-
-def sync_arrive(handler: _Handler, frames: int, nbytes: int) -> None:
-    """The sync twin of `_Handler._arrive`: block for the link model's time."""
-    link = handler._world.link
-    if link is not None:
-        delay = handler._wire_delay(link, INCOMING, frames, nbytes)
+    async def _arrive(self, frames: int, nbytes: int) -> None:
+        delay = self._incoming_delay(frames, nbytes)
         if delay:
-            time.sleep(delay)
+            time.sleep(delay)  # noqa: ASYNC251 - as above
 
+    def close(self) -> None:
+        self.shut()
 
-def run(coro: Any) -> Any:
-    """Drive a fake coroutine that never truly suspends (no latency, no waiting) to completion."""
-    try:
-        coro.send(None)
-    except StopIteration as done:
-        return done.value
-    coro.close()
-    raise RuntimeError("the fake sync client cannot wait on asyncio")
+    def __enter__(self) -> Self:
+        self._check_live()
+        return self
+
+    def __exit__(self, *args: Any) -> None:
+        self.close()

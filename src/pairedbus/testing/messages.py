@@ -18,16 +18,15 @@ from azure.servicebus import (
     ServiceBusReceiveMode,
 )
 from azure.servicebus.amqp import AmqpAnnotatedMessage, AmqpMessageBodyType
-from azure.servicebus.exceptions import MessageSizeExceededError
 
 from pairedbus import sdk
 from pairedbus.testing.clock import to_datetime, to_seconds
 from pairedbus.testing.content import (
-    _EXACT_MARGIN,
-    _MAX_HEADER_TTL_MS,
-    _STATE_ACTIVE,
-    _STATE_DEFERRED,
-    _STATE_SCHEDULED,
+    EXACT_MARGIN,
+    MAX_HEADER_TTL_MS,
+    STATE_ACTIVE,
+    STATE_DEFERRED,
+    STATE_SCHEDULED,
     Content,
     Record,
     content_from_message,
@@ -39,6 +38,7 @@ from pairedbus.testing.content import (
     size_within,
     to_service_bus_message,
 )
+from pairedbus.testing.errors import batch_full
 
 __all__ = [
     "RECEIVE_AND_DELETE",
@@ -175,7 +175,7 @@ class FakeReceivedMessage(ServiceBusReceivedMessage):
             ttl_s = self._content.ttl
         else:
             ttl_s = ttl - self._record.enqueued
-        if not ttl_s or ttl_s * 1000 > _MAX_HEADER_TTL_MS:
+        if not ttl_s or ttl_s * 1000 > MAX_HEADER_TTL_MS:
             return None
         return timedelta(seconds=ttl_s)
 
@@ -289,7 +289,7 @@ class FakeReceivedMessage(ServiceBusReceivedMessage):
         return self._raw
 
     @property
-    def _raw_amqp_message(self) -> AmqpAnnotatedMessage:  # type: ignore[override]
+    def _raw_amqp_message(self) -> AmqpAnnotatedMessage:
         return self.raw_amqp_message
 
     @_raw_amqp_message.setter
@@ -358,12 +358,10 @@ class FakeMessageBatch(ServiceBusMessageBatch):
         content = content_from_message(message)
         cost = content.size + (5 if content.size < 256 else 8)
         if self._size + cost > self._max_size_in_bytes:
-            if self._size + cost + _EXACT_MARGIN > self._max_size_in_bytes and (
+            if self._size + cost + EXACT_MARGIN > self._max_size_in_bytes and (
                 self._size + exact_size(content) + 8 > self._max_size_in_bytes
             ):
-                raise MessageSizeExceededError(
-                    message=f"ServiceBusMessageBatch has reached its size limit: {self._max_size_in_bytes}"
-                )
+                raise batch_full(self._max_size_in_bytes)
         self._size += cost
         self._count += 1
         self._messages.append(message)
@@ -377,6 +375,21 @@ class FakeMessageBatch(ServiceBusMessageBatch):
 
     def contents(self) -> list[Content]:
         return self._contents
+
+
+def record_of(message: FakeReceivedMessage) -> Record:
+    """The stored record a received message reads (what its receiver settles)."""
+    return message._record
+
+
+def lock_of(message: FakeReceivedMessage) -> int:
+    """The lock token the message was delivered under (0: none)."""
+    return message._token
+
+
+def relock(message: FakeReceivedMessage, until: float) -> None:
+    """A renewed lock: the message now reports `until` (epoch seconds) as its expiry."""
+    message._locked_until_s = until
 
 
 def batch_contents(batch: ServiceBusMessageBatch) -> list[Content]:
@@ -398,6 +411,3 @@ def iter_contents(message: Any) -> Iterator[Content]:
 
 
 RECEIVE_AND_DELETE = ServiceBusReceiveMode.RECEIVE_AND_DELETE
-STATE_ACTIVE = _STATE_ACTIVE
-STATE_DEFERRED = _STATE_DEFERRED
-STATE_SCHEDULED = _STATE_SCHEDULED

@@ -7,9 +7,8 @@ from datetime import timedelta
 from enum import StrEnum
 from typing import Any
 
-from azure.core.exceptions import HttpResponseError
-
 from pairedbus import contract, durations
+from pairedbus.testing.errors import bad_request
 
 #: TimeSpan.MaxValue as the admin client returns it (a timedelta, to the microsecond).
 TIMESPAN_MAX = durations.duration_timedelta(contract.TIMESPAN_MAX_ISO)
@@ -24,7 +23,9 @@ _ENTITY_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]*$")
 _SUBSCRIPTION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
-class EntityKind(StrEnum):
+class EntityType(StrEnum):
+    """Which of the service's messaging entities a settings object belongs to."""
+
     QUEUE = "queue"
     TOPIC = "topic"
     SUBSCRIPTION = "subscription"
@@ -88,9 +89,9 @@ SUBSCRIPTION_DEFAULTS: dict[str, Any] = {
 }
 
 DEFAULTS = {
-    EntityKind.QUEUE: QUEUE_DEFAULTS,
-    EntityKind.TOPIC: TOPIC_DEFAULTS,
-    EntityKind.SUBSCRIPTION: SUBSCRIPTION_DEFAULTS,
+    EntityType.QUEUE: QUEUE_DEFAULTS,
+    EntityType.TOPIC: TOPIC_DEFAULTS,
+    EntityType.SUBSCRIPTION: SUBSCRIPTION_DEFAULTS,
 }
 _DURATIONS = frozenset(
     {
@@ -104,19 +105,8 @@ _DURATIONS = frozenset(
 _IMMUTABLE = ("requires_session", "enable_partitioning")
 
 
-def bad_request(message: str) -> HttpResponseError:
-    error = HttpResponseError(message=message)
-    error.status_code = 400
-    return error
-
-
-def quota_exceeded(message: str) -> HttpResponseError:
-    error = HttpResponseError(message=message)
-    error.status_code = 403
-    return error
-
-
-def check_entity_size(sku: str, size_in_megabytes: int) -> None:
+def reject_size_not_offered(sku: str, size_in_megabytes: int) -> None:
+    """Refuse (HTTP 400) a max_size_in_megabytes the namespace's tier does not offer."""
     allowed = contract.ENTITY_SIZES_MB.get(sku, contract.STANDARD_ENTITY_SIZES_MB)
     if size_in_megabytes not in allowed:
         raise bad_request(f"max_size_in_megabytes {size_in_megabytes} is not one of {allowed} on {sku}")
@@ -134,7 +124,7 @@ def _duration(name: str, value: Any) -> timedelta:
 class EntitySettings:
     """Property values (SDK attribute names) and the numbers the hot path needs, precomputed."""
 
-    def __init__(self, kind: EntityKind, values: dict[str, Any] | None = None) -> None:
+    def __init__(self, kind: EntityType, values: dict[str, Any] | None = None) -> None:
         self.kind = kind
         self.values: dict[str, Any] = dict(DEFAULTS[kind])
         self.update(values or {}, creating=True)
@@ -187,8 +177,8 @@ def _validate(values: dict[str, Any]) -> None:
         raise bad_request("default_message_time_to_live must be positive")
 
 
-def validate_entity_name(name: str, kind: EntityKind) -> None:
-    if kind is EntityKind.SUBSCRIPTION:
+def validate_entity_name(name: str, kind: EntityType) -> None:
+    if kind is EntityType.SUBSCRIPTION:
         ok = bool(_SUBSCRIPTION_NAME.match(name)) and len(name) <= contract.SUBSCRIPTION_NAME_MAX
     else:
         ok = (

@@ -1,6 +1,6 @@
 # ruff: noqa: ASYNC109 - the signatures mirror the SDK, whose coroutines take `timeout=`
-"""The fake ServiceBusReceiver (aio) and its sync twin, which blocks its thread where the aio one
-awaits (on the world's `arrival` condition)."""
+"""The fake ServiceBusReceiver (aio) and its sync twin, on one core (`ReceiverCore`): the sync
+twin blocks its thread where the aio one awaits (on the world's `arrival` condition)."""
 
 from __future__ import annotations
 
@@ -8,34 +8,40 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Iterator
 from datetime import datetime
-from typing import Any
+from typing import Any, Self, cast
 
 from azure.servicebus import NEXT_AVAILABLE_SESSION, ServiceBusReceiveMode, ServiceBusSubQueue
-from azure.servicebus.exceptions import (
-    MessageAlreadySettled,
-    MessageLockLostError,
-    OperationTimeoutError,
-    ServiceBusError,
-)
+from azure.servicebus.exceptions import ServiceBusError
 
-from pairedbus.testing.clock import to_datetime
+from pairedbus.testing.clock import Clock, to_datetime
 from pairedbus.testing.entities import ReceivableEntity, Subscription
+from pairedbus.testing.errors import (
+    already_settled,
+    entity_not_found,
+    lock_lost_late,
+    no_session_available,
+    sessions_not_supported,
+    sessions_required,
+)
 from pairedbus.testing.handler import (
     DEFAULT_RECEIVE_WAIT_SECONDS,
+    AsyncHandler,
     ClientLike,
-    _Handler,
-    _wake,
+    HandlerCore,
+    SyncHandler,
     run,
-    sync_arrive,
-    sync_operation,
+    wake,
 )
-from pairedbus.testing.messages import FakeReceivedMessage, Record
-from pairedbus.testing.session import ServiceBusSession, SyncServiceBusSession
-from pairedbus.testing.store import MessageStore, SessionLock
-from pairedbus.testing.world import _not_found
+from pairedbus.testing.messages import FakeReceivedMessage, Record, lock_of, record_of, relock
+from pairedbus.testing.session import ServiceBusSession, SessionCore, SyncServiceBusSession
+from pairedbus.testing.sessions import SessionLock
+from pairedbus.testing.store import MessageStore
 
 
-class ServiceBusReceiver(_Handler):
+class ReceiverCore(HandlerCore):
+    """Receiving, peeking, sessions and settlement, as coroutines both twins drive; the twins
+    say how a receive waits (`_wait`, `_deadline`) and which session class they hand out."""
+
     def __init__(
         self,
         client: ClientLike,
@@ -66,7 +72,7 @@ class ServiceBusReceiver(_Handler):
         self._max_wait_time = max_wait_time
         self._auto_lock_renewer = auto_lock_renewer
         self._prefetch_count = prefetch_count
-        self._session: ServiceBusSession | None = None
+        self._session: SessionCore | None = None
         self._opened = False
         self._target: MessageStore | None = None
         self._receivable: ReceivableEntity | None = None
@@ -75,8 +81,8 @@ class ServiceBusReceiver(_Handler):
     # --- plumbing ---------------------------------------------------------------------------
 
     @property
-    def session(self) -> ServiceBusSession | None:
-        return self._session
+    def clock(self) -> Clock:
+        return self._world.clock
 
     @property
     def _is_session_receiver(self) -> bool:
@@ -90,7 +96,7 @@ class ServiceBusReceiver(_Handler):
         entity = ns.receivable(self._entity_name, self._subscription_name)
         if entity is not self._receivable:
             if self._receivable is not None:  # deleted and re-created: the link is gone
-                raise _not_found(ns, self._entity_name)
+                raise entity_not_found(ns.fqdn, self._entity_name)
             self._receivable = entity
             self._target = entity.store_for(self._sub_queue)
         return entity
@@ -99,35 +105,30 @@ class ServiceBusReceiver(_Handler):
         cached = self._receivable
         if cached is None or not cached.alive:
             self._entity()
-        return self._target  # type: ignore[return-value]
-
-    async def __aenter__(self) -> ServiceBusReceiver:
-        self._check_live()
-        await self._open()
-        return self
+        target = self._target
+        assert target is not None  # set with the entity
+        return target
 
     async def _open(self) -> None:
         if self._opened:
             return
         await self._operation("open")
         entity = self._entity()
-        store = self._target
-        assert store is not None
-        needs_session = entity.settings.requires_session and not store.is_dead_letter
-        if needs_session and not self._is_session_receiver:
-            raise ServiceBusError(
-                "It is not possible for an entity that requires sessions to create a non-sessionful message receiver."
-            )
-        if self._is_session_receiver and not needs_session:
-            raise ServiceBusError(
-                "It is not possible for an entity that does not require sessions to create a sessionful receiver."
-            )
+        store = self._store()
+        self._check_sessionful(entity.settings.requires_session and not store.is_dead_letter)
         if self._is_session_receiver:
             await self._acquire_session(store)
         self._opened = True
         self._running = True
         if self._auto_lock_renewer is not None and self._session is not None:
             self._auto_lock_renewer.register(self, self._session)
+
+    def _check_sessionful(self, needs_session: bool) -> None:
+        """A session entity takes only session receivers, and only it takes them."""
+        if needs_session and not self._is_session_receiver:
+            raise sessions_required()
+        if self._is_session_receiver and not needs_session:
+            raise sessions_not_supported()
 
     async def _acquire_session(self, store: MessageStore) -> None:
         wanted = None if self._session_id is NEXT_AVAILABLE_SESSION else str(self._session_id)
@@ -138,58 +139,37 @@ class ServiceBusReceiver(_Handler):
             lock = store.acquire_session(wanted, self, world.clock.time())
             if lock is not None:
                 self._session_id = lock.session_id
-                self._session = ServiceBusSession(self, lock)
+                self._session = self._new_session(lock)
                 return
             if not await self._wait(store, deadline):
-                raise OperationTimeoutError(
-                    message="Failed to initiate the connection due to exception: no session available."
-                )
+                raise no_session_available()
+
+    def _new_session(self, lock: SessionLock) -> SessionCore:
+        raise NotImplementedError
 
     def _deadline(self, wait: float) -> tuple[float, float]:
-        """(fake-clock deadline, event-loop deadline): a wait ends at whichever comes first, so a
+        """(fake-clock deadline, real-time deadline): a wait ends at whichever comes first, so a
         frozen clock advanced past max_wait_time ends a long poll, and real time still bounds it."""
-        return self._world.clock.time() + wait, asyncio.get_running_loop().time() + wait
+        raise NotImplementedError
 
     async def _wait(self, store: MessageStore, deadline: tuple[float, float]) -> bool:
         """Wait for an arrival, a clock move or the next due time; False once the deadline passed."""
-        clock_until, loop_until = deadline
-        clock = self._world.clock
-        loop = asyncio.get_running_loop()
-        now = clock.time()
-        timeout = loop_until - loop.time()
-        if now >= clock_until or timeout <= 0:
-            return False
-        if not clock.manual:
-            due = store.next_due()
-            if due is not None:
-                timeout = max(0.0, min(timeout, due - now))
-        fut: asyncio.Future[None] = loop.create_future()
-        store.waiters.append(fut)
-        self._waiting.add(fut)
-        handle = loop.call_later(timeout, _wake, fut) if timeout != float("inf") else None
-        try:
-            await fut
-        finally:
-            if handle is not None:
-                handle.cancel()
-            self._waiting.discard(fut)
-            try:
-                store.waiters.remove(fut)
-            except ValueError:
-                pass
-        self._check_live()
-        return True
+        raise NotImplementedError
 
-    async def _session_operation(self, name: str) -> None:
+    async def session_round_trip(self, operation: str) -> None:
         self._check_live()
-        await self._operation(name)
+        await self._operation(operation)
         if self._session is not None:
-            self._store().check_session(self._session._lock, self, self._world.clock.time())
+            self._store().sessions.check(self._session.lock, self, self._world.clock.time())
+
+    def renew_session_lock(self, lock: SessionLock) -> float:
+        self._entity().counts.renewals += 1
+        return self._store().renew_session(lock, self._world.clock.time())
 
     # --- receiving --------------------------------------------------------------------------
 
-    async def receive_messages(
-        self, max_message_count: int | None = 1, max_wait_time: float | None = None
+    async def _receive_messages(
+        self, max_message_count: int | None, max_wait_time: float | None
     ) -> list[FakeReceivedMessage]:
         self._check_live()
         if max_wait_time is not None and max_wait_time <= 0:
@@ -210,13 +190,13 @@ class ServiceBusReceiver(_Handler):
         store = self._target
         assert store is not None
         clock = self._world.clock
-        lock = self._session._lock if self._session is not None else None
+        lock = self._session.lock if self._session is not None else None
         deadline = self._deadline(wait) if wait is not None else None
         entity.counts.receive_calls += 1
         while True:
             now = clock.time()
             if lock is not None:
-                store.check_session(lock, self, now)
+                store.sessions.check(lock, self, now)
             records = store.take(count, self, now=now, delete=self._delete, session=lock)
             if records:
                 # On the wire before they are handed over: a receive cancelled meanwhile leaves
@@ -240,21 +220,16 @@ class ServiceBusReceiver(_Handler):
                 renewer.register(self, message)
         return messages
 
-    def __aiter__(self) -> AsyncIterator[FakeReceivedMessage]:
-        return self
-
-    async def __anext__(self) -> FakeReceivedMessage:
+    async def _next(self) -> FakeReceivedMessage | None:
         """Iteration waits `max_wait_time` of the receiver (None: forever) for each message."""
         self._check_live()
         await self._open()
         await self._operation("receive")
         messages = await self._receive(1, self._max_wait_time)
-        if not messages:
-            raise StopAsyncIteration
-        return messages[0]
+        return messages[0] if messages else None
 
-    async def peek_messages(
-        self, max_message_count: int = 1, *, sequence_number: int = 0, timeout: float | None = None, **kwargs: Any
+    async def _peek(
+        self, max_message_count: int, sequence_number: int, timeout: float | None
     ) -> list[FakeReceivedMessage]:
         self._check_live()
         if max_message_count <= 0:
@@ -262,13 +237,7 @@ class ServiceBusReceiver(_Handler):
         await self._open()
         await self._operation("peek", timeout)
         entity = self._entity()
-        store = self._target
-        assert store is not None
-        # As the SDK: without a sequence number, peek continues after the last message this
-        # receiver received or peeked (receiver_mixins / _pyamqp_transport keep that number).
-        last = self._last_received_sequenced_number
-        start = sequence_number or (last + 1 if last else 1)
-        records = store.peek(max_message_count, start, self._world.clock.time())
+        records = self._store().peek(max_message_count, self._peek_start(sequence_number), self._world.clock.time())
         if self._session is not None:
             records = [r for r in records if (r.content.session_id or "") == self._session_id]
         if records:
@@ -277,8 +246,14 @@ class ServiceBusReceiver(_Handler):
         await self._arrive(len(records), self._wire_bytes(record.content for record in records))
         return [FakeReceivedMessage(r, self, settled=True, peeked=True) for r in records]
 
-    async def receive_deferred_messages(
-        self, sequence_numbers: int | list[int], *, timeout: float | None = None, **kwargs: Any
+    def _peek_start(self, sequence_number: int) -> int:
+        """As the SDK: without a sequence number, peek continues after the last message this
+        receiver received or peeked (receiver_mixins / _pyamqp_transport keep that number)."""
+        last = self._last_received_sequenced_number
+        return sequence_number or (last + 1 if last else 1)
+
+    async def _receive_deferred(
+        self, sequence_numbers: int | list[int], timeout: float | None
     ) -> list[FakeReceivedMessage]:
         self._check_live()
         numbers = [sequence_numbers] if isinstance(sequence_numbers, int) else list(sequence_numbers)
@@ -308,7 +283,7 @@ class ServiceBusReceiver(_Handler):
         if self._delete:
             raise ValueError(f"The operation {action} is not supported in 'RECEIVE_AND_DELETE' receive mode.")
         if message._settled:
-            raise MessageAlreadySettled(action=action)
+            raise already_settled(action)
         if self._closed or not self._running:
             raise ValueError(
                 f"Failed to {action} the message as the handler has already been shutdown."
@@ -319,95 +294,189 @@ class ServiceBusReceiver(_Handler):
         self._own(message, action)
         await self._operation(action)
         store = self._store()
-        lock = self._session._lock if self._session is not None else None
+        lock = self._session.lock if self._session is not None else None
         now = self._world.clock.time()
         if lock is not None:
-            store.check_session(lock, self, now)
-        store.check_lock(message._record, message._token, now, lock)
+            store.sessions.check(lock, self, now)
+        store.check_lock(record_of(message), lock_of(message), now, lock)
         return store, lock
 
-    async def complete_message(self, message: FakeReceivedMessage) -> None:
+    async def _complete(self, message: FakeReceivedMessage) -> None:
         store, lock = await self._settle(message, "complete")
         if lock is None and self._world.lock_lost_before_complete(self.fully_qualified_namespace, self._entity_name):
-            store.lose_lock(message._record)
+            store.lose_lock(record_of(message))
             message._settled = False
-            raise MessageLockLostError(
-                message="The lock supplied is invalid. Either the lock expired, or the message has already "
-                "been removed from the queue (injected late lock loss)."
-            )
-        store.complete(message._record, lock)
+            raise lock_lost_late()
+        store.complete(record_of(message), lock)
         message._settled = True
         store.entity.counts.completes += 1
 
-    async def abandon_message(self, message: FakeReceivedMessage) -> None:
+    async def _abandon(self, message: FakeReceivedMessage) -> None:
         store, lock = await self._settle(message, "abandon")
-        store.abandon(message._record, lock)
+        store.abandon(record_of(message), lock)
         message._settled = True
         store.entity.counts.abandons += 1
 
-    async def defer_message(self, message: FakeReceivedMessage) -> None:
+    async def _defer(self, message: FakeReceivedMessage) -> None:
         store, lock = await self._settle(message, "defer")
-        store.defer(message._record, lock)
+        store.defer(record_of(message), lock)
         message._settled = True
         store.entity.counts.defers += 1
 
-    async def dead_letter_message(
-        self, message: FakeReceivedMessage, reason: str | None = None, error_description: str | None = None
+    async def _dead_letter(
+        self, message: FakeReceivedMessage, reason: str | None, error_description: str | None
     ) -> None:
         store, lock = await self._settle(message, "dead-letter")
-        store.dead_letter(message._record, lock, reason, error_description)
+        store.dead_letter(record_of(message), lock, reason, error_description)
         message._settled = True
 
-    async def renew_message_lock(
-        self, message: FakeReceivedMessage, *, timeout: float | None = None, **kwargs: Any
-    ) -> datetime:
+    async def _renew_message_lock(self, message: FakeReceivedMessage, timeout: float | None) -> datetime:
         if self._session is not None or self._is_session_receiver:
             raise TypeError(
                 "Renewing message lock is an invalid operation when working with sessions."
                 "Please renew the session lock instead."
             )
         self._own(message, "renew lock")
-        if not message._token:
+        if not lock_of(message):
             raise ValueError("Unable to renew lock - no lock token found.")
         await self._operation("renew_lock", timeout)
         store = self._store()
         now = self._world.clock.time()
-        store.check_lock(message._record, message._token, now, None)
-        until = store.renew(message._record, now)
-        message._locked_until_s = until
+        store.check_lock(record_of(message), lock_of(message), now, None)
+        until = store.renew(record_of(message), now)
+        relock(message, until)
         store.entity.counts.renewals += 1
         return to_datetime(until)
 
-    def _lose_locks(self) -> None:
+    def lose_locks(self) -> None:
         """A faulted connection loses the receiver's locks: its messages can no longer be settled
         and become available again when their lock times out (a session is released at once)."""
         if self._session is not None and self._target is not None:
-            self._target.close_session(self._session._lock, self)
+            self._target.sessions.close(self._session.lock, self)
 
-    async def close(self) -> None:
+    def shut(self) -> None:
         if self._session is not None and not self._closed:
             try:
-                self._store().close_session(self._session._lock, self)
+                self._store().sessions.close(self._session.lock, self)
             except ServiceBusError:
                 pass  # the entity is gone
-        await super().close()
+        super().shut()
 
     def __str__(self) -> str:
         return f"Receiver client id: {self.client_identifier}, entity: {self._entity_name}"
+
+
+class ServiceBusReceiver(ReceiverCore, AsyncHandler):
+    """Fake `azure.servicebus.aio.ServiceBusReceiver`: waits are awaited on the event loop."""
+
+    @property
+    def session(self) -> ServiceBusSession | None:
+        return cast("ServiceBusSession | None", self._session)
+
+    def _new_session(self, lock: SessionLock) -> ServiceBusSession:
+        return ServiceBusSession(self, lock)
+
+    def _deadline(self, wait: float) -> tuple[float, float]:
+        return self._world.clock.time() + wait, asyncio.get_running_loop().time() + wait
+
+    async def _wait(self, store: MessageStore, deadline: tuple[float, float]) -> bool:
+        """Wait for an arrival, a clock move or the next due time; False once the deadline passed."""
+        clock_until, loop_until = deadline
+        clock = self._world.clock
+        loop = asyncio.get_running_loop()
+        now = clock.time()
+        timeout = loop_until - loop.time()
+        if now >= clock_until or timeout <= 0:
+            return False
+        if not clock.manual:
+            due = store.next_due()
+            if due is not None:
+                timeout = max(0.0, min(timeout, due - now))
+        fut: asyncio.Future[None] = loop.create_future()
+        store.waiters.append(fut)
+        self._waiting.add(fut)
+        handle = loop.call_later(timeout, wake, fut) if timeout != float("inf") else None
+        try:
+            await fut
+        finally:
+            if handle is not None:
+                handle.cancel()
+            self._waiting.discard(fut)
+            try:
+                store.waiters.remove(fut)
+            except ValueError:
+                pass
+        self._check_live()
+        return True
+
+    async def __aenter__(self) -> Self:
+        self._check_live()
+        await self._open()
+        return self
+
+    def __aiter__(self) -> AsyncIterator[FakeReceivedMessage]:
+        return self
+
+    async def __anext__(self) -> FakeReceivedMessage:
+        message = await self._next()
+        if message is None:
+            raise StopAsyncIteration
+        return message
+
+    async def receive_messages(
+        self, max_message_count: int | None = 1, max_wait_time: float | None = None
+    ) -> list[FakeReceivedMessage]:
+        return await self._receive_messages(max_message_count, max_wait_time)
+
+    async def peek_messages(
+        self, max_message_count: int = 1, *, sequence_number: int = 0, timeout: float | None = None, **kwargs: Any
+    ) -> list[FakeReceivedMessage]:
+        return await self._peek(max_message_count, sequence_number, timeout)
+
+    async def receive_deferred_messages(
+        self, sequence_numbers: int | list[int], *, timeout: float | None = None, **kwargs: Any
+    ) -> list[FakeReceivedMessage]:
+        return await self._receive_deferred(sequence_numbers, timeout)
+
+    async def complete_message(self, message: FakeReceivedMessage) -> None:
+        await self._complete(message)
+
+    async def abandon_message(self, message: FakeReceivedMessage) -> None:
+        await self._abandon(message)
+
+    async def defer_message(self, message: FakeReceivedMessage) -> None:
+        await self._defer(message)
+
+    async def dead_letter_message(
+        self, message: FakeReceivedMessage, reason: str | None = None, error_description: str | None = None
+    ) -> None:
+        await self._dead_letter(message, reason, error_description)
+
+    async def renew_message_lock(
+        self, message: FakeReceivedMessage, *, timeout: float | None = None, **kwargs: Any
+    ) -> datetime:
+        return await self._renew_message_lock(message, timeout)
 
 
 #: Longest single block of a sync wait before it looks at the store again.
 _WAIT_SLICE = 0.25
 
 
-class SyncServiceBusReceiver(ServiceBusReceiver):
-    async def _operation(self, name: str, timeout: float | None = None, *, nbytes: int = 0) -> None:
-        sync_operation(self, name, nbytes=nbytes)
+class SyncServiceBusReceiver(ReceiverCore, SyncHandler):
+    """Fake `azure.servicebus.ServiceBusReceiver`: a wait blocks its thread on the world's
+    `arrival` condition until a message arrives, the receiver closes or the deadline."""
 
-    async def _arrive(self, frames: int, nbytes: int) -> None:
-        sync_arrive(self, frames, nbytes)
+    @property
+    def session(self) -> SyncServiceBusSession | None:
+        return cast("SyncServiceBusSession | None", self._session)
 
-    async def _wait(self, store: Any, deadline: tuple[float, float]) -> bool:
+    def _new_session(self, lock: SessionLock) -> SyncServiceBusSession:
+        return SyncServiceBusSession(self, lock)
+
+    def _deadline(self, wait: float) -> tuple[float, float]:
+        return self._world.clock.time() + wait, time.monotonic() + wait
+
+    async def _wait(self, store: MessageStore, deadline: tuple[float, float]) -> bool:
         """Block this thread until an arrival (a send from another thread, an abandon, a lock
         expiry, a due scheduled message), the close of this receiver, or the deadline. With no
         max_wait_time the wait is unbounded, as in the SDK. A frozen clock ends a bounded wait at
@@ -433,63 +502,50 @@ class SyncServiceBusReceiver(ServiceBusReceiver):
         self._check_live()
         return True
 
-    def _deadline(self, wait: float) -> tuple[float, float]:
-        return self._world.clock.time() + wait, time.monotonic() + wait
-
-    async def _acquire_session(self, store: Any) -> None:
-        try:
-            await super()._acquire_session(store)
-        except OperationTimeoutError:
-            raise
-        if self._session is not None and not isinstance(self._session, SyncServiceBusSession):
-            session = SyncServiceBusSession(self, self._session._lock)
-            self._session = session
-
-    def __enter__(self) -> SyncServiceBusReceiver:
+    def __enter__(self) -> Self:
         self._check_live()
         run(self._open())
         return self
-
-    def __exit__(self, *args: Any) -> None:
-        self.close()
 
     def __iter__(self) -> Iterator[FakeReceivedMessage]:
         return self
 
     def __next__(self) -> FakeReceivedMessage:
-        self._check_live()
-        run(self._open())
-        sync_operation(self, "receive")
-        messages = run(self._receive(1, self._max_wait_time))
-        if not messages:
+        message = run(self._next())
+        if message is None:
             raise StopIteration
-        return messages[0]
+        return message
 
-    def receive_messages(self, max_message_count: int | None = 1, max_wait_time: float | None = None) -> list[Any]:  # type: ignore[override]
-        return run(super().receive_messages(max_message_count, max_wait_time))
+    def receive_messages(
+        self, max_message_count: int | None = 1, max_wait_time: float | None = None
+    ) -> list[FakeReceivedMessage]:
+        return run(self._receive_messages(max_message_count, max_wait_time))
 
-    def peek_messages(self, max_message_count: int = 1, **kwargs: Any) -> list[Any]:  # type: ignore[override]
-        return run(super().peek_messages(max_message_count, **kwargs))
+    def peek_messages(
+        self, max_message_count: int = 1, *, sequence_number: int = 0, timeout: float | None = None, **kwargs: Any
+    ) -> list[FakeReceivedMessage]:
+        return run(self._peek(max_message_count, sequence_number, timeout))
 
-    def receive_deferred_messages(self, sequence_numbers: int | list[int], **kwargs: Any) -> list[Any]:  # type: ignore[override]
-        return run(super().receive_deferred_messages(sequence_numbers, **kwargs))
+    def receive_deferred_messages(
+        self, sequence_numbers: int | list[int], *, timeout: float | None = None, **kwargs: Any
+    ) -> list[FakeReceivedMessage]:
+        return run(self._receive_deferred(sequence_numbers, timeout))
 
-    def complete_message(self, message: Any) -> None:  # type: ignore[override]
-        return run(super().complete_message(message))
+    def complete_message(self, message: FakeReceivedMessage) -> None:
+        run(self._complete(message))
 
-    def abandon_message(self, message: Any) -> None:  # type: ignore[override]
-        return run(super().abandon_message(message))
+    def abandon_message(self, message: FakeReceivedMessage) -> None:
+        run(self._abandon(message))
 
-    def defer_message(self, message: Any) -> None:  # type: ignore[override]
-        return run(super().defer_message(message))
+    def defer_message(self, message: FakeReceivedMessage) -> None:
+        run(self._defer(message))
 
     def dead_letter_message(
-        self, message: Any, reason: str | None = None, error_description: str | None = None
-    ) -> None:  # type: ignore[override]
-        return run(super().dead_letter_message(message, reason, error_description))
+        self, message: FakeReceivedMessage, reason: str | None = None, error_description: str | None = None
+    ) -> None:
+        run(self._dead_letter(message, reason, error_description))
 
-    def renew_message_lock(self, message: Any, **kwargs: Any) -> datetime:  # type: ignore[override]
-        return run(super().renew_message_lock(message, **kwargs))
-
-    def close(self) -> None:  # type: ignore[override]
-        run(super().close())
+    def renew_message_lock(
+        self, message: FakeReceivedMessage, *, timeout: float | None = None, **kwargs: Any
+    ) -> datetime:
+        return run(self._renew_message_lock(message, timeout))

@@ -1,23 +1,31 @@
 # ruff: noqa: ASYNC109 - the signatures mirror the SDK, whose coroutines take `timeout=`
-"""The fake ServiceBusSender (aio) and its sync twin."""
+"""The fake ServiceBusSender (aio) and its sync twin, on one core (`SenderCore`): the twins only
+say how a call is made (awaited, or run to completion on the calling thread)."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
 
-from azure.servicebus.exceptions import MessageNotFoundError, MessageSizeExceededError, ServiceBusError
-
 from pairedbus.testing.clock import to_seconds
 from pairedbus.testing.entities import SendableEntity
-from pairedbus.testing.handler import ClientLike, _Handler, run, sync_operation
+from pairedbus.testing.errors import (
+    batch_full,
+    message_too_large,
+    partition_key_mismatch,
+    scheduled_message_not_found,
+    session_id_missing,
+)
+from pairedbus.testing.handler import AsyncHandler, ClientLike, HandlerCore, SyncHandler, run
 from pairedbus.testing.messages import Content, FakeMessageBatch, iter_contents, size_within
 
 #: The encoded overhead the SDK adds per message in a batch.
 _BATCH_OVERHEAD = 8
 
 
-class ServiceBusSender(_Handler):
+class SenderCore(HandlerCore):
+    """Sending, scheduling and cancelling, as coroutines both twins drive."""
+
     def __init__(self, client: ClientLike, entity_name: str, **kwargs: Any) -> None:
         super().__init__(client, entity_name, (entity_name,))
 
@@ -37,17 +45,14 @@ class ServiceBusSender(_Handler):
             return contents
         if len(contents) == 1 and not isinstance(message, (list, tuple)):
             if not size_within(contents[0], limit):
-                raise MessageSizeExceededError(
-                    message=f"The received message (size {contents[0].size} bytes) exceeds the limit ({limit} bytes) "
-                    "currently allowed on the link."
-                )
+                raise message_too_large(contents[0].size, limit)
             return contents
         total = sum(c.size + _BATCH_OVERHEAD for c in contents)
         if total > limit:
-            raise MessageSizeExceededError(message=f"ServiceBusMessageBatch has reached its size limit: {limit}")
+            raise batch_full(limit)
         return contents
 
-    async def send_messages(self, message: Any, *, timeout: float | None = None, **kwargs: Any) -> None:
+    async def _send(self, message: Any, timeout: float | None) -> None:
         self._check_live()
         if timeout is not None and timeout <= 0:
             raise ValueError("The timeout must be greater than 0.")
@@ -60,9 +65,7 @@ class ServiceBusSender(_Handler):
         entity.accept(contents, self._world.clock.time())
         self._world.after_send(self.fully_qualified_namespace, self._entity_name)
 
-    async def schedule_messages(
-        self, messages: Any, schedule_time_utc: datetime, *, timeout: float | None = None, **kwargs: Any
-    ) -> list[int]:
+    async def _schedule(self, messages: Any, schedule_time_utc: datetime, timeout: float | None) -> list[int]:
         self._check_live()
         due = to_seconds(schedule_time_utc)
         contents = []
@@ -80,21 +83,17 @@ class ServiceBusSender(_Handler):
         self._world.after_send(self.fully_qualified_namespace, self._entity_name)
         return numbers
 
-    async def cancel_scheduled_messages(
-        self, sequence_numbers: int | list[int], *, timeout: float | None = None, **kwargs: Any
-    ) -> None:
+    async def _cancel_scheduled(self, sequence_numbers: int | list[int], timeout: float | None) -> None:
         self._check_live()
         numbers = [sequence_numbers] if isinstance(sequence_numbers, int) else list(sequence_numbers)
         await self._operation("cancel_scheduled", timeout)
         entity = self._entity()
-        missing = [n for n in numbers if not _is_scheduled(entity, n)]
+        missing = [n for n in numbers if not entity.is_scheduled(n)]
         if missing:
-            raise MessageNotFoundError(
-                message=f"The scheduled message with sequence number {missing[0]} was not found."
-            )
+            raise scheduled_message_not_found(missing[0])
         entity.cancel_scheduled(numbers)
 
-    async def create_message_batch(self, max_size_in_bytes: int | None = None) -> FakeMessageBatch:
+    def _new_batch(self, max_size_in_bytes: int | None) -> FakeMessageBatch:
         self._check_live()
         limit = self._world.resolve(self.fully_qualified_namespace).max_message_size_in_bytes
         if max_size_in_bytes and max_size_in_bytes > limit:
@@ -107,48 +106,49 @@ class ServiceBusSender(_Handler):
         return f"Sender client id: {self.client_identifier}, entity: {self._entity_name}"
 
 
-def _is_scheduled(entity: SendableEntity, sequence_number: int) -> bool:
-    subs = getattr(entity, "subscriptions", None)
-    stores = [s.store for s in subs.values()] if subs is not None else [entity.store]  # type: ignore[attr-defined]
-    return any(sequence_number in s.scheduled for s in stores)
-
-
 def _check_sessions(entity: SendableEntity, contents: list[Content]) -> None:
     for c in contents:
         if c.partition_key is not None and c.session_id is not None and c.partition_key != c.session_id:
-            raise ServiceBusError(
-                f"The PartitionKey '{c.partition_key}' of the message must match its SessionId '{c.session_id}'."
-            )
-    if getattr(entity, "store", None) is not None and entity.settings.requires_session:
-        if any(c.session_id is None for c in contents):
-            raise ServiceBusError(
-                "The SessionId was not set on a message, and it cannot be sent to the entity. Entities that have "
-                "session support enabled can only receive messages that have the SessionId set to a valid value."
-            )
+            raise partition_key_mismatch(c.partition_key, c.session_id)
+    if entity.requires_session_ids() and any(c.session_id is None for c in contents):
+        raise session_id_missing()
 
 
-class SyncServiceBusSender(ServiceBusSender):
-    async def _operation(self, name: str, timeout: float | None = None, *, nbytes: int = 0) -> None:
-        sync_operation(self, name, nbytes=nbytes)
+class ServiceBusSender(SenderCore, AsyncHandler):
+    """Fake `azure.servicebus.aio.ServiceBusSender`."""
 
-    def send_messages(self, message: Any, *, timeout: float | None = None, **kwargs: Any) -> None:  # type: ignore[override]
-        return run(super().send_messages(message, timeout=timeout, **kwargs))
+    async def send_messages(self, message: Any, *, timeout: float | None = None, **kwargs: Any) -> None:
+        await self._send(message, timeout)
 
-    def schedule_messages(self, messages: Any, schedule_time_utc: datetime, **kwargs: Any) -> list[int]:  # type: ignore[override]
-        return run(super().schedule_messages(messages, schedule_time_utc, **kwargs))
+    async def schedule_messages(
+        self, messages: Any, schedule_time_utc: datetime, *, timeout: float | None = None, **kwargs: Any
+    ) -> list[int]:
+        return await self._schedule(messages, schedule_time_utc, timeout)
 
-    def cancel_scheduled_messages(self, sequence_numbers: int | list[int], **kwargs: Any) -> None:  # type: ignore[override]
-        return run(super().cancel_scheduled_messages(sequence_numbers, **kwargs))
+    async def cancel_scheduled_messages(
+        self, sequence_numbers: int | list[int], *, timeout: float | None = None, **kwargs: Any
+    ) -> None:
+        await self._cancel_scheduled(sequence_numbers, timeout)
 
-    def create_message_batch(self, max_size_in_bytes: int | None = None) -> Any:  # type: ignore[override]
-        return run(super().create_message_batch(max_size_in_bytes))
+    async def create_message_batch(self, max_size_in_bytes: int | None = None) -> FakeMessageBatch:
+        return self._new_batch(max_size_in_bytes)
 
-    def close(self) -> None:  # type: ignore[override]
-        run(super().close())
 
-    def __enter__(self) -> SyncServiceBusSender:
-        self._check_live()
-        return self
+class SyncServiceBusSender(SenderCore, SyncHandler):
+    """Fake `azure.servicebus.ServiceBusSender`."""
 
-    def __exit__(self, *args: Any) -> None:
-        self.close()
+    def send_messages(self, message: Any, *, timeout: float | None = None, **kwargs: Any) -> None:
+        run(self._send(message, timeout))
+
+    def schedule_messages(
+        self, messages: Any, schedule_time_utc: datetime, *, timeout: float | None = None, **kwargs: Any
+    ) -> list[int]:
+        return run(self._schedule(messages, schedule_time_utc, timeout))
+
+    def cancel_scheduled_messages(
+        self, sequence_numbers: int | list[int], *, timeout: float | None = None, **kwargs: Any
+    ) -> None:
+        run(self._cancel_scheduled(sequence_numbers, timeout))
+
+    def create_message_batch(self, max_size_in_bytes: int | None = None) -> FakeMessageBatch:
+        return self._new_batch(max_size_in_bytes)

@@ -1,31 +1,58 @@
 # ruff: noqa: ASYNC109 - the signatures mirror the SDK, whose coroutines take `timeout=`
-"""The fake session of a session receiver (aio) and its sync twin."""
+"""The fake session of a session receiver (aio) and its sync twin, on one core (`SessionCore`).
+
+Each twin is also the real SDK class of its kind, so that `AutoLockRenewer.register(receiver,
+receiver.session)` (aio or sync) accepts it; the state and lock live in the session model
+(sessions.py), reached through the receiver that holds the session (`SessionHost`).
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from azure.servicebus import ServiceBusSession as _RealSyncSession
 from azure.servicebus.aio import ServiceBusSession as _RealSession
 
-from pairedbus.testing.clock import to_datetime
+from pairedbus.testing.clock import Clock, to_datetime
 from pairedbus.testing.handler import run
-from pairedbus.testing.store import SessionLock
+from pairedbus.testing.sessions import SessionLock
 
 
-class ServiceBusSession(_RealSession):
-    """Session state and lock of a session receiver (subclass of the real class so that
-    `AutoLockRenewer.register(receiver, receiver.session)` accepts it)."""
+class SessionHost(Protocol):
+    """What a session needs of its receiver (receiver.py imports the sessions, not the reverse)."""
 
-    def __init__(self, receiver: Any, lock: SessionLock) -> None:
-        self._session_id = lock.session_id
-        self._receiver = receiver
+    @property
+    def clock(self) -> Clock: ...
+
+    async def session_round_trip(self, operation: str) -> None:
+        """One round trip for a session operation; raises if the session lock was lost."""
+        ...
+
+    def renew_session_lock(self, lock: SessionLock) -> float:
+        """Renew the session's lock; epoch seconds of its new expiry."""
+        ...
+
+
+class SessionCore:
+    """Session state and lock, read from the session model: what both twins share."""
+
+    def __init__(self, receiver: SessionHost, lock: SessionLock) -> None:
+        self._host = receiver
         self._lock = lock
+        # The SDK's own fields, as its BaseSession sets them (AutoLockRenewer reads some).
+        self._session_id = lock.session_id
+        self._receiver: Any = receiver
         self._encoding = "UTF-8"
-        self._session_start = receiver._world.clock.now()
+        self._session_start: Any = receiver.clock.now()
+        self._locked_until_utc: Any = self.locked_until_utc  # as the SDK: set on open and renew
         self._lock_lost = False
-        self.auto_renew_error: Exception | None = None
+        self.auto_renew_error: Any = None
+
+    @property
+    def lock(self) -> SessionLock:
+        """The session's lock in the session model."""
+        return self._lock
 
     @property
     def session_id(self) -> str:
@@ -36,43 +63,48 @@ class ServiceBusSession(_RealSession):
         return to_datetime(self._lock.until) if self._lock.until else None
 
     @property
-    def _locked_until_utc(self) -> datetime | None:  # type: ignore[override]
-        return self.locked_until_utc
-
-    @_locked_until_utc.setter
-    def _locked_until_utc(self, value: Any) -> None:
-        pass
-
-    @property
     def _lock_expired(self) -> bool:
-        return self._lock.owner is not self._receiver or self._lock.until <= self._receiver._world.clock.time()
+        return self._lock.owner is not self._host or self._lock.until <= self._host.clock.time()
+
+    async def _get_state(self) -> bytes | None:
+        await self._host.session_round_trip("get_session_state")
+        return self._lock.state
+
+    async def _set_state(self, state: str | bytes | bytearray | None) -> None:
+        await self._host.session_round_trip("set_session_state")
+        self._lock.state = state.encode(self._encoding) if isinstance(state, str) else (bytes(state) if state else None)
+        self._lock.state_updated = self._host.clock.time()
+
+    async def _renew_lock(self) -> datetime:
+        await self._host.session_round_trip("renew_session_lock")
+        until = to_datetime(self._host.renew_session_lock(self._lock))
+        self._locked_until_utc = until
+        return until
+
+
+class ServiceBusSession(SessionCore, _RealSession):
+    """Fake `azure.servicebus.aio.ServiceBusSession`."""
 
     async def get_state(self, *, timeout: float | None = None, **kwargs: Any) -> bytes | None:
-        await self._receiver._session_operation("get_session_state")
-        return self._lock.state
+        return await self._get_state()
 
     async def set_state(
         self, state: str | bytes | bytearray | None, *, timeout: float | None = None, **kwargs: Any
     ) -> Any:
-        await self._receiver._session_operation("set_session_state")
-        self._lock.state = state.encode(self._encoding) if isinstance(state, str) else (bytes(state) if state else None)
-        self._lock.state_updated = self._receiver._world.clock.time()
+        await self._set_state(state)
 
     async def renew_lock(self, *, timeout: float | None = None, **kwargs: Any) -> datetime:
-        receiver = self._receiver
-        await receiver._session_operation("renew_session_lock")
-        receiver._entity().counts.renewals += 1
-        return to_datetime(receiver._store().renew_session(self._lock, receiver._world.clock.time()))
+        return await self._renew_lock()
 
 
-class SyncServiceBusSession(ServiceBusSession, _RealSyncSession):
-    """Also the real sync session class, so the sync AutoLockRenewer accepts it."""
+class SyncServiceBusSession(SessionCore, _RealSyncSession):
+    """Fake `azure.servicebus.ServiceBusSession`."""
 
-    def get_state(self, **kwargs: Any) -> bytes | None:  # type: ignore[override]
-        return run(super().get_state(**kwargs))
+    def get_state(self, *, timeout: float | None = None, **kwargs: Any) -> bytes | None:
+        return run(self._get_state())
 
-    def set_state(self, state: Any, **kwargs: Any) -> Any:  # type: ignore[override]
-        return run(super().set_state(state, **kwargs))
+    def set_state(self, state: str | bytes | bytearray | None, *, timeout: float | None = None, **kwargs: Any) -> Any:
+        run(self._set_state(state))
 
-    def renew_lock(self, **kwargs: Any) -> datetime:  # type: ignore[override]
-        return run(super().renew_lock(**kwargs))
+    def renew_lock(self, *, timeout: float | None = None, **kwargs: Any) -> datetime:
+        return run(self._renew_lock())

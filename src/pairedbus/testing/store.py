@@ -18,19 +18,25 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
-from azure.servicebus.exceptions import (
-    MessageLockLostError,
-    MessageNotFoundError,
-    SessionCannotBeLockedError,
-    SessionLockLostError,
-)
-
 from pairedbus.testing.content import (
     STATE_ACTIVE,
     STATE_DEFERRED,
     STATE_SCHEDULED,
     Record,
 )
+from pairedbus.testing.errors import deferred_message_not_found, lock_lost
+from pairedbus.testing.sessions import SessionLock, Sessions
+
+__all__ = [
+    "DEAD_LETTER_REASON_MAX_DELIVERY",
+    "DEAD_LETTER_REASON_TTL",
+    "NOTHING_DOWN",
+    "PARTITION_SHIFT",
+    "MessageStore",
+    "SessionLock",
+    "partition_for_key",
+    "partition_of",
+]
 
 DEAD_LETTER_REASON_MAX_DELIVERY: str = "MaxDeliveryCountExceeded"
 
@@ -68,19 +74,8 @@ def partition_for_key(key: str, partitions: int) -> int:
     return zlib.crc32(key.encode("utf-8")) % partitions
 
 
-_NOTHING_DOWN: frozenset[int] = frozenset()
-
-
-class SessionLock:
-    __slots__ = ("owner", "records", "session_id", "state", "state_updated", "until")
-
-    def __init__(self, session_id: str) -> None:
-        self.session_id = session_id
-        self.owner: Any = None
-        self.until = 0.0
-        self.state: bytes | None = None
-        self.state_updated = 0.0  # epoch seconds of the last set_state
-        self.records: dict[int, Record] = {}  # lock token -> record locked under this session
+#: What `fragments_down` answers while every fragment is up (shared, never mutated).
+NOTHING_DOWN: frozenset[int] = frozenset()
 
 
 class MessageStore:
@@ -90,8 +85,8 @@ class MessageStore:
         self.entity = entity
         self.is_dead_letter = dead_letter
         self.available: deque[Record] = deque()
-        self.sessions: dict[str, deque[Record]] = {}
-        self.session_locks: dict[str, SessionLock] = {}
+        #: The sessions of a session-enabled entity (its messages wait there, not in `available`).
+        self.sessions = Sessions(self._release_many)
         self.locked: deque[tuple[float, Record, int]] = deque()
         self.locked_count = 0
         self.active_count = 0
@@ -168,16 +163,14 @@ class MessageStore:
 
     def _enqueue(self, rec: Record) -> None:
         self.active_count += 1
-        sid = rec.content.session_id
-        if self.entity.settings.requires_session and not self.is_dead_letter:
-            if sid is None:
-                sid = ""
-            q = self.sessions.get(sid)
-            if q is None:
-                q = self.sessions[sid] = deque()
-            q.append(rec)
+        if self._by_session():
+            self.sessions.append(rec)
         else:
             self.available.append(rec)
+
+    def _by_session(self) -> bool:
+        """Messages wait per session (the dead-letter sub-queue of a session entity has none)."""
+        return self.entity.settings.requires_session and not self.is_dead_letter
 
     def add(self, rec: Record) -> None:
         self.size_in_bytes += rec.content.size
@@ -211,7 +204,7 @@ class MessageStore:
         delete). Expired messages met on the way are dead-lettered or dropped."""
         self.housekeep(now)
         if session is not None:
-            q = self.sessions.get(session.session_id)
+            q = self.sessions.queues.get(session.session_id)
             if q is None:
                 return []
         else:
@@ -265,7 +258,7 @@ class MessageStore:
     def _take_around(
         self,
         q: deque[Record],
-        down: set[int],
+        down: frozenset[int] | set[int],
         max_count: int,
         owner: Any,
         *,
@@ -292,9 +285,7 @@ class MessageStore:
         for seq in sequence_numbers:
             rec = self.deferred.get(seq)
             if rec is None or rec.lock_token:
-                raise MessageNotFoundError(
-                    message=f"Failed to lock one or more specified messages. Sequence number {seq}."
-                )
+                raise deferred_message_not_found(seq)
             rec.deliveries += 1
             if delete:
                 del self.deferred[seq]
@@ -311,14 +302,9 @@ class MessageStore:
 
     def peek(self, max_count: int, from_sequence: int | None, now: float) -> list[Record]:
         self.housekeep(now)
-        pool: list[Record] = []
-        if self.sessions:
-            for q in self.sessions.values():
-                pool.extend(q)
+        pool: list[Record] = list(self.sessions.pending())
         pool.extend(self.available)
         pool.extend(rec for _, rec, token in self.locked if rec.lock_token == token)
-        for lock in self.session_locks.values():
-            pool.extend(lock.records.values())
         pool.extend(self.deferred.values())
         pool.extend(self.scheduled.values())
         start = from_sequence or 0
@@ -337,10 +323,10 @@ class MessageStore:
 
     def check_lock(self, rec: Record, token: int, now: float, session: SessionLock | None) -> None:
         if not token or rec.lock_token != token:
-            raise MessageLockLostError()
+            raise lock_lost()
         if session is None and rec.locked_until <= now:
             self.housekeep(now)
-            raise MessageLockLostError()
+            raise lock_lost()
 
     def _unlock(self, rec: Record, session: SessionLock | None) -> None:
         if session is not None:
@@ -424,33 +410,18 @@ class MessageStore:
         """Put released messages back near the head, in sequence order."""
         if not records:
             return
-        if self.entity.settings.requires_session and not self.is_dead_letter:
-            for rec in reversed(records):
-                sid = rec.content.session_id or ""
-                q = self.sessions.get(sid)
-                if q is None:
-                    q = self.sessions[sid] = deque()
-                q.appendleft(rec)
+        if self._by_session():
+            self.sessions.put_back(records)
         else:
             self.available.extendleft(reversed(records))
         self.wake()
-
-    def release_session(self, lock: SessionLock) -> None:
-        """The session lock ended: every message locked under it is released."""
-        records = sorted(lock.records.values(), key=lambda r: r.sequence_number)
-        lock.records.clear()
-        lock.owner = None
-        lock.until = 0.0
-        self._release_many(records)
-        self._forget_session_if_idle(lock.session_id)
 
     def release_all_locks(self) -> None:
         """Locks are lost when the entity's properties change while messages are locked."""
         live = [rec for until, rec, token in self.locked if rec.lock_token == token and rec.locked_until == until]
         self.locked.clear()
         self._release_many(sorted(live, key=lambda r: r.sequence_number))
-        for lock in list(self.session_locks.values()):
-            self.release_session(lock)
+        self.sessions.release_all()
 
     def _expire(self, rec: Record) -> None:
         self.entity.counts.expired += 1
@@ -476,86 +447,24 @@ class MessageStore:
             self._enqueue(rec)
             return
         forward = self.entity.settings.forward_dead_lettered_messages_to
-        if forward is not None and self.entity._forward(forward, rec.content, self.entity._now()):
+        if forward is not None and self.entity.forward(forward, rec.content, self.entity.now()):
             return
         self.entity.dead_letter_store.add(rec)
         self.entity.dead_letter_store.wake()
 
-    # --- sessions ---------------------------------------------------------------------------
+    # --- sessions (sessions.py keeps them; the store keeps them current) ---------------------
 
     def acquire_session(self, session_id: str | None, owner: Any, now: float) -> SessionLock | None:
         """Lock a named session, or the next session with messages when session_id is None."""
         self.housekeep(now)
-        for lock in list(self.session_locks.values()):
-            if lock.owner is not None and lock.until <= now:
-                self.release_session(lock)  # an expired session lock frees its messages
-        if session_id is None:
-            for sid, q in self.sessions.items():
-                if not q:
-                    continue
-                lock = self.session_locks.get(sid)
-                if lock is not None and lock.owner is not None and lock.until > now:
-                    continue
-                return self._lock_session(sid, owner, now)
-            return None
-        lock = self.session_locks.get(session_id)
-        if lock is not None and lock.owner is not None and lock.owner is not owner:
-            if lock.until > now:
-                raise SessionCannotBeLockedError(
-                    message=f"The requested session '{session_id}' cannot be accepted. It may be locked by another receiver."
-                )
-        return self._lock_session(session_id, owner, now)
-
-    def _lock_session(self, session_id: str, owner: Any, now: float) -> SessionLock:
-        lock = self.session_locks.get(session_id)
-        if lock is None:
-            lock = self.session_locks[session_id] = SessionLock(session_id)
-        elif lock.owner is not None and lock.owner is not owner:
-            self.release_session(lock)  # the previous owner's lock expired
-            self.session_locks[session_id] = lock
-        lock.owner = owner
-        lock.until = now + self.entity.settings.lock_seconds
-        return lock
-
-    def check_session(self, lock: SessionLock, owner: Any, now: float) -> None:
-        if lock.owner is not owner or lock.until <= now:
-            if lock.owner is owner:
-                self.release_session(lock)
-            raise SessionLockLostError()
+        return self.sessions.acquire(session_id, owner, now, self.entity.settings.lock_seconds)
 
     def renew_session(self, lock: SessionLock, now: float) -> float:
-        lock.until = now + self.entity.settings.lock_seconds
-        for rec in lock.records.values():
-            rec.locked_until = lock.until
-        return lock.until
-
-    def close_session(self, lock: SessionLock, owner: Any) -> None:
-        if lock.owner is owner:
-            self.release_session(lock)
-
-    def _forget_session_if_idle(self, session_id: str) -> None:
-        q = self.sessions.get(session_id)
-        lock = self.session_locks.get(session_id)
-        if q is not None and not q:
-            del self.sessions[session_id]
-        if lock is not None and lock.owner is None and lock.state is None and not lock.records:
-            del self.session_locks[session_id]
+        return self.sessions.renew(lock, now, self.entity.settings.lock_seconds)
 
     def session_ids(self, now: float, state_updated_after: float | None) -> list[str]:
-        """What the session browser lists: sessions with active (available or locked) messages or
-        with stored state; with `state_updated_after`, only sessions whose state was set after it."""
         self.housekeep(now)
-        if state_updated_after is not None:
-            return [
-                sid
-                for sid, lock in self.session_locks.items()
-                if lock.state is not None and lock.state_updated > state_updated_after
-            ]
-        found = [sid for sid, q in self.sessions.items() if q]
-        for sid, lock in self.session_locks.items():
-            if sid not in found and (lock.records or lock.state is not None):
-                found.append(sid)
-        return found
+        return self.sessions.ids(state_updated_after)
 
     # --- introspection ----------------------------------------------------------------------
 

@@ -1,5 +1,5 @@
 """The fake synchronous `azure.servicebus` data plane, by the names the SDK uses: the sync twins
-of the aio classes (they share the aio code and its state; a blocking receive blocks its thread
+of the aio classes (both on shared cores and one world; a blocking receive blocks its thread
 on the world's `arrival` condition until a message arrives, the receiver closes or the deadline)."""
 
 from pairedbus.testing.client import SyncServiceBusClient as ServiceBusClient

@@ -9,29 +9,28 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
-from azure.servicebus.exceptions import (
-    MessagingEntityNotFoundError,
-    OperationTimeoutError,
-    ServiceBusConnectionError,
-    ServiceBusServerBusyError,
-)
-
 from pairedbus import contract
 from pairedbus.testing.clock import Clock
 from pairedbus.testing.entities import Entity, Queue, ReceivableEntity, SendableEntity, Subscription, Topic
-from pairedbus.testing.faults import ErrorFactory, Fault, make_error
+from pairedbus.testing.errors import (
+    CONNECTION_LOST,
+    DEFAULT_FAULT,
+    TIMED_OUT,
+    ErrorFactory,
+    entity_not_found,
+    host_not_found,
+    make_error,
+    quota_exceeded,
+    reply_lost,
+)
+from pairedbus.testing.faults import Fault
 from pairedbus.testing.link import Link
 from pairedbus.testing.properties import (
-    EntityKind,
     EntitySettings,
-    check_entity_size,
-    quota_exceeded,
+    EntityType,
+    reject_size_not_offered,
     validate_entity_name,
 )
-
-#: Kept for callers of the old name.
-_make_error = make_error
-_Fault = Fault
 
 
 def normalize_fqdn(value: str) -> str:
@@ -71,17 +70,17 @@ class Namespace:
     # --- entities ---------------------------------------------------------------------------
 
     def create_queue(self, name: str, **properties: Any) -> Queue:
-        validate_entity_name(name, EntityKind.QUEUE)
+        validate_entity_name(name, EntityType.QUEUE)
         self._ensure_free(name)
-        settings = EntitySettings(EntityKind.QUEUE, self._tier_rules(properties))
+        settings = EntitySettings(EntityType.QUEUE, self._tier_rules(properties))
         queue = Queue(self, name, settings)
         self.entities[name] = queue
         return queue
 
     def create_topic(self, name: str, **properties: Any) -> Topic:
-        validate_entity_name(name, EntityKind.TOPIC)
+        validate_entity_name(name, EntityType.TOPIC)
         self._ensure_free(name)
-        topic = Topic(self, name, EntitySettings(EntityKind.TOPIC, self._tier_rules(properties)))
+        topic = Topic(self, name, EntitySettings(EntityType.TOPIC, self._tier_rules(properties)))
         self.entities[name] = topic
         return topic
 
@@ -90,7 +89,7 @@ class Namespace:
         properties = dict(properties)
         size = properties.get("max_size_in_megabytes")
         if size is not None:
-            check_entity_size(self.sku, size)
+            reject_size_not_offered(self.sku, size)
         if (
             self.sku == contract.SKU_PREMIUM
             and self.messaging_partitions >= contract.MIN_PREMIUM_PARTITIONS_FOR_ENTITIES
@@ -112,12 +111,23 @@ class Namespace:
             size *= contract.PARTITIONS_PER_ENTITY[self.sku]
         return size
 
+    def sized_update(self, entity: Entity, values: dict[str, Any]) -> dict[str, Any]:
+        """An update's values, sized as the tier allows: carrying back the reported
+        (partition-summed) size keeps the configured one; another size must be one the tier offers."""
+        size = values.get("max_size_in_megabytes")
+        if size is not None:
+            if size == self.reported_size_in_megabytes(entity):
+                values["max_size_in_megabytes"] = entity.settings.values["max_size_in_megabytes"]
+            else:
+                reject_size_not_offered(self.sku, size)
+        return values
+
     def create_subscription(self, topic_name: str, name: str, **properties: Any) -> Subscription:
         topic = self.topic(topic_name)
-        validate_entity_name(name, EntityKind.SUBSCRIPTION)
+        validate_entity_name(name, EntityType.SUBSCRIPTION)
         if name in topic.subscriptions:
             raise KeyError(f"subscription {topic_name}/{name} already exists")
-        sub = Subscription(topic, name, EntitySettings(EntityKind.SUBSCRIPTION, properties))
+        sub = Subscription(topic, name, EntitySettings(EntityType.SUBSCRIPTION, properties))
         topic.subscriptions[name] = sub
         return sub
 
@@ -154,10 +164,7 @@ class Namespace:
     def delete(self, name: str) -> None:
         entity = self.entities.pop(name)
         entity.alive = False
-        receivables: list[ReceivableEntity] = (
-            [entity] if isinstance(entity, Queue) else list(getattr(entity, "subscriptions", {}).values())
-        )
-        for r in receivables:
+        for r in entity.receivables():
             r.alive = False
             for store in r.stores():
                 store.wake()
@@ -167,19 +174,19 @@ class Namespace:
     def sendable(self, name: str) -> SendableEntity:
         entity = self.entities.get(name)
         if entity is None:
-            raise _not_found(self, name)
+            raise entity_not_found(self.fqdn, name)
         return entity
 
     def receivable(self, queue_name: str, subscription_name: str | None = None) -> ReceivableEntity:
         if subscription_name is None:
             entity = self.entities.get(queue_name)
             if not isinstance(entity, Queue):
-                raise _not_found(self, queue_name)
+                raise entity_not_found(self.fqdn, queue_name)
             return entity
         topic = self.entities.get(queue_name)
         sub = topic.subscriptions.get(subscription_name) if isinstance(topic, Topic) else None
         if sub is None:
-            raise _not_found(self, f"{queue_name}/Subscriptions/{subscription_name}")
+            raise entity_not_found(self.fqdn, f"{queue_name}/Subscriptions/{subscription_name}")
         return sub
 
 
@@ -191,13 +198,6 @@ def _wake_all(waiters: list[asyncio.Future[None]]) -> None:
     for fut in waiters:
         if not fut.done():
             fut.set_result(None)
-
-
-def _not_found(namespace: Namespace, path: str) -> MessagingEntityNotFoundError:
-    return MessagingEntityNotFoundError(
-        message=f"The messaging entity 'sb://{namespace.fqdn}/{path}' could not be found. "
-        "To know more visit https://aka.ms/sbResourceMgrExceptions."
-    )
 
 
 class ServiceBusWorld:
@@ -217,7 +217,7 @@ class ServiceBusWorld:
         self.link: Link | None = None
         #: Probability that any operation fails with `fault_error` (drawn from the seeded RNG).
         self.fault_rate: float = 0.0
-        self.fault_error: ErrorFactory = ServiceBusServerBusyError
+        self.fault_error: ErrorFactory = DEFAULT_FAULT
         #: Probability that a send (or schedule) is stored and the client still sees a timeout
         #: (`OperationTimeoutError`): the ambiguous outcome of a real send whose reply was lost.
         self.ambiguous_send_rate: float = 0.0
@@ -228,9 +228,9 @@ class ServiceBusWorld:
         #: How many of each injected fault fired: "fault", "ambiguous_send", "late_lock_loss".
         self.injected: dict[str, int] = {}
         self._rng = random.Random(0)
-        self._faults: dict[tuple[str, str | None], _Fault] = {}
-        self._ambiguous: dict[tuple[str, str | None], _Fault] = {}
-        self._lock_losses: dict[tuple[str, str | None], _Fault] = {}
+        self._faults: dict[tuple[str, str | None], Fault] = {}
+        self._ambiguous: dict[tuple[str, str | None], Fault] = {}
+        self._lock_losses: dict[tuple[str, str | None], Fault] = {}
         self._clients: weakref.WeakSet[Any] = weakref.WeakSet()
         #: Every operation attempted, by kind (send, receive, complete, ...), faults included.
         self.operations: dict[str, int] = {}
@@ -260,13 +260,13 @@ class ServiceBusWorld:
         self,
         fqdn: str,
         entity: str | None = None,
-        error: ErrorFactory = ServiceBusServerBusyError,
+        error: ErrorFactory = DEFAULT_FAULT,
         *,
         times: int | None = None,
     ) -> None:
         """Every operation on the namespace (or only on `entity`, a queue/topic name) raises
         `error` until `heal` (or for the next `times` operations)."""
-        self._faults[(normalize_fqdn(fqdn), entity)] = _Fault(error, times)
+        self._faults[(normalize_fqdn(fqdn), entity)] = Fault(error, times)
 
     def heal(self, fqdn: str, entity: str | None = None) -> None:
         """Remove the fault on that namespace or entity (`heal(fqdn)` clears the namespace-wide
@@ -278,7 +278,7 @@ class ServiceBusWorld:
         fqdn: str,
         entity: str,
         partition: int,
-        error: ErrorFactory = ServiceBusServerBusyError,
+        error: ErrorFactory = DEFAULT_FAULT,
     ) -> None:
         """Take one fragment of a partitioned queue or topic down: sends pinned to it by a key
         raise `error`, unkeyed sends use the other fragments, and its messages are not received
@@ -294,8 +294,7 @@ class ServiceBusWorld:
             target.down.clear()
         else:
             target.down.pop(partition, None)
-        receivables = [target] if hasattr(target, "store") else list(getattr(target, "subscriptions", {}).values())
-        for r in receivables:
+        for r in target.receivables():
             r.store.wake()
 
     def heal_all(self) -> None:
@@ -306,17 +305,17 @@ class ServiceBusWorld:
     def ambiguous_sends(self, fqdn: str, entity: str | None = None, *, times: int | None = None) -> None:
         """Sends to the namespace (or to `entity`) are stored, then the client sees
         `OperationTimeoutError`, until `heal_all` (or for the next `times` sends)."""
-        self._ambiguous[(normalize_fqdn(fqdn), entity)] = _Fault(OperationTimeoutError, times)
+        self._ambiguous[(normalize_fqdn(fqdn), entity)] = Fault(TIMED_OUT, times)
 
     def late_lock_loss(self, fqdn: str, entity: str | None = None, *, times: int | None = None) -> None:
         """Completes on the namespace (or on `entity`, a queue or topic name) find the message lock
         lost and the message available again, until `heal_all` (or for the next `times`)."""
-        self._lock_losses[(normalize_fqdn(fqdn), entity)] = _Fault(OperationTimeoutError, times)
+        self._lock_losses[(normalize_fqdn(fqdn), entity)] = Fault(TIMED_OUT, times)
 
     def _count(self, kind: str) -> None:
         self.injected[kind] = self.injected.get(kind, 0) + 1
 
-    def _targeted(self, table: dict[tuple[str, str | None], _Fault], fqdn: str, entity: str | None) -> bool:
+    def _targeted(self, table: dict[tuple[str, str | None], Fault], fqdn: str, entity: str | None) -> bool:
         if not table:
             return False
         key = normalize_fqdn(fqdn)
@@ -336,9 +335,7 @@ class ServiceBusWorld:
             self.ambiguous_send_rate and self._rng.random() < self.ambiguous_send_rate
         ):
             self._count("ambiguous_send")
-            raise OperationTimeoutError(
-                message=f"Injected ambiguous outcome: the send to {fqdn}/{entity} was stored, but its reply was lost."
-            )
+            raise reply_lost(fqdn, entity)
 
     def lock_lost_before_complete(self, fqdn: str, entity: str) -> bool:
         """True when this complete should find its lock lost (late lock loss)."""
@@ -349,26 +346,23 @@ class ServiceBusWorld:
             return True
         return False
 
-    def close_connections(self, fqdn: str, error: ErrorFactory = ServiceBusConnectionError) -> int:
+    def close_connections(self, fqdn: str, error: ErrorFactory = CONNECTION_LOST) -> int:
         """Fault every open client of the namespace: its senders and receivers raise `error`
         from now on, their waiting receives wake up and raise, and their locks are lost.
         Returns how many clients were faulted."""
         key = normalize_fqdn(fqdn)
         count = 0
         for client in list(self._clients):
-            if client.fully_qualified_namespace == key and not client._closed:
-                client._fault(error)
+            if client.fully_qualified_namespace == key and not client.closed:
+                client.inject_fault(error)
                 count += 1
         return count
 
     def open_clients(self, fqdn: str | None = None) -> list[Any]:
         key = normalize_fqdn(fqdn) if fqdn else None
-        return [c for c in self._clients if not c._closed and (key is None or c.fully_qualified_namespace == key)]
+        return [c for c in self._clients if not c.closed and (key is None or c.fully_qualified_namespace == key)]
 
     # --- what clients call --------------------------------------------------------------------
-
-    def _register(self, client: Any) -> None:
-        self._clients.add(client)
 
     def resolve(self, fqdn: str) -> Namespace:
         ns = self.namespaces.get(fqdn)  # clients hold normalized names: skip normalizing
@@ -378,9 +372,25 @@ class ServiceBusWorld:
         ns = self.namespaces.get(key)
         if ns is None:
             if self.strict_namespaces:
-                raise ServiceBusConnectionError(message=f"Failed to resolve host {key}.")
+                raise host_not_found(key)
             ns = self.namespace(key)
         return ns
+
+    def check_first(self, fqdn: str, keys: tuple[str, ...], operation: str) -> None:
+        """`check` on the first of `keys` (a subscription, then its topic) that carries an injected
+        fault of its own, else on the last."""
+        faults = self._faults
+        if faults:
+            key = normalize_fqdn(fqdn)
+            for entity in keys[:-1]:
+                if (key, entity) in faults:
+                    self.check(fqdn, entity, operation)
+                    return
+        self.check(fqdn, keys[-1], operation)
+
+    def register(self, client: Any) -> None:
+        """A data-plane client opened: `close_connections` can fault it."""
+        self._clients.add(client)
 
     def check(self, fqdn: str, entity: str | None, operation: str) -> None:
         """Raise the injected fault for this operation, if any."""
@@ -394,14 +404,14 @@ class ServiceBusWorld:
                 fault = faults.get((key, None))
                 if fault is not None:
                     self._consume(fault, (key, None))
-                    raise _make_error(fault.error, f"{key}")
+                    raise make_error(fault.error, f"{key}")
             else:
                 self._consume(fault, (key, entity))
-                raise _make_error(fault.error, f"{key}/{entity}")
+                raise make_error(fault.error, f"{key}/{entity}")
         if self.fault_rate and self._rng.random() < self.fault_rate:
-            raise _make_error(self.fault_error, f"{fqdn}/{entity or ''}")
+            raise make_error(self.fault_error, f"{fqdn}/{entity or ''}")
 
-    def _consume(self, fault: _Fault, key: tuple[str, str | None]) -> None:
+    def _consume(self, fault: Fault, key: tuple[str, str | None]) -> None:
         if fault.remaining is not None:
             fault.remaining -= 1
             if fault.remaining <= 0:
@@ -432,9 +442,6 @@ class ServiceBusWorld:
     def _clock_moved(self) -> None:
         for ns in self.namespaces.values():
             for entity in ns.entities.values():
-                receivables = (
-                    [entity] if isinstance(entity, Queue) else list(getattr(entity, "subscriptions", {}).values())
-                )
-                for r in receivables:
+                for r in entity.receivables():
                     for store in r.stores():
                         store.wake()
