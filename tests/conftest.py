@@ -1,14 +1,18 @@
-"""Shared fixtures: a valid stack config to vary, and an offline render of components."""
+"""Shared fixtures: a valid stack config to vary, and a copy of the repository's Pulumi project."""
 
 from __future__ import annotations
 
 import copy
+import shutil
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pairedbus.iac.config import StackConfig, parse_stack_config
+
+REPO = Path(__file__).resolve().parents[1]
 
 BASE_CONFIG: dict[str, Any] = {
     "production": False,
@@ -52,3 +56,12 @@ def production_config_dict(premium_config_dict: dict[str, Any]) -> dict[str, Any
 @pytest.fixture
 def make_config() -> Callable[[dict[str, Any]], StackConfig]:
     return parse_stack_config
+
+
+@pytest.fixture
+def project_copy(tmp_path: Path) -> Path:
+    """The repository's Pulumi project (Pulumi.yaml, __main__.py, stacks/), copied so a test can edit its stacks."""
+    for name in ("Pulumi.yaml", "__main__.py"):
+        shutil.copy(REPO / name, tmp_path / name)
+    shutil.copytree(REPO / "stacks", tmp_path / "stacks")
+    return tmp_path
