@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from pairedbus.iac.config import StackConfig, parse_stack_config
+from tests.wheel import build_wheel
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -65,3 +66,25 @@ def project_copy(tmp_path: Path) -> Path:
         shutil.copy(REPO / name, tmp_path / name)
     shutil.copytree(REPO / "stacks", tmp_path / "stacks")
     return tmp_path
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The package's wheel, built once per run for every test that installs it (packaging, the user program)."""
+    return build_wheel(tmp_path_factory)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Groups for pytest-xdist's `--dist loadgroup` (scripts/test runs two workers): every Spark test on one
+    worker, so that the run starts one JVM; every test of the wheel on one worker, so that it is built once;
+    any other test with the rest of its module, so that a module's fixtures are built once. Before xdist's own
+    hook (tryfirst), which reads the groups; without xdist the marks do nothing."""
+    for item in items:
+        if item.get_closest_marker("spark"):
+            group = "spark"
+        elif "wheel" in getattr(item, "fixturenames", ()):
+            group = "wheel"
+        else:
+            group = item.nodeid.split("::", 1)[0]
+        item.add_marker(pytest.mark.xdist_group(group))

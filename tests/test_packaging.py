@@ -19,8 +19,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.wheel import build_wheel
-
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "src" / "pairedbus"
 
@@ -29,11 +27,6 @@ def _run(*args: str, cwd: Path, env: dict[str, str] | None = None) -> str:
     result = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     return result.stdout
-
-
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_wheel(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
