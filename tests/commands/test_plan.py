@@ -13,7 +13,7 @@ from pairedbus.cli import main
 from pairedbus.iac.plan import PulumiProject, render_stack
 from pairedbus.plans.model import Plan
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("stack", ["dev", "staging", "prod"])
