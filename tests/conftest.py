@@ -74,17 +74,27 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_wheel(tmp_path_factory)
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Groups for pytest-xdist's `--dist loadgroup` (scripts/test runs two workers): every Spark test on one
-    worker, so that the run starts one JVM; every test of the wheel on one worker, so that it is built once;
-    any other test with the rest of its module, so that a module's fixtures are built once. Before xdist's own
-    hook (tryfirst), which reads the groups; without xdist the marks do nothing."""
-    for item in items:
-        if item.get_closest_marker("spark"):
-            group = "spark"
-        elif "wheel" in getattr(item, "fixturenames", ()):
-            group = "wheel"
-        else:
-            group = item.nodeid.split("::", 1)[0]
-        item.add_marker(pytest.mark.xdist_group(group))
+#: Tests that share one pytest-xdist worker, by path prefix: the Spark suite, so that the run starts one JVM (its
+#: session fixture is per process), and the two users of the wheel, so that it is built once.
+SHARED_WORKER: dict[str, str] = {
+    "tests/pipeline/": "spark",
+    "tests/test_packaging.py": "wheel",
+    "tests/iac/test_user_program.py": "wheel",
+}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`--dist loadfile` (scripts/test) with the SHARED_WORKER groups: each module on one worker, so that its
+    module fixtures are built once, and each group on one worker. Not `--dist loadgroup` with `xdist_group`
+    marks: pytest-xdist 3.8 renames a grouped test through `item._nodeid`, which pytest 9.2 no longer reads."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class SharedWorkerScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = super()._split_scope(nodeid)
+            return next((group for prefix, group in SHARED_WORKER.items() if module.startswith(prefix)), module)
+
+    return SharedWorkerScheduling(config, log)
