@@ -19,8 +19,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.wheel import build_wheel
-
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "src" / "pairedbus"
 
@@ -29,11 +27,6 @@ def _run(*args: str, cwd: Path, env: dict[str, str] | None = None) -> str:
     result = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     return result.stdout
-
-
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_wheel(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
@@ -57,6 +50,7 @@ def outside(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
     return {**report, "site": str(site)}
 
 
+@pytest.mark.slow  # builds the wheel and installs it with pip (subprocesses)
 def test_paired_namespace_imports_from_outside_the_repository(outside: dict[str, object]) -> None:
     assert Path(str(outside["file"])).resolve().is_relative_to(Path(str(outside["site"])).resolve())
     assert not Path(str(outside["file"])).resolve().is_relative_to(REPO)
@@ -64,12 +58,14 @@ def test_paired_namespace_imports_from_outside_the_repository(outside: dict[str,
     assert "PairedNamespace" in outside["components"]  # type: ignore[operator]
 
 
+@pytest.mark.slow  # builds the wheel and installs it with pip (subprocesses)
 def test_the_package_data_is_installed(outside: dict[str, object]) -> None:
     data = set(outside["data"])  # type: ignore[arg-type]
     assert "py.typed" in data
     assert "pipeline/prices/azure-service-bus-usd-2024-09.json" in data
 
 
+@pytest.mark.slow  # builds the wheel and installs it with pip (subprocesses)
 def test_every_data_file_of_the_source_is_in_the_wheel_and_every_pattern_matches_one(wheel: Path) -> None:
     patterns = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["pairedbus"]
     source_data = sorted(
@@ -83,6 +79,7 @@ def test_every_data_file_of_the_source_is_in_the_wheel_and_every_pattern_matches
         assert any(fnmatch(f, pattern) for f in source_data), f"package-data pattern {pattern!r} matches no file"
 
 
+@pytest.mark.slow  # builds the wheel and installs it with pip (subprocesses)
 def test_the_wheel_declares_an_spdx_license_and_the_iac_extra(wheel: Path) -> None:
     with zipfile.ZipFile(wheel) as archive:
         (metadata,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
@@ -92,6 +89,7 @@ def test_the_wheel_declares_an_spdx_license_and_the_iac_extra(wheel: Path) -> No
     assert any(line.startswith("Requires-Dist: pulumi") and 'extra == "iac"' in line for line in text.splitlines())
 
 
+@pytest.mark.slow  # builds the wheel and installs it with pip (subprocesses)
 def test_the_wheel_has_no_tests_and_no_repository_program(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     assert not any(

@@ -25,6 +25,7 @@ def bench() -> ModuleType:
     return module
 
 
+@pytest.mark.slow  # a whole benchmark run, every round
 def test_bench_runs_every_measurement_for_every_round_and_prints_both_goals(
     bench: ModuleType, capsys: pytest.CaptureFixture[str]
 ) -> None:

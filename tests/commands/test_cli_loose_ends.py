@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import stat
 from pathlib import Path
 
@@ -120,14 +119,6 @@ def test_a_name_far_from_any_policy_lists_the_pack(tmp_path: Path) -> None:
 # --- stack file keys -----------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    for name in ("Pulumi.yaml", "__main__.py"):
-        shutil.copy(REPO / name, tmp_path / name)
-    shutil.copytree(REPO / "stacks", tmp_path / "stacks")
-    return tmp_path
-
-
 def _write_dev(project: Path, edit) -> None:
     path = project / "stacks" / "Pulumi.dev.yaml"
     document = yaml.safe_load(path.read_text())
@@ -143,20 +134,20 @@ def _write_dev(project: Path, edit) -> None:
         ("stacks", "ignores any other"),
     ],
 )
-def test_a_stack_file_key_pulumi_does_not_read_is_refused(project: Path, capsys, key: str, hint: str) -> None:
-    _write_dev(project, lambda d: d.update({key: "v1:abc"}))
-    assert main(["plan", "dev", "--project-dir", str(project)]) == 2
+def test_a_stack_file_key_pulumi_does_not_read_is_refused(project_copy: Path, capsys, key: str, hint: str) -> None:
+    _write_dev(project_copy, lambda d: d.update({key: "v1:abc"}))
+    assert main(["plan", "dev", "--project-dir", str(project_copy)]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
     assert f"Pulumi.dev.yaml: '{key}': not a stack file key" in captured.err and hint in captured.err
 
 
-def test_every_key_pulumi_reads_is_accepted(project: Path) -> None:
+def test_every_key_pulumi_reads_is_accepted(project_copy: Path) -> None:
     def edit(document: dict) -> None:
         document.update(encryptionsalt="v1:c2FsdA==:v1:abc", secretsprovider="passphrase", environment=["shared"])
 
-    _write_dev(project, edit)
-    assert main(["plan", "dev", "--project-dir", str(project)]) == 0
+    _write_dev(project_copy, edit)
+    assert main(["plan", "dev", "--project-dir", str(project_copy)]) == 0
 
 
 # --- the syphon's registry id ------------------------------------------------------------------------------
@@ -177,27 +168,27 @@ _REGISTRY = (
         _REGISTRY.replace("contosoacr", "acr"),  # registry names are 5-50 letters and digits
     ],
 )
-def test_a_registry_id_that_is_not_a_registry_is_refused(project: Path, capsys, resource_id: str) -> None:
+def test_a_registry_id_that_is_not_a_registry_is_refused(project_copy: Path, capsys, resource_id: str) -> None:
     _write_dev(
-        project,
+        project_copy,
         lambda d: d["config"]["pairedbus:syphon"].update(
             registry={"server": "contosoacr.azurecr.io", "resourceId": resource_id}
         ),
     )
-    assert main(["plan", "dev", "--project-dir", str(project)]) == 2
+    assert main(["plan", "dev", "--project-dir", str(project_copy)]) == 2
     err = capsys.readouterr().err
     assert "pairedbus:syphon.registry.resourceId" in err and "container registry's ARM id" in err
 
 
-def test_a_registry_id_is_the_acr_pull_scope(project: Path, tmp_path: Path) -> None:
+def test_a_registry_id_is_the_acr_pull_scope(project_copy: Path, tmp_path: Path) -> None:
     _write_dev(
-        project,
+        project_copy,
         lambda d: d["config"]["pairedbus:syphon"].update(
             registry={"server": "contosoacr.azurecr.io", "resourceId": _REGISTRY}
         ),
     )
     out = tmp_path / "plan.json"
-    assert main(["plan", "dev", "--project-dir", str(project), "--json", str(out)]) == 0
+    assert main(["plan", "dev", "--project-dir", str(project_copy), "--json", str(out)]) == 0
     scopes = [r["inputs"].get("scope") for r in json.loads(out.read_text())["resources"]]
     assert _REGISTRY in scopes
 

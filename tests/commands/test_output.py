@@ -102,3 +102,24 @@ def test_plan_checks_json_before_rendering(tmp_path: Path, monkeypatch, capsys) 
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err.count("\n") == 1 and captured.err.startswith("pairedbus: error: --json ")
+
+
+def test_export_progress_is_drawn_on_a_terminal_only() -> None:
+    import io
+
+    from pairedbus.commands.output import Steps
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    piped = io.StringIO()
+    with Steps("inventory: namespaces", stream=piped) as steps:
+        steps("contoso-prod-weu")
+    assert piped.getvalue() == "" and steps.done == 1
+
+    terminal = Terminal()
+    with Steps("inventory: namespaces", stream=terminal) as steps:
+        steps("contoso-prod-weu")
+        steps("contoso-prod-neu")
+    assert steps.done == 2 and "inventory: namespaces" in terminal.getvalue()

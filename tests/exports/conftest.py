@@ -1,9 +1,7 @@
-"""Ids shared by the exporter tests."""
+"""Ids shared by the exporter tests (the same as the audit pipeline's: tests/azure_monitor.py)."""
 
 from __future__ import annotations
 
-SUBSCRIPTION = "00000000-0000-0000-0000-000000000001"
+from tests.azure_monitor import SUBSCRIPTION, ns_id
 
-
-def ns_id(name: str) -> str:
-    return f"/subscriptions/{SUBSCRIPTION}/resourceGroups/rg/providers/Microsoft.ServiceBus/namespaces/{name}"
+__all__ = ["SUBSCRIPTION", "ns_id"]

@@ -9,36 +9,18 @@ from azure.monitor.querymetrics import MetricsQueryResult
 
 from pairedbus.errors import UserError
 from pairedbus.exports.metrics import ENTITY_FILTER, days, export_metrics, metrics_endpoint, parse_since
-
-from .conftest import SUBSCRIPTION, ns_id
+from tests.azure_monitor import SUBSCRIPTION, metrics_response, ns_id, series
 
 
 def rest_response(namespace: str, metric: str) -> dict:
-    return {
-        "cost": 59,
-        "timespan": "2026-11-18T00:00:00Z/2026-11-19T00:00:00Z",
-        "interval": "PT1M",
-        "namespace": "Microsoft.ServiceBus/namespaces",
-        "resourceregion": "westeurope",
-        "value": [
-            {
-                "id": f"{ns_id(namespace)}/providers/Microsoft.Insights/metrics/{metric}",
-                "type": "Microsoft.Insights/metrics",
-                "name": {"value": metric, "localizedValue": metric},
-                "unit": "Count",
-                "displayDescription": "Count of incoming messages.",
-                "errorCode": "Success",
-                "timeseries": [
-                    {
-                        "metadatavalues": [
-                            {"name": {"value": "entityname", "localizedValue": "entityname"}, "value": "orders"}
-                        ],
-                        "data": [{"timeStamp": "2026-11-18T00:00:00Z", "total": 12.0}],
-                    }
-                ],
-            }
-        ],
-    }
+    return metrics_response(
+        namespace,
+        metric,
+        [series("orders", ("2026-11-18T00:00:00Z", 12.0))],
+        cost=59,
+        displayDescription="Count of incoming messages.",
+        errorCode="Success",
+    )
 
 
 def arm_client(mocker):

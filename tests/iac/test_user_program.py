@@ -21,8 +21,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.wheel import build_wheel
-
 REPO = Path(__file__).resolve().parents[2]
 #: A region ARM accepts that the project's first region list (Azure Migrate's enum) refused.
 REGION = "westus3"
@@ -131,8 +129,7 @@ def _run(*args: str, cwd: Path, env: dict[str, str] | None = None) -> str:
 
 
 @pytest.fixture(scope="module")
-def user_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    wheel = build_wheel(tmp_path_factory)
+def user_run(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
 
     venv = tmp_path_factory.mktemp("venv")
     _run(sys.executable, "-m", "venv", "--without-pip", str(venv), cwd=venv)

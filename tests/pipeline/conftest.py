@@ -10,16 +10,14 @@ from typing import Any
 
 import pytest
 
-SUBSCRIPTION = "00000000-0000-0000-0000-000000000001"
+from tests.azure_monitor import SUBSCRIPTION, ns_id
+
+__all__ = ["SUBSCRIPTION", "ns_id"]
 
 # Whichever test starts the one JVM of the run (this fixture, or a CLI test's audit), it gets 4 GiB: Spark's
 # default 1 GiB driver heap ran out (GC overhead limit exceeded) late in the full suite. The machine has 24 GiB.
 # Spark's launcher reads SPARK_DRIVER_MEMORY when no spark.driver.memory is set.
 os.environ.setdefault("SPARK_DRIVER_MEMORY", "4g")
-
-
-def ns_id(name: str) -> str:
-    return f"/subscriptions/{SUBSCRIPTION}/resourceGroups/rg/providers/Microsoft.ServiceBus/namespaces/{name}"
 
 
 @pytest.fixture(scope="session")

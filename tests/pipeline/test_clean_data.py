@@ -18,9 +18,7 @@ from pairedbus.pipeline.inventory import REASON_CORRUPT, REASON_IMPOSSIBLE, REAS
 from pairedbus.pipeline.metrics import REASON_CONFLICT, REASON_NEGATIVE, read_metrics
 from pairedbus.pipeline.prices import load_prices
 from pairedbus.pipeline.sources import REFUSED_GZIP_CASE, REFUSED_UNKNOWN, list_local
-
-from .conftest import ns_id
-from .test_metrics import response, series
+from tests.azure_monitor import metrics_response, ns_id, series
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "samples" / "estate"
@@ -28,7 +26,9 @@ BACKLOG = contract.backlog_queue_name("contoso", 1)
 
 
 def requests_doc(total: float = 100.0, hour: str = "09") -> dict:
-    return response("contoso", "IncomingRequests", [series("orders", (f"2026-11-18T{hour}:00:00Z", total))], "PT1H")
+    return metrics_response(
+        "contoso", "IncomingRequests", [series("orders", (f"2026-11-18T{hour}:00:00Z", total))], interval="PT1H"
+    )
 
 
 def totals(spark, directory: Path) -> list[tuple[str, float, int]]:

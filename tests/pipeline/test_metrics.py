@@ -13,43 +13,13 @@ from pairedbus.pipeline.metrics import (
     REASON_NO_ENTITY,
     read_metrics,
 )
-
-from .conftest import ns_id
+from tests.azure_monitor import metrics_response, series
 
 pytestmark = pytest.mark.spark
 
 
-def response(namespace: str, metric: str, series: list[dict], interval: str = "PT1M") -> dict:
-    return {
-        "cost": 0,
-        "timespan": "2026-11-18T00:00:00Z/2026-11-19T00:00:00Z",
-        "interval": interval,
-        "namespace": "Microsoft.ServiceBus/namespaces",
-        "resourceregion": "westeurope",
-        "value": [
-            {
-                "id": f"{ns_id(namespace)}/providers/Microsoft.Insights/metrics/{metric}",
-                "type": "Microsoft.Insights/metrics",
-                "name": {"value": metric, "localizedValue": metric},
-                "unit": "Count",
-                "timeseries": series,
-            }
-        ],
-    }
-
-
-def series(entity: str | None, *points: tuple[str, float | None]) -> dict:
-    meta = (
-        [] if entity is None else [{"name": {"value": "entityname", "localizedValue": "entityname"}, "value": entity}]
-    )
-    return {
-        "metadatavalues": meta,
-        "data": [{"timeStamp": t} | ({} if v is None else {"total": v}) for t, v in points],
-    }
-
-
 def test_responses_become_one_row_per_data_point(spark, tmp_path: Path) -> None:
-    doc = response(
+    doc = metrics_response(
         "Contoso-DR",
         "IncomingMessages",
         [
@@ -72,17 +42,19 @@ def test_responses_become_one_row_per_data_point(spark, tmp_path: Path) -> None:
 def test_unreadable_documents_series_and_points_are_quarantined(spark, tmp_path: Path) -> None:
     (tmp_path / "broken.json").write_text('{"value": [')
     (tmp_path / "no-dimension.json").write_text(
-        json.dumps(response("a", "IncomingRequests", [series(None, ("2026-11-18T00:00:00Z", 1.0))]))
+        json.dumps(metrics_response("a", "IncomingRequests", [series(None, ("2026-11-18T00:00:00Z", 1.0))]))
     )
     (tmp_path / "bad-time.json").write_text(
         json.dumps(
-            response(
+            metrics_response(
                 "a", "IncomingRequests", [series("q", ("2026-11-18T25:00:00Z", 1.0), ("2026-11-18T01:00:00Z", 2.0))]
             )
         )
     )
     (tmp_path / "bad-grain.json").write_text(
-        json.dumps(response("a", "IncomingRequests", [series("q", ("2026-11-18T00:00:00Z", 1.0))], interval="weekly"))
+        json.dumps(
+            metrics_response("a", "IncomingRequests", [series("q", ("2026-11-18T00:00:00Z", 1.0))], interval="weekly")
+        )
     )
 
     metrics = read_metrics(spark, str(tmp_path))
@@ -93,6 +65,6 @@ def test_unreadable_documents_series_and_points_are_quarantined(spark, tmp_path:
 
 
 def test_hourly_grain_counts_sixty_minutes(spark, tmp_path: Path) -> None:
-    doc = response("a", "IncomingMessages", [series("q", ("2026-11-18T00:00:00Z", 1.0))], interval="PT1H")
+    doc = metrics_response("a", "IncomingMessages", [series("q", ("2026-11-18T00:00:00Z", 1.0))], interval="PT1H")
     (tmp_path / "h.json").write_text(json.dumps(doc))
     assert [r.interval_minutes for r in read_metrics(spark, str(tmp_path)).rows.collect()] == [60]

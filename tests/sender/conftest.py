@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Iterator
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from azure.core.credentials import AzureNamedKeyCredential
 
 from pairedbus import contract
 from pairedbus.sender import PairedNamespaceClient, SendAvailabilityOptions
+
+if TYPE_CHECKING:
+    from pairedbus.testing import ServiceBusWorld
 
 PRIMARY = "contoso.servicebus.windows.net"
 SECONDARY = "contoso-dr.servicebus.windows.net"
@@ -59,19 +61,18 @@ class PingGate:
 
 
 @pytest.fixture
-def world() -> Iterator[Any]:
-    from pairedbus.testing import mock_servicebus
-
-    with mock_servicebus() as fake:
-        primary = fake.namespace(PRIMARY)
-        primary.create_queue(QUEUE)
-        primary.create_queue(SESSION_QUEUE, requires_session=True)
-        primary.create_topic(TOPIC)
-        primary.create_subscription(TOPIC, "all")
-        secondary = fake.namespace(SECONDARY)
-        for name in BACKLOG:
-            secondary.create_queue(name)
-        yield fake
+def world(servicebus_world: ServiceBusWorld) -> ServiceBusWorld:
+    """The package's `servicebus_world` with the pair's entities: the primary's queues, topic and
+    subscription, and the secondary's backlog queues."""
+    primary = servicebus_world.namespace(PRIMARY)
+    primary.create_queue(QUEUE)
+    primary.create_queue(SESSION_QUEUE, requires_session=True)
+    primary.create_topic(TOPIC)
+    primary.create_subscription(TOPIC, "all")
+    secondary = servicebus_world.namespace(SECONDARY)
+    for name in BACKLOG:
+        secondary.create_queue(name)
+    return servicebus_world
 
 
 @pytest.fixture

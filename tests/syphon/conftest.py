@@ -1,16 +1,14 @@
-"""Fixtures for the syphon tests: a Service Bus fake world per test."""
+"""Fixtures for the syphon tests: the package's Service Bus fake world per test."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from pairedbus.testing.patching import mock_servicebus
-from pairedbus.testing.world import ServiceBusWorld
+from pairedbus.testing import ServiceBusWorld
 
 
 @pytest.fixture
-def world() -> Iterator[ServiceBusWorld]:
-    with mock_servicebus() as world:
-        yield world
+def world(servicebus_world: ServiceBusWorld) -> ServiceBusWorld:
+    """The package's `servicebus_world` (pytest plugin `pairedbus.testing.pytest_plugin`), under the
+    name the syphon's tests use."""
+    return servicebus_world

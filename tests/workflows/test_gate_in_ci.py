@@ -119,6 +119,7 @@ def _dev_state_with_a_deleted_queue(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow  # runs scripts/ci-gate: a bash script that renders the stack in subprocesses
 def test_ci_gate_passes_the_deployed_stack_and_writes_the_verdict_to_the_job_summary(tmp_path: Path) -> None:
     code, out, summary = _run_ci_gate(tmp_path, STATE / "dev.json")
     assert code == 0, out
@@ -126,6 +127,7 @@ def test_ci_gate_passes_the_deployed_stack_and_writes_the_verdict_to_the_job_sum
     assert "policy gate: 0 mandatory" in summary and "Offline render" not in summary  # the verdict, not the tree
 
 
+@pytest.mark.slow  # runs scripts/ci-gate: a bash script that renders the stack in subprocesses
 def test_ci_gate_blocks_a_deleted_queue_unless_the_run_allows_deletions(tmp_path: Path) -> None:
     deployed = _dev_state_with_a_deleted_queue(tmp_path)
     (tmp_path / "blocked").mkdir()

@@ -4,7 +4,6 @@ plan` reads them: the file, its keys, then the model."""
 from __future__ import annotations
 
 import copy
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,15 +25,6 @@ def stack_document(stack: str) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def dev_document() -> dict[str, Any]:
     return stack_document("dev")
-
-
-@pytest.fixture
-def project_copy(tmp_path: Path) -> Path:
-    """The repository's Pulumi project, copied so a test can write its own stacks."""
-    for name in ("Pulumi.yaml", "__main__.py"):
-        shutil.copy(REPO / name, tmp_path / name)
-    shutil.copytree(REPO / "stacks", tmp_path / "stacks")
-    return tmp_path
 
 
 WriteStack = Callable[[str | bytes | dict[str, Any]], PulumiProject]

@@ -1,10 +1,25 @@
 import argparse
 import json
+from datetime import timedelta
 
 import pytest
 
 from pairedbus.commands import drill
 from pairedbus.errors import UserError
+
+
+@pytest.fixture(autouse=True)
+def sends_paced_over_one_second(monkeypatch):
+    """These drills are read for the command's exit code and output, not for pacing: their sends are paced over
+    one second (as in test_run.py and test_faults.py) instead of the default six, which the tests only waited out."""
+    import pairedbus.drill as drill_package
+
+    real = drill_package.run_drill_on_fake
+    monkeypatch.setattr(
+        drill_package,
+        "run_drill_on_fake",
+        lambda config: real(config.model_copy(update={"min_send_time": timedelta(seconds=1)})),
+    )
 
 
 def parse(*argv):

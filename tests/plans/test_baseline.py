@@ -12,7 +12,7 @@ from pairedbus.plans.model import Plan, PlannedResource
 from pairedbus.policy.gate import run_gate
 from tests.iac.names import program_name
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _with_inputs(plan: Plan, name: str, **changes) -> Plan:

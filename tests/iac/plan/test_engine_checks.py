@@ -7,7 +7,6 @@ engine's URNs: the whole parent type chain, the root stack's type left out.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pulumi
@@ -19,8 +18,6 @@ from pulumi_azure_native import servicebus
 from pairedbus.cli import main
 from pairedbus.iac.plan.engine_checks import EngineLedger, EngineRefusal, Registration
 from pairedbus.iac.plan.render import render
-
-REPO = Path(__file__).resolve().parents[3]
 
 
 class Pair(pulumi.ComponentResource):
@@ -175,14 +172,6 @@ def test_the_ledger_replays_registrations_in_order() -> None:
     assert ledger.refusals() == [
         "Duplicate resource URN 'urn:pulumi:dev::shop::acme:index:Pair::a'; try giving it a unique name"
     ]
-
-
-@pytest.fixture
-def project_copy(tmp_path: Path) -> Path:
-    for name in ("Pulumi.yaml", "__main__.py"):
-        shutil.copy(REPO / name, tmp_path / name)
-    shutil.copytree(REPO / "stacks", tmp_path / "stacks")
-    return tmp_path
 
 
 def test_plan_stops_on_a_duplicate_urn_like_on_any_user_error(project_copy: Path, capsys) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -14,16 +13,7 @@ from pairedbus.cli import main
 from pairedbus.iac.plan import PulumiProject, render_stack
 from pairedbus.plans.model import Plan
 
-REPO = Path(__file__).resolve().parents[3]
-
-
-@pytest.fixture
-def project_copy(tmp_path: Path) -> Path:
-    """The repository's Pulumi project, copied so a test can edit its stacks."""
-    for name in ("Pulumi.yaml", "__main__.py"):
-        shutil.copy(REPO / name, tmp_path / name)
-    shutil.copytree(REPO / "stacks", tmp_path / "stacks")
-    return tmp_path
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("stack", ["dev", "staging", "prod"])
