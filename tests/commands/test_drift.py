@@ -25,7 +25,7 @@ def listing(mocker):
         (["--secondary", "x.servicebus.windows.net:5671", "--primary-name", "contoso"], "--secondary: expected"),
         (
             ["--secondary", "x.servicebus.windows.net", "--primary-name", "contoso.servicebus.windows.net"],
-            "--primary-name: expected a namespace name (not an FQDN), got 'contoso.servicebus.windows.net'",
+            "--primary-name: expected a namespace name, not an FQDN (6-50 letters",
         ),
         (["--secondary", "x.servicebus.windows.net", "--primary-name", "1contoso"], "--primary-name: expected"),
         (

@@ -14,7 +14,7 @@ from azure.servicebus.exceptions import MessageLockLostError, ServiceBusCommunic
 
 from pairedbus.drill.consumers import COMPLETE_TRIES, Sabotage, _complete, consume
 from pairedbus.drill.ledger import Ledger
-from pairedbus.drill.scenario import DrillEntity, EntityKind
+from pairedbus.drill.scenario import DrillEntity, DrillEntityKind
 
 FQDN = "drill.servicebus.windows.net"
 
@@ -58,7 +58,7 @@ async def test_a_complete_that_a_retry_cannot_help_is_not_settled_at_once(error:
 
 async def _consume_until(ledger: Ledger, sabotage: Sabotage, expected_completes: int, world: Any) -> None:
     stop = asyncio.Event()
-    entity = DrillEntity("orders", EntityKind.QUEUE)
+    entity = DrillEntity("orders", DrillEntityKind.QUEUE)
     async with ServiceBusClient(FQDN, AzureNamedKeyCredential("test", "key")) as client:
         task = asyncio.create_task(consume(client, entity, None, ledger, sabotage, stop))
         queue = world.namespace(FQDN).queue("orders")

@@ -13,8 +13,8 @@ from pairedbus.policy.resources import (
     entity_name,
     is_backlog_queue,
     namespace_name,
-    plain,
     settings,
+    unproxied,
 )
 
 NAMESPACE = "azure-native:servicebus:Namespace"
@@ -24,7 +24,7 @@ BACKLOG = "pulumi-python:dynamic/pairedbus:BacklogQueue"
 DYNAMIC = "pulumi-python:dynamic:Resource"
 
 
-def test_plain_turns_unknowns_into_none_and_whole_doubles_into_ints() -> None:
+def test_unproxied_turns_unknowns_into_none_and_whole_doubles_into_ints() -> None:
     # The proxy pulumi-policy hands a policy during a preview: reading an unknown value raises.
     props = unknown_checking_proxy(
         {
@@ -37,7 +37,7 @@ def test_plain_turns_unknowns_into_none_and_whole_doubles_into_ints() -> None:
             "capacity": UNKNOWN_NUMBER_VALUE,
         }
     )
-    assert plain(props) == {
+    assert unproxied(props) == {
         "maxSizeInMegabytes": 81920,
         "ratio": 0.5,
         "sku": {"name": "Premium", "capacity": 2},
@@ -46,8 +46,8 @@ def test_plain_turns_unknowns_into_none_and_whole_doubles_into_ints() -> None:
         "ids": ["a", None, 3],
         "capacity": None,
     }
-    assert isinstance(plain(props)["maxSizeInMegabytes"], int)
-    assert plain("text") == "text" and plain(b"raw") == b"raw"
+    assert isinstance(unproxied(props)["maxSizeInMegabytes"], int)
+    assert unproxied("text") == "text" and unproxied(b"raw") == b"raw"
 
 
 def test_settings_leave_out_pulumis_own_inputs() -> None:
