@@ -39,7 +39,7 @@ from azure.servicebus._pyamqp._encode import encode_payload
 from azure.servicebus._pyamqp.types import TYPE, VALUE
 from azure.servicebus._pyamqp.utils import amqp_long_value
 from azure.servicebus._transport._pyamqp_transport import PyamqpTransport
-from azure.servicebus.amqp import AmqpAnnotatedMessage, AmqpMessageBodyType
+from azure.servicebus.amqp import AmqpAnnotatedMessage, AmqpMessageBodyType, AmqpMessageProperties
 
 if TYPE_CHECKING:
     from azure.servicebus.management import (
@@ -86,6 +86,7 @@ __all__ = [
     "PyamqpTransport",
     "add_to_batch",
     "amqp_long",
+    "amqp_properties",
     "annotated_message_parts",
     "bare_annotated_message",
     "batch_messages",
@@ -117,6 +118,10 @@ def is_retryable(exc: BaseException) -> bool:
 #: `message.raw_amqp_message` without the property's Python call (read on every healthy send):
 #: a C-level attribute getter of the SDK's private field.
 raw_amqp_message: Callable[[ServiceBusMessage], AmqpAnnotatedMessage] = operator.attrgetter("_raw_amqp_message")
+#: `message.raw_amqp_message.properties` in one C-level call: neither property's Python call.
+amqp_properties: Callable[[ServiceBusMessage], AmqpMessageProperties | None] = operator.attrgetter(
+    "_raw_amqp_message._properties"
+)
 
 
 def batch_messages(batch: ServiceBusMessageBatch) -> list[ServiceBusMessage]:

@@ -9,9 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from azure.core.credentials import AzureNamedKeyCredential
+from azure.core.exceptions import HttpResponseError
 
 from pairedbus import contract
 from pairedbus.sender import PairedNamespaceClient, SendAvailabilityOptions
+from pairedbus.testing.admin import AsyncServiceBusAdministrationClient
 
 if TYPE_CHECKING:
     from pairedbus.testing import ServiceBusWorld
@@ -58,6 +60,16 @@ class PingGate:
         self._opened.put_nowait(None)
         for _ in range(50):
             await asyncio.sleep(0)
+
+
+@pytest.fixture
+def metadata_unreadable(monkeypatch):
+    """The credential may send but not read entities (no Manage right): every metadata read fails."""
+
+    async def refuse(self, queue_name, **kwargs):
+        raise HttpResponseError(message="Unauthorized: Manage claim required")
+
+    monkeypatch.setattr(AsyncServiceBusAdministrationClient, "get_queue", refuse)
 
 
 @pytest.fixture

@@ -132,3 +132,23 @@ def test_removals_count_each_queue_taken_out_once_while_it_is_out():
     rotation.take_out(QUEUES[1])
     rotation.take_out(QUEUES[2])
     assert rotation.removals == 4
+
+
+async def test_with_no_backlog_queue_at_all_a_failed_over_send_says_none_was_tried_and_how_many_are_out(
+    world, make_client
+):
+    from azure.servicebus import ServiceBusMessage
+    from azure.servicebus.exceptions import ServiceBusCommunicationError
+
+    from pairedbus.sender.errors import NoBacklogQueueError
+
+    from .conftest import BACKLOG, PRIMARY, QUEUE, SECONDARY
+
+    for name in BACKLOG:
+        world.namespace(SECONDARY).delete(name)
+    world.fail(PRIMARY, QUEUE, ServiceBusCommunicationError)
+    async with make_client(failover_interval=0) as client:
+        with pytest.raises(NoBacklogQueueError) as caught:
+            await client.get_queue_sender(QUEUE).send_messages(ServiceBusMessage(b"nowhere"))
+    assert str(caught.value) == "no backlog queue could take the message (none tried; 4 out of the rotation)"
+    assert caught.value.failures == []

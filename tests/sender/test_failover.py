@@ -99,3 +99,22 @@ async def test_a_ping_is_bounded_by_the_operation_timeout_not_the_ping_interval(
             await __import__("asyncio").sleep(0.01)
         assert not sender.switched
         assert client.stats.pings_sent == 1 and client.stats.pings_failed == 0
+
+
+async def test_a_failover_closed_while_a_send_was_in_flight_switches_without_starting_pings():
+    # The client closes its failovers last; a send already awaiting the primary may still fail
+    # after that, and must not leave a ping task behind that nobody cancels.
+    from datetime import timedelta
+
+    from pairedbus.sender.failover import EntityFailover, EntityKind, FailoverStats
+    from pairedbus.sender.failover_clock import FailoverClock
+
+    async def never(*args):
+        raise AssertionError("no ping after close")
+
+    failover = EntityFailover(
+        QUEUE, EntityKind.QUEUE, FailoverClock(timedelta(0)), FailoverStats(), ping=never, ping_interval=1, sleep=never
+    )
+    await failover.close()
+    assert failover.failed(ServiceBusCommunicationError(message="down")) is True
+    assert failover.switched is True and failover.ping_task is None

@@ -34,3 +34,15 @@ def test_different_session_id_and_partition_key_are_refused():
 def test_only_service_bus_messages_are_accepted():
     with pytest.raises(TypeError, match="ServiceBusMessage"):
         prepare({"body": "x"})  # type: ignore[arg-type]
+
+
+def test_the_healthy_paths_property_read_is_the_sdks_public_one():
+    # `send_messages` reads a message's AMQP properties through `sdk.amqp_properties` (a private
+    # field, for speed): it must be what the public `raw_amqp_message.properties` gives.
+    from pairedbus import sdk
+
+    message = ServiceBusMessage(b"a", message_id="m-1", session_id="s-1")
+    assert sdk.amqp_properties(message) is message.raw_amqp_message.properties
+    assert (sdk.amqp_properties(message).message_id, sdk.amqp_properties(message).group_id) == ("m-1", "s-1")
+    message.raw_amqp_message.properties = None
+    assert sdk.amqp_properties(message) is None

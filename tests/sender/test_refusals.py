@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from azure.core.exceptions import HttpResponseError
 from azure.servicebus import ServiceBusMessage
 from azure.servicebus.exceptions import ServiceBusCommunicationError, ServiceBusError
 
@@ -21,16 +20,6 @@ REFUSAL = (
     "The SessionId was not set on a message, and it cannot be sent to the entity. Entities that have session "
     "support enabled can only receive messages that have the SessionId set to a valid value."
 )
-
-
-@pytest.fixture
-def metadata_unreadable(monkeypatch):
-    """The credential may send but not read entities (no Manage right): every metadata read fails."""
-
-    async def refuse(self, queue_name, **kwargs):
-        raise HttpResponseError(message="Unauthorized: Manage claim required")
-
-    monkeypatch.setattr(AsyncServiceBusAdministrationClient, "get_queue", refuse)
 
 
 @pytest.fixture

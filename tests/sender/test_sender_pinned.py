@@ -9,11 +9,13 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from azure.servicebus import ServiceBusMessage
 from azure.servicebus.exceptions import (
+    MessagingEntityNotFoundError,
     OperationTimeoutError,
     ServiceBusCommunicationError,
     ServiceBusServerBusyError,
 )
 
+from pairedbus import contract
 from pairedbus.sender.errors import NoBacklogQueueError, SessionRequiredError
 from pairedbus.testing import sender as fake_sender
 
@@ -279,3 +281,135 @@ async def test_a_ping_answer_sets_whether_the_entity_exists(world, make_client, 
         world.heal(PRIMARY, "doomed")
         await gate.release()
         assert (await client.entity_facts("doomed")).exists is False
+
+
+# --- pinned by the second mutation-testing session (docs/mutation.md) -----------------------------
+
+
+async def test_switched_is_false_not_merely_falsy_before_an_outage_and_after_the_return(world, make_client, gate):
+    async with make_client(failover_interval=0) as client:
+        sender = client.get_queue_sender(QUEUE)
+        assert sender.switched is False
+        world.fail(PRIMARY, QUEUE, ServiceBusCommunicationError)
+        await sender.send_messages(ServiceBusMessage(b"parked"))
+        assert sender.switched is True
+        world.heal(PRIMARY, QUEUE)
+        await gate.release()
+        assert sender.switched is False
+
+
+async def test_an_entity_the_primary_says_is_missing_is_known_missing(world, make_client):
+    world.namespace(PRIMARY).create_queue("doomed")
+    async with make_client(failover_interval=0) as client:
+        sender = client.get_queue_sender("doomed")
+        assert (await client.entity_facts("doomed")).exists is True  # from its metadata
+        world.namespace(PRIMARY).delete("doomed")
+        with pytest.raises(MessagingEntityNotFoundError):
+            await sender.send_messages(ServiceBusMessage(b"to nowhere"))
+        assert (await client.entity_facts("doomed")).exists is False
+        assert not sender.switched and client.stats.failovers == 0
+
+
+async def test_a_refusal_of_a_missing_entity_while_switched_names_the_entity(world, make_client):
+    async with make_client(failover_interval=0) as client:
+        sender = client.get_queue_sender(QUEUE)
+        world.fail(PRIMARY, QUEUE, ServiceBusCommunicationError)
+        await sender.send_messages(ServiceBusMessage(b"parked"))
+        sender._failover.facts.exists = False  # as a ping "not found" would have learned
+        with pytest.raises(MessagingEntityNotFoundError, match="entity 'orders' does not exist in the primary"):
+            await sender.send_messages(ServiceBusMessage(b"refused"))
+        assert client.stats.refused_while_switched == 1
+    assert len(parked(world)) == 1
+
+
+async def test_a_plain_send_after_a_session_send_still_teaches_that_no_sessions_are_required(
+    world, make_client, metadata_unreadable
+):
+    async with make_client() as client:
+        sender = client.get_queue_sender(QUEUE)
+        assert (await client.entity_facts(QUEUE)).requires_session is None  # metadata unreadable
+        await sender.send_messages(ServiceBusMessage(b"with a session", session_id="s-1"))
+        assert (await client.entity_facts(QUEUE)).requires_session is None  # a plain queue takes it too
+        await sender.send_messages(ServiceBusMessage(b"without"))
+        assert (await client.entity_facts(QUEUE)).requires_session is False
+
+
+def _ping_recorder(monkeypatch):
+    """Record each message the primary's fake sender is asked to send from now on."""
+    sent = []
+    original = fake_sender.ServiceBusSender.send_messages
+
+    async def recording(self, message, **kwargs):
+        sent.append(message)
+        return await original(self, message, **kwargs)
+
+    monkeypatch.setattr(fake_sender.ServiceBusSender, "send_messages", recording)
+    return sent
+
+
+@pytest.mark.parametrize("how", ["batch", "list", "schedule"])
+async def test_after_session_messages_in_a_batch_list_or_schedule_pings_carry_a_session_id(
+    world, make_client, gate, monkeypatch, how
+):
+    async with make_client(failover_interval=0) as client:
+        sender = client.get_queue_sender(QUEUE)
+        assert (await client.entity_facts(QUEUE)).requires_session is False  # the pings' session is from the sends
+        if how == "batch":
+            batch = await sender.create_message_batch()
+            batch.add_message(ServiceBusMessage(b"in a session", session_id="s-1"))
+            await sender.send_messages(batch)
+        elif how == "list":
+            await sender.send_messages([ServiceBusMessage(b"in a session", session_id="s-1")])
+        else:
+            later = datetime.now(UTC) + timedelta(hours=1)
+            await sender.schedule_messages(ServiceBusMessage(b"in a session", session_id="s-1"), later)
+        world.fail(PRIMARY, QUEUE, ServiceBusCommunicationError)
+        await sender.send_messages(ServiceBusMessage(b"parked"))  # no session id: not what sets the pings' one
+        pings = _ping_recorder(monkeypatch)
+        world.heal(PRIMARY, QUEUE)
+        await gate.release()
+        assert not sender.switched
+    [ping] = pings
+    assert ping.session_id and ping.content_type == "application/vnd.ms-servicebus-ping"
+
+
+async def test_a_batch_whose_message_lost_its_id_after_being_added_is_sent_with_a_fresh_one(world, make_client):
+    from azure.servicebus import ServiceBusMessageBatch
+
+    async with make_client() as client:
+        batch = ServiceBusMessageBatch(max_size_in_bytes=contract.MAX_MESSAGE_SIZE_BYTES)
+        message = ServiceBusMessage(b"x", message_id="given")
+        batch.add_message(message)
+        message.message_id = None  # after it was encoded into the batch
+        await client.get_queue_sender(QUEUE).send_messages(batch)
+    [received] = world.namespace(PRIMARY).queue(QUEUE).active_messages()
+    assert message.message_id not in (None, "given")
+    assert received.message_id == message.message_id
+
+
+async def test_a_message_without_amqp_properties_gets_an_id(world, make_client):
+    async with make_client() as client:
+        message = ServiceBusMessage(b"bare")
+        message.raw_amqp_message.properties = None
+        await client.get_queue_sender(QUEUE).send_messages(message)
+    [received] = world.namespace(PRIMARY).queue(QUEUE).active_messages()
+    assert message.message_id and received.message_id == message.message_id
+
+
+async def test_closing_a_sender_leaves_a_primary_link_of_a_replaced_connection_alone(world, make_client, monkeypatch):
+    closed = []
+    original = fake_sender.ServiceBusSender.close
+
+    async def counting(self):
+        closed.append(self._entity_name)
+        await original(self)
+
+    async with make_client() as client:
+        sender = client.get_queue_sender(QUEUE)
+        await sender.send_messages(ServiceBusMessage(b"x"))  # its primary link, on generation 0
+        connections = client.connections
+        connections.generations["primary"] += 1  # as `_replace` does: the old connection's links went with it
+        connections.primary_generation = connections.generations["primary"]
+        monkeypatch.setattr(fake_sender.ServiceBusSender, "close", counting)
+        await sender.close()
+        assert closed == []

@@ -41,7 +41,7 @@ from azure.servicebus.exceptions import MessageSizeExceededError
 from pairedbus import contract, sdk
 from pairedbus.pairing.aliasing import parked_copy
 from pairedbus.pairing.connections import PRIMARY
-from pairedbus.sdk import raw_amqp_message
+from pairedbus.sdk import amqp_properties
 from pairedbus.sender.backlog import Backlog
 from pairedbus.sender.connections import PairedConnections
 from pairedbus.sender.failover import EntityFailover, EntityKind, FailoverStats
@@ -135,7 +135,7 @@ class PairedSender:
         failover = self._failover
         if isinstance(message, ServiceBusMessage):
             # The common case in two attribute reads: an id and no session id (see `prepare`).
-            properties = raw_amqp_message(message).properties
+            properties = amqp_properties(message)
             if properties is None or properties.message_id is None or properties.group_id is not None:
                 if prepare(message):
                     failover.sends_sessions = True
