@@ -144,6 +144,13 @@ class InFlightBudget:
             raise RuntimeError("released more in-flight slots than were acquired")
         self._serve()
 
+    def expect_message_size(self, nbytes: float) -> None:
+        """What the listing says a backlog message weighs (its queue's bytes over its depth): the
+        typical size until a receive has measured one, so the first receives of a deep queue of
+        large messages already keep the byte bound."""
+        if not self._typical_size and nbytes > 0:
+            self._typical_size = float(nbytes)
+
     async def received(self, granted: int, count: int, nbytes: int = 0) -> None:
         """A receive that was granted `granted` slots got `count` messages of `nbytes` bytes in
         all: keep those, free the rest."""

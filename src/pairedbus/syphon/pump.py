@@ -41,6 +41,7 @@ from pairedbus.syphon.in_flight import Hold, InFlightBudget
 from pairedbus.syphon.key_order import KeyOrder
 from pairedbus.syphon.lock_keeper import LockKeeper
 from pairedbus.syphon.options import SyphonOptions
+from pairedbus.syphon.receive_plan import ReceivePlan
 from pairedbus.syphon.stats import SyphonStats
 
 log = logging.getLogger("pairedbus.syphon")
@@ -123,9 +124,15 @@ class KeysBackingOff:
 
 
 class BacklogPump:
-    def __init__(self, ctx: SyphonContext, queue: str) -> None:
+    def __init__(self, ctx: SyphonContext, queue: str, *, depth: int = 0, size_in_bytes: int = 0) -> None:
+        """`depth` and `size_in_bytes`: what the listing reported for the queue (0: unknown), so
+        a queue with work starts at full size (`ReceivePlan`) and its first receives already keep
+        the byte bound."""
         self._ctx = ctx
         self.queue = queue
+        self._plan = ReceivePlan(depth)
+        if depth > 0 and size_in_bytes > 0:
+            ctx.budget.expect_message_size(size_in_bytes / depth)
         self._order = KeyOrder()
         #: Keyed sends failed in a row per destination, whichever their keys (reset by a success).
         self._failed_in_a_row: dict[str, int] = {}
@@ -141,10 +148,12 @@ class BacklogPump:
         """Serve the queue until `halt` is set (or, with `until_empty`, until a receive waited
         `wait` seconds for nothing); returns once every batch received is settled or left.
 
-        While the queue is busy (a receive came back full) the pump opens more receivers on it,
-        up to `receivers_per_queue`: a receive holds its grant for a round trip, so with one
-        receiver the slots freed meanwhile sit idle until it returns. An extra receiver stops as
-        soon as one of its receives comes back short."""
+        A queue listed with work starts with the receivers its depth warrants (`ReceivePlan`), up
+        to `receivers_per_queue`, each receive sized to its share of the depth: a receive holds its
+        grant for a round trip, so with one receiver the slots freed meanwhile sit idle until it
+        returns. Without a listed depth the pump starts with a probe and opens more receivers while
+        its receives come back full. An extra receiver stops as soon as the queue is no longer busy
+        (a short receive, or the listed depth received)."""
         self._halt = halt
         try:
             async with asyncio.TaskGroup() as receivers:
@@ -161,12 +170,22 @@ class BacklogPump:
         Counted in `_open_receivers` by whoever starts it, so two cannot start for one slot."""
         ctx = self._ctx
         budget = ctx.budget
+        plan = self._plan
+        batch_size, most = ctx.options.receive_batch_size, ctx.options.receivers_per_queue
+        if not extra:
+            # A queue listed with work: its receivers start together, not one per full receive.
+            for _ in range(plan.receivers(batch_size=batch_size, most=most) - 1 if plan.starts_busy else 0):
+                self._open_receivers += 1
+                receivers.create_task(
+                    self._receive_loop(receivers, wait=wait, halt=halt, until_empty=until_empty, extra=True)
+                )
         receiver = ctx.secondary.get_queue_receiver(self.queue, prefetch_count=0)
-        busy = extra
+        busy = extra or plan.starts_busy
         try:
             async with asyncio.TaskGroup() as batches:
                 while not halt.is_set():
-                    granted = await budget.acquire(budget.ask(busy=busy, limit=ctx.options.receive_batch_size))
+                    limit = plan.receive_size(batch_size=batch_size, receivers=self._open_receivers)
+                    granted = await budget.acquire(budget.ask(busy=busy, limit=limit))
                     try:
                         # An extra receiver exists while the queue is busy: it never long-polls.
                         received = await self._receive(
@@ -178,7 +197,10 @@ class BacklogPump:
                     count = 0 if isinstance(received, ReceiveEnd) else len(received)
                     nbytes = _body_bytes(received) if count else 0
                     await budget.received(granted, count, nbytes)
-                    busy = count >= granted
+                    if not isinstance(received, ReceiveEnd) or received is ReceiveEnd.EMPTY:
+                        busy = plan.received(count, granted)
+                    else:
+                        busy = False
                     match received:
                         case ReceiveEnd.GONE:
                             return
@@ -193,7 +215,7 @@ class BacklogPump:
                             batches.create_task(self._handle(receiver, messages, nbytes))
                             if extra and not busy:
                                 return
-                            if busy and self._open_receivers < ctx.options.receivers_per_queue:
+                            if busy and self._open_receivers < plan.receivers(batch_size=batch_size, most=most):
                                 self._open_receivers += 1
                                 receivers.create_task(
                                     self._receive_loop(

@@ -86,6 +86,8 @@ class Syphon:
         self._destinations: Destinations | None = None
         self._primary_admin: Any = None
         self._context: SyphonContext | None = None
+        #: Bytes of each backlog queue at the last listing (its depth is in the stats).
+        self._sizes: dict[str, int] = {}
 
     # --- lifecycle -----------------------------------------------------------------------
 
@@ -189,7 +191,7 @@ class Syphon:
                 queues = await self.list_backlog_queues()
                 async with asyncio.TaskGroup() as pumps:
                     for queue in queues:
-                        pump = BacklogPump(ctx, queue)
+                        pump = self._pump(ctx, queue)
                         pumps.create_task(
                             pump.run(wait=self.options.drain_wait.total_seconds(), halt=halt, until_empty=True)
                         )
@@ -229,7 +231,7 @@ class Syphon:
                         running = pumps.get(queue)
                         if running is None or running.done():
                             pumps[queue] = group.create_task(
-                                BacklogPump(ctx, queue).run(wait=wait, halt=halt, until_empty=False)
+                                self._pump(ctx, queue).run(wait=wait, halt=halt, until_empty=False)
                             )
                     await _first_of(halt, [t for t in pumps.values() if not t.done()], seconds=delay)
 
@@ -245,6 +247,7 @@ class Syphon:
         """This primary's backlog queues in the secondary (by index), recording their depths."""
         found: list[tuple[int, str]] = []
         depth: dict[str, int] = {}
+        sizes: dict[str, int] = {}
         if self._directory is None:
             raise RuntimeError("use the Syphon as an async context manager: async with Syphon(...) as syphon")
         async with asyncio.timeout(self.options.operation_timeout.total_seconds()):
@@ -255,7 +258,9 @@ class Syphon:
                 continue
             found.append((parsed[1], queue.name))
             depth[queue.name] = queue.active_messages
+            sizes[queue.name] = queue.size_in_bytes
         self._stats.backlog_depth = depth
+        self._sizes = sizes
         self._stats.listed = True
         self._stats.note_reachable()
         return [name for _, name in sorted(found)]
@@ -275,6 +280,12 @@ class Syphon:
         return bool(entity.enable_partitioning and entity.requires_duplicate_detection)
 
     # --- helpers -------------------------------------------------------------------------
+
+    def _pump(self, ctx: SyphonContext, queue: str) -> BacklogPump:
+        """A pump for `queue`, told what the last listing saw in it (it starts at full size)."""
+        return BacklogPump(
+            ctx, queue, depth=self._stats.backlog_depth.get(queue, 0), size_in_bytes=self._sizes.get(queue, 0)
+        )
 
     def _require_open(self) -> SyphonContext:
         if self._context is None:
