@@ -144,6 +144,11 @@ class BacklogPump:
         self._open_receivers = 0
         ctx.budget.join()  # left when run() ends
 
+    @property
+    def plan(self) -> ReceivePlan:
+        """What the pump expected of its queue and what its receives found (read by `drain()`)."""
+        return self._plan
+
     async def run(self, *, wait: float, halt: asyncio.Event, until_empty: bool) -> None:
         """Serve the queue until `halt` is set (or, with `until_empty`, until a receive waited
         `wait` seconds for nothing); returns once every batch received is settled or left.

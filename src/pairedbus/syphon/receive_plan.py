@@ -22,11 +22,24 @@ class ReceivePlan:
     """What one pump expects its queue still holds (the listed depth less what it received since),
     and the receives and receivers that follow from it."""
 
-    __slots__ = ("expected",)
+    __slots__ = ("expected", "found_empty", "listed_received", "received_count")
 
     def __init__(self, depth: int = 0) -> None:
         #: Messages the listing reported and no receive has brought yet (0: nothing known).
         self.expected = max(0, depth)
+        #: Messages every receive of the pump brought, in all.
+        self.received_count = 0
+        #: Whether receives brought at least the listed depth (an empty receive while some were
+        #: still expected means they are held elsewhere: not received).
+        self.listed_received = self.expected == 0
+        #: Whether a receive found the queue empty after the listed depth was received.
+        self.found_empty = False
+
+    @property
+    def emptied(self) -> bool:
+        """The pump received at least what was listed, then found its queue empty: what `drain()`
+        needs to end without listing the queues again (with every message settled)."""
+        return self.listed_received and self.found_empty
 
     @property
     def starts_busy(self) -> bool:
@@ -57,9 +70,12 @@ class ReceivePlan:
         locked by another receiver count as active): nothing more is expected. Without a listed
         depth, busy when the receive came back full (the ramp)."""
         if not count:
+            self.found_empty = self.listed_received
             self.expected = 0
             return False
+        self.received_count += count
         if self.expected:
             self.expected = max(0, self.expected - count)
+            self.listed_received = not self.expected
             return self.expected > 0
         return count >= granted

@@ -180,7 +180,13 @@ class Syphon:
 
     async def drain(self) -> SyphonStats:
         """Move everything parked now; returns once every backlog queue is empty (a message left
-        locked while its destination backs off is waited for, so an outage makes this wait)."""
+        locked while its destination backs off is waited for, so an outage makes this wait).
+
+        Each round lists the queues and drains them; the next listing checks they are empty. A
+        round that saw for itself that they are needs no such listing: every pump received at
+        least its queue's listed depth and then found the queue empty, and every message received
+        was settled, with no failure and nothing left locked (a listed message another receiver
+        holds, or one whose settlement failed, would show as one of these)."""
         ctx = self._require_open()
 
         async def rounds(halt: asyncio.Event) -> None:
@@ -189,13 +195,19 @@ class Syphon:
                     await halt.wait()  # the close/fault rule is deciding; nothing to receive with
                     return
                 queues = await self.list_backlog_queues()
-                async with asyncio.TaskGroup() as pumps:
-                    for queue in queues:
-                        pump = self._pump(ctx, queue)
-                        pumps.create_task(
+                before = self._settled_and_failed()
+                pumps = [self._pump(ctx, queue) for queue in queues]
+                async with asyncio.TaskGroup() as running:
+                    for pump in pumps:
+                        running.create_task(
                             pump.run(wait=self.options.drain_wait.total_seconds(), halt=halt, until_empty=True)
                         )
                 await ctx.budget.idle()
+                settled, failed = (now - then for now, then in zip(self._settled_and_failed(), before, strict=True))
+                received = sum(pump.plan.received_count for pump in pumps)
+                if all(pump.plan.emptied for pump in pumps) and settled == received and not failed:
+                    self._stats.backlog_depth = dict.fromkeys(queues, 0)  # what the round saw for itself
+                    return
                 if not any(self._stats.backlog_depth.get(q, 0) for q in await self.list_backlog_queues()):
                     return
 
@@ -280,6 +292,15 @@ class Syphon:
         return bool(entity.enable_partitioning and entity.requires_duplicate_detection)
 
     # --- helpers -------------------------------------------------------------------------
+
+    def _settled_and_failed(self) -> tuple[int, int]:
+        """Backlog messages settled so far (moved, dead-lettered, pings dropped), and failures so
+        far (errors of any kind, messages left locked)."""
+        stats = self._stats
+        return (
+            stats.moved + stats.dead_lettered + stats.dropped_pings,
+            sum(stats.errors.values()) + stats.left_locked,
+        )
 
     def _pump(self, ctx: SyphonContext, queue: str) -> BacklogPump:
         """A pump for `queue`, told what the last listing saw in it (it starts at full size)."""
