@@ -66,3 +66,33 @@ def test_an_empty_receive_means_the_listing_was_stale() -> None:
     assert plan.received(0, 400) is False
     assert plan.expected == 0
     assert not plan.starts_busy
+
+
+def test_a_queue_counts_as_emptied_once_its_listed_depth_arrived_and_a_receive_then_found_nothing() -> None:
+    plan = ReceivePlan(30)
+
+    assert plan.received(20, 30) is True
+    assert not plan.emptied
+    assert plan.received(10, 10) is False
+    assert not plan.emptied  # everything listed arrived, but nobody has looked since
+    assert plan.received(0, 16) is False
+    assert plan.emptied
+    assert plan.received_count == 30
+
+
+def test_a_queue_whose_listed_messages_never_came_is_not_emptied() -> None:
+    plan = ReceivePlan(3)  # one of them is locked by another receiver
+
+    plan.received(2, 3)
+    plan.received(0, 1)
+
+    assert not plan.emptied
+    assert plan.received_count == 2
+
+
+def test_a_queue_listed_empty_is_emptied_by_its_first_empty_receive() -> None:
+    plan = ReceivePlan(0)
+
+    assert not plan.emptied
+    plan.received(0, 16)
+    assert plan.emptied

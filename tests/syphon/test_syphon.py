@@ -337,3 +337,27 @@ async def test_a_listed_message_held_by_another_receiver_keeps_the_drain_listing
 
     assert stats.moved == 3 and len(orders.active_messages()) == 3
     assert stats.backlog_depth == {names[0]: 0}
+
+
+async def test_destinations_listed_up_front_are_not_read_one_by_one_before_their_first_send(
+    world: ServiceBusWorld, mocker
+) -> None:
+    from azure.servicebus.aio.management import ServiceBusAdministrationClient
+
+    create_backlog_queues(world, 1)
+    keyed = world.namespace(PRIMARY).create_queue("keyed", enable_partitioning=True, requires_duplicate_detection=True)
+    plain = world.namespace(PRIMARY).create_queue("plain")
+    await park("keyed", *(ServiceBusMessage(b"k", message_id=f"k-{i}") for i in range(10)))
+    await park("plain", *(ServiceBusMessage(b"p", message_id=f"p-{i}") for i in range(10)))
+    read_one = mocker.spy(ServiceBusAdministrationClient, "get_queue")
+    sent = mocker.spy(aio_client.ServiceBusSender, "send_messages")
+
+    async with make_syphon(world) as syphon:
+        stats = await syphon.drain()
+
+    assert read_one.call_count == 0  # both were known from the primary's listing
+    assert stats.moved == 20 and len(keyed.active_messages()) == len(plain.active_messages()) == 10
+    # The partitioned destination with duplicate detection got batches of one message id each (the
+    # listing said so): 10 sends for it; the plain one: one send of all ten; no send was refused.
+    assert sent.call_count == 11
+    assert sum(stats.errors.values()) == 0

@@ -190,6 +190,14 @@ class Syphon:
         ctx = self._require_open()
 
         async def rounds(halt: asyncio.Event) -> None:
+            describing = asyncio.ensure_future(self._describe_destinations())
+            try:
+                await drain_rounds(halt)
+            finally:
+                describing.cancel()
+                await asyncio.gather(describing, return_exceptions=True)
+
+        async def drain_rounds(halt: asyncio.Event) -> None:
             while not halt.is_set():
                 if not self._pair.both_up:
                     await halt.wait()  # the close/fault rule is deciding; nothing to receive with
@@ -230,6 +238,7 @@ class Syphon:
                 self.options.backoff_initial.total_seconds(), self.options.relist_interval.total_seconds()
             )
             async with asyncio.TaskGroup() as group:
+                describing = group.create_task(self._describe_destinations())
                 while not halt.is_set():
                     delay = self.options.relist_interval.total_seconds()
                     try:
@@ -246,6 +255,7 @@ class Syphon:
                                 self._pump(ctx, queue).run(wait=wait, halt=halt, until_empty=False)
                             )
                     await _first_of(halt, [t for t in pumps.values() if not t.done()], seconds=delay)
+                describing.cancel()
 
         async def until_stopped(halt: asyncio.Event) -> None:
             await stop.wait()
@@ -276,6 +286,25 @@ class Syphon:
         self._stats.listed = True
         self._stats.note_reachable()
         return [name for _, name in sorted(found)]
+
+    async def _describe_destinations(self) -> None:
+        """Read every queue and topic of the primary (one listing each, beside the backlog's), so
+        the first send to a destination does not wait for a read of its properties. A destination
+        not listed (or a listing that failed) is read on its first send, as before."""
+        if self._primary_admin is None or self._destinations is None:
+            return
+        destinations = self._destinations
+
+        async def learn(listing: Any) -> None:
+            async for entity in listing:
+                keyed = bool(entity.enable_partitioning and entity.requires_duplicate_detection)
+                destinations.know(entity.name, keyed_by_message_id=keyed)
+
+        try:
+            async with asyncio.timeout(self.options.operation_timeout.total_seconds()):
+                await asyncio.gather(learn(self._primary_admin.list_queues()), learn(self._primary_admin.list_topics()))
+        except Exception as exc:  # only a head start: whatever failed, the first send reads its destination
+            log.info("cannot list the primary's entities; each is read on its first send", extra={"error": repr(exc)})
 
     async def _keyed_by_message_id(self, destination: str) -> bool | None:
         """Whether the destination is partitioned with duplicate detection, so that the message id
