@@ -361,3 +361,27 @@ async def test_destinations_listed_up_front_are_not_read_one_by_one_before_their
     # listing said so): 10 sends for it; the plain one: one send of all ten; no send was refused.
     assert sent.call_count == 11
     assert sum(stats.errors.values()) == 0
+
+
+async def test_a_failed_listing_of_the_primary_leaves_each_destination_read_on_its_first_send(
+    world: ServiceBusWorld, mocker
+) -> None:
+    from azure.core.exceptions import HttpResponseError
+    from azure.servicebus.aio.management import ServiceBusAdministrationClient
+
+    create_backlog_queues(world, 1)
+    keyed = world.namespace(PRIMARY).create_queue("keyed", enable_partitioning=True, requires_duplicate_detection=True)
+    await park("keyed", *(ServiceBusMessage(b"k", message_id=f"k-{i}") for i in range(10)))
+
+    def refused(self: Any, **kwargs: Any) -> Any:
+        raise HttpResponseError(message="Unauthorized")
+
+    mocker.patch.object(ServiceBusAdministrationClient, "list_queues", refused)
+    read_one = mocker.spy(ServiceBusAdministrationClient, "get_queue")
+
+    async with make_syphon(world) as syphon:
+        stats = await syphon.drain()
+
+    assert read_one.call_count == 1
+    assert stats.moved == 10 and len(keyed.active_messages()) == 10
+    assert sum(stats.errors.values()) == 0  # its batches were keyed by message id from the start
