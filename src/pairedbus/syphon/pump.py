@@ -163,9 +163,22 @@ class BacklogPump:
         try:
             async with asyncio.TaskGroup() as receivers:
                 self._open_receivers += 1
+                if self._plan.starts_busy:  # a queue listed with work: its receivers start together
+                    self._add_receivers(receivers, self._warranted(), wait=wait, halt=halt, until_empty=until_empty)
                 await self._receive_loop(receivers, wait=wait, halt=halt, until_empty=until_empty, extra=False)
         finally:
             self._ctx.budget.leave()
+
+    def _warranted(self) -> int:
+        """Receivers the queue warrants now (`ReceivePlan.receivers`)."""
+        options = self._ctx.options
+        return self._plan.receivers(batch_size=options.receive_batch_size, most=options.receivers_per_queue)
+
+    def _add_receivers(self, receivers: asyncio.TaskGroup, upto: int, **loop: Any) -> None:
+        """Open extra receivers until `upto` are open."""
+        while self._open_receivers < upto:
+            self._open_receivers += 1
+            receivers.create_task(self._receive_loop(receivers, **loop, extra=True))
 
     async def _receive_loop(
         self, receivers: asyncio.TaskGroup, *, wait: float, halt: asyncio.Event, until_empty: bool, extra: bool
@@ -176,20 +189,12 @@ class BacklogPump:
         ctx = self._ctx
         budget = ctx.budget
         plan = self._plan
-        batch_size, most = ctx.options.receive_batch_size, ctx.options.receivers_per_queue
-        if not extra:
-            # A queue listed with work: its receivers start together, not one per full receive.
-            for _ in range(plan.receivers(batch_size=batch_size, most=most) - 1 if plan.starts_busy else 0):
-                self._open_receivers += 1
-                receivers.create_task(
-                    self._receive_loop(receivers, wait=wait, halt=halt, until_empty=until_empty, extra=True)
-                )
         receiver = ctx.secondary.get_queue_receiver(self.queue, prefetch_count=0)
         busy = extra or plan.starts_busy
         try:
             async with asyncio.TaskGroup() as batches:
                 while not halt.is_set():
-                    limit = plan.receive_size(batch_size=batch_size, receivers=self._open_receivers)
+                    limit = plan.receive_size(batch_size=ctx.options.receive_batch_size, receivers=self._open_receivers)
                     granted = await budget.acquire(budget.ask(busy=busy, limit=limit))
                     try:
                         # An extra receiver exists while the queue is busy: it never long-polls.
@@ -220,13 +225,9 @@ class BacklogPump:
                             batches.create_task(self._handle(receiver, messages, nbytes))
                             if extra and not busy:
                                 return
-                            if busy and self._open_receivers < plan.receivers(batch_size=batch_size, most=most):
-                                self._open_receivers += 1
-                                receivers.create_task(
-                                    self._receive_loop(
-                                        receivers, wait=wait, halt=halt, until_empty=until_empty, extra=True
-                                    )
-                                )
+                            if busy:  # one more receiver per full receive, up to what the queue warrants
+                                upto = min(self._open_receivers + 1, self._warranted())
+                                self._add_receivers(receivers, upto, wait=wait, halt=halt, until_empty=until_empty)
         finally:
             self._open_receivers -= 1
             try:
