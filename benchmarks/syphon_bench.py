@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
@@ -464,15 +465,13 @@ def footer(table: dict[Cell, dict[str, Result]], latency: float) -> list[str]:
         for cell in steady:
             most = ceiling(cell.size, latency, LINK if cell.link else None)
             parts = [
-                f"{name} {r.steady:,.0f} msg/s = {r.steady / most:.0%}"
+                f"{name} {r.steady:,.0f} msg/s = {r.steady / most:.0%} ({r.cpu_us:.0f} µs CPU/msg)"
                 for name, r in table[cell].items()
                 if r.count == cell.count
             ]
-            cpu = table[cell].get("syphon")
             lines.append(
                 f"  {cell.queues:>2} queues, {cell.count:,} x {_size_label(cell.size)}, ceiling {most:,.0f} msg/s: "
                 + "; ".join(parts)
-                + (f"; syphon CPU {cpu.cpu_us:.0f} µs/msg" if cpu else "")
             )
     return lines
 
@@ -526,7 +525,7 @@ def main(argv: list[str] | None = None) -> dict[Cell, dict[str, Result]]:
         flush=True,
     )
     table: dict[Cell, dict[str, Result]] = {}
-    started = time.perf_counter()
+    started, load = time.perf_counter(), os.getloadavg()[0]
     for line in header(args.movers):
         print(line, flush=True)
     with mock_servicebus() as world:
@@ -537,7 +536,10 @@ def main(argv: list[str] | None = None) -> dict[Cell, dict[str, Result]]:
             print(row(cell, table[cell]), flush=True)
     for line in footer(table, args.latency):
         print(line)
-    print(f"measured in {time.perf_counter() - started:.0f} s")
+    print(
+        f"measured in {time.perf_counter() - started:.0f} s; load average {load:.1f} before, "
+        f"{os.getloadavg()[0]:.1f} after, on {os.cpu_count()} cores (more than the mover's 1: a busy machine)"
+    )
     if not args.no_hop_cpu:
         for label, us in hop_cpu().items():
             print(f"CPU per hop, real encoding, 256 B ({label}): {us:.1f} µs")

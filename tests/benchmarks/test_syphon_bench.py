@@ -41,7 +41,8 @@ def test_quick_run_drains_every_cell_with_every_mover_and_prints_the_table(
     assert "end to end, msg/s" in out and "ratio = syphon / pipelined" in out
     assert "cells; lowest ratio" in out
     assert "steady state (10-90 % delivered)" in out
-    assert "1 queues, 60 x 256 B" in out and "3 queues, 60 x 256 B" in out
+    assert "1 queues, 60 x 256 B" in out and "3 queues, 60 x 256 B" in out and "µs CPU/msg" in out
+    assert "load average" in out
 
 
 def test_the_sequential_mover_drains_a_capped_backlog_and_the_table_marks_it(
