@@ -183,3 +183,11 @@ async def test_a_measured_message_size_wins_over_the_listed_one() -> None:
     await budget.release(0)
 
     assert await budget.acquire(50) == 10  # a quarter of the bound at 1,000 bytes, as before
+
+
+def test_a_receive_is_limited_to_a_quarter_of_the_byte_bound_at_the_typical_size() -> None:
+    budget = InFlightBudget(2_000, max_bytes=64 * 1024 * 1024)
+    assert budget.receive_limit == 2_000  # no size known yet
+    budget.expect_message_size(200 * 1024)
+    assert budget.receive_limit == 81
+    assert InFlightBudget(2_000).receive_limit == 2_000  # no byte bound

@@ -74,6 +74,14 @@ class InFlightBudget:
         return max(1, min(limit, max(self.probe, self._free)))  # a busy pump: what is free
 
     @property
+    def receive_limit(self) -> int:
+        """The most one receive is granted under the byte bound at the typical message size (a
+        quarter of the bound); the capacity while no size is known or without a byte bound."""
+        if self.max_bytes is None or not self._typical_size:
+            return self.capacity
+        return max(1, int(self.max_bytes / _RECEIVES_PER_BYTE_BOUND // self._typical_size))
+
+    @property
     def taken(self) -> int:
         return self.capacity - self._free
 

@@ -169,10 +169,13 @@ class BacklogPump:
         finally:
             self._ctx.budget.leave()
 
+    def _batch_size(self) -> int:
+        """The most one receive brings: the receive size, or fewer large messages (the byte bound)."""
+        return min(self._ctx.options.receive_batch_size, self._ctx.budget.receive_limit)
+
     def _warranted(self) -> int:
         """Receivers the queue warrants now (`ReceivePlan.receivers`)."""
-        options = self._ctx.options
-        return self._plan.receivers(batch_size=options.receive_batch_size, most=options.receivers_per_queue)
+        return self._plan.receivers(batch_size=self._batch_size(), most=self._ctx.options.receivers_per_queue)
 
     def _add_receivers(self, receivers: asyncio.TaskGroup, upto: int, **loop: Any) -> None:
         """Open extra receivers until `upto` are open."""
@@ -194,7 +197,7 @@ class BacklogPump:
         try:
             async with asyncio.TaskGroup() as batches:
                 while not halt.is_set():
-                    limit = plan.receive_size(batch_size=ctx.options.receive_batch_size, receivers=self._open_receivers)
+                    limit = plan.receive_size(batch_size=self._batch_size(), receivers=self._open_receivers)
                     granted = await budget.acquire(budget.ask(busy=busy, limit=limit))
                     try:
                         # An extra receiver exists while the queue is busy: it never long-polls.
