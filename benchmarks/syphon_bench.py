@@ -91,7 +91,8 @@ def _queue(q: int) -> str:
 
 
 #: The last two backlogs built (by key: per queue, its sends): every mover of a cell drains the same
-#: messages, built once (building a parked message encodes it to check its size: a third of the run).
+#: messages, built once (building a parked message, its size checked by encoding it, took 143 µs of CPU here:
+#: more than moving it).
 _PARKED: dict[tuple[int, int, int], list[list[list[ServiceBusMessage]]]] = {}
 
 
