@@ -1,9 +1,9 @@
-"""Syphon throughput and in-flight utilization beside two honest baselines, and CPU per hop.
+"""Syphon drain time end to end beside two honest baselines, steady-state utilization, and CPU per hop.
 
-On the in-process fake with a simulated round trip R (`world.latency`, 70 ms by default) and a
-link model (`world.link`: each connection's frames cost 50 µs and its bytes share 1 Gbit/s per
-direction, so no mover wins by overlapping without limit), for 1, 10 and 50 backlog queues and
-messages of 256 B and 200 KB, each mover drains the same parked backlog to 10 destination queues:
+On the in-process fake with a simulated round trip R (`world.latency`, 70 ms by default), with and
+without a link model (`world.link`: each connection's frames cost 50 µs and its bytes share 1 Gbit/s
+per direction, so no mover wins by overlapping without limit), each mover drains the same parked
+backlog to 10 destination queues:
 
 - `syphon`: `pairedbus.syphon.Syphon.drain()`, in-flight bound C messages (`max_in_flight`) and
   `max_in_flight_bytes`;
@@ -13,26 +13,44 @@ messages of 256 B and 200 KB, each mover drains the same parked backlog to 10 de
 - `sequential`: a plain sequential batch mover (receive up to 250; send them, all destinations at
   once; complete them; next queue): the honest baseline, three round trips per batch.
 
-Throughput is measured end to end and in steady state (between 10 % and 90 % of the messages
-delivered, so start-up and the final empty receive do not count). Utilization is the steady
-rate over the most any mover can do here, the smaller of:
+**The headline is the end-to-end drain table**: msg/s from the moment the mover starts (the syphon's
+listing and client set-up included) until the last message is delivered and the mover returned, at
+1,000 / 10,000 / 100,000 parked messages over 1 / 10 / 50 backlog queues, 256 B and 200 KB, link
+model off and on; the ratio syphon / pipelined of the same run. What an operator watches after an
+outage is the time until the backlog is empty.
+
+Scaled, and said so in the output:
+- 200 KB backlogs hold a tenth of the messages (100 / 1,000 / 10,000): 100,000 of them are 20 GB of
+  deliveries held by the fake (the parked bodies share one bytes object; what is delivered does
+  too, but the fake's copies of each message's fields are not free), and at the link's 592 msg/s a
+  single mover would take 170 s per cell.
+- The sequential mover drains at most `--sequential-cap` messages (5,000 at 256 B, 500 at
+  200 KB): it moves one batch at a time, so its rate does not depend on how deep the backlog is
+  past a few batches (20 of 250), and at ~1,000 msg/s a 100,000 backlog would take it 100 s per cell.
+- Rounds: best of `--rounds` (3) interleaved runs where the backlog is at most 1,000 messages, 2 up
+  to 10,000, 1 beyond (a short run is the noisiest; other processes only ever slow a run down).
+
+Steady state: msg/s between 10 % and 90 % delivered (start-up and the final empty receive do not
+count) of the deepest 256 B backlog with the link model on, over the most any mover can do here,
+the smaller of:
 - the bound: a message holds its slot for its receive, its send and its complete, three round
   trips, because a receive must reserve the slots of what it may bring back: C_eff / 3R
   (C_eff = C, or the byte bound over the message size when that is smaller);
 - the link: the busiest direction carries one frame and the message's bytes per message.
-The issue's figure, throughput x 2R / C_eff (a message in flight for its send and its complete
-only), is printed too; no mover that keeps the bound strictly can pass 67 % of it.
 
 CPU per hop (decode, restore, add to a batch, encode) is measured on the SDK's real AMQP encoding,
-no network and no fake; the fake's own share is reported apart (the floor mover's CPU per message).
+no network and no fake.
 
-Run: `.venv/bin/python benchmarks/syphon_bench.py [--messages 20000] [--queues 1 10 50] [--sizes 256 204800]`.
+Run: `.venv/bin/python benchmarks/syphon_bench.py [--counts 1000 10000 100000] [--queues 1 10 50]
+[--sizes 256 204800] [--links off on] [--movers syphon pipelined sequential]`; `--quick` for a
+seconds-long smoke run (tests/benchmarks).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
@@ -52,6 +70,10 @@ DESTINATIONS = 10
 CAPACITY = 2_000
 CAPACITY_BYTES = 64 * 1024 * 1024
 BATCH = 250
+#: Bodies this large or larger make a large-message backlog (a tenth of the counts; see above).
+LARGE = 200 * 1024
+#: The link model of the "on" cells: 50 µs per frame, 1 Gbit/s per connection and direction.
+LINK = Link(frame_cost=50e-6, bandwidth=125e6)
 #: Extra Syphon options from the command line (`--syphon-option name=value`).
 SYPHON_OPTIONS: dict[str, Any] = {}
 
@@ -68,18 +90,46 @@ def _queue(q: int) -> str:
     return contract.backlog_queue_name(PREFIX, q)
 
 
+#: The last two backlogs built (by key: per queue, its sends): every mover of a cell drains the same
+#: messages, built once (building a parked message, its size checked by encoding it, took 143 µs of CPU here:
+#: more than moving it).
+_PARKED: dict[tuple[int, int, int], list[list[list[ServiceBusMessage]]]] = {}
+
+
+def _parked(count: int, queues: int, size: int) -> list[list[list[ServiceBusMessage]]]:
+    key = (count, queues, size)
+    if key not in _PARKED:
+        if len(_PARKED) > 1:  # the cell's full backlog and the sequential mover's capped one
+            del _PARKED[next(iter(_PARKED))]
+        body = b"x" * size  # one object: the fake keeps references to it, not copies
+        per_send = max(1, 200_000 // (size + 600))  # under the 256 KB a send may carry, aliases included
+        sends = []
+        for q in range(queues):
+            ids = range(q, count, queues)
+            sends.append(
+                [
+                    [
+                        park_message(ServiceBusMessage(body, message_id=f"{q}-{i}"), f"dest-{i % DESTINATIONS}")
+                        for i in ids[start : start + per_send]
+                    ]
+                    for start in range(0, len(ids), per_send)
+                ]
+            )
+        _PARKED[key] = sends
+    return _PARKED[key]
+
+
 async def _park(world: Any, count: int, queues: int, size: int) -> None:
-    """Fill the backlog as failover senders would (no latency while arranging)."""
+    """Fill the backlog as failover senders would (no latency while arranging), a send per few
+    hundred KB (the fake snapshots each message as it is sent, so the same ones can be sent again)."""
     from azure.servicebus.aio import ServiceBusClient
 
     (latency, world.latency), (link, world.link) = (world.latency, 0.0), (world.link, None)
-    body = b"x" * size
     async with ServiceBusClient(SECONDARY, CREDENTIAL) as client:
-        for q in range(queues):
+        for q, sends in enumerate(_parked(count, queues, size)):
             async with client.get_queue_sender(_queue(q)) as sender:
-                for i in range(q, count, queues):
-                    parked = park_message(ServiceBusMessage(body, message_id=f"{q}-{i}"), f"dest-{i % DESTINATIONS}")
-                    await sender.send_messages(parked)
+                for messages in sends:
+                    await sender.send_messages(messages)
     world.latency, world.link = latency, link
 
 
@@ -244,18 +294,33 @@ async def _floor(world: Any, queues: int, count: int, size: int) -> None:
         await asyncio.gather(*(pump(q) for q in range(queues)))
 
 
+def ceiling(size: int, latency: float, link: Link | None) -> float:
+    """The most any mover can do here (see the module's docstring)."""
+    c_eff = min(CAPACITY, CAPACITY_BYTES // size)
+    bound = c_eff / (3 * latency)
+    return bound if link is None else min(bound, 1 / link.seconds(1, size))
+
+
 Mover = Callable[..., Awaitable[None]]
+MOVERS: dict[str, Mover] = {}  # filled below, once every mover is defined
 
 
 class Result(NamedTuple):
     rate: float  # msg/s end to end
     steady: float  # msg/s between 10 % and 90 % delivered
     cpu_us: float  # CPU µs per message, the whole process
+    count: int  # messages this mover drained (the sequential one may drain fewer than parked)
+
+
+class Cell(NamedTuple):
+    size: int
+    link: bool
+    queues: int
+    count: int
 
 
 def _measure(world: Any, mover: Mover, queues: int, count: int, size: int) -> Result:
-    """One mover on a freshly parked backlog. Other processes on the machine only ever slow a
-    run down, so callers take the best of a few."""
+    """One mover on a freshly parked backlog."""
     _reset(world, queues)
     asyncio.run(_park(world, count, queues, size))
     samples: list[tuple[float, int]] = []
@@ -272,9 +337,10 @@ def _measure(world: Any, mover: Mover, queues: int, count: int, size: int) -> Re
     started, cpu = time.perf_counter(), time.process_time()
     asyncio.run(run())
     seconds, cpu_seconds = time.perf_counter() - started, time.process_time() - cpu
+    samples.append((time.perf_counter(), _delivered(world)))
     delivered = _delivered(world)
     assert delivered == count, (mover.__name__, delivered, count)
-    return Result(count / seconds, _steady_rate(samples, count), cpu_seconds / count * 1e6)
+    return Result(count / seconds, _steady_rate(samples, count), cpu_seconds / count * 1e6, count)
 
 
 def _steady_rate(samples: list[tuple[float, int]], count: int) -> float:
@@ -284,10 +350,24 @@ def _steady_rate(samples: list[tuple[float, int]], count: int) -> float:
     return (high[1] - low[1]) / (high[0] - low[0]) if high[0] > low[0] else float("nan")
 
 
-def ceiling(size: int, latency: float, link: Link) -> float:
-    """The most any mover can do here (see the module's docstring)."""
-    c_eff = min(CAPACITY, CAPACITY_BYTES // size)
-    return min(c_eff / (3 * latency), 1 / link.seconds(1, size))
+def rounds_for(count: int, rounds: int) -> int:
+    """Runs per mover of a cell: short runs are the noisiest, long ones the dearest."""
+    return max(1, min(rounds, 3 if count <= 1_000 else 2 if count <= 10_000 else 1))
+
+
+def drain_cell(world: Any, cell: Cell, movers: list[str], *, rounds: int, sequential_cap: int) -> dict[str, Result]:
+    """Every mover on the cell's backlog, `rounds_for` interleaved runs each; the fastest end to
+    end counts (its CPU per message: the least seen)."""
+    world.link = LINK if cell.link else None
+    best: dict[str, Result] = {}
+    for _ in range(rounds_for(cell.count, rounds)):
+        for name in movers:
+            count = min(cell.count, sequential_cap) if name == "sequential" else cell.count
+            result = _measure(world, MOVERS[name], cell.queues, count, cell.size)
+            kept = best.get(name)
+            if kept is None or result.rate > kept.rate:
+                best[name] = result._replace(cpu_us=min(result.cpu_us, kept.cpu_us if kept else result.cpu_us))
+    return best
 
 
 # --- CPU per hop on the SDK's real encoding -------------------------------------------------------
@@ -337,21 +417,118 @@ def _sdk_add(batch: Any, message: Any) -> bool:
         return False
 
 
-def main() -> None:
+def _cells(args: argparse.Namespace) -> list[Cell]:
+    cells = []
+    for size in args.sizes:
+        counts = [max(1, c // 10) for c in args.counts] if size >= LARGE else args.counts
+        for link in args.links:
+            for queues in args.queues:
+                cells.extend(Cell(size, link == "on", queues, count) for count in counts)
+    return cells
+
+
+def _size_label(size: int) -> str:
+    return f"{size // 1024} KB" if size >= 1024 and size % 1024 == 0 else f"{size} B"
+
+
+def header(movers: list[str]) -> list[str]:
+    """The headline table's title and column heads."""
+    return [
+        "end to end, msg/s (parked to delivered, the mover's set-up included); ratio = syphon / pipelined",
+        f"{'size':>7} {'link':>4} {'queues':>6} {'parked':>8} "
+        + "".join(f"{name:>12}" for name in movers)
+        + ("   ratio" if {"syphon", "pipelined"} <= set(movers) else ""),
+    ]
+
+
+def row(cell: Cell, results: dict[str, Result]) -> str:
+    """One cell of the headline table; `*`: a capped backlog; `<`: the syphon slower than pipelined."""
+    line = f"{_size_label(cell.size):>7} {'on' if cell.link else 'off':>4} {cell.queues:>6} {cell.count:>8,}"
+    for r in results.values():
+        line += f"{r.rate:>11,.0f}" + ("*" if r.count < cell.count else " ")
+    if "syphon" in results and "pipelined" in results:
+        ratio = results["syphon"].rate / results["pipelined"].rate
+        line += f"{ratio:>7.2f}" + ("" if ratio >= 1 else "  <")
+    return line
+
+
+def report(table: dict[Cell, dict[str, Result]], latency: float) -> list[str]:
+    """The headline table, then steady state against the ceiling."""
+    movers = list(next(iter(table.values()))) if table else []
+    lines = header(movers) + [row(cell, results) for cell, results in table.items()]
+    lines.extend(footer(table, latency))
+    return lines
+
+
+def footer(table: dict[Cell, dict[str, Result]], latency: float) -> list[str]:
+    """What the marks mean, the cells the syphon lost, and steady state against the ceiling."""
+    lines = []
+    if any(r.count < cell.count for cell, results in table.items() for r in results.values()):
+        lines.append(
+            "* drained a capped backlog (--sequential-cap): one batch at a time, its rate does not grow with depth"
+        )
+    ratios = [
+        results["syphon"].rate / results["pipelined"].rate
+        for results in table.values()
+        if "syphon" in results and "pipelined" in results
+    ]
+    if ratios:
+        lost = sum(r < 1 for r in ratios)
+        lines.append(
+            f"syphon >= pipelined in {len(ratios) - lost} of {len(ratios)} cells; lowest ratio {min(ratios):.2f}"
+        )
+    steady = _steady_cells(table)
+    if steady:
+        lines.append("")
+        lines.append(
+            "steady state (10-90 % delivered) of the deepest backlog of the smallest size, link model on if measured:"
+        )
+        for cell in steady:
+            most = ceiling(cell.size, latency, LINK if cell.link else None)
+            parts = [
+                f"{name} {r.steady:,.0f} msg/s = {r.steady / most:.0%} ({r.cpu_us:.0f} µs CPU/msg)"
+                for name, r in table[cell].items()
+                if r.count == cell.count
+            ]
+            lines.append(
+                f"  {cell.queues:>2} queues, {cell.count:,} x {_size_label(cell.size)}, ceiling {most:,.0f} msg/s: "
+                + "; ".join(parts)
+            )
+    return lines
+
+
+def _steady_cells(table: dict[Cell, dict[str, Result]]) -> list[Cell]:
+    """Per queue count: the deepest backlog of the smallest size, link on if measured."""
+    chosen: dict[int, Cell] = {}
+    for cell in table:
+        kept = chosen.get(cell.queues)
+        if kept is None or (cell.size, not cell.link, -cell.count) < (kept.size, not kept.link, -kept.count):
+            chosen[cell.queues] = cell
+    return [chosen[q] for q in sorted(chosen)]
+
+
+def main(argv: list[str] | None = None) -> dict[Cell, dict[str, Result]]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--messages", type=int, default=20_000, help="messages per mover and case (default 20000)")
-    parser.add_argument("--large-messages", type=int, default=2_000, help="messages per case of 200 KB (default 2000)")
-    parser.add_argument("--latency", type=float, default=0.07, help="simulated round trip in seconds (default 0.07)")
-    parser.add_argument("--frame-cost", type=float, default=50.0, help="µs per AMQP frame on a connection (default 50)")
-    parser.add_argument(
-        "--bandwidth", type=float, default=125.0, help="MB/s per connection and direction (default 125: 1 Gbit/s)"
-    )
+    parser.add_argument("--counts", type=int, nargs="+", default=[1_000, 10_000, 100_000], help="parked messages")
     parser.add_argument("--queues", type=int, nargs="+", default=[1, 10, 50], help="backlog queue counts")
-    parser.add_argument("--sizes", type=int, nargs="+", default=[256, 200 * 1024], help="message body sizes (bytes)")
-    parser.add_argument("--movers", nargs="+", default=["syphon", "pipelined", "sequential"])
-    parser.add_argument("--rounds", type=int, default=2, help="runs per mover and case, interleaved; the best counts")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[256, LARGE], help="message body sizes (bytes)")
+    parser.add_argument("--links", nargs="+", choices=["off", "on"], default=["off", "on"], help="link model")
+    parser.add_argument("--movers", nargs="+", choices=["syphon", "pipelined", "sequential", "floor"])
+    parser.add_argument("--rounds", type=int, default=3, help="at most this many runs per mover and cell (default 3)")
+    parser.add_argument("--sequential-cap", type=int, default=5_000, help="most the sequential mover drains (256 B)")
+    parser.add_argument("--latency", type=float, default=0.07, help="simulated round trip in seconds (default 0.07)")
+    parser.add_argument("--no-hop-cpu", action="store_true", help="skip CPU per hop on the SDK's real encoding")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: tiny backlogs, 1 and 3 queues, 1 round")
     parser.add_argument("--syphon-option", action="append", default=[], help="NAME=INT, e.g. receive_batch_size=1000")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    args.movers = args.movers or ["syphon", "pipelined", "sequential"]
+    if args.quick:
+        args.counts, args.queues, args.rounds, args.no_hop_cpu = [60], [1, 3], 1, True
+    if min(args.counts) < 1 or min(args.queues) < 1 or min(args.sizes) < 1 or args.rounds < 1:
+        parser.error("--counts, --queues, --sizes and --rounds must be at least 1")
+    if args.sequential_cap < 1:
+        parser.error("--sequential-cap must be at least 1")
+    SYPHON_OPTIONS.clear()
     for option in args.syphon_option:
         name, _, value = option.partition("=")
         SYPHON_OPTIONS[name] = int(value)
@@ -362,39 +539,35 @@ def main() -> None:
     import pairedbus.syphon  # noqa: F401
     from pairedbus.testing.patching import mock_servicebus
 
-    link = Link(frame_cost=args.frame_cost / 1e6, bandwidth=args.bandwidth * 1e6)
-    movers: dict[str, Mover] = {"syphon": _syphon, "pipelined": _pipelined, "sequential": _sequential, "floor": _floor}
     print(
-        f"round trip {args.latency * 1000:.0f} ms; link {args.frame_cost:g} µs/frame, {args.bandwidth:g} MB/s; "
-        f"bound C = {CAPACITY} messages, {CAPACITY_BYTES >> 20} MiB"
+        f"round trip {args.latency * 1000:.0f} ms; link model (on): {LINK.frame_cost * 1e6:g} µs/frame, "
+        f"{LINK.bandwidth / 1e6:g} MB/s per connection and direction; bound C = {CAPACITY} messages, "
+        f"{CAPACITY_BYTES >> 20} MiB; {_size_label(LARGE)}-class backlogs hold a tenth of --counts",
+        flush=True,
     )
-    print(
-        f"{'mover':<11}{'queues':>7}{'size':>9}{'msg/s':>9}{'steady':>9}{'ceiling':>9}{'util':>6}"
-        f"{'issue':>7}{'CPU µs/msg':>12}"
-    )
+    table: dict[Cell, dict[str, Result]] = {}
+    started, load = time.perf_counter(), os.getloadavg()[0]
+    for line in header(args.movers):
+        print(line, flush=True)
     with mock_servicebus() as world:
         world.latency = args.latency
-        world.link = link
-        for size in args.sizes:
-            count = args.messages if size < 100_000 else args.large_messages
-            c_eff = min(CAPACITY, CAPACITY_BYTES // size)
-            most = ceiling(size, args.latency, link)
-            for queues in args.queues:
-                best: dict[str, Result] = {}
-                for _ in range(args.rounds):
-                    for name in args.movers:
-                        result = _measure(world, movers[name], queues, count, size)
-                        if name not in best or result.steady > best[name].steady:
-                            best[name] = result._replace(cpu_us=min(result.cpu_us, best.get(name, result).cpu_us))
-                for name, r in best.items():
-                    issue = r.steady * 2 * args.latency / c_eff
-                    print(
-                        f"{name:<11}{queues:>7}{size:>9}{r.rate:>9.0f}{r.steady:>9.0f}{most:>9.0f}"
-                        f"{r.steady / most:>6.0%}{issue:>7.0%}{r.cpu_us:>12.1f}",
-                        flush=True,
-                    )
-    for label, us in hop_cpu().items():
-        print(f"CPU per hop, real encoding, 256 B ({label}): {us:.1f} µs")
+        for cell in _cells(args):
+            cap = args.sequential_cap if cell.size < LARGE else max(1, args.sequential_cap // 10)
+            table[cell] = drain_cell(world, cell, args.movers, rounds=args.rounds, sequential_cap=cap)
+            print(row(cell, table[cell]), flush=True)
+    for line in footer(table, args.latency):
+        print(line)
+    print(
+        f"measured in {time.perf_counter() - started:.0f} s; load average {load:.1f} before, "
+        f"{os.getloadavg()[0]:.1f} after, on {os.cpu_count()} cores (more than the mover's 1: a busy machine)"
+    )
+    if not args.no_hop_cpu:
+        for label, us in hop_cpu().items():
+            print(f"CPU per hop, real encoding, 256 B ({label}): {us:.1f} µs")
+    return table
+
+
+MOVERS.update(syphon=_syphon, pipelined=_pipelined, sequential=_sequential, floor=_floor)
 
 
 if __name__ == "__main__":

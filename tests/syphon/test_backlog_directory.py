@@ -65,3 +65,26 @@ async def test_syphon_discovers_through_arm_and_moves_on_the_data_plane(world: S
 
     assert bodies(orders) == [b"parked"] and stats.moved == 1
     data_plane_listing.assert_not_called()
+
+
+async def test_both_listings_report_each_queues_bytes_beside_its_depth(world: ServiceBusWorld) -> None:
+    """What a pump sizes its first receives by: the data-plane client's `size_in_bytes` and ARM's
+    `sizeInBytes`, the same figure."""
+    from azure.servicebus.aio.management import ServiceBusAdministrationClient
+
+    _in_resource_group(world, SECONDARY)
+    names = create_backlog_queues(world, 2)
+    await park("orders", ServiceBusMessage(b"x" * 10_000), ServiceBusMessage(b"y" * 10_000), backlog=1)
+    arm = ArmDirectory(_NoToken(), SECONDARY_ID)
+    data_plane = backlog_directory.DataPlaneDirectory(ServiceBusAdministrationClient(SECONDARY, _NoToken()))
+    try:
+        through_arm = {q.name: q for q in await arm.list_queues()}
+        through_data_plane = {q.name: q for q in await data_plane.list_queues()}
+    finally:
+        await arm.close()
+        await data_plane.close()
+
+    assert through_arm == through_data_plane
+    assert through_arm[names[0]].size_in_bytes == 0
+    assert through_arm[names[1]].active_messages == 2
+    assert 20_000 < through_arm[names[1]].size_in_bytes < 22_000  # two bodies of 10,000 bytes and their headers

@@ -166,3 +166,28 @@ async def test_an_idle_pump_asks_for_the_probe_and_a_busy_one_for_what_is_free()
 def test_a_budget_needs_room(capacity: int, max_bytes: int | None) -> None:
     with pytest.raises(ValueError, match=">= 1"):
         InFlightBudget(capacity, max_bytes=max_bytes)
+
+
+async def test_the_listed_message_size_bounds_the_first_grant_by_bytes() -> None:
+    budget = InFlightBudget(2_000, max_bytes=64 * 1024 * 1024)
+    budget.expect_message_size(200 * 1024)
+
+    # A quarter of 64 MiB at 200 KB a message: 81, not the 500 asked.
+    assert await budget.acquire(500) == 81
+
+
+async def test_a_measured_message_size_wins_over_the_listed_one() -> None:
+    budget = InFlightBudget(100, max_bytes=40_000)
+    await budget.received(await budget.acquire(10), 10, 10_000)  # measured: 1,000 bytes a message
+    budget.expect_message_size(20_000)  # the listing's guess comes too late to count
+    await budget.release(0)
+
+    assert await budget.acquire(50) == 10  # a quarter of the bound at 1,000 bytes, as before
+
+
+def test_a_receive_is_limited_to_a_quarter_of_the_byte_bound_at_the_typical_size() -> None:
+    budget = InFlightBudget(2_000, max_bytes=64 * 1024 * 1024)
+    assert budget.receive_limit == 2_000  # no size known yet
+    budget.expect_message_size(200 * 1024)
+    assert budget.receive_limit == 81
+    assert InFlightBudget(2_000).receive_limit == 2_000  # no byte bound

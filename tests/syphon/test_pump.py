@@ -471,3 +471,56 @@ async def test_settlements_never_outlive_a_cancelled_pump(
         loop.set_exception_handler(previous)
     assert len(orders.active_messages()) == 20
     assert [c.get("message") for c in unhandled] == []
+
+
+def _record_receives(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int | None]]:
+    """(queue, max_message_count) of every backlog receive, in the order they were made."""
+    asked: list[tuple[str, int | None]] = []
+    receive = aio_client.ServiceBusReceiver.receive_messages
+
+    async def recording(self: Any, max_message_count: int | None = 1, max_wait_time: float | None = None) -> Any:
+        asked.append((self.entity_name, max_message_count))
+        return await receive(self, max_message_count, max_wait_time)
+
+    monkeypatch.setattr(aio_client.ServiceBusReceiver, "receive_messages", recording)
+    return asked
+
+
+async def test_a_queue_listed_with_work_starts_at_full_size_and_an_empty_one_with_a_probe(
+    world: ServiceBusWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    names = create_backlog_queues(world, 2)
+    orders = primary_queue(world, "orders")
+    for start in range(0, 1_000, 100):  # a send holds at most 256 KB
+        await park("orders", *(ServiceBusMessage(f"m{i}", message_id=f"id-{i}") for i in range(start, start + 100)))
+    world.latency = 0.002
+    asked = _record_receives(monkeypatch)
+
+    async with make_syphon(world, receive_batch_size=500, receivers_per_queue=4) as syphon:
+        stats = await syphon.drain()
+
+    deep = [count for queue, count in asked if queue == names[0]]
+    empty = [count for queue, count in asked if queue == names[1]]
+    # Two receivers (1,000 listed, 500 a receive) asked for 500 each before any came back: no probe, no ramp.
+    assert deep[:2] == [500, 500]
+    assert empty[0] == 16  # the probe: an empty queue stays cheap
+    assert stats.moved == 1_000 and len(orders.active_messages()) == 1_000
+    assert backlog_depth(world) == 0
+
+
+async def test_the_first_receives_of_large_messages_keep_the_byte_bound_from_the_listed_size(
+    world: ServiceBusWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    names = create_backlog_queues(world, 1)
+    orders = primary_queue(world, "orders")
+    for _ in range(200):
+        await park("orders", ServiceBusMessage(b"x" * 200_000))
+    asked = _record_receives(monkeypatch)
+
+    async with make_syphon(world, max_in_flight_bytes=4 * 1024 * 1024) as syphon:
+        stats = await syphon.drain()
+
+    # The listing's bytes over its depth (just over 200 KB a message): a quarter of 4 MiB holds 5,
+    # so 200 messages warrant every receiver allowed (4), each asking for 5 at once.
+    assert asked[:4] == [(names[0], 5)] * 4
+    assert stats.moved == 200 and len(orders.active_messages()) == 200

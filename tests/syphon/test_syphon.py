@@ -296,3 +296,92 @@ async def test_two_syphons_losing_locks_after_their_sends_still_deliver_each_mes
         await asyncio.wait_for(asyncio.gather(*runs), 10)
     assert sorted(m.message_id for m in orders.active_messages()) == sorted(sent)  # 0 lost, 0 duplicated
     assert orders.counts.duplicates_dropped == 25
+
+
+async def test_a_drain_that_saw_every_queue_empty_itself_lists_them_once(world: ServiceBusWorld, mocker) -> None:
+    from pairedbus.syphon import backlog_directory
+
+    names = create_backlog_queues(world, 2)
+    orders = world.namespace(PRIMARY).create_queue("orders")
+    await park("orders", *(ServiceBusMessage(f"m{i}") for i in range(30)), backlog=1)
+    listing = mocker.spy(backlog_directory.DataPlaneDirectory, "list_queues")
+
+    async with make_syphon(world) as syphon:
+        stats = await syphon.drain()
+
+    # Every listed message received and completed, then each queue found empty: no second listing.
+    assert listing.call_count == 1
+    assert stats.moved == 30 and len(orders.active_messages()) == 30
+    assert stats.backlog_depth == {names[0]: 0, names[1]: 0}
+
+
+async def test_a_listed_message_held_by_another_receiver_keeps_the_drain_listing_until_it_is_moved(
+    world: ServiceBusWorld,
+) -> None:
+    import azure.servicebus.aio as servicebus_aio
+
+    names = create_backlog_queues(world, 1)
+    orders = world.namespace(PRIMARY).create_queue("orders")
+    await park("orders", *(ServiceBusMessage(f"m{i}") for i in range(3)))
+    async with servicebus_aio.ServiceBusClient(SECONDARY, object()) as other:
+        async with other.get_queue_receiver(names[0]) as elsewhere:
+            (held,) = await elsewhere.receive_messages(max_message_count=1, max_wait_time=1)
+            async with make_syphon(world) as syphon:
+                drain = asyncio.create_task(syphon.drain())
+                await eventually(lambda: syphon.stats.moved == 2)
+                for _ in range(20):  # several drain rounds: each lists the queue again and finds it held
+                    await asyncio.sleep(0.01)
+                assert not drain.done()
+                await elsewhere.abandon_message(held)
+                stats = await asyncio.wait_for(drain, 10)
+
+    assert stats.moved == 3 and len(orders.active_messages()) == 3
+    assert stats.backlog_depth == {names[0]: 0}
+
+
+async def test_destinations_listed_up_front_are_not_read_one_by_one_before_their_first_send(
+    world: ServiceBusWorld, mocker
+) -> None:
+    from azure.servicebus.aio.management import ServiceBusAdministrationClient
+
+    create_backlog_queues(world, 1)
+    keyed = world.namespace(PRIMARY).create_queue("keyed", enable_partitioning=True, requires_duplicate_detection=True)
+    plain = world.namespace(PRIMARY).create_queue("plain")
+    await park("keyed", *(ServiceBusMessage(b"k", message_id=f"k-{i}") for i in range(10)))
+    await park("plain", *(ServiceBusMessage(b"p", message_id=f"p-{i}") for i in range(10)))
+    read_one = mocker.spy(ServiceBusAdministrationClient, "get_queue")
+    sent = mocker.spy(aio_client.ServiceBusSender, "send_messages")
+
+    async with make_syphon(world) as syphon:
+        stats = await syphon.drain()
+
+    assert read_one.call_count == 0  # both were known from the primary's listing
+    assert stats.moved == 20 and len(keyed.active_messages()) == len(plain.active_messages()) == 10
+    # The partitioned destination with duplicate detection got batches of one message id each (the
+    # listing said so): 10 sends for it; the plain one: one send of all ten; no send was refused.
+    assert sent.call_count == 11
+    assert sum(stats.errors.values()) == 0
+
+
+async def test_a_failed_listing_of_the_primary_leaves_each_destination_read_on_its_first_send(
+    world: ServiceBusWorld, mocker
+) -> None:
+    from azure.core.exceptions import HttpResponseError
+    from azure.servicebus.aio.management import ServiceBusAdministrationClient
+
+    create_backlog_queues(world, 1)
+    keyed = world.namespace(PRIMARY).create_queue("keyed", enable_partitioning=True, requires_duplicate_detection=True)
+    await park("keyed", *(ServiceBusMessage(b"k", message_id=f"k-{i}") for i in range(10)))
+
+    def refused(self: Any, **kwargs: Any) -> Any:
+        raise HttpResponseError(message="Unauthorized")
+
+    mocker.patch.object(ServiceBusAdministrationClient, "list_queues", refused)
+    read_one = mocker.spy(ServiceBusAdministrationClient, "get_queue")
+
+    async with make_syphon(world) as syphon:
+        stats = await syphon.drain()
+
+    assert read_one.call_count == 1
+    assert stats.moved == 10 and len(keyed.active_messages()) == 10
+    assert sum(stats.errors.values()) == 0  # its batches were keyed by message id from the start

@@ -26,6 +26,9 @@ _NAMESPACE_ID = re.compile(
 class ListedQueue:
     name: str  # as the data plane shows it, with '/'
     active_messages: int
+    #: The queue's bytes as the service counts them (0: not reported): over `active_messages`, what
+    #: a backlog message weighs before any is received.
+    size_in_bytes: int = 0
 
 
 class BacklogDirectory(Protocol):
@@ -42,7 +45,7 @@ class DataPlaneDirectory:
 
     async def list_queues(self) -> list[ListedQueue]:
         return [
-            ListedQueue(queue.name, int(queue.active_message_count or 0))
+            ListedQueue(queue.name, int(queue.active_message_count or 0), int(queue.size_in_bytes or 0))
             async for queue in self._admin.list_queues_runtime_properties()
         ]
 
@@ -71,7 +74,9 @@ class ArmDirectory:
         async for queue in self._client.queues.list_by_namespace(self._group, self._namespace):
             counts = queue.count_details
             active = counts.active_message_count if counts is not None else 0
-            listed.append(ListedQueue(contract.entity_name_from_arm(queue.name), int(active or 0)))
+            listed.append(
+                ListedQueue(contract.entity_name_from_arm(queue.name), int(active or 0), int(queue.size_in_bytes or 0))
+            )
         return listed
 
     async def close(self) -> None:

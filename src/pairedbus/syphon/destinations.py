@@ -63,6 +63,13 @@ class Destinations:
     def learn_keyed_by_message_id(self, destination: str) -> None:
         self._message_id_keyed.add(destination)
 
+    def know(self, destination: str, *, keyed_by_message_id: bool) -> None:
+        """What a listing of the primary's entities says of `destination`: its first batch then
+        needs no read of its properties (a round trip before the first send to it)."""
+        self._described.add(destination)
+        if keyed_by_message_id:
+            self._message_id_keyed.add(destination)
+
     def sender(self, destination: str) -> Any:
         sender = self._senders.get(destination)
         if sender is None:

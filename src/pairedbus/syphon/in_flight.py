@@ -74,6 +74,14 @@ class InFlightBudget:
         return max(1, min(limit, max(self.probe, self._free)))  # a busy pump: what is free
 
     @property
+    def receive_limit(self) -> int:
+        """The most one receive is granted under the byte bound at the typical message size (a
+        quarter of the bound); the capacity while no size is known or without a byte bound."""
+        if self.max_bytes is None or not self._typical_size:
+            return self.capacity
+        return max(1, int(self.max_bytes / _RECEIVES_PER_BYTE_BOUND // self._typical_size))
+
+    @property
     def taken(self) -> int:
         return self.capacity - self._free
 
@@ -143,6 +151,13 @@ class InFlightBudget:
         if self._free > self.capacity:
             raise RuntimeError("released more in-flight slots than were acquired")
         self._serve()
+
+    def expect_message_size(self, nbytes: float) -> None:
+        """What the listing says a backlog message weighs (its queue's bytes over its depth): the
+        typical size until a receive has measured one, so the first receives of a deep queue of
+        large messages already keep the byte bound."""
+        if not self._typical_size and nbytes > 0:
+            self._typical_size = float(nbytes)
 
     async def received(self, granted: int, count: int, nbytes: int = 0) -> None:
         """A receive that was granted `granted` slots got `count` messages of `nbytes` bytes in

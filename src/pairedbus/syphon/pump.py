@@ -41,6 +41,7 @@ from pairedbus.syphon.in_flight import Hold, InFlightBudget
 from pairedbus.syphon.key_order import KeyOrder
 from pairedbus.syphon.lock_keeper import LockKeeper
 from pairedbus.syphon.options import SyphonOptions
+from pairedbus.syphon.receive_plan import ReceivePlan
 from pairedbus.syphon.stats import SyphonStats
 
 log = logging.getLogger("pairedbus.syphon")
@@ -123,9 +124,15 @@ class KeysBackingOff:
 
 
 class BacklogPump:
-    def __init__(self, ctx: SyphonContext, queue: str) -> None:
+    def __init__(self, ctx: SyphonContext, queue: str, *, depth: int = 0, size_in_bytes: int = 0) -> None:
+        """`depth` and `size_in_bytes`: what the listing reported for the queue (0: unknown), so
+        a queue with work starts at full size (`ReceivePlan`) and its first receives already keep
+        the byte bound."""
         self._ctx = ctx
         self.queue = queue
+        self._plan = ReceivePlan(depth)
+        if depth > 0 and size_in_bytes > 0:
+            ctx.budget.expect_message_size(size_in_bytes / depth)
         self._order = KeyOrder()
         #: Keyed sends failed in a row per destination, whichever their keys (reset by a success).
         self._failed_in_a_row: dict[str, int] = {}
@@ -137,21 +144,44 @@ class BacklogPump:
         self._open_receivers = 0
         ctx.budget.join()  # left when run() ends
 
+    @property
+    def plan(self) -> ReceivePlan:
+        """What the pump expected of its queue and what its receives found (read by `drain()`)."""
+        return self._plan
+
     async def run(self, *, wait: float, halt: asyncio.Event, until_empty: bool) -> None:
         """Serve the queue until `halt` is set (or, with `until_empty`, until a receive waited
         `wait` seconds for nothing); returns once every batch received is settled or left.
 
-        While the queue is busy (a receive came back full) the pump opens more receivers on it,
-        up to `receivers_per_queue`: a receive holds its grant for a round trip, so with one
-        receiver the slots freed meanwhile sit idle until it returns. An extra receiver stops as
-        soon as one of its receives comes back short."""
+        A queue listed with work starts with the receivers its depth warrants (`ReceivePlan`), up
+        to `receivers_per_queue`, each receive sized to its share of the depth: a receive holds its
+        grant for a round trip, so with one receiver the slots freed meanwhile sit idle until it
+        returns. Without a listed depth the pump starts with a probe and opens more receivers while
+        its receives come back full. An extra receiver stops as soon as the queue is no longer busy
+        (a short receive, or the listed depth received)."""
         self._halt = halt
         try:
             async with asyncio.TaskGroup() as receivers:
                 self._open_receivers += 1
+                if self._plan.starts_busy:  # a queue listed with work: its receivers start together
+                    self._add_receivers(receivers, self._warranted(), wait=wait, halt=halt, until_empty=until_empty)
                 await self._receive_loop(receivers, wait=wait, halt=halt, until_empty=until_empty, extra=False)
         finally:
             self._ctx.budget.leave()
+
+    def _batch_size(self) -> int:
+        """The most one receive brings: the receive size, or fewer large messages (the byte bound)."""
+        return min(self._ctx.options.receive_batch_size, self._ctx.budget.receive_limit)
+
+    def _warranted(self) -> int:
+        """Receivers the queue warrants now (`ReceivePlan.receivers`)."""
+        return self._plan.receivers(batch_size=self._batch_size(), most=self._ctx.options.receivers_per_queue)
+
+    def _add_receivers(self, receivers: asyncio.TaskGroup, upto: int, **loop: Any) -> None:
+        """Open extra receivers until `upto` are open."""
+        while self._open_receivers < upto:
+            self._open_receivers += 1
+            receivers.create_task(self._receive_loop(receivers, **loop, extra=True))
 
     async def _receive_loop(
         self, receivers: asyncio.TaskGroup, *, wait: float, halt: asyncio.Event, until_empty: bool, extra: bool
@@ -161,12 +191,14 @@ class BacklogPump:
         Counted in `_open_receivers` by whoever starts it, so two cannot start for one slot."""
         ctx = self._ctx
         budget = ctx.budget
+        plan = self._plan
         receiver = ctx.secondary.get_queue_receiver(self.queue, prefetch_count=0)
-        busy = extra
+        busy = extra or plan.starts_busy
         try:
             async with asyncio.TaskGroup() as batches:
                 while not halt.is_set():
-                    granted = await budget.acquire(budget.ask(busy=busy, limit=ctx.options.receive_batch_size))
+                    limit = plan.receive_size(batch_size=self._batch_size(), receivers=self._open_receivers)
+                    granted = await budget.acquire(budget.ask(busy=busy, limit=limit))
                     try:
                         # An extra receiver exists while the queue is busy: it never long-polls.
                         received = await self._receive(
@@ -178,7 +210,10 @@ class BacklogPump:
                     count = 0 if isinstance(received, ReceiveEnd) else len(received)
                     nbytes = _body_bytes(received) if count else 0
                     await budget.received(granted, count, nbytes)
-                    busy = count >= granted
+                    if not isinstance(received, ReceiveEnd) or received is ReceiveEnd.EMPTY:
+                        busy = plan.received(count, granted)
+                    else:
+                        busy = False
                     match received:
                         case ReceiveEnd.GONE:
                             return
@@ -193,13 +228,9 @@ class BacklogPump:
                             batches.create_task(self._handle(receiver, messages, nbytes))
                             if extra and not busy:
                                 return
-                            if busy and self._open_receivers < ctx.options.receivers_per_queue:
-                                self._open_receivers += 1
-                                receivers.create_task(
-                                    self._receive_loop(
-                                        receivers, wait=wait, halt=halt, until_empty=until_empty, extra=True
-                                    )
-                                )
+                            if busy:  # one more receiver per full receive, up to what the queue warrants
+                                upto = min(self._open_receivers + 1, self._warranted())
+                                self._add_receivers(receivers, upto, wait=wait, halt=halt, until_empty=until_empty)
         finally:
             self._open_receivers -= 1
             try:

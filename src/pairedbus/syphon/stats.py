@@ -49,7 +49,8 @@ class SyphonStats:
     lock_renewals: int = 0
     #: Failures by kind (exception class name), whether or not they were recovered from.
     errors: Counter[str] = field(default_factory=Counter)
-    #: Active messages per backlog queue at the last listing (None before the first).
+    #: Active messages per backlog queue at the last listing (None before the first); 0 for every
+    #: queue after a `drain()` round that found them all empty itself (see `Syphon.drain`).
     backlog_depth: dict[str, int] = field(default_factory=dict)
     #: Monotonic time of the last successful receive, send or settlement.
     progress_at: float = field(default_factory=time.monotonic)

@@ -88,6 +88,8 @@ class Syphon:
         self._destinations: Destinations | None = None
         self._primary_admin: Any = None
         self._context: SyphonContext | None = None
+        #: Bytes of each backlog queue at the last listing (its depth is in the stats).
+        self._sizes: dict[str, int] = {}
 
     # --- lifecycle -----------------------------------------------------------------------
 
@@ -181,22 +183,42 @@ class Syphon:
 
     async def drain(self) -> SyphonStats:
         """Move everything parked now; returns once every backlog queue is empty (a message left
-        locked while its destination backs off is waited for, so an outage makes this wait)."""
+        locked while its destination backs off is waited for, so an outage makes this wait).
+
+        Each round lists the queues and drains them; the next listing checks they are empty. A
+        round that saw for itself that they are needs no such listing: every pump received at
+        least its queue's listed depth and then found the queue empty, and every message received
+        was settled, with no failure and nothing left locked (a listed message another receiver
+        holds, or one whose settlement failed, would show as one of these)."""
         ctx = self._require_open()
 
         async def rounds(halt: asyncio.Event) -> None:
+            describing = asyncio.ensure_future(self._describe_destinations())
+            try:
+                await drain_rounds(halt)
+            finally:
+                describing.cancel()
+                await asyncio.gather(describing, return_exceptions=True)
+
+        async def drain_rounds(halt: asyncio.Event) -> None:
             while not halt.is_set():
                 if not self._pair.both_up:
                     await halt.wait()  # the close/fault rule is deciding; nothing to receive with
                     return
                 queues = await self.list_backlog_queues()
-                async with asyncio.TaskGroup() as pumps:
-                    for queue in queues:
-                        pump = BacklogPump(ctx, queue)
-                        pumps.create_task(
+                before = self._settled_and_failed()
+                pumps = [self._pump(ctx, queue) for queue in queues]
+                async with asyncio.TaskGroup() as running:
+                    for pump in pumps:
+                        running.create_task(
                             pump.run(wait=self.options.drain_wait.total_seconds(), halt=halt, until_empty=True)
                         )
                 await ctx.budget.idle()
+                settled, failed = (now - then for now, then in zip(self._settled_and_failed(), before, strict=True))
+                received = sum(pump.plan.received_count for pump in pumps)
+                if all(pump.plan.emptied for pump in pumps) and settled == received and not failed:
+                    self._stats.backlog_depth = dict.fromkeys(queues, 0)  # what the round saw for itself
+                    return
                 if not any(self._stats.backlog_depth.get(q, 0) for q in await self.list_backlog_queues()):
                     return
 
@@ -219,6 +241,7 @@ class Syphon:
                 self.options.backoff_initial.total_seconds(), self.options.relist_interval.total_seconds()
             )
             async with asyncio.TaskGroup() as group:
+                describing = group.create_task(self._describe_destinations())
                 while not halt.is_set():
                     delay = self.options.relist_interval.total_seconds()
                     try:
@@ -232,9 +255,10 @@ class Syphon:
                         running = pumps.get(queue)
                         if running is None or running.done():
                             pumps[queue] = group.create_task(
-                                BacklogPump(ctx, queue).run(wait=wait, halt=halt, until_empty=False)
+                                self._pump(ctx, queue).run(wait=wait, halt=halt, until_empty=False)
                             )
                     await _first_of(halt, [t for t in pumps.values() if not t.done()], seconds=delay)
+                describing.cancel()
 
         async def until_stopped(halt: asyncio.Event) -> None:
             await stop.wait()
@@ -248,6 +272,7 @@ class Syphon:
         """This primary's backlog queues in the secondary (by index), recording their depths."""
         found: list[tuple[int, str]] = []
         depth: dict[str, int] = {}
+        sizes: dict[str, int] = {}
         if self._directory is None:
             raise RuntimeError("use the Syphon as an async context manager: async with Syphon(...) as syphon")
         async with asyncio.timeout(self.options.operation_timeout.total_seconds()):
@@ -258,10 +283,31 @@ class Syphon:
                 continue
             found.append((parsed[1], queue.name))
             depth[queue.name] = queue.active_messages
+            sizes[queue.name] = queue.size_in_bytes
         self._stats.backlog_depth = depth
+        self._sizes = sizes
         self._stats.listed = True
         self._stats.note_reachable()
         return [name for _, name in sorted(found)]
+
+    async def _describe_destinations(self) -> None:
+        """Read every queue and topic of the primary (one listing each, beside the backlog's), so
+        the first send to a destination does not wait for a read of its properties. A destination
+        not listed (or a listing that failed) is read on its first send, as before."""
+        if self._primary_admin is None or self._destinations is None:
+            return
+        destinations = self._destinations
+
+        async def learn(listing: Any) -> None:
+            async for entity in listing:
+                keyed = bool(entity.enable_partitioning and entity.requires_duplicate_detection)
+                destinations.know(entity.name, keyed_by_message_id=keyed)
+
+        try:
+            async with asyncio.timeout(self.options.operation_timeout.total_seconds()):
+                await asyncio.gather(learn(self._primary_admin.list_queues()), learn(self._primary_admin.list_topics()))
+        except Exception as exc:  # only a head start: whatever failed, the first send reads its destination
+            log.info("cannot list the primary's entities; each is read on its first send", extra={"error": repr(exc)})
 
     async def _keyed_by_message_id(self, destination: str) -> bool | None:
         """Whether the destination is partitioned with duplicate detection, so that the message id
@@ -278,6 +324,21 @@ class Syphon:
         return bool(entity.enable_partitioning and entity.requires_duplicate_detection)
 
     # --- helpers -------------------------------------------------------------------------
+
+    def _settled_and_failed(self) -> tuple[int, int]:
+        """Backlog messages settled so far (moved, dead-lettered, pings dropped), and failures so
+        far (errors of any kind, messages left locked)."""
+        stats = self._stats
+        return (
+            stats.moved + stats.dead_lettered + stats.dropped_pings,
+            sum(stats.errors.values()) + stats.left_locked,
+        )
+
+    def _pump(self, ctx: SyphonContext, queue: str) -> BacklogPump:
+        """A pump for `queue`, told what the last listing saw in it (it starts at full size)."""
+        return BacklogPump(
+            ctx, queue, depth=self._stats.backlog_depth.get(queue, 0), size_in_bytes=self._sizes.get(queue, 0)
+        )
 
     def _require_open(self) -> SyphonContext:
         if self._context is None:

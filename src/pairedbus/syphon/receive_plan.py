@@ -1,0 +1,81 @@
+"""How a backlog pump sizes its receives: from the depth the listing reported, not a probe and a ramp.
+
+The syphon lists the backlog queues anyway (`Syphon.list_backlog_queues`, through the data-plane
+administration client's `active_message_count` or ARM's `countDetails.activeMessageCount`), so a
+pump knows how much work its queue holds before its first receive. A queue with work starts with
+as many receivers as its depth warrants (one per `batch_size` messages, at most `most`), each asking
+for its share of what is still expected (never more than `batch_size`; the in-flight budget cuts
+the grant to what is free and to the byte bound). Once the listed messages are received the pump
+asks for a probe again: more may have arrived (then a full probe ramps up, as an unlisted queue
+does), or the queue is empty and stays cheap. A queue listed empty starts idle: a probe, one
+receiver, the long poll.
+
+Pure arithmetic: the pump (`pump.BacklogPump`) owns the receives; tests pin the policy here.
+"""
+
+from __future__ import annotations
+
+import math
+
+
+class ReceivePlan:
+    """What one pump expects its queue still holds (the listed depth less what it received since),
+    and the receives and receivers that follow from it."""
+
+    __slots__ = ("expected", "found_empty", "listed_received", "received_count")
+
+    def __init__(self, depth: int = 0) -> None:
+        #: Messages the listing reported and no receive has brought yet (0: nothing known).
+        self.expected = max(0, depth)
+        #: Messages every receive of the pump brought, in all.
+        self.received_count = 0
+        #: Whether receives brought at least the listed depth (an empty receive while some were
+        #: still expected means they are held elsewhere: not received).
+        self.listed_received = self.expected == 0
+        #: Whether a receive found the queue empty after the listed depth was received.
+        self.found_empty = False
+
+    @property
+    def emptied(self) -> bool:
+        """The pump received at least what was listed, then found its queue empty: what `drain()`
+        needs to end without listing the queues again (with every message settled)."""
+        return self.listed_received and self.found_empty
+
+    @property
+    def starts_busy(self) -> bool:
+        """A queue listed with work starts at full size: no probe first."""
+        return self.expected > 0
+
+    def receivers(self, *, batch_size: int, most: int) -> int:
+        """Receivers the queue warrants now: one per `batch_size` expected messages, 1..`most`.
+        With nothing expected (an unlisted or drained queue) up to `most`: whether to add one is
+        then decided by full receives, as before the depth was known."""
+        if not self.expected:
+            return most
+        return max(1, min(most, math.ceil(self.expected / batch_size)))
+
+    def receive_size(self, *, batch_size: int, receivers: int) -> int:
+        """What one of `receivers` receivers asks for: its share of what is expected, at most
+        `batch_size` (with nothing expected, `batch_size`: the budget's probe rule then applies)."""
+        if not self.expected:
+            return batch_size
+        return max(1, min(batch_size, math.ceil(self.expected / max(1, receivers))))
+
+    def received(self, count: int, granted: int) -> bool:
+        """Record a receive of `count` messages for `granted` slots; whether the queue is still busy.
+
+        Busy while listed messages are still expected (a short receive does not mean empty: the
+        service hands over what arrived within its wait). When the last expected ones arrive, not
+        busy: the next receive is a probe. An empty receive means the listing was stale (messages
+        locked by another receiver count as active): nothing more is expected. Without a listed
+        depth, busy when the receive came back full (the ramp)."""
+        if not count:
+            self.found_empty = self.listed_received
+            self.expected = 0
+            return False
+        self.received_count += count
+        if self.expected:
+            self.expected = max(0, self.expected - count)
+            self.listed_received = not self.expected
+            return self.expected > 0
+        return count >= granted
