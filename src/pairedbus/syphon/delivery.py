@@ -193,9 +193,9 @@ class Round:
         destination = self._destination
         while self._stack:
             unit = self._stack.pop()
-            wait = (
-                self._deliveries.backoff.remaining(backoff_key(destination, unit.key)) if unit.key is not None else 0.0
-            )
+            key = backoff_key(destination, unit.key)
+            # Only a keyed unit reads its own back-off: the destination's was waited out before the round.
+            wait = self._deliveries.backoff.remaining(key) if unit.key is not None else 0.0
             if wait:
                 self._waits.append(wait)
                 continue
@@ -203,7 +203,7 @@ class Round:
             in_a_row = self._deliveries.failed_in_a_row(destination, outcome)
             if isinstance(outcome, Retry) and unit.key is not None:
                 if in_a_row < _MAX_FAILED_UNITS_PER_ROUND:
-                    self._waits.append(self._deliveries.backoff.remaining(backoff_key(destination, unit.key)))
+                    self._waits.append(self._deliveries.backoff.remaining(key))
                     continue
                 self._deliveries.destination_down(destination)
             stop = self._take(unit, outcome)
