@@ -3,6 +3,7 @@ the round, what a round returns, and when a delivery waits or leaves its message
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from azure.servicebus.exceptions import (
@@ -63,9 +64,14 @@ class Settled:
 
 
 def world(
-    packing: list[tuple[list[int], Any]], answers: dict[str, BaseException], *, retry_hold: float = 60.0
+    packing: list[tuple[list[int], Any]],
+    answers: dict[str, BaseException],
+    *,
+    retry_hold: float = 60.0,
+    backoff_seconds: tuple[float, float] = (10.0, 60.0),
 ) -> tuple[Deliveries, Primary, Backoff, SyphonStats]:
-    primary, backoff, stats = Primary(packing, answers), Backoff(10.0, 60.0), SyphonStats()
+    primary, stats = Primary(packing, answers), SyphonStats()
+    backoff = Backoff(*backoff_seconds)
 
     class Pair:
         def note_error(self, side: str, exc: BaseException) -> bool:
@@ -155,3 +161,46 @@ async def test_a_back_off_longer_than_the_retry_hold_leaves_the_messages_locked(
     assert primary.sent == ["a+b"]
     assert settled.left == ["backlog-a", "backlog-b"] and settled.completed == []
     assert stats.retries == 0
+
+
+async def test_a_success_between_keyed_failures_restarts_the_count_towards_the_destination() -> None:
+    packing = [([0], "k1"), ([1], "k2"), ([2], "k3"), ([3], "k4")]
+    deliveries, primary, backoff, _ = world(packing, {"b": BUSY, "c": BUSY})
+    settled = Settled()
+    end = await Round(deliveries, settled, "orders", items("a", "b", "c", "d")).run([0, 1, 2, 3])  # type: ignore[arg-type]
+    assert primary.sent == ["a", "b", "c", "d"]  # two failures in a row: only their keys back off
+    assert end == RoundEnd(frozenset({0, 3}), None)
+    assert backoff.failures("orders") == 0
+
+
+async def test_after_the_destination_backed_off_its_keyed_failures_count_afresh() -> None:
+    packing = [([0], "k1"), ([1], "k2"), ([2], "k3")]
+    deliveries, primary, backoff, _ = world(packing, {"a": BUSY, "b": BUSY, "c": BUSY, "d": BUSY})
+    settled = Settled()
+    await Round(deliveries, settled, "orders", items("a", "b", "c")).run([0, 1, 2])  # type: ignore[arg-type]
+    assert backoff.failures("orders") == 1
+    primary.packing = [([0], "k4")]
+    end = await Round(deliveries, settled, "orders", items("d")).run([0])  # type: ignore[arg-type]
+    assert isinstance(end.stop, KeysBackingOff)  # one keyed failure: its key backs off, not the destination
+    assert backoff.failures("orders") == 1
+
+
+async def test_a_delivery_whose_keys_all_back_off_sleeps_the_shortest_wait_once() -> None:
+    deliveries, primary, backoff, stats = world([([0], "k1")], {}, backoff_seconds=(0.3, 0.3))
+    backoff.failed(("orders", "k1"))
+    settled = Settled()
+    await deliveries.deliver(settled, "orders", "k1", items("a"))  # type: ignore[arg-type]
+    assert stats.retries == 1  # slept out the key's back-off, not spun round after round
+    assert primary.sent == ["a"] and settled.completed == ["backlog-a"]
+
+
+async def test_a_delivery_that_waited_out_a_back_off_tries_once_even_if_it_was_pushed_on() -> None:
+    deliveries, primary, backoff, stats = world([([0], None)], {}, backoff_seconds=(0.2, 0.4))
+    backoff.failed("orders")
+    settled = Settled()
+    delivering = asyncio.create_task(deliveries.deliver(settled, "orders", None, items("a")))  # type: ignore[arg-type]
+    await asyncio.sleep(0.05)
+    backoff.failed("orders")  # another delivery's failure meanwhile
+    await delivering
+    assert stats.retries == 1
+    assert primary.sent == ["a"] and settled.completed == ["backlog-a"]
