@@ -12,10 +12,11 @@ import pytest
 from azure.servicebus import ServiceBusMessage
 from azure.servicebus.exceptions import ServiceBusServerBusyError
 
+from pairedbus import contract
 from pairedbus.testing import aio_client
 from pairedbus.testing.world import ServiceBusWorld
 
-from .helpers import PRIMARY, backlog_depth, bodies, create_backlog_queues, eventually, make_syphon, park
+from .helpers import PRIMARY, SECONDARY, backlog_depth, bodies, create_backlog_queues, eventually, make_syphon, park
 
 
 class Sends:
@@ -124,3 +125,169 @@ async def test_a_halted_pump_leaves_a_backing_off_destination_locked_instead_of_
         assert syphon.stats.left_locked == 2
         assert syphon.stats.moved == 0 and syphon.stats.dead_lettered == 0
     assert backlog_depth(world) == 2  # redelivered when their locks lapse
+
+
+# --- pinned by the re-measure after the head-of-line rewrite (issue 22, seed 22) ----------------
+
+
+def primary_send_failing(monkeypatch: pytest.MonkeyPatch, error: Any, *, times: int | None = None) -> list[Any]:
+    """The primary's sends raise `error` (the first `times` of them, or all); returns what was tried."""
+    real_send = aio_client.ServiceBusSender.send_messages
+    tried: list[Any] = []
+
+    async def failing(sender: Any, message: Any, **kwargs: Any) -> None:
+        if sender.fully_qualified_namespace != PRIMARY:
+            return await real_send(sender, message, **kwargs)
+        tried.append(message)
+        if times is None or len(tried) <= times:
+            raise error()
+        await real_send(sender, message, **kwargs)
+
+    monkeypatch.setattr(aio_client.ServiceBusSender, "send_messages", failing)
+    return tried
+
+
+async def test_every_back_off_waited_in_place_is_counted_as_a_retry(
+    world: ServiceBusWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    create_backlog_queues(world, 1)
+    orders = world.namespace(PRIMARY).create_queue("orders")
+    await park("orders", ServiceBusMessage(b"a"))
+    tried = primary_send_failing(monkeypatch, lambda: ServiceBusServerBusyError(message="busy"), times=3)
+    # Back-offs long enough to be read before they lapse, short enough to be waited out in place.
+    options = {
+        "backoff_initial": timedelta(milliseconds=300),
+        "backoff_max": timedelta(milliseconds=300),
+        "retry_hold": timedelta(seconds=5),
+    }
+    async with make_syphon(world, **options) as syphon:
+        stats = await syphon.drain()
+    assert len(tried) == 4  # three refusals, then the send that went through
+    assert stats.retries == 3  # one per back-off slept out, not just "at least one"
+    assert stats.moved == 1 and stats.left_locked == 0
+    assert bodies(orders) == [b"a"]
+
+
+async def test_a_lone_message_the_primary_refuses_for_good_is_dead_lettered_with_the_refusal(
+    world: ServiceBusWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from azure.servicebus.exceptions import ServiceBusError
+
+    from pairedbus.syphon.pump import DEAD_LETTER_SEND_REJECTED
+
+    create_backlog_queues(world, 1)
+    orders = world.namespace(PRIMARY).create_queue("orders")
+    await park("orders", ServiceBusMessage(b"refused"))
+    primary_send_failing(monkeypatch, lambda: ServiceBusError("the entity refused it"))
+    async with make_syphon(world) as syphon:
+        stats = await syphon.drain()
+    backlog = world.namespace(SECONDARY).queue(contract.backlog_queue_name("contoso-primary", 0))
+    (dead,) = backlog.dead_letters()
+    assert dead.dead_letter_reason == DEAD_LETTER_SEND_REJECTED == "SendRejected"
+    assert dead.dead_letter_error_description == "ServiceBusError: the entity refused it"
+    assert stats.dead_lettered == 1 and stats.moved == 0
+    assert orders.active_messages() == []
+
+
+async def test_a_lone_message_too_large_for_the_primary_is_dead_lettered_with_the_error(
+    world: ServiceBusWorld,
+) -> None:
+    # Alone in its receive, the message is the delivery's only unit (sent on its own, not beside others).
+    world.namespace(SECONDARY, sku=contract.SKU_PREMIUM)
+    create_backlog_queues(world, 1)
+    orders = world.namespace(PRIMARY).create_queue("orders")
+    await park("orders", ServiceBusMessage(b"x" * (contract.MAX_MESSAGE_SIZE_BYTES + 1024)))
+    async with make_syphon(world) as syphon:
+        stats = await syphon.drain()
+    backlog = world.namespace(SECONDARY).queue(contract.backlog_queue_name("contoso-primary", 0))
+    (dead,) = backlog.dead_letters()
+    assert dead.dead_letter_reason == "MessageSizeExceeded"
+    assert dead.dead_letter_error_description.startswith("MessageSizeExceededError: ")
+    assert stats.dead_lettered == 1 and stats.moved == 0
+    assert orders.active_messages() == []
+
+
+async def test_a_failed_receive_waits_out_its_queue_s_back_off_before_the_next(
+    world: ServiceBusWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    create_backlog_queues(world, 1)
+    orders = world.namespace(PRIMARY).create_queue("orders")
+    await park("orders", ServiceBusMessage(b"a"))
+    real_receive = aio_client.ServiceBusReceiver.receive_messages
+    receives = 0
+
+    async def first_fails(receiver: Any, *args: Any, **kwargs: Any) -> Any:
+        nonlocal receives
+        receives += 1
+        if receives == 1:
+            raise ServiceBusServerBusyError(message="busy")
+        return await real_receive(receiver, *args, **kwargs)
+
+    monkeypatch.setattr(aio_client.ServiceBusReceiver, "receive_messages", first_fails)
+    stop = asyncio.Event()
+    async with make_syphon(world, backoff_initial=timedelta(seconds=60), backoff_max=timedelta(seconds=60)) as syphon:
+        running = asyncio.create_task(syphon.run(stop))
+        await eventually(lambda: receives == 1)
+        for _ in range(20):  # ample turns for a receive that does not wait
+            await asyncio.sleep(0.01)
+        assert receives == 1 and syphon.stats.moved == 0  # waiting out the queue's 60 s back-off
+        stop.set()
+        await asyncio.wait_for(running, 10)  # the wait is cut short by the stop
+    assert syphon.stats.errors["ServiceBusServerBusyError"] == 1
+    assert orders.active_messages() == []
+    assert backlog_depth(world) == 1
+
+
+async def test_a_queue_busy_again_after_its_extra_receiver_closed_gets_one_again(
+    world: ServiceBusWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    create_backlog_queues(world, 1)
+    orders = world.namespace(PRIMARY).create_queue("orders")
+    world.latency = 0.002  # receives overlap only when they take time
+    opened = 0
+    closed = 0
+    get_receiver = aio_client.ServiceBusClient.get_queue_receiver
+    close = aio_client.ServiceBusReceiver.close
+
+    def counted_open(self: Any, queue_name: str, **kwargs: Any) -> Any:
+        nonlocal opened
+        opened += 1
+        return get_receiver(self, queue_name, **kwargs)
+
+    async def counted_close(self: Any) -> None:
+        nonlocal closed
+        closed += 1
+        await close(self)
+
+    monkeypatch.setattr(aio_client.ServiceBusClient, "get_queue_receiver", counted_open)
+    monkeypatch.setattr(aio_client.ServiceBusReceiver, "close", counted_close)
+    stop = asyncio.Event()
+    async with make_syphon(world, receive_batch_size=5, receivers_per_queue=2) as syphon:
+        running = asyncio.create_task(syphon.run(stop))
+        await park("orders", *(ServiceBusMessage(f"a{i}") for i in range(60)))
+        # Busy: extra receivers opened; once the queue is quiet all but the first are closed.
+        await eventually(lambda: syphon.stats.moved == 60 and opened >= 2 and closed == opened - 1)
+        quiet = opened
+        await park("orders", *(ServiceBusMessage(f"b{i}") for i in range(60)))
+        await eventually(lambda: syphon.stats.moved == 120)
+        assert opened > quiet  # busy again: a new extra receiver
+        stop.set()
+        await asyncio.wait_for(running, 10)
+    assert len(orders.active_messages()) == 120
+
+
+async def test_a_backlog_queue_that_vanishes_stops_its_pump_and_the_others_move_on(world: ServiceBusWorld) -> None:
+    from azure.servicebus.exceptions import MessagingEntityNotFoundError
+
+    names = create_backlog_queues(world, 2)
+    orders = world.namespace(PRIMARY).create_queue("orders")
+    await park("orders", *(ServiceBusMessage(f"m{i}") for i in range(10)), backlog=1)
+    world.fail(SECONDARY, names[0], MessagingEntityNotFoundError)  # deleted under the syphon
+
+    async with make_syphon(world) as syphon:
+        stats = await syphon.drain()
+
+    assert stats.moved == 10
+    assert bodies(orders) == sorted(f"m{i}".encode() for i in range(10))
+    assert stats.errors["MessagingEntityNotFoundError"] >= 1
+    assert backlog_depth(world) == 0

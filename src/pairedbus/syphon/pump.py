@@ -1,21 +1,19 @@
 """One backlog queue's pump: receive a batch, restore, send to the primary, settle after the ack.
 
-The hot path is `BacklogPump._handle`: pings are completed (never forwarded), unrestorable
-messages dead-lettered, the rest grouped by destination and partition key and sent batch by batch;
-a backlog message is completed only after the send that carried it returned. A key's messages
-keep their order by taking turns (`KeyOrder`), so a key backing off holds up only its own later
-messages. How each message ends (complete, dead-letter, leave locked) is the batch's `Settlement`,
-whose tasks the batch awaits or cancels. Each step ends with a small result
-(`ReceiveEnd`; `Sent` / `Retry` / `Split` / `DeadLetter` for a send; `KeysBackingOff` for a round)
-read by one `match`; no exception steers the hot path. Every call to Service Bus is bounded by
-the operation timeout. Receives are pipelined: the next batch is received while earlier ones are
-still being sent, within the syphon-wide in-flight budget, and a busy queue is served by up to
-`receivers_per_queue` receivers at once."""
+The receive side is here: `BacklogPump.run` receives batch after batch, pipelined within the
+syphon-wide in-flight budget, with up to `receivers_per_queue` receivers on a busy queue, and hands
+each batch to `_handle`. What follows reads like the settlement spec, a module per concept:
+`delivery` (pings completed, never forwarded; unrestorable messages dead-lettered; the rest
+grouped by destination and partition key, each group sent round by round, a key's messages
+taking turns so a key backing off holds up only its own later messages), `sending` (a send to
+the primary and what its failure means), `outcomes` (the small results each step ends with, read
+by one `match`: no exception steers the hot path) and `settlement` (complete, dead-letter or
+leave locked, once the send that carried a message returned). Every call to Service Bus is
+bounded by the operation timeout."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,41 +22,30 @@ from enum import Enum
 from typing import Any
 
 from azure.servicebus.amqp import AmqpMessageBodyType
-from azure.servicebus.exceptions import (
-    MessageSizeExceededError,
-    MessagingEntityNotFoundError,
-    ServiceBusError,
-    ServiceBusQuotaExceededError,
-)
+from azure.servicebus.exceptions import MessagingEntityNotFoundError, ServiceBusError
 
-from pairedbus import contract
 from pairedbus.errors import is_retryable
-from pairedbus.pairing.aliasing import UnrestorableMessage, restore_message
-from pairedbus.pairing.connections import PRIMARY, SECONDARY, ConnectionPair
+from pairedbus.pairing.connections import SECONDARY, ConnectionPair
 from pairedbus.syphon.backoff import Backoff
-from pairedbus.syphon.destinations import Destinations, batch_key
+from pairedbus.syphon.delivery import Deliveries
+from pairedbus.syphon.destinations import Destinations
 from pairedbus.syphon.in_flight import Hold, InFlightBudget
-from pairedbus.syphon.key_order import KeyOrder
 from pairedbus.syphon.lock_keeper import LockKeeper
 from pairedbus.syphon.options import SyphonOptions
+from pairedbus.syphon.outcomes import (  # noqa: F401  (the dead-letter reasons, where callers look for them)
+    DEAD_LETTER_DESTINATION_NOT_FOUND,
+    DEAD_LETTER_MESSAGE_SIZE_EXCEEDED,
+    DEAD_LETTER_SEND_REJECTED,
+)
 from pairedbus.syphon.receive_plan import ReceivePlan
+from pairedbus.syphon.sending import PrimarySends
+from pairedbus.syphon.settlement import Settlement
 from pairedbus.syphon.stats import SyphonStats
 
 log = logging.getLogger("pairedbus.syphon")
 
-#: Dead-letter reasons for sends the primary refuses for good.
-DEAD_LETTER_DESTINATION_NOT_FOUND = "DestinationNotFound"
-DEAD_LETTER_MESSAGE_SIZE_EXCEEDED = "MessageSizeExceeded"
-DEAD_LETTER_SEND_REJECTED = "SendRejected"
-#: Keyed sends to one destination failed in a row, across its keys, after which the destination
-#: itself backs off (it, not one fragment, is down).
-_MAX_FAILED_UNITS_PER_ROUND = 3
 #: Longest wait of an extra receiver's receive (seconds): it exists only while its queue is busy.
 _EXTRA_WAIT = 1.0
-#: Tries of one settlement while its failures are ones a retry can help.
-_SETTLE_TRIES = 3
-#: Dead-letter descriptions are application properties on the broker; keep them short.
-_DESCRIPTION_MAX = 1024
 
 
 @dataclass
@@ -75,9 +62,6 @@ class SyphonContext:
     now: Callable[[], datetime]
 
 
-# --- what one step of the hot path ends with (read by one `match` each) ----------------------
-
-
 class ReceiveEnd(Enum):
     """A receive that brought no messages: nothing came (or stopping), a retryable failure (the
     next receive waits out the queue's back-off), or the queue or its client is gone."""
@@ -85,42 +69,6 @@ class ReceiveEnd(Enum):
     EMPTY = "empty"
     FAILED = "failed"
     GONE = "gone"
-
-
-@dataclass(frozen=True, slots=True)
-class Sent:
-    """The primary acknowledged the send: its backlog messages can be completed."""
-
-
-@dataclass(frozen=True, slots=True)
-class Retry:
-    """The destination failed in a way a later attempt can fix (its back-off was advanced)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Split:
-    """The primary refused a batch: send its messages one at a time."""
-
-
-@dataclass(frozen=True, slots=True)
-class DeadLetter:
-    """The primary refuses for good: dead-letter the message (or, with `everything`, every message
-    still bound for the destination, which does not exist)."""
-
-    reason: str
-    description: str
-    everything: bool = False
-
-
-SendOutcome = Sent | Retry | Split | DeadLetter
-
-
-@dataclass(frozen=True, slots=True)
-class KeysBackingOff:
-    """Nothing was tried: every partition key left is backing off (a failed fragment) for at
-    least `wait` seconds."""
-
-    wait: float
 
 
 class BacklogPump:
@@ -133,9 +81,13 @@ class BacklogPump:
         self._plan = ReceivePlan(depth)
         if depth > 0 and size_in_bytes > 0:
             ctx.budget.expect_message_size(size_in_bytes / depth)
-        self._order = KeyOrder()
-        #: Keyed sends failed in a row per destination, whichever their keys (reset by a success).
-        self._failed_in_a_row: dict[str, int] = {}
+        self._deliveries = Deliveries(
+            PrimarySends(ctx.destinations, ctx.backoff, ctx.stats, ctx.pair, queue=queue),
+            ctx.backoff,
+            ctx.stats,
+            retry_hold=ctx.options.retry_hold.total_seconds(),
+            halted=lambda: self._halted,
+        )
         self._receive_backoff = Backoff(
             ctx.options.backoff_initial.total_seconds(), ctx.options.backoff_max.total_seconds()
         )
@@ -291,6 +243,7 @@ class BacklogPump:
     # --- one received batch --------------------------------------------------------------
 
     async def _handle(self, receiver: Any, messages: list[Any], nbytes: int) -> None:
+        """Deliver one received batch; returns once each of its messages is settled or left."""
         ctx = self._ctx
         hold = Hold(ctx.budget, len(messages), nbytes)
         keeper = LockKeeper(receiver, (), ctx.options.lock_renewal_interval, ctx.stats, ctx.pair, timeout=self._timeout)
@@ -300,363 +253,15 @@ class BacklogPump:
                 renewing = batch.create_task(keeper.run())
                 try:
                     async with asyncio.TaskGroup() as deliveries:
-                        self._dispatch(settlement, deliveries, messages)
+                        self._deliveries.dispatch(settlement, deliveries, messages, now=ctx.now())
                 finally:
                     renewing.cancel()
         finally:
             await hold.give_back_rest()
 
-    def _dispatch(self, settlement: Settlement, deliveries: asyncio.TaskGroup, messages: list[Any]) -> None:
-        """Pings are dropped, unrestorable messages dead-lettered, the rest delivered by
-        destination and partition key (tasks started in the order received: a key's turns follow it)."""
-        now = self._ctx.now()
-        groups: dict[tuple[str, Any], list[tuple[Any, Any]]] = {}
-        pings: list[Any] = []
-        for message in messages:
-            if message.content_type == contract.PING_CONTENT_TYPE:
-                pings.append(message)
-                continue
-            try:
-                restored = restore_message(message, now=now)
-            except UnrestorableMessage as exc:
-                settlement.dead_letter(message, exc.reason, exc.description)
-                continue
-            key = (restored.destination, batch_key(restored.message))
-            groups.setdefault(key, []).append((message, restored.message))
-        if pings:
-            settlement.drop_pings(pings)
-        for (destination, key), items in groups.items():
-            deliveries.create_task(self._deliver(settlement, destination, key, items))
-
-    async def _deliver(self, settlement: Settlement, destination: str, key: Any, items: list[tuple[Any, Any]]) -> None:
-        """Send one destination's messages of one partition key in order, unit by unit; each
-        unit's backlog messages are settled once its send returned. Retryable failures back off
-        this key or this destination only.
-
-        Keyed messages (session id or partition key: the ones whose order the service keeps) wait
-        for the turn of their key, so they reach the destination in the order this queue received
-        them; a key backing off holds up only its own later messages. Unkeyed messages have no
-        order to keep (the service spreads them over fragments): their sends overlap."""
-        ctx = self._ctx
-        hold_limit = ctx.options.retry_hold.total_seconds()
-        turn = self._order.turn((destination, key)) if key is not None else contextlib.nullcontext()
-        async with turn:
-            await settlement.keep([message for message, _ in items])  # renewed while worked on
-            remaining = list(range(len(items)))
-            waited = False
-            while remaining:
-                # A delivery that waited out a back-off tries once: the back-off it reads now may
-                # have been pushed on by another delivery's failure meanwhile, and deliveries that
-                # re-slept on it would leave one try per back-off for a whole destination.
-                wait = 0.0 if waited else ctx.backoff.remaining(destination)
-                waited = False
-                if not wait:
-                    done: set[int] = set()
-                    match await self._send_round(settlement, destination, items, remaining, done):
-                        case DeadLetter(reason, description, everything=True):
-                            for index in remaining:
-                                if index not in done:
-                                    settlement.dead_letter(items[index][0], reason, description)
-                            return
-                        case KeysBackingOff(wait):
-                            pass
-                    remaining = [i for i in remaining if i not in done]
-                if remaining and wait:
-                    if wait > hold_limit or self._halted:
-                        await settlement.leave_locked(destination, [items[i][0] for i in remaining])
-                        return
-                    ctx.stats.retries += 1
-                    await asyncio.sleep(wait)
-                    waited = True
-
-    async def _send_round(
-        self,
-        settlement: Settlement,
-        destination: str,
-        items: list[tuple[Any, Any]],
-        remaining: list[int],
-        done: set[int],
-    ) -> SendOutcome | KeysBackingOff:
-        """One pass over `remaining`: pack, send unit by unit, start settling what was sent (added
-        to `done`). Ends with Sent when every unit was handled; with the Retry or the
-        destination-wide DeadLetter that stopped it; or, when nothing could be tried because the
-        partition keys left are backing off, with KeysBackingOff.
-
-        A unit holds one partition key. A failed fragment fails only the keys it holds, so a
-        keyed unit's failure backs off that key alone and the other units are still tried; a
-        few keyed failures in a row to the destination, whichever their keys and deliveries, mean
-        the destination itself is down (it backs off as a whole)."""
-        ctx = self._ctx
-        try:
-            packed = await ctx.destinations.batches(destination, [items[i][1] for i in remaining])
-        except Exception as exc:
-            return self._opening_outcome(exc, destination)
-        # A stack of (unit, item indexes, key): a refused batch is replaced by its messages, in order.
-        stack = [(unit, [remaining[i] for i in indexes], key) for unit, indexes, key in reversed(packed)]
-        waits: list[float] = []
-        retried: Retry | None = None
-        if len(stack) > 1 and all(key is None for _, _, key in stack):
-            # Unkeyed units: sent all at once (pipelined on the link), read in order after.
-            units = stack[::-1]
-            stack = []
-            outcomes = await asyncio.gather(
-                *(self._send_unit(destination, unit, len(members), destination) for unit, members, _ in units)
-            )
-            for (_, members, key), outcome in zip(units, outcomes, strict=True):
-                match outcome:
-                    case Sent():
-                        done.update(members)
-                        settlement.complete([items[m][0] for m in members])
-                    case Split():
-                        stack.extend((items[m][1], [m], key) for m in members)
-                    case DeadLetter(reason, description, everything=False):
-                        (member,) = members
-                        done.add(member)
-                        settlement.dead_letter(items[member][0], reason, description)
-                    case DeadLetter():
-                        return outcome
-                    case Retry():
-                        retried = outcome
-            stack.reverse()
-            if retried is not None:
-                return retried  # what was split waits for the next round, after the back-off
-        while stack:
-            unit, members, key = stack.pop()
-            backoff_key = destination if key is None else (destination, key)
-            wait = ctx.backoff.remaining(backoff_key) if key is not None else 0.0
-            if wait:
-                waits.append(wait)
-                continue
-            outcome = await self._send_unit(destination, unit, len(members), backoff_key)
-            failures_in_a_row = self._failed_in_a_row.get(destination, 0) + 1 if isinstance(outcome, Retry) else 0
-            self._failed_in_a_row[destination] = failures_in_a_row
-            match outcome:
-                case Retry() if key is not None and failures_in_a_row < _MAX_FAILED_UNITS_PER_ROUND:
-                    waits.append(ctx.backoff.remaining(backoff_key))
-                case Retry():
-                    if key is not None:
-                        ctx.backoff.failed(destination)  # not one fragment: the destination
-                        self._failed_in_a_row[destination] = 0
-                    return outcome
-                case Sent():
-                    done.update(members)
-                    settlement.complete([items[m][0] for m in members])
-                case Split():
-                    stack.extend((items[m][1], [m], key) for m in reversed(members))
-                case DeadLetter(reason, description, everything=False):
-                    (member,) = members
-                    done.add(member)
-                    settlement.dead_letter(items[member][0], reason, description)
-                case DeadLetter():
-                    return outcome
-        if waits and not done:
-            return KeysBackingOff(min(waits))
-        return Sent()
-
-    async def _send_unit(self, destination: str, unit: Any, count: int, backoff_key: Any) -> SendOutcome:
-        """Send one batch (or lone message) to the primary; what its answer means. A retryable
-        failure backs off `backoff_key`: the destination, or one of its partition keys."""
-        ctx = self._ctx
-        try:
-            await ctx.destinations.send(destination, unit)
-        except Exception as exc:
-            return self._send_outcome(exc, destination, count, backoff_key)
-        ctx.backoff.succeeded(backoff_key)
-        if backoff_key != destination:
-            ctx.backoff.succeeded(destination)
-        ctx.stats.note_progress()
-        return Sent()
-
-    def _opening_outcome(self, exc: Exception, destination: str) -> SendOutcome:
-        """Opening the sender or sizing a batch failed: only a missing entity is final."""
-        if isinstance(exc, MessagingEntityNotFoundError):
-            return self._send_outcome(exc, destination, 1)
-        if not isinstance(exc, (ServiceBusError, ValueError, TimeoutError)):
-            raise exc
-        self._ctx.stats.count_error(exc)
-        self._ctx.pair.note_error(PRIMARY, exc)
-        delay = self._ctx.backoff.failed(destination)
-        log.warning(
-            "opening a sender to the primary failed; backing off",
-            extra={"destination": destination, "backlog_queue": self.queue, "error": repr(exc), "delay_seconds": delay},
-        )
-        return Retry()
-
-    def _send_outcome(self, exc: Exception, destination: str, count: int, backoff_key: Any = None) -> SendOutcome:
-        ctx = self._ctx
-        ctx.stats.count_error(exc)
-        ctx.pair.note_error(PRIMARY, exc)
-        fields = {"destination": destination, "backlog_queue": self.queue, "error": repr(exc), "messages": count}
-        if isinstance(exc, MessagingEntityNotFoundError):
-            log.error("destination not found in the primary; dead-lettering", extra=fields)
-            return DeadLetter(
-                DEAD_LETTER_DESTINATION_NOT_FOUND,
-                f"{destination!r} does not exist in the primary namespace",
-                everything=True,
-            )
-        if isinstance(exc, MessageSizeExceededError):
-            return Split() if count > 1 else DeadLetter(DEAD_LETTER_MESSAGE_SIZE_EXCEEDED, _describe(exc))
-        if isinstance(exc, TimeoutError) or (
-            isinstance(exc, ServiceBusError) and (is_retryable(exc) or isinstance(exc, ServiceBusQuotaExceededError))
-        ):
-            # Quota exceeded is not retryable for the SDK, but a full destination drains; waiting
-            # beats dead-lettering everything bound for it.
-            delay = ctx.backoff.failed(destination if backoff_key is None else backoff_key)
-            log.warning("send to the primary failed; backing off", extra={**fields, "delay_seconds": delay})
-            return Retry()
-        if isinstance(exc, ServiceBusError):
-            if count > 1:
-                # e.g. a partitioned entity refusing a batch of distinct keys: from now on its
-                # batches are keyed by message id (partitioning.md, "Partition keys").
-                ctx.destinations.learn_keyed_by_message_id(destination)
-                return Split()
-            log.error("the primary refused a message; dead-lettering", extra=fields)
-            return DeadLetter(DEAD_LETTER_SEND_REJECTED, _describe(exc))
-        if isinstance(exc, ValueError):
-            # The SDK's "handler has been shut down": the sender (or the whole client) was
-            # closed. Destinations made a fresh sender for next time; a closed client has
-            # tripped the close/fault rule.
-            ctx.backoff.failed(destination)
-            return Retry()
-        raise exc
-
     @property
     def _halted(self) -> bool:
         return self._halt is not None and self._halt.is_set()
-
-
-class Settlement:
-    """How one received batch's backlog messages end: completed once the send that carried them
-    was acknowledged, dead-lettered when the primary refuses them for good, or left locked while
-    their destination backs off (the broker redelivers them when the lock expires). Each ending
-    gives its messages' in-flight slots back at once. Completes and dead-letters run as tasks of
-    the batch, overlapping the sends that follow; the batch awaits them, or they are cancelled
-    with it. A settlement that fails leaves its message to be redelivered, and a redelivered moved
-    message is dropped by duplicate detection."""
-
-    def __init__(
-        self,
-        ctx: SyphonContext,
-        queue: str,
-        receiver: Any,
-        keeper: LockKeeper,
-        hold: Hold,
-        tasks: asyncio.TaskGroup,
-    ) -> None:
-        self._ctx = ctx
-        self._queue = queue
-        self._receiver = receiver
-        self._keeper = keeper
-        self._hold = hold
-        self._tasks = tasks
-        self._timeout = ctx.options.operation_timeout.total_seconds()
-
-    async def keep(self, messages: list[Any]) -> None:
-        """The messages are being worked on: renew their locks until they are settled or left."""
-        await self._keeper.keep(messages)
-
-    def complete(self, messages: list[Any]) -> None:
-        """Complete the backlog messages of one acknowledged send, all at once."""
-        self._start(messages, self._complete(messages))
-
-    def drop_pings(self, pings: list[Any]) -> None:
-        """Complete pings in the backlog; they are never forwarded."""
-        self._start(pings, self._drop_pings(pings))
-
-    def dead_letter(self, message: Any, reason: str, description: str) -> None:
-        self._start([message], self._dead_letter(message, reason, description))
-
-    async def leave_locked(self, destination: str, messages: list[Any]) -> None:
-        for message in messages:
-            self._keeper.release(message)
-        self._ctx.stats.left_locked += len(messages)
-        log.info(
-            "destination backing off; messages left locked for redelivery",
-            extra={"destination": destination, "backlog_queue": self._queue, "messages": len(messages)},
-        )
-        await self._hold.give_back(len(messages))
-
-    def _start(self, messages: list[Any], settling: Any) -> None:
-        for message in messages:
-            self._keeper.release(message)
-        self._tasks.create_task(settling)
-
-    async def _complete(self, messages: list[Any]) -> None:
-        moved = 0
-        for message, error in zip(messages, await self._each(self._receiver.complete_message, messages), strict=True):
-            if error is None:
-                moved += 1
-            else:
-                self._failed(error, message, "complete")
-        self._ctx.stats.moved += moved
-        await self._hold.give_back(len(messages))
-
-    async def _drop_pings(self, pings: list[Any]) -> None:
-        for message, error in zip(pings, await self._each(self._receiver.complete_message, pings), strict=True):
-            if error is None:
-                self._ctx.stats.dropped_pings += 1
-            else:
-                self._failed(error, message, "complete ping")
-        await self._hold.give_back(len(pings))
-
-    async def _dead_letter(self, message: Any, reason: str, description: str) -> None:
-        def settle(message: Any) -> Any:
-            return self._receiver.dead_letter_message(
-                message, reason=reason, error_description=description[:_DESCRIPTION_MAX]
-            )
-
-        (error,) = await self._each(settle, [message])
-        if error is None:
-            self._ctx.stats.count_dead_letter(reason)
-            log.warning(
-                "backlog message dead-lettered",
-                extra={
-                    "backlog_queue": self._queue,
-                    "message_id": message.message_id,
-                    "reason": reason,
-                    "description": description,
-                },
-            )
-        else:
-            self._failed(error, message, "dead-letter")
-        await self._hold.give_back(1)
-
-    async def _each(self, settle: Any, messages: list[Any]) -> list[BaseException | None]:
-        """One settlement per message, all at once, together bounded by the operation timeout;
-        those that failed in a way a retry can help (a busy or timed-out broker: the lock is still
-        held, and letting it lapse costs a redelivery a lock duration later) tried again at once.
-        The error of each (None: settled; TimeoutError: unsettled at the bound). Every settlement
-        has ended, or was cancelled, when this returns (gather awaits or cancels them all)."""
-        results: list[BaseException | None] = [TimeoutError(f"settlement took over {self._timeout:g} s")] * len(
-            messages
-        )
-        pending = list(range(len(messages)))
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(self._timeout):
-                for attempt in range(1, _SETTLE_TRIES + 1):
-                    outcomes = await asyncio.gather(*(settle(messages[i]) for i in pending), return_exceptions=True)
-                    again: list[int] = []
-                    for index, outcome in zip(pending, outcomes, strict=True):
-                        if outcome is not None and not isinstance(outcome, (ServiceBusError, ValueError)):
-                            raise outcome
-                        if attempt < _SETTLE_TRIES and isinstance(outcome, ServiceBusError) and is_retryable(outcome):
-                            self._ctx.stats.count_error(outcome)
-                            self._ctx.pair.note_error(SECONDARY, outcome)
-                            again.append(index)
-                        else:
-                            results[index] = outcome
-                    pending = again
-                    if not pending:
-                        break
-        return results
-
-    def _failed(self, exc: BaseException, message: Any, what: str) -> None:
-        self._ctx.stats.count_error(exc)
-        self._ctx.pair.note_error(SECONDARY, exc)
-        log.warning(
-            f"backlog {what} failed; the message will be redelivered",
-            extra={"backlog_queue": self._queue, "message_id": message.message_id, "error": repr(exc)},
-        )
 
 
 def _body_bytes(messages: list[Any]) -> int:
@@ -666,7 +271,3 @@ def _body_bytes(messages: list[Any]) -> int:
         if message.body_type == AmqpMessageBodyType.DATA:
             total += sum(map(len, message.body))
     return total
-
-
-def _describe(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"[:_DESCRIPTION_MAX]

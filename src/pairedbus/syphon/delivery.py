@@ -1,0 +1,229 @@
+"""A pump's deliveries: a received batch's messages, restored and grouped by destination and
+partition key, each group sent round by round and settled once the send that carried it returned.
+
+A round packs what is left, sends it unit by unit and hands each send's outcome to one handler
+(`Round._take`), which starts settling what the send finished; the round returns what it finished
+and what stopped it (`RoundEnd`). Between rounds the delivery waits out a back-off in place, or,
+when the wait is longer than the retry hold or the pump is halted, leaves its messages locked."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from pairedbus.pairing.aliasing import UnrestorableMessage, restore_message
+from pairedbus.pairing.ping import is_ping
+from pairedbus.syphon.backoff import Backoff
+from pairedbus.syphon.destinations import batch_key
+from pairedbus.syphon.key_order import KeyOrder
+from pairedbus.syphon.outcomes import DeadLetter, KeysBackingOff, Retry, RoundEnd, SendOutcome, Sent, Split
+from pairedbus.syphon.sending import PrimarySends, Unit, backoff_key
+from pairedbus.syphon.settlement import Settlement
+from pairedbus.syphon.stats import SyphonStats
+
+#: Keyed sends to one destination failed in a row, across its keys, after which the destination
+#: itself backs off (it, not one fragment, is down).
+_MAX_FAILED_UNITS_PER_ROUND = 3
+
+#: A delivery's messages: (the backlog message, its restored message), in the order received.
+Items = list[tuple[Any, Any]]
+
+
+class Deliveries:
+    """What one pump's deliveries share across its batches: the turn of each (destination, key),
+    so a key's messages reach the destination in the order the queue received them
+    (`KeyOrder`), and the keyed sends failed in a row per destination, whichever their keys."""
+
+    def __init__(
+        self,
+        sends: PrimarySends,
+        backoff: Backoff,
+        stats: SyphonStats,
+        *,
+        retry_hold: float,
+        halted: Callable[[], bool],
+    ) -> None:
+        self.sends = sends
+        self.backoff = backoff
+        self._stats = stats
+        self._retry_hold = retry_hold
+        self._halted = halted
+        self._order = KeyOrder()
+        #: Keyed sends failed in a row per destination, whichever their keys (reset by a success).
+        self._failed_in_a_row: dict[str, int] = {}
+
+    def dispatch(self, settlement: Settlement, tasks: asyncio.TaskGroup, messages: list[Any], *, now: datetime) -> None:
+        """Pings are dropped, unrestorable messages dead-lettered, the rest delivered by
+        destination and partition key (tasks started in the order received: a key's turns follow it)."""
+        groups: dict[tuple[str, Any], Items] = {}
+        pings: list[Any] = []
+        for message in messages:
+            if is_ping(message):
+                pings.append(message)
+                continue
+            try:
+                restored = restore_message(message, now=now)
+            except UnrestorableMessage as exc:
+                settlement.dead_letter(message, exc.reason, exc.description)
+                continue
+            groups.setdefault((restored.destination, batch_key(restored.message)), []).append(
+                (message, restored.message)
+            )
+        if pings:
+            settlement.drop_pings(pings)
+        for (destination, key), items in groups.items():
+            tasks.create_task(self.deliver(settlement, destination, key, items))
+
+    async def deliver(self, settlement: Settlement, destination: str, key: Any, items: Items) -> None:
+        """Send one destination's messages of one partition key in order, round by round.
+        Retryable failures back off this key or this destination only.
+
+        Keyed messages (session id or partition key: the ones whose order the service keeps) wait
+        for the turn of their key, so they reach the destination in the order this queue received
+        them; a key backing off holds up only its own later messages. Unkeyed messages have no
+        order to keep (the service spreads them over fragments): their sends overlap."""
+        turn = self._order.turn((destination, key)) if key is not None else contextlib.nullcontext()
+        async with turn:
+            await settlement.keep([message for message, _ in items])  # renewed while worked on
+            remaining = list(range(len(items)))
+            waited = False
+            while remaining:
+                # A delivery that waited out a back-off tries once: the back-off it reads now may
+                # have been pushed on by another delivery's failure meanwhile, and deliveries that
+                # re-slept on it would leave one try per back-off for a whole destination.
+                wait = 0.0 if waited else self.backoff.remaining(destination)
+                waited = False
+                if not wait:
+                    remaining, wait = await self._round(settlement, destination, items, remaining)
+                if remaining and wait:
+                    if not await self._wait_out(settlement, destination, [items[i][0] for i in remaining], wait):
+                        return
+                    waited = True
+
+    async def _wait_out(self, settlement: Settlement, destination: str, messages: list[Any], wait: float) -> bool:
+        """Sleep out a back-off in place (True); or, when it is longer than the retry hold or the
+        pump is halted, leave the messages locked for redelivery (False: the delivery ends)."""
+        if wait > self._retry_hold or self._halted():
+            await settlement.leave_locked(destination, messages)
+            return False
+        self._stats.retries += 1
+        await asyncio.sleep(wait)
+        return True
+
+    async def _round(
+        self, settlement: Settlement, destination: str, items: Items, remaining: list[int]
+    ) -> tuple[list[int], float]:
+        """One round over `remaining`: what is left after it, and how long its keys back off
+        (0: try again once the destination allows)."""
+        end = await Round(self, settlement, destination, items).run(remaining)
+        match end.stop:
+            case DeadLetter(reason, description, everything=True):
+                for index in remaining:
+                    if index not in end.finished:
+                        settlement.dead_letter(items[index][0], reason, description)
+                return [], 0.0
+            case KeysBackingOff(wait):
+                return remaining, wait
+        return [i for i in remaining if i not in end.finished], 0.0
+
+    def failed_in_a_row(self, destination: str, outcome: SendOutcome) -> int:
+        """Count a keyed-round send's outcome: the destination's failures in a row (0: a success)."""
+        count = self._failed_in_a_row.get(destination, 0) + 1 if isinstance(outcome, Retry) else 0
+        self._failed_in_a_row[destination] = count
+        return count
+
+    def destination_down(self, destination: str) -> None:
+        """Keyed sends failed in a row, across keys: not one fragment, the destination backs off."""
+        self.backoff.failed(destination)
+        self._failed_in_a_row[destination] = 0
+
+
+class Round:
+    """One pass over a delivery's remaining items: pack, send unit by unit, start settling what was
+    sent. A unit holds one partition key. A failed fragment fails only the keys it holds, so a
+    keyed unit's failure backs off that key alone and the other units are still tried; a few keyed
+    failures in a row to the destination, whichever their keys and deliveries, mean the destination
+    itself is down (it backs off as a whole)."""
+
+    def __init__(self, deliveries: Deliveries, settlement: Settlement, destination: str, items: Items) -> None:
+        self._deliveries = deliveries
+        self._sends = deliveries.sends
+        self._settlement = settlement
+        self._destination = destination
+        self._items = items
+        self._finished: set[int] = set()
+        #: Units still to send, the next on top: a refused batch is replaced by its messages, in order.
+        self._stack: list[Unit] = []
+        #: How long each partition key skipped or failed this round backs off.
+        self._waits: list[float] = []
+
+    async def run(self, remaining: list[int]) -> RoundEnd:
+        packed = await self._sends.pack(self._destination, [self._items[i][1] for i in remaining])
+        if not isinstance(packed, list):
+            return RoundEnd(frozenset(), packed)
+        stop = await self._send([Unit(u.batch, [remaining[i] for i in u.members], u.key) for u in packed])
+        if stop is None and self._waits and not self._finished:
+            return RoundEnd(frozenset(), KeysBackingOff(min(self._waits)))
+        return RoundEnd(frozenset(self._finished), stop)
+
+    async def _send(self, units: list[Unit]) -> SendOutcome | None:
+        if len(units) > 1 and all(unit.key is None for unit in units):
+            stop = await self._side_by_side(units)
+            if stop is not None:
+                return stop
+        else:
+            self._stack = units[::-1]
+        return await self._one_by_one()
+
+    async def _side_by_side(self, units: list[Unit]) -> SendOutcome | None:
+        """Unkeyed units: sent all at once (pipelined on the link), their outcomes taken after.
+        What a failure stops (a split batch's messages) waits for the next round, after the
+        back-off; a missing destination stops it before a back-off does."""
+        outcomes = await self._sends.send_all(self._destination, units)
+        # Taken last to first: a refused batch's messages go on the stack, the first unit's on top.
+        stops = [self._take(unit, outcome) for unit, outcome in reversed(list(zip(units, outcomes, strict=True)))]
+        return next((s for s in stops if isinstance(s, DeadLetter)), None) or next((s for s in stops if s), None)
+
+    async def _one_by_one(self) -> SendOutcome | None:
+        """The stacked units, one at a time: a keyed unit whose key backs off waits for the next
+        round; one that fails backs off its key, unless the destination is down."""
+        destination = self._destination
+        while self._stack:
+            unit = self._stack.pop()
+            key = backoff_key(destination, unit.key)
+            # Only a keyed unit reads its own back-off: the destination's was waited out before the round.
+            wait = self._deliveries.backoff.remaining(key) if unit.key is not None else 0.0
+            if wait:
+                self._waits.append(wait)
+                continue
+            outcome = await self._sends.send(destination, unit)
+            in_a_row = self._deliveries.failed_in_a_row(destination, outcome)
+            if isinstance(outcome, Retry) and unit.key is not None:
+                if in_a_row < _MAX_FAILED_UNITS_PER_ROUND:
+                    self._waits.append(self._deliveries.backoff.remaining(key))
+                    continue
+                self._deliveries.destination_down(destination)
+            stop = self._take(unit, outcome)
+            if stop is not None:
+                return stop
+        return None
+
+    def _take(self, unit: Unit, outcome: SendOutcome) -> SendOutcome | None:
+        """The one handler of a send's outcome: settle what it finished, stack what it split.
+        Returns what stops the round (a Retry, or a DeadLetter of everything), else None."""
+        match outcome:
+            case Sent():
+                self._finished.update(unit.members)
+                self._settlement.complete([self._items[m][0] for m in unit.members])
+            case Split():
+                self._stack.extend(Unit(self._items[m][1], [m], unit.key) for m in reversed(unit.members))
+            case DeadLetter(reason, description, everything=False):
+                (member,) = unit.members
+                self._finished.add(member)
+                self._settlement.dead_letter(self._items[member][0], reason, description)
+            case _:
+                return outcome
+        return None

@@ -1,0 +1,111 @@
+"""What a send to the primary ends with, and what a round of sends ends with.
+
+Each is a small result read by one `match`; no exception steers the hot path. A failed send is
+judged here (`send_failure`), from the error alone; what the pump then does about it (a back-off,
+a learned batching rule, a log line) is `sending.PrimarySends`'s."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from azure.servicebus.exceptions import (
+    MessageSizeExceededError,
+    MessagingEntityNotFoundError,
+    ServiceBusError,
+    ServiceBusQuotaExceededError,
+)
+
+from pairedbus.errors import is_retryable
+
+#: Dead-letter reasons for sends the primary refuses for good.
+DEAD_LETTER_DESTINATION_NOT_FOUND = "DestinationNotFound"
+DEAD_LETTER_MESSAGE_SIZE_EXCEEDED = "MessageSizeExceeded"
+DEAD_LETTER_SEND_REJECTED = "SendRejected"
+#: Dead-letter descriptions are application properties on the broker; keep them short.
+DESCRIPTION_MAX = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Sent:
+    """The primary acknowledged the send: its backlog messages can be completed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Retry:
+    """The destination failed in a way a later attempt can fix. `whole_destination`: the sender
+    itself was shut down, so the destination backs off, not the unit's partition key."""
+
+    whole_destination: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Split:
+    """The primary refused a batch: send its messages one at a time. `keyed_by_message_id`: the
+    refusal says the destination keys its batches by message id (partitioning.md, "Partition keys")."""
+
+    keyed_by_message_id: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class DeadLetter:
+    """The primary refuses for good: dead-letter the message (or, with `everything`, every message
+    still bound for the destination, which does not exist)."""
+
+    reason: str
+    description: str
+    everything: bool = False
+
+
+SendOutcome = Sent | Retry | Split | DeadLetter
+
+
+@dataclass(frozen=True, slots=True)
+class KeysBackingOff:
+    """Nothing was tried: every partition key left is backing off (a failed fragment) for at
+    least `wait` seconds."""
+
+    wait: float
+
+
+@dataclass(frozen=True, slots=True)
+class RoundEnd:
+    """What one round of sends finished (the delivery's item indexes it completed or
+    dead-lettered) and what stopped it: None when every unit was handled; the Retry or the
+    destination-wide DeadLetter that stopped it; KeysBackingOff when nothing could be tried."""
+
+    finished: frozenset[int]
+    stop: SendOutcome | KeysBackingOff | None = None
+
+
+def send_failure(exc: Exception, destination: str, count: int) -> SendOutcome:
+    """What a failed send of `count` messages to `destination` means. Raises `exc` when it is no
+    answer of Service Bus (a bug, not an outcome)."""
+    if isinstance(exc, MessagingEntityNotFoundError):
+        return DeadLetter(
+            DEAD_LETTER_DESTINATION_NOT_FOUND,
+            f"{destination!r} does not exist in the primary namespace",
+            everything=True,
+        )
+    if isinstance(exc, MessageSizeExceededError):
+        return Split() if count > 1 else DeadLetter(DEAD_LETTER_MESSAGE_SIZE_EXCEEDED, describe(exc))
+    if _worth_waiting(exc):
+        return Retry()
+    if isinstance(exc, ServiceBusError):
+        # A batch refused: e.g. a partitioned entity refusing a batch of distinct keys.
+        return Split(keyed_by_message_id=True) if count > 1 else DeadLetter(DEAD_LETTER_SEND_REJECTED, describe(exc))
+    if isinstance(exc, ValueError):
+        # The SDK's "handler has been shut down": the sender (or the whole client) was closed.
+        return Retry(whole_destination=True)
+    raise exc
+
+
+def _worth_waiting(exc: Exception) -> bool:
+    """A timeout, or an error the SDK says a retry can help. Quota exceeded is not retryable for
+    the SDK, but a full destination drains: waiting beats dead-lettering everything bound for it."""
+    return isinstance(exc, TimeoutError) or (
+        isinstance(exc, ServiceBusError) and (is_retryable(exc) or isinstance(exc, ServiceBusQuotaExceededError))
+    )
+
+
+def describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"[:DESCRIPTION_MAX]

@@ -1,0 +1,129 @@
+"""A pump's sends to the primary (settlement.md, "Sending"): every send is acknowledged or fails,
+and a failure is judged (`outcomes.send_failure`) and acted on here: its error counted, the
+close/fault rule told, the destination or one of its partition keys backed off."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Hashable
+from dataclasses import dataclass
+from typing import Any
+
+from azure.servicebus.exceptions import MessagingEntityNotFoundError, ServiceBusError
+
+from pairedbus.pairing.connections import PRIMARY, ConnectionPair
+from pairedbus.syphon.backoff import Backoff
+from pairedbus.syphon.destinations import Destinations
+from pairedbus.syphon.outcomes import (
+    DEAD_LETTER_DESTINATION_NOT_FOUND,
+    DEAD_LETTER_SEND_REJECTED,
+    DeadLetter,
+    Retry,
+    SendOutcome,
+    Sent,
+    Split,
+    send_failure,
+)
+from pairedbus.syphon.stats import SyphonStats
+
+log = logging.getLogger("pairedbus.syphon")
+
+#: What is logged when the primary refuses messages for good (a message too large is not news).
+_REFUSALS = {
+    DEAD_LETTER_DESTINATION_NOT_FOUND: "destination not found in the primary; dead-lettering",
+    DEAD_LETTER_SEND_REJECTED: "the primary refused a message; dead-lettering",
+}
+
+
+@dataclass(slots=True)
+class Unit:
+    """What one send carries: a batch (or a lone message), the delivery's item indexes in it, and
+    the partition key they all share (None: unkeyed)."""
+
+    batch: Any
+    members: list[int]
+    key: Any
+
+
+def backoff_key(destination: str, key: Any) -> Hashable:
+    """What a failed send backs off: a keyed unit's (destination, key), else the destination."""
+    return destination if key is None else (destination, key)
+
+
+class PrimarySends:
+    def __init__(
+        self, destinations: Destinations, backoff: Backoff, stats: SyphonStats, pair: ConnectionPair, *, queue: str
+    ) -> None:
+        self._destinations = destinations
+        self._backoff = backoff
+        self._stats = stats
+        self._pair = pair
+        self._queue = queue  # the backlog queue whose messages these are (for the logs)
+
+    async def pack(self, destination: str, messages: list[Any]) -> list[Unit] | SendOutcome:
+        """`messages` (in order) in as few units as fit, their members indexes into `messages`;
+        or what opening the sender or sizing a batch failing means."""
+        try:
+            packed = await self._destinations.batches(destination, messages)
+        except Exception as exc:
+            return self._opening_failed(exc, destination)
+        return [Unit(batch, members, key) for batch, members, key in packed]
+
+    async def send(self, destination: str, unit: Unit) -> SendOutcome:
+        """Send one unit; what its answer means. A retryable failure backs off the unit's
+        `backoff_key`; a success clears it, and the destination's."""
+        key = backoff_key(destination, unit.key)
+        try:
+            await self._destinations.send(destination, unit.batch)
+        except Exception as exc:
+            return self._failed(exc, destination, len(unit.members), key)
+        self._backoff.succeeded(key)
+        if key != destination:
+            self._backoff.succeeded(destination)
+        self._stats.note_progress()
+        return Sent()
+
+    async def send_all(self, destination: str, units: list[Unit]) -> list[SendOutcome]:
+        """Send the units all at once (pipelined on the link); their outcomes in their order."""
+        return list(await asyncio.gather(*(self.send(destination, unit) for unit in units)))
+
+    def _failed(self, exc: Exception, destination: str, count: int, key: Hashable) -> SendOutcome:
+        self._stats.count_error(exc)
+        self._pair.note_error(PRIMARY, exc)
+        outcome = send_failure(exc, destination, count)
+        fields = {"destination": destination, "backlog_queue": self._queue, "error": repr(exc), "messages": count}
+        match outcome:
+            case Retry(whole_destination=True):
+                # Destinations made a fresh sender for next time; a closed client has tripped
+                # the close/fault rule.
+                self._backoff.failed(destination)
+            case Retry():
+                delay = self._backoff.failed(key)
+                log.warning("send to the primary failed; backing off", extra={**fields, "delay_seconds": delay})
+            case Split(keyed_by_message_id=True):
+                # From now on its batches are keyed by message id (partitioning.md, "Partition keys").
+                self._destinations.learn_keyed_by_message_id(destination)
+            case DeadLetter(reason) if reason in _REFUSALS:
+                log.error(_REFUSALS[reason], extra=fields)
+        return outcome
+
+    def _opening_failed(self, exc: Exception, destination: str) -> SendOutcome:
+        """Opening the sender or sizing a batch failed: only a missing entity is final."""
+        if isinstance(exc, MessagingEntityNotFoundError):
+            return self._failed(exc, destination, 1, destination)
+        if not isinstance(exc, (ServiceBusError, ValueError, TimeoutError)):
+            raise exc
+        self._stats.count_error(exc)
+        self._pair.note_error(PRIMARY, exc)
+        delay = self._backoff.failed(destination)
+        log.warning(
+            "opening a sender to the primary failed; backing off",
+            extra={
+                "destination": destination,
+                "backlog_queue": self._queue,
+                "error": repr(exc),
+                "delay_seconds": delay,
+            },
+        )
+        return Retry()

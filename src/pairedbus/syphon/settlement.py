@@ -1,0 +1,160 @@
+"""How one received batch's backlog messages end (settlement.md, "Receiving"): completed once the
+send that carried them was acknowledged, dead-lettered when the primary refuses them for good, or
+left locked while their destination backs off."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import TYPE_CHECKING, Any
+
+from azure.servicebus.exceptions import ServiceBusError
+
+from pairedbus.errors import is_retryable
+from pairedbus.pairing.connections import SECONDARY
+from pairedbus.syphon.in_flight import Hold
+from pairedbus.syphon.lock_keeper import LockKeeper
+from pairedbus.syphon.outcomes import DESCRIPTION_MAX
+
+if TYPE_CHECKING:
+    from pairedbus.syphon.pump import SyphonContext
+
+log = logging.getLogger("pairedbus.syphon")
+
+#: Tries of one settlement while its failures are ones a retry can help.
+_SETTLE_TRIES = 3
+
+
+class Settlement:
+    """How one received batch's backlog messages end: completed once the send that carried them
+    was acknowledged, dead-lettered when the primary refuses them for good, or left locked while
+    their destination backs off (the broker redelivers them when the lock expires). Each ending
+    gives its messages' in-flight slots back at once. Completes and dead-letters run as tasks of
+    the batch, overlapping the sends that follow; the batch awaits them, or they are cancelled
+    with it. A settlement that fails leaves its message to be redelivered, and a redelivered moved
+    message is dropped by duplicate detection."""
+
+    def __init__(
+        self,
+        ctx: SyphonContext,
+        queue: str,
+        receiver: Any,
+        keeper: LockKeeper,
+        hold: Hold,
+        tasks: asyncio.TaskGroup,
+    ) -> None:
+        self._ctx = ctx
+        self._queue = queue
+        self._receiver = receiver
+        self._keeper = keeper
+        self._hold = hold
+        self._tasks = tasks
+        self._timeout = ctx.options.operation_timeout.total_seconds()
+
+    async def keep(self, messages: list[Any]) -> None:
+        """The messages are being worked on: renew their locks until they are settled or left."""
+        await self._keeper.keep(messages)
+
+    def complete(self, messages: list[Any]) -> None:
+        """Complete the backlog messages of one acknowledged send, all at once."""
+        self._start(messages, self._complete(messages))
+
+    def drop_pings(self, pings: list[Any]) -> None:
+        """Complete pings in the backlog; they are never forwarded."""
+        self._start(pings, self._drop_pings(pings))
+
+    def dead_letter(self, message: Any, reason: str, description: str) -> None:
+        self._start([message], self._dead_letter(message, reason, description))
+
+    async def leave_locked(self, destination: str, messages: list[Any]) -> None:
+        for message in messages:
+            self._keeper.release(message)
+        self._ctx.stats.left_locked += len(messages)
+        log.info(
+            "destination backing off; messages left locked for redelivery",
+            extra={"destination": destination, "backlog_queue": self._queue, "messages": len(messages)},
+        )
+        await self._hold.give_back(len(messages))
+
+    def _start(self, messages: list[Any], settling: Any) -> None:
+        for message in messages:
+            self._keeper.release(message)
+        self._tasks.create_task(settling)
+
+    async def _complete(self, messages: list[Any]) -> None:
+        moved = 0
+        for message, error in zip(messages, await self._each(self._receiver.complete_message, messages), strict=True):
+            if error is None:
+                moved += 1
+            else:
+                self._failed(error, message, "complete")
+        self._ctx.stats.moved += moved
+        await self._hold.give_back(len(messages))
+
+    async def _drop_pings(self, pings: list[Any]) -> None:
+        for message, error in zip(pings, await self._each(self._receiver.complete_message, pings), strict=True):
+            if error is None:
+                self._ctx.stats.dropped_pings += 1
+            else:
+                self._failed(error, message, "complete ping")
+        await self._hold.give_back(len(pings))
+
+    async def _dead_letter(self, message: Any, reason: str, description: str) -> None:
+        def settle(message: Any) -> Any:
+            return self._receiver.dead_letter_message(
+                message, reason=reason, error_description=description[:DESCRIPTION_MAX]
+            )
+
+        (error,) = await self._each(settle, [message])
+        if error is None:
+            self._ctx.stats.count_dead_letter(reason)
+            log.warning(
+                "backlog message dead-lettered",
+                extra={
+                    "backlog_queue": self._queue,
+                    "message_id": message.message_id,
+                    "reason": reason,
+                    "description": description,
+                },
+            )
+        else:
+            self._failed(error, message, "dead-letter")
+        await self._hold.give_back(1)
+
+    async def _each(self, settle: Any, messages: list[Any]) -> list[BaseException | None]:
+        """One settlement per message, all at once, together bounded by the operation timeout;
+        those that failed in a way a retry can help (a busy or timed-out broker: the lock is still
+        held, and letting it lapse costs a redelivery a lock duration later) tried again at once.
+        The error of each (None: settled; TimeoutError: unsettled at the bound). Every settlement
+        has ended, or was cancelled, when this returns (gather awaits or cancels them all)."""
+        results: list[BaseException | None] = [TimeoutError(f"settlement took over {self._timeout:g} s")] * len(
+            messages
+        )
+        pending = list(range(len(messages)))
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(self._timeout):
+                for attempt in range(1, _SETTLE_TRIES + 1):
+                    outcomes = await asyncio.gather(*(settle(messages[i]) for i in pending), return_exceptions=True)
+                    again: list[int] = []
+                    for index, outcome in zip(pending, outcomes, strict=True):
+                        if outcome is not None and not isinstance(outcome, (ServiceBusError, ValueError)):
+                            raise outcome
+                        if attempt < _SETTLE_TRIES and isinstance(outcome, ServiceBusError) and is_retryable(outcome):
+                            self._ctx.stats.count_error(outcome)
+                            self._ctx.pair.note_error(SECONDARY, outcome)
+                            again.append(index)
+                        else:
+                            results[index] = outcome
+                    pending = again
+                    if not pending:
+                        break
+        return results
+
+    def _failed(self, exc: BaseException, message: Any, what: str) -> None:
+        self._ctx.stats.count_error(exc)
+        self._ctx.pair.note_error(SECONDARY, exc)
+        log.warning(
+            f"backlog {what} failed; the message will be redelivered",
+            extra={"backlog_queue": self._queue, "message_id": message.message_id, "error": repr(exc)},
+        )

@@ -1,0 +1,206 @@
+"""A delivery's rounds (`delivery.Round`, `Deliveries.deliver`): what one send's outcome does to
+the round, what a round returns, and when a delivery waits or leaves its messages locked."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from azure.servicebus.exceptions import (
+    MessageSizeExceededError,
+    MessagingEntityNotFoundError,
+    ServiceBusServerBusyError,
+)
+
+from pairedbus.syphon.backoff import Backoff
+from pairedbus.syphon.delivery import Deliveries, Round
+from pairedbus.syphon.outcomes import DeadLetter, KeysBackingOff, Retry, RoundEnd
+from pairedbus.syphon.sending import PrimarySends
+from pairedbus.syphon.stats import SyphonStats
+
+
+class Primary:
+    """Packs as told (units of item positions and a key); answers each send by its batch name."""
+
+    def __init__(self, packing: list[tuple[list[int], Any]], answers: dict[str, BaseException]) -> None:
+        self.packing = packing
+        self.answers = answers
+        self.sent: list[str] = []
+
+    async def batches(self, destination: str, messages: list[Any]) -> list[tuple[Any, list[int], Any]]:
+        if not self.packing:  # a later round: each message alone
+            return [(m, [i], None) for i, m in enumerate(messages)]
+        packing, self.packing = self.packing, []
+        return [("+".join(messages[i] for i in members), members, key) for members, key in packing]
+
+    async def send(self, destination: str, batch: str) -> None:
+        self.sent.append(batch)
+        if batch in self.answers:
+            raise self.answers[batch]
+
+    def learn_keyed_by_message_id(self, destination: str) -> None:
+        pass
+
+
+class Settled:
+    """The settlement's part: what was completed, dead-lettered and left locked."""
+
+    def __init__(self) -> None:
+        self.completed: list[str] = []
+        self.dead_lettered: list[tuple[str, str]] = []
+        self.left: list[str] = []
+
+    async def keep(self, messages: list[Any]) -> None:
+        pass
+
+    def complete(self, messages: list[str]) -> None:
+        self.completed.extend(messages)
+
+    def dead_letter(self, message: str, reason: str, description: str) -> None:
+        self.dead_lettered.append((message, reason))
+
+    async def leave_locked(self, destination: str, messages: list[str]) -> None:
+        self.left.extend(messages)
+
+
+def world(
+    packing: list[tuple[list[int], Any]],
+    answers: dict[str, BaseException],
+    *,
+    retry_hold: float = 60.0,
+    backoff_seconds: tuple[float, float] = (10.0, 60.0),
+) -> tuple[Deliveries, Primary, Backoff, SyphonStats]:
+    primary, stats = Primary(packing, answers), SyphonStats()
+    backoff = Backoff(*backoff_seconds)
+
+    class Pair:
+        def note_error(self, side: str, exc: BaseException) -> bool:
+            return False
+
+    sends = PrimarySends(primary, backoff, stats, Pair(), queue="q")  # type: ignore[arg-type]
+    return Deliveries(sends, backoff, stats, retry_hold=retry_hold, halted=lambda: False), primary, backoff, stats
+
+
+def items(*names: str) -> list[tuple[str, str]]:
+    return [(f"backlog-{n}", n) for n in names]
+
+
+BUSY = ServiceBusServerBusyError(message="busy")
+TOO_BIG = MessageSizeExceededError(message="too big")
+
+
+async def test_side_by_side_sends_settle_what_went_and_a_retry_holds_back_what_was_split() -> None:
+    deliveries, primary, _, _ = world([([0], None), ([1, 2], None), ([3], None)], {"b+c": TOO_BIG, "d": BUSY})
+    settled = Settled()
+    end = await Round(deliveries, settled, "orders", items("a", "b", "c", "d")).run([0, 1, 2, 3])  # type: ignore[arg-type]
+    assert end == RoundEnd(frozenset({0}), Retry())
+    assert primary.sent == ["a", "b+c", "d"]  # the split batch's messages wait for the next round
+    assert settled.completed == ["backlog-a"]
+
+
+async def test_a_split_batch_s_messages_follow_the_side_by_side_sends_one_at_a_time_in_order() -> None:
+    deliveries, primary, _, _ = world([([0, 1], None), ([2, 3], None)], {"a+b": TOO_BIG, "c+d": TOO_BIG})
+    settled = Settled()
+    end = await Round(deliveries, settled, "orders", items("a", "b", "c", "d")).run([0, 1, 2, 3])  # type: ignore[arg-type]
+    assert end == RoundEnd(frozenset({0, 1, 2, 3}), None)
+    assert primary.sent == ["a+b", "c+d", "a", "b", "c", "d"]
+    assert settled.completed == ["backlog-a", "backlog-b", "backlog-c", "backlog-d"]  # one at a time, in order
+
+
+async def test_a_missing_destination_stops_the_round_and_what_was_acknowledged_is_completed() -> None:
+    gone = MessagingEntityNotFoundError(message="gone")
+    deliveries, _, _, _ = world([([0], None), ([1], None)], {"b": gone})
+    settled = Settled()
+    end = await Round(deliveries, settled, "orders", items("a", "b")).run([0, 1])  # type: ignore[arg-type]
+    assert end.finished == frozenset({0}) and isinstance(end.stop, DeadLetter) and end.stop.everything
+    assert settled.completed == ["backlog-a"]
+
+
+async def test_a_missing_destination_is_dead_lettered_whole_by_the_delivery() -> None:
+    gone = MessagingEntityNotFoundError(message="gone")
+    deliveries, _, _, _ = world([([0], None), ([1], None), ([2], None)], {"b": gone})
+    settled = Settled()
+    await deliveries.deliver(settled, "orders", None, items("a", "b", "c"))  # type: ignore[arg-type]
+    assert sorted(settled.completed) == ["backlog-a", "backlog-c"]  # side by side: completes overlap
+    assert settled.dead_lettered == [("backlog-b", "DestinationNotFound")]
+
+
+async def test_a_failed_key_backs_off_alone_and_the_round_reports_the_keys_wait_when_nothing_went() -> None:
+    deliveries, primary, backoff, _ = world([([0], "k1"), ([1], "k2")], {"a": BUSY, "b": BUSY})
+    settled = Settled()
+    end = await Round(deliveries, settled, "orders", items("a", "b")).run([0, 1])  # type: ignore[arg-type]
+    assert primary.sent == ["a", "b"]  # the second key is tried although the first failed
+    assert end.finished == frozenset() and isinstance(end.stop, KeysBackingOff) and 9 < end.stop.wait <= 10
+    assert backoff.failures(("orders", "k1")) == backoff.failures(("orders", "k2")) == 1
+    assert backoff.failures("orders") == 0
+
+
+async def test_a_key_backing_off_is_skipped_while_the_others_go() -> None:
+    deliveries, primary, backoff, _ = world([([0], "k1"), ([1], "k2")], {})
+    backoff.failed(("orders", "k1"))
+    settled = Settled()
+    end = await Round(deliveries, settled, "orders", items("a", "b")).run([0, 1])  # type: ignore[arg-type]
+    assert primary.sent == ["b"]
+    assert end == RoundEnd(frozenset({1}), None)  # something went: the delivery goes on at once
+
+
+async def test_three_keyed_failures_in_a_row_back_off_the_destination_itself() -> None:
+    packing = [([0], "k1"), ([1], "k2"), ([2], "k3"), ([3], "k4")]
+    deliveries, primary, backoff, _ = world(packing, {"a": BUSY, "b": BUSY, "c": BUSY})
+    settled = Settled()
+    end = await Round(deliveries, settled, "orders", items("a", "b", "c", "d")).run([0, 1, 2, 3])  # type: ignore[arg-type]
+    assert end == RoundEnd(frozenset(), Retry())
+    assert primary.sent == ["a", "b", "c"]  # the fourth key waits for the destination
+    assert backoff.failures("orders") == 1
+
+
+async def test_a_back_off_longer_than_the_retry_hold_leaves_the_messages_locked() -> None:
+    deliveries, primary, _, stats = world([([0, 1], None)], {"a+b": BUSY}, retry_hold=1.0)
+    settled = Settled()
+    await deliveries.deliver(settled, "orders", None, items("a", "b"))  # type: ignore[arg-type]
+    assert primary.sent == ["a+b"]
+    assert settled.left == ["backlog-a", "backlog-b"] and settled.completed == []
+    assert stats.retries == 0
+
+
+async def test_a_success_between_keyed_failures_restarts_the_count_towards_the_destination() -> None:
+    packing = [([0], "k1"), ([1], "k2"), ([2], "k3"), ([3], "k4")]
+    deliveries, primary, backoff, _ = world(packing, {"b": BUSY, "c": BUSY})
+    settled = Settled()
+    end = await Round(deliveries, settled, "orders", items("a", "b", "c", "d")).run([0, 1, 2, 3])  # type: ignore[arg-type]
+    assert primary.sent == ["a", "b", "c", "d"]  # two failures in a row: only their keys back off
+    assert end == RoundEnd(frozenset({0, 3}), None)
+    assert backoff.failures("orders") == 0
+
+
+async def test_after_the_destination_backed_off_its_keyed_failures_count_afresh() -> None:
+    packing = [([0], "k1"), ([1], "k2"), ([2], "k3")]
+    deliveries, primary, backoff, _ = world(packing, {"a": BUSY, "b": BUSY, "c": BUSY, "d": BUSY})
+    settled = Settled()
+    await Round(deliveries, settled, "orders", items("a", "b", "c")).run([0, 1, 2])  # type: ignore[arg-type]
+    assert backoff.failures("orders") == 1
+    primary.packing = [([0], "k4")]
+    end = await Round(deliveries, settled, "orders", items("d")).run([0])  # type: ignore[arg-type]
+    assert isinstance(end.stop, KeysBackingOff)  # one keyed failure: its key backs off, not the destination
+    assert backoff.failures("orders") == 1
+
+
+async def test_a_delivery_whose_keys_all_back_off_sleeps_the_shortest_wait_once() -> None:
+    deliveries, primary, backoff, stats = world([([0], "k1")], {}, backoff_seconds=(0.3, 0.3))
+    backoff.failed(("orders", "k1"))
+    settled = Settled()
+    await deliveries.deliver(settled, "orders", "k1", items("a"))  # type: ignore[arg-type]
+    assert stats.retries == 1  # slept out the key's back-off, not spun round after round
+    assert primary.sent == ["a"] and settled.completed == ["backlog-a"]
+
+
+async def test_a_delivery_that_waited_out_a_back_off_tries_once_even_if_it_was_pushed_on() -> None:
+    deliveries, primary, backoff, stats = world([([0], None)], {}, backoff_seconds=(0.2, 0.4))
+    backoff.failed("orders")
+    settled = Settled()
+    delivering = asyncio.create_task(deliveries.deliver(settled, "orders", None, items("a")))  # type: ignore[arg-type]
+    await asyncio.sleep(0.05)
+    backoff.failed("orders")  # another delivery's failure meanwhile
+    await delivering
+    assert stats.retries == 1
+    assert primary.sent == ["a"] and settled.completed == ["backlog-a"]

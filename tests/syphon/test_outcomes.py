@@ -1,0 +1,68 @@
+"""What a failed send to the primary means (`outcomes.send_failure`), error by error."""
+
+from __future__ import annotations
+
+import pytest
+from azure.servicebus.exceptions import (
+    MessageSizeExceededError,
+    MessagingEntityNotFoundError,
+    ServiceBusConnectionError,
+    ServiceBusError,
+    ServiceBusQuotaExceededError,
+    ServiceBusServerBusyError,
+)
+
+from pairedbus.syphon.outcomes import DeadLetter, Retry, Split, describe, send_failure
+
+
+def test_a_missing_destination_dead_letters_everything_bound_for_it() -> None:
+    outcome = send_failure(MessagingEntityNotFoundError(message="gone"), "orders", 5)
+    assert outcome == DeadLetter(
+        "DestinationNotFound", "'orders' does not exist in the primary namespace", everything=True
+    )
+
+
+def test_a_batch_too_large_is_split_and_a_lone_message_too_large_dead_lettered() -> None:
+    error = MessageSizeExceededError(message="too big")
+    assert send_failure(error, "orders", 2) == Split(keyed_by_message_id=False)
+    assert send_failure(error, "orders", 1) == DeadLetter("MessageSizeExceeded", "MessageSizeExceededError: too big")
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        TimeoutError("slow"),
+        ServiceBusServerBusyError(message="busy"),
+        ServiceBusConnectionError(message="reset"),
+        ServiceBusQuotaExceededError(message="full"),  # not retryable for the SDK, but a full entity drains
+    ],
+    ids=["timeout", "server-busy", "connection", "quota-exceeded"],
+)
+def test_failures_a_wait_can_fix_retry_the_unit_s_key(error: Exception) -> None:
+    assert send_failure(error, "orders", 3) == Retry(whole_destination=False)
+    assert send_failure(error, "orders", 1) == Retry(whole_destination=False)
+
+
+def test_a_refused_batch_is_split_and_teaches_message_id_keys_a_refused_message_is_dead_lettered() -> None:
+    error = ServiceBusError("refused")
+    assert send_failure(error, "orders", 2) == Split(keyed_by_message_id=True)
+    assert send_failure(error, "orders", 1) == DeadLetter("SendRejected", "ServiceBusError: refused")
+
+
+def test_a_shut_down_sender_backs_off_the_whole_destination() -> None:
+    assert send_failure(ValueError("The handler has already been shutdown."), "orders", 1) == Retry(
+        whole_destination=True
+    )
+
+
+def test_an_error_that_is_no_service_bus_answer_is_raised() -> None:
+    bug = KeyError("bug")
+    with pytest.raises(KeyError) as raised:
+        send_failure(bug, "orders", 1)
+    assert raised.value is bug
+
+
+def test_a_description_names_the_error_and_is_cut_at_1024_characters() -> None:
+    assert describe(ServiceBusError("no")) == "ServiceBusError: no"
+    long = describe(ServiceBusError("x" * 2000))
+    assert len(long) == 1024 and long.startswith("ServiceBusError: xxx")
