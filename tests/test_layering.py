@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import pairedbus
+from tests.parsing import parse_source
 
 PACKAGE = Path(pairedbus.__file__).parent
 SDK_MODULE = PACKAGE / "sdk.py"
@@ -130,7 +131,7 @@ def private_reads(tree: ast.AST) -> list[PrivateRead]:
 
 def _sources() -> Iterator[tuple[Path, ast.AST]]:
     for path in sorted(PACKAGE.rglob("*.py")):
-        yield path, ast.parse(path.read_text(), str(path))
+        yield path, parse_source(path.read_text(), str(path))
 
 
 def test_the_syphon_never_imports_its_host_and_the_policy_pack_never_imports_the_infrastructure() -> None:
@@ -152,7 +153,7 @@ def test_only_the_sdk_module_reads_private_names_of_pulumi_or_azure_servicebus()
     }
     assert offenders == {}
     # sdk.py itself is where they are: the walk finds both SDKs' private names there
-    names = {read.name for read in private_reads(ast.parse(SDK_MODULE.read_text()))}
+    names = {read.name for read in private_reads(parse_source(SDK_MODULE.read_text()))}
     assert any(name.startswith("azure.servicebus._") for name in names)
     assert {"pulumi.runtime.sync_await._sync_await", "pulumi_policy.policy._NotApplicableError"} <= names
 

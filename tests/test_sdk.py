@@ -27,6 +27,7 @@ from azure.servicebus.exceptions import (
 from azure.servicebus.management import QueueRuntimeProperties, SubscriptionRuntimeProperties, TopicRuntimeProperties
 
 from pairedbus import sdk
+from tests.parsing import parse_source
 from tests.test_layering import private_reads
 
 
@@ -251,7 +252,7 @@ def test_only_the_sdk_module_imports_private_azure_servicebus_modules() -> None:
         str(path.relative_to(package.parent)): hits
         for path in sorted(package.rglob("*.py"))
         if path != Path(sdk.__file__)
-        for hits in [_private_sdk_imports(ast.parse(path.read_text(), str(path)))]
+        for hits in [_private_sdk_imports(parse_source(path.read_text(), str(path)))]
         if hits
     }
     assert not offenders, offenders

@@ -7,6 +7,7 @@ import ast
 from pathlib import Path
 
 import pairedbus.testing
+from tests.parsing import parse_source
 
 PACKAGE = Path(pairedbus.testing.__file__).parent
 PREFIX = "pairedbus.testing."
@@ -16,7 +17,7 @@ def imports() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
     modules = {p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__"}
     for name in modules:
-        tree = ast.parse((PACKAGE / f"{name}.py").read_text())
+        tree = parse_source((PACKAGE / f"{name}.py").read_text())
         found: set[str] = set()
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.module:
@@ -79,7 +80,7 @@ def test_the_arm_plane_is_urls_then_responses_then_models() -> None:
 def test_no_module_of_the_fake_imports_another_ones_private_name() -> None:
     found = []
     for path in sorted(PACKAGE.glob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(parse_source(path.read_text())):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("pairedbus"):
                 found += [f"{path.stem}: {node.module}.{a.name}" for a in node.names if a.name.startswith("_")]
     assert found == []
