@@ -384,11 +384,11 @@ def main() -> None:
         print(f"Spark run {len(spark_times)}: {seconds:.2f}s", flush=True)
     if args.breakdown and args.ingest == "json":
         from pairedbus.pipeline.metrics import flatten_metrics
-        from pairedbus.pipeline.schemas import METRICS_RESPONSE
+        from pairedbus.pipeline.schemas import METRICS_READ
         from pairedbus.pipeline.sources import list_files, read_json
 
         def parse_only():
-            raw = read_json(spark, list_files(spark, str(documents), "metrics"), METRICS_RESPONSE)
+            raw = read_json(spark, list_files(spark, str(documents), "metrics"), METRICS_READ)
             flatten_metrics(raw).rows.write.format("noop").mode("overwrite").save()
 
         def parse_and_deduplicate():

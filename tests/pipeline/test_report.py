@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pairedbus.pipeline.pairing import PAIRING_COLUMNS
+from pairedbus.pipeline.pairing_cost import PAIRING_COLUMNS
 from pairedbus.pipeline.report import render
 from pairedbus.pipeline.summary import AuditSummary
 from pairedbus.pipeline.write import Written

@@ -62,7 +62,7 @@ def read_metrics(spark: SparkSession, source: str | InputFiles) -> Metrics:
     """REST documents (JSON) and flat rows (CSV, Parquet) -> checked, deduplicated rows."""
     files = source if isinstance(source, InputFiles) else list_files(spark, source, "metrics")
     rows, quarantine = [], []
-    raw = read_json(spark, files, schemas.METRICS_RESPONSE)
+    raw = read_json(spark, files, schemas.METRICS_READ)
     if raw is not None:
         # Not cached: the documents are parsed once per output (the rows feed one checkpointed
         # aggregation; the quarantine is a second, cheap pass) instead of held in memory whole.
@@ -187,13 +187,13 @@ def interval_minutes(interval: Column) -> Column:
 
 
 def flatten_metrics(raw: DataFrame) -> Metrics:
-    """Raw responses (schemas.METRICS_RESPONSE + source file) to rows and quarantine."""
+    """Raw responses (schemas.METRICS_READ + source file) to rows and quarantine."""
     corrupt = F.col(schemas.CORRUPT_RECORD).isNotNull()
     # Spark refuses a raw JSON query that reads only the corrupt-record column (even a count of
-    # the quarantine): the filter also reads `timespan`, in a condition that is always true.
-    also_reads_timespan = F.length(F.concat_ws("", F.col(schemas.CORRUPT_RECORD), F.col("timespan"))) >= 0
+    # the quarantine): the filter also reads `interval`, in a condition that is always true.
+    also_reads_interval = F.length(F.concat_ws("", F.col(schemas.CORRUPT_RECORD), F.col("interval"))) >= 0
     bad_docs = quarantine_rows(
-        raw.where(corrupt & also_reads_timespan), "metrics", F.lit(REASON_CORRUPT), F.col(schemas.CORRUPT_RECORD)
+        raw.where(corrupt & also_reads_interval), "metrics", F.lit(REASON_CORRUPT), F.col(schemas.CORRUPT_RECORD)
     )
 
     docs = raw.where(~corrupt)

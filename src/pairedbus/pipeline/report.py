@@ -13,7 +13,7 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 from pairedbus.pipeline.cost import COST_COLUMNS
-from pairedbus.pipeline.pairing import PAIRING_COLUMNS, USD_COLUMNS
+from pairedbus.pipeline.pairing_cost import PAIRING_COLUMNS, USD_COLUMNS
 
 if TYPE_CHECKING:
     from pairedbus.pipeline.summary import AuditSummary

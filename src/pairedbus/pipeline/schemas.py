@@ -171,6 +171,47 @@ METRICS_RESPONSE = StructType(
     ]
 )
 
+
+def _only(struct: StructType, names: tuple[str, ...]) -> StructType:
+    return StructType([f for f in struct.fields if f.name in names])
+
+
+_POINT = METRICS_RESPONSE["value"].dataType.elementType["timeseries"].dataType.elementType["data"].dataType.elementType
+_DIMENSION = StructType([StructField("name", _only(_LOCALIZABLE, ("value",))), StructField("value", StringType())])
+
+#: METRICS_RESPONSE narrowed to what the audit reads: Jackson still steps over the other fields, but
+#: builds no values for them (the document's `cost`, `timespan`, region, the metric's type, unit and
+#: localized names). A data point keeps every field: a quarantined point is shown as it was read.
+#: A field left out is also no longer checked for its JSON type, which no output depended on.
+METRICS_READ = StructType(
+    [
+        StructField("interval", StringType()),
+        StructField(
+            "value",
+            ArrayType(
+                StructType(
+                    [
+                        StructField("id", StringType()),
+                        StructField("name", _only(_LOCALIZABLE, ("value",))),
+                        StructField(
+                            "timeseries",
+                            ArrayType(
+                                StructType(
+                                    [
+                                        StructField("metadatavalues", ArrayType(_DIMENSION)),
+                                        StructField("data", ArrayType(_POINT)),
+                                    ]
+                                )
+                            ),
+                        ),
+                    ]
+                )
+            ),
+        ),
+        StructField(CORRUPT_RECORD, StringType()),
+    ]
+)
+
 #: The flat layout of metrics CSV and Parquet files: one row per data point, as the audit uses them.
 FLAT_METRICS: dict[str, DataType] = {
     "namespace": StringType(),

@@ -9,7 +9,7 @@ from pyspark.sql import functions as F
 
 from pairedbus.pipeline.cost import cost_from_grains, estate_by_namespace, traffic_grains
 from pairedbus.pipeline.inventory import CONTENT, IDENTITY
-from pairedbus.pipeline.pairing import discover_pairs, pairing_cost
+from pairedbus.pipeline.pairing_cost import discover_pairs, pairing_cost
 from pairedbus.pipeline.prices import PriceTable
 from pairedbus.pipeline.read import Estate
 from pairedbus.pipeline.sources import SOURCE_FILE, union_all
@@ -23,8 +23,8 @@ class Tables:
     quarantine: DataFrame
     grains: DataFrame  # cost.traffic_grains, checkpointed: the one pass over the metric rows
     cost: DataFrame  # cost.COST_COLUMNS
-    pairs: DataFrame  # pairing.PAIR_COLUMNS
-    pairing: DataFrame  # pairing.PAIRING_COLUMNS
+    pairs: DataFrame  # pairing_cost.PAIR_COLUMNS
+    pairing: DataFrame  # pairing_cost.PAIRING_COLUMNS
     conflicts: DataFrame  # resources with differing versions
     attribution: DataFrame | None  # focus.ATTRIBUTION_COLUMNS
 

@@ -19,7 +19,7 @@ from pyspark.sql import functions as F
 from pairedbus.pipeline import schemas
 from pairedbus.pipeline.cost import COST_COLUMNS
 from pairedbus.pipeline.inventory import KIND_NAMESPACE
-from pairedbus.pipeline.pairing import PAIRING_COLUMNS
+from pairedbus.pipeline.pairing_cost import PAIRING_COLUMNS
 from pairedbus.pipeline.prices import PriceTable
 from pairedbus.pipeline.read import Estate
 from pairedbus.pipeline.summary import AuditSummary, Bills

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pairedbus.pipeline.audit_job import run_audit
-from pairedbus.pipeline.pairing import PAIRING_COLUMNS, discover_pairs
+from pairedbus.pipeline.pairing_cost import PAIRING_COLUMNS, discover_pairs
 from pairedbus.pipeline.prices import BUNDLED_PRICES, PriceTable
 
 REPO = Path(__file__).resolve().parents[2]
