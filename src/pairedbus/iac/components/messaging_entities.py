@@ -64,35 +64,23 @@ class MessagingEntities(pulumi.ComponentResource):
         self._production = bool(args.get("production", False))
         queues: list[QueueSettings] = list(args.get("queues") or [])
         topics: list[TopicSettings] = list(args.get("topics") or [])
+        pairs = _subscription_pairs(topics)
         # Forwarding targets first, so a queue that forwards depends on the entity it names.
         self.topics: dict[str, servicebus.Topic] = {t["name"].lower(): self._topic(t) for t in topics}
         self.queues: dict[str, servicebus.Queue] = {}
-        pending = {q["name"].lower(): q for q in queues}
-        while pending:
-            ready = [q for q in pending.values() if (q.get("forward_to") or "").lower() not in pending]
-            if not ready:  # the config model reports this first; direct use of this component gets it here
-                raise ValueError(f"queues.forwardTo: expected no forwarding cycle, got {', '.join(sorted(pending))}")
-            for queue in ready:
-                self.queues[queue["name"].lower()] = self._queue(queue)
-                del pending[queue["name"].lower()]
-        self.subscriptions: list[servicebus.Subscription] = [
-            self._subscription(t, s) for t in topics for s in t.get("subscriptions") or []
-        ]
+        for queue in _in_forwarding_order(queues):
+            self.queues[queue["name"].lower()] = self._queue(queue)
+        self.subscriptions: list[servicebus.Subscription] = [self._subscription(t, s) for t, s in pairs]
         self.queue_ids = pulumi.Output.from_input({q["name"]: self.queues[q["name"].lower()].id for q in queues})
         self.topic_ids = pulumi.Output.from_input({t["name"]: self.topics[t["name"].lower()].id for t in topics})
         self.subscription_ids = pulumi.Output.from_input(
-            {
-                f"{t['name']}/{s['name']}": sub.id
-                for (t, s), sub in zip(
-                    [(t, s) for t in topics for s in t.get("subscriptions") or []], self.subscriptions, strict=True
-                )
-            }
+            {f"{t['name']}/{s['name']}": sub.id for (t, s), sub in zip(pairs, self.subscriptions, strict=True)}
         )
         self.register_outputs(
             {
                 "queues": [q["name"] for q in queues],
                 "topics": [t["name"] for t in topics],
-                "subscriptions": [f"{t['name']}/{s['name']}" for t in topics for s in t.get("subscriptions") or []],
+                "subscriptions": [f"{t['name']}/{s['name']}" for t, s in pairs],
             }
         )
 
@@ -162,3 +150,22 @@ class MessagingEntities(pulumi.ComponentResource):
             forward_to=sub.get("forward_to"),
             opts=self._opts(f"subscription-{topic['name']}-{sub['name']}", sub.get("forward_to")),
         )
+
+
+def _subscription_pairs(topics: list[TopicSettings]) -> list[tuple[TopicSettings, SubscriptionSettings]]:
+    """(topic, subscription) for every subscription, in the order of the settings."""
+    return [(t, s) for t in topics for s in t.get("subscriptions") or []]
+
+
+def _in_forwarding_order(queues: list[QueueSettings]) -> list[QueueSettings]:
+    """The queues, each after the queue it forwards to (a topic target is created first anyway)."""
+    ordered: list[QueueSettings] = []
+    pending = {q["name"].lower(): q for q in queues}
+    while pending:
+        ready = [q for q in pending.values() if (q.get("forward_to") or "").lower() not in pending]
+        if not ready:  # the config model reports this first; direct use of this component gets it here
+            raise ValueError(f"queues.forwardTo: expected no forwarding cycle, got {', '.join(sorted(pending))}")
+        for queue in ready:
+            ordered.append(queue)
+            del pending[queue["name"].lower()]
+    return ordered

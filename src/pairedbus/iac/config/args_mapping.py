@@ -110,28 +110,7 @@ def _config_shape(
         value = value.value
     model = _model(annotation)
     if model is not None and isinstance(value, Mapping):
-        by_alias = {field.alias: name for name, field in model.model_fields.items() if field.alias}
-        shaped: dict[str, Any] = {}
-        given_as: dict[str, str] = {}
-        for key, item in value.items():
-            name = key if key in model.model_fields else by_alias.get(key)
-            field = model.model_fields[name] if name is not None else None
-            # unknown keys keep the config's spelling, so the model's "unknown key" line names them as a config would
-            config_key = (
-                (field.alias or name) if field is not None else (to_camel(key) if isinstance(key, str) else key)
-            )
-            where = f"{path}.{config_key}" if path else str(config_key)
-            if config_key in shaped:
-                twice.append(f"{where}: given twice (as {given_as[config_key]!r} and {key!r}), expected once")
-                continue
-            given_as[config_key] = key
-            inner = (*loc, config_key)
-            shaped[config_key] = (
-                _config_shape(item, field.annotation, where, twice, inner, deferred)
-                if field is not None
-                else _config_shape(item, None, where, twice, inner, deferred)
-            )
-        return shaped
+        return _model_shape(value, model, path, twice, loc, deferred)
     if isinstance(value, list | tuple):
         item_type = _contained(annotation, list)
         return [_config_shape(v, item_type, f"{path}[{i}]", twice, (*loc, i), deferred) for i, v in enumerate(value)]
@@ -142,6 +121,30 @@ def _config_shape(
         # Pulumi's wire has one number type, a double: another language's `3` arrives here as 3.0.
         return int(value)
     return value
+
+
+def _model_shape(
+    value: Mapping[Any, Any], model: Any, path: str, twice: list[str], loc: Loc, deferred: dict[Loc, Any] | None
+) -> dict[str, Any]:
+    """A mapping for a pydantic model: each key under the config's spelling (alias), each value shaped
+    by its field's annotation; a key given twice (as `snake` and `camelCase`) is a problem line."""
+    by_alias = {field.alias: name for name, field in model.model_fields.items() if field.alias}
+    shaped: dict[str, Any] = {}
+    given_as: dict[str, str] = {}
+    for key, item in value.items():
+        name = key if key in model.model_fields else by_alias.get(key)
+        field = model.model_fields[name] if name is not None else None
+        # unknown keys keep the config's spelling, so the model's "unknown key" line names them as a config would
+        config_key = (field.alias or name) if field is not None else (to_camel(key) if isinstance(key, str) else key)
+        where = f"{path}.{config_key}" if path else str(config_key)
+        if config_key in shaped:
+            twice.append(f"{where}: given twice (as {given_as[config_key]!r} and {key!r}), expected once")
+            continue
+        given_as[config_key] = key
+        inner = (*loc, config_key)
+        annotation = field.annotation if field is not None else None
+        shaped[config_key] = _config_shape(item, annotation, where, twice, inner, deferred)
+    return shaped
 
 
 def _takes_float(annotation: Any) -> bool:
