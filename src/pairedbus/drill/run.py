@@ -469,8 +469,8 @@ def in_flight(world: Any, entities: list[DrillEntity]) -> int:
 async def _settle(
     world: Any, ledger: Ledger, entities: list[DrillEntity], syphon: RestartingSyphon, kills: list[int], limit: float
 ) -> bool:
-    """Wait until the backlog is empty and every expected delivery is recorded, or nothing has
-    been in flight for a while; False at `limit`. Kill points not reached while sending
+    """Wait until every expected delivery is recorded and nothing waits in the backlog or at a
+    destination (the audit counts both), or nothing has been in flight for a while; False at `limit`. Kill points not reached while sending
     (rounding) happen here, mid-drain."""
     deadline = time.perf_counter() + limit
     quiet = 0
@@ -479,9 +479,10 @@ async def _settle(
         if kills:
             kills.pop(0)
             await syphon.kill()
-        if ledger.delivered_count() >= expected and parked_now(world) == 0:
+        waiting = in_flight(world, entities)  # the backlog and the destinations (a late ping included)
+        if ledger.delivered_count() >= expected and waiting == 0:
             return True
-        quiet = quiet + 1 if in_flight(world, entities) == 0 else 0
+        quiet = quiet + 1 if waiting == 0 else 0
         if quiet >= QUIET_POLLS:
             return True
         await asyncio.sleep(SETTLE_POLL)
