@@ -7,15 +7,9 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from azure.servicebus import (
-    ServiceBusMessage,
-    ServiceBusReceivedMessage,
-)
+from azure.servicebus import ServiceBusMessage, ServiceBusReceivedMessage
 from azure.servicebus.aio import ServiceBusClient
-from azure.servicebus.exceptions import (
-    OperationTimeoutError,
-    ServiceBusServerBusyError,
-)
+from azure.servicebus.exceptions import OperationTimeoutError, ServiceBusServerBusyError
 
 from pairedbus import contract
 from pairedbus.testing import Namespace, ServiceBusWorld

@@ -8,10 +8,7 @@ import asyncio
 import pytest
 from azure.servicebus import ServiceBusMessage
 from azure.servicebus.aio import ServiceBusClient
-from azure.servicebus.exceptions import (
-    MessagingEntityNotFoundError,
-    ServiceBusConnectionError,
-)
+from azure.servicebus.exceptions import MessagingEntityNotFoundError, ServiceBusConnectionError
 
 from pairedbus.testing import Namespace, ServiceBusWorld
 

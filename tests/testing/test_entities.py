@@ -7,16 +7,9 @@ import asyncio
 from datetime import timedelta
 
 import pytest
-from azure.servicebus import (
-    ServiceBusMessage,
-    ServiceBusSubQueue,
-)
+from azure.servicebus import ServiceBusMessage, ServiceBusSubQueue
 from azure.servicebus.aio import ServiceBusClient
-from azure.servicebus.exceptions import (
-    MessageNotFoundError,
-    MessagingEntityNotFoundError,
-    ServiceBusQuotaExceededError,
-)
+from azure.servicebus.exceptions import MessageNotFoundError, MessagingEntityNotFoundError, ServiceBusQuotaExceededError
 
 from pairedbus.testing import DEAD_LETTER_REASON_MAX_DELIVERY, DEAD_LETTER_REASON_TTL, Namespace, ServiceBusWorld
 

@@ -7,15 +7,9 @@ import asyncio
 from datetime import timedelta
 
 import pytest
-from azure.servicebus import (
-    ServiceBusMessage,
-    ServiceBusReceiveMode,
-)
+from azure.servicebus import ServiceBusMessage, ServiceBusReceiveMode
 from azure.servicebus.aio import AutoLockRenewer, ServiceBusClient
-from azure.servicebus.exceptions import (
-    MessageAlreadySettled,
-    MessageLockLostError,
-)
+from azure.servicebus.exceptions import MessageAlreadySettled, MessageLockLostError
 
 from pairedbus.testing import Namespace, ServiceBusWorld
 

@@ -6,10 +6,7 @@ from __future__ import annotations
 import pytest
 from azure.servicebus import ServiceBusMessage
 from azure.servicebus.aio import ServiceBusClient
-from azure.servicebus.exceptions import (
-    MessageSizeExceededError,
-    ServiceBusError,
-)
+from azure.servicebus.exceptions import MessageSizeExceededError, ServiceBusError
 
 from pairedbus import contract
 from pairedbus.testing import Namespace, ServiceBusWorld

@@ -7,10 +7,7 @@ import asyncio
 from datetime import timedelta
 
 import pytest
-from azure.servicebus import (
-    NEXT_AVAILABLE_SESSION,
-    ServiceBusMessage,
-)
+from azure.servicebus import NEXT_AVAILABLE_SESSION, ServiceBusMessage
 from azure.servicebus.aio import ServiceBusClient
 from azure.servicebus.exceptions import (
     OperationTimeoutError,
@@ -111,3 +108,20 @@ async def test_session_whose_lock_expired_is_offered_to_the_next_receiver(
     assert (message.session_id, message.delivery_count) == ("s", 1)
     with pytest.raises(SessionLockLostError):
         await stalled.receive_messages(max_wait_time=1)
+
+
+async def test_a_renewed_session_lock_moves_locked_until_and_state_is_stored_as_bytes(
+    ns: Namespace, client: ServiceBusClient, world: ServiceBusWorld
+) -> None:
+    ns.create_queue("orders", requires_session=True, lock_duration=timedelta(seconds=30))
+    async with client.get_queue_receiver("orders", session_id="s") as receiver:
+        session = receiver.session
+        opened = session.locked_until_utc
+        assert opened == world.clock.now() + timedelta(seconds=30)
+        world.clock.advance(10)
+        renewed = await session.renew_lock()
+        assert renewed == session.locked_until_utc == opened + timedelta(seconds=10)
+        await session.set_state("checkpoint \u00e9")
+        assert await session.get_state() == "checkpoint \u00e9".encode()
+        await session.set_state(None)
+        assert await session.get_state() is None

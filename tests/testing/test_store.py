@@ -7,10 +7,7 @@ import asyncio
 from datetime import timedelta
 
 import pytest
-from azure.servicebus import (
-    ServiceBusMessage,
-    ServiceBusSubQueue,
-)
+from azure.servicebus import ServiceBusMessage, ServiceBusSubQueue
 from azure.servicebus.aio import ServiceBusClient
 from azure.servicebus.exceptions import MessageLockLostError
 
