@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from pairedbus import cli
 from pairedbus.commands.syphon_options import options_from
 from pairedbus.errors import UserError
 from pairedbus.service.endpoints import ENV_LOG_LEVEL, ENV_PRIMARY, ENV_SECONDARY, ENV_SECONDARY_RESOURCE_ID
@@ -62,18 +61,6 @@ def test_flags_win_over_the_environment() -> None:
     env = {ENV_PRIMARY: "other-primary.servicebus.windows.net", ENV_SECONDARY: SECONDARY}
     options = options_from(primary=PRIMARY, secondary=None, port="0", log_level=None, host="127.0.0.1", env=env)
     assert (options.primary, options.port) == (PRIMARY, 0)
-
-
-def test_cli_prints_a_bad_flag_as_one_line_and_exits_2(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.delenv(ENV_PRIMARY, raising=False)
-    monkeypatch.delenv(ENV_SECONDARY, raising=False)
-    monkeypatch.setattr(cli, "COMMAND_MODULES", ("syphon",))  # other commands' imports are not under test
-    assert cli.main(["syphon", "--primary", "sb://contoso", "--secondary", SECONDARY]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1
-    assert err.startswith("pairedbus: error: --primary: expected a fully qualified namespace")
 
 
 def test_the_secondary_arm_id_comes_from_the_environment_the_host_sets() -> None:

@@ -27,6 +27,14 @@ BACKLOG = contract.backlog_queue_names("contoso", 4)
 CREDENTIAL = AzureNamedKeyCredential("test", "key")
 
 
+async def until(condition, *, turns: int = 3000) -> None:
+    for _ in range(turns):  # bounded: event-loop turns of 5 ms at most
+        if condition():
+            return
+        await asyncio.sleep(0.005)
+    raise AssertionError("condition not reached")
+
+
 class ManualClock:
     """The failover clock's time, moved by the test."""
 

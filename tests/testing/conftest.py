@@ -3,11 +3,16 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
+from azure.servicebus import ServiceBusReceivedMessage
 from azure.servicebus.aio import ServiceBusClient
 
 from pairedbus.testing import Namespace, ServiceBusWorld
 
 FQDN = "primary-ns.servicebus.windows.net"
+
+
+def body(message: ServiceBusReceivedMessage) -> bytes:
+    return b"".join(message.body)
 
 
 class Credential:

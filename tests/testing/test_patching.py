@@ -9,7 +9,7 @@ import azure.servicebus.management
 import pytest
 from azure.servicebus import ServiceBusMessage
 
-from pairedbus.testing import ServiceBusWorld, active_world, aio_client, mock_servicebus
+from pairedbus.testing import active_world, aio_client, mock_servicebus
 from pairedbus.testing import admin as fake_admin
 from pairedbus.testing import sync_client as fake_sync
 
@@ -45,23 +45,9 @@ async def test_early_imported_client_talks_to_the_fake_world() -> None:
         assert world.namespace(FQDN).queue("q").counts.sends == 1
 
 
-def test_fixture_patches_through_mocker_and_yields_the_active_world(servicebus_world: ServiceBusWorld) -> None:
-    assert active_world() is servicebus_world
-    assert early_import.ServiceBusClient is aio_client.ServiceBusClient
-
-
 def test_patch_is_restored_even_when_the_block_raises() -> None:
     with pytest.raises(RuntimeError), mock_servicebus():
         raise RuntimeError("boom")
     assert early_import.ServiceBusClient is REAL_AIO_CLIENT
     with pytest.raises(RuntimeError, match="no Service Bus fake is active"):
         active_world()
-
-
-def test_nested_fakes_use_the_innermost_world() -> None:
-    with mock_servicebus() as outer:
-        with mock_servicebus() as inner:
-            assert active_world() is inner
-        assert active_world() is outer
-        assert early_import.ServiceBusClient is aio_client.ServiceBusClient
-    assert early_import.ServiceBusClient is REAL_AIO_CLIENT

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import pytest
-
 from pairedbus.iac.components.args import ENTITY_DEFAULTS, NAMESPACE_DEFAULTS, SYPHON_DEFAULTS
-from pairedbus.iac.config import StackConfigError, parse_stack_config
-from pairedbus.iac.config.args_mapping import stack_config_from_args
+from pairedbus.iac.config import parse_stack_config
 
 MINIMAL = {
     "resourceGroups": {"primary": {"name": "rg-p"}, "secondary": {"name": "rg-s"}},
@@ -26,27 +23,6 @@ def test_the_parts_defaults_are_the_models() -> None:
     assert {k: getattr(config.topics[0], k) for k in topic_defaults} == topic_defaults
     assert config.topics[0].subscriptions[0].requires_session is ENTITY_DEFAULTS["requires_session"]
     assert {k: getattr(config.syphon, k) for k in SYPHON_DEFAULTS} == SYPHON_DEFAULTS
-
-
-def test_a_setting_given_in_both_spellings_is_refused_not_silently_picked() -> None:
-    args = {
-        "resource_groups": {"primary": {"name": "rg-p"}, "secondary": {"name": "rg-s"}},
-        "primary": {"name": "contoso-p1", "location": "westeurope"},
-        "secondary": {"name": "contoso-s1", "location": "northeurope"},
-        "syphon": {"image": "x", "min_replicas": 1, "minReplicas": 2},
-        "backlog_queue_count": 3,
-        "backlogQueueCount": 4,
-    }
-    with pytest.raises(StackConfigError) as caught:
-        stack_config_from_args(args)
-    assert caught.value.problems == [
-        "pairedbus:syphon.minReplicas: given twice (as 'min_replicas' and 'minReplicas'), expected once",
-        "pairedbus:backlogQueueCount: given twice (as 'backlog_queue_count' and 'backlogQueueCount'), expected once",
-    ]
-
-
-def test_the_config_spelling_is_accepted_too() -> None:
-    assert stack_config_from_args(MINIMAL) == parse_stack_config(MINIMAL)
 
 
 def test_paired_namespace_args_name_every_stack_setting() -> None:

@@ -13,9 +13,8 @@ from pulumi_azure_native import resources
 
 from pairedbus import contract
 from pairedbus.iac import PairedNamespace, PairedNamespaceArgs
-from pairedbus.iac.config import StackConfigError, config_from_pulumi_settings, parse_stack_config
+from pairedbus.iac.config import StackConfigError, parse_stack_config
 from pairedbus.iac.config.args_mapping import args_from_stack_config, stack_config_from_args
-from pairedbus.iac.plan.project import PulumiProject
 from pairedbus.iac.plan.render import PlanMocks, RecordingMonitor, _render, _without_dead_work, render
 from pairedbus.plans.model import Plan
 from tests.iac.components.conftest import render_config
@@ -160,17 +159,3 @@ def test_the_image_may_be_an_output_of_another_resource_in_the_program() -> None
     assert container["image"] == "acme.azurecr.io/rg-images/syphon:2.0"
     assert container["resources"] == {"cpu": 1.0, "memory": "2Gi"}
     assert any(dep.endswith("::images") for dep in app.dependencies)
-
-
-def test_args_must_be_a_mapping() -> None:
-    with pytest.raises(TypeError, match="expected a mapping"):
-        stack_config_from_args(["not", "args"])  # type: ignore[arg-type]
-
-
-@pytest.mark.parametrize("stack", ["dev", "staging", "prod"])
-def test_a_stack_config_and_the_args_built_from_it_validate_to_the_same_config(stack: str) -> None:
-    settings, _ = PulumiProject.find(REPO).stack_settings(stack)
-    config = parse_stack_config(config_from_pulumi_settings(settings))
-    args = args_from_stack_config(config)
-    assert "resource_groups" in args and "resourceGroups" not in args
-    assert stack_config_from_args(args) == config

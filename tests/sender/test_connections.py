@@ -1,0 +1,73 @@
+"""The client's two namespace connections (`sender/connections.py`): a side that goes down is replaced
+after a back-off, its generation bumps so handlers of the old client are known stale, and the backlog
+senders are renewed with the secondary."""
+
+from __future__ import annotations
+
+from azure.servicebus import ServiceBusMessage
+from azure.servicebus.exceptions import ServiceBusCommunicationError, ServiceBusConnectionError
+
+from pairedbus.sender.connections import PairedConnections
+from pairedbus.sender.failover import FailoverStats
+
+from .conftest import BACKLOG, CREDENTIAL, PRIMARY, QUEUE, SECONDARY, until
+
+
+def _connections(stats: FailoverStats) -> PairedConnections:
+    return PairedConnections(
+        {"primary": PRIMARY, "secondary": SECONDARY},
+        CREDENTIAL,
+        stats,
+        grace=0.05,
+        backoff_initial=0.001,
+        backoff_max=0.01,
+    )
+
+
+async def test_a_primary_closed_behind_the_clients_back_is_replaced_and_its_partner_faulted(world, make_client):
+    from datetime import timedelta
+
+    client = make_client(close_fault_grace=timedelta(milliseconds=50), reconnect_backoff=timedelta(milliseconds=10))
+    async with client:
+        sender = client.get_queue_sender(QUEUE)
+        await sender.send_messages(ServiceBusMessage(b"before"))
+        await client.connections.client("primary").close()  # not by the client: a fault
+        await until(lambda: client.stats.connection_replacements >= 2)  # the primary, then the secondary
+        assert client.stats.connection_faults == 2  # the secondary did not follow: faulted
+        await sender.send_messages(ServiceBusMessage(b"after"))  # on the fresh connection
+    assert [b"".join(m.body) for m in world.namespace(PRIMARY).queue(QUEUE).active_messages()] == [b"before", b"after"]
+
+
+async def test_a_replaced_secondary_gets_a_new_generation_and_fresh_backlog_senders(world) -> None:
+    stats = FailoverStats()
+    connections = _connections(stats)
+    connections.open()
+    old_client, old_sender = connections.client("secondary"), connections.backlog_sender(BACKLOG[0])
+    assert connections.backlog_sender(BACKLOG[0]) is old_sender  # one per queue, shared
+    connections.went_down("secondary", "closed")
+    await until(lambda: connections.generation("secondary") == 1)
+    assert connections.generation("primary") == 0 and connections.primary_generation == 0
+    assert connections.client("secondary") is not old_client
+    assert connections.backlog_sender(BACKLOG[0]) is not old_sender
+    assert (stats.connection_faults, stats.connection_replacements) == (1, 1)
+    assert await connections.close() == []
+    assert world.open_clients() == []
+
+
+async def test_an_error_not_about_the_connection_asks_for_no_retry(world) -> None:
+    connections = _connections(FailoverStats())
+    connections.open()
+    for exc in (ValueError("not a connection error"), ServiceBusCommunicationError(message="one entity's link")):
+        assert await connections.replaced("primary", exc, since=0, wait=0.01) is False
+    assert connections.generation("primary") == 0 and not connections.is_down("primary")
+    await connections.close()
+
+
+async def test_a_connection_error_waits_for_the_fresh_client(world) -> None:
+    connections = _connections(FailoverStats())
+    connections.open()
+    exc = ServiceBusConnectionError(message="connection lost")
+    assert await connections.replaced("primary", exc, since=0, wait=5) is True
+    assert connections.generation("primary") == 1
+    await connections.client("primary").get_queue_sender(QUEUE).send_messages(ServiceBusMessage(b"x"))
+    await connections.close()
