@@ -5,14 +5,22 @@ leaves a backing-off destination's messages locked instead of sleeping out the b
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from azure.servicebus import ServiceBusMessage
+from azure.servicebus.amqp import AmqpMessageBodyType
 from azure.servicebus.exceptions import ServiceBusServerBusyError
 
 from pairedbus import contract
+from pairedbus.pairing.connections import ConnectionPair
+from pairedbus.syphon.backoff import Backoff
+from pairedbus.syphon.in_flight import InFlightBudget
+from pairedbus.syphon.options import SyphonOptions
+from pairedbus.syphon.pump import BacklogPump, SyphonContext, _body_bytes
+from pairedbus.syphon.stats import SyphonStats
 from pairedbus.testing import aio_client
 from pairedbus.testing.world import ServiceBusWorld
 
@@ -291,3 +299,41 @@ async def test_a_backlog_queue_that_vanishes_stops_its_pump_and_the_others_move_
     assert bodies(orders) == sorted(f"m{i}".encode() for i in range(10))
     assert stats.errors["MessagingEntityNotFoundError"] >= 1
     assert backlog_depth(world) == 0
+
+
+def pump_context(budget: InFlightBudget) -> SyphonContext:
+    """A pump's shared context with nothing behind it: enough to make a pump and read its budget."""
+    options = SyphonOptions()
+    return SyphonContext(
+        options=options,
+        stats=SyphonStats(),
+        budget=budget,
+        backoff=Backoff(options.backoff_initial.total_seconds(), options.backoff_max.total_seconds()),
+        destinations=None,  # type: ignore[arg-type]  (no send is made)
+        secondary=None,
+        pair=ConnectionPair(grace=1.0, reaction=None),  # type: ignore[arg-type]  (no side goes down)
+        now=lambda: datetime.now(UTC),
+    )
+
+
+def test_a_queue_listed_with_one_large_message_sizes_its_first_receive_by_that_message() -> None:
+    budget = InFlightBudget(2_000, max_bytes=64 * 1024 * 1024)
+    BacklogPump(pump_context(budget), "orders", depth=1, size_in_bytes=200 * 1024)
+
+    # A quarter of 64 MiB at the listed 200 KB a message: 81, before any receive measured one.
+    assert budget.receive_limit == 81
+
+
+def test_a_queue_listed_with_bytes_but_no_messages_leaves_the_message_size_unknown() -> None:
+    # A listing caught between a receive and its count (bytes reported, depth 0): no size to divide by.
+    budget = InFlightBudget(2_000, max_bytes=64 * 1024 * 1024)
+    BacklogPump(pump_context(budget), "orders", depth=0, size_in_bytes=200 * 1024)
+
+    assert budget.receive_limit == 2_000  # the capacity: no size known
+
+
+def test_the_byte_bound_counts_the_data_sections_of_received_bodies_only() -> None:
+    data = SimpleNamespace(body_type=AmqpMessageBodyType.DATA, body=iter([b"abc", b"de"]))
+    value = SimpleNamespace(body_type=AmqpMessageBodyType.VALUE, body={"not": "counted"})
+
+    assert _body_bytes([data, value]) == 5
