@@ -17,9 +17,10 @@ from azure.servicebus.exceptions import ServiceBusServerBusyError
 from pairedbus import contract
 from pairedbus.pairing.connections import ConnectionPair
 from pairedbus.syphon.backoff import Backoff
+from pairedbus.syphon.context import SyphonContext
 from pairedbus.syphon.in_flight import InFlightBudget
 from pairedbus.syphon.options import SyphonOptions
-from pairedbus.syphon.pump import BacklogPump, SyphonContext, _body_bytes
+from pairedbus.syphon.pump import BacklogPump, _body_bytes
 from pairedbus.syphon.stats import SyphonStats
 from pairedbus.testing import aio_client
 from pairedbus.testing.world import ServiceBusWorld

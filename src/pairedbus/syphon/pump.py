@@ -15,9 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import datetime
 from enum import Enum
 from typing import Any
 
@@ -25,13 +22,12 @@ from azure.servicebus.amqp import AmqpMessageBodyType
 from azure.servicebus.exceptions import MessagingEntityNotFoundError, ServiceBusError
 
 from pairedbus.errors import is_retryable
-from pairedbus.pairing.connections import SECONDARY, ConnectionPair
+from pairedbus.pairing.connections import SECONDARY
 from pairedbus.syphon.backoff import Backoff
+from pairedbus.syphon.context import SyphonContext
 from pairedbus.syphon.delivery import Deliveries
-from pairedbus.syphon.destinations import Destinations
-from pairedbus.syphon.in_flight import Hold, InFlightBudget
+from pairedbus.syphon.in_flight import Hold
 from pairedbus.syphon.lock_keeper import LockKeeper
-from pairedbus.syphon.options import SyphonOptions
 from pairedbus.syphon.outcomes import (  # noqa: F401  (the dead-letter reasons, where callers look for them)
     DEAD_LETTER_DESTINATION_NOT_FOUND,
     DEAD_LETTER_MESSAGE_SIZE_EXCEEDED,
@@ -40,26 +36,11 @@ from pairedbus.syphon.outcomes import (  # noqa: F401  (the dead-letter reasons,
 from pairedbus.syphon.receive_plan import ReceivePlan
 from pairedbus.syphon.sending import PrimarySends
 from pairedbus.syphon.settlement import Settlement
-from pairedbus.syphon.stats import SyphonStats
 
 log = logging.getLogger("pairedbus.syphon")
 
 #: Longest wait of an extra receiver's receive (seconds): it exists only while its queue is busy.
 _EXTRA_WAIT = 1.0
-
-
-@dataclass
-class SyphonContext:
-    """What every pump shares."""
-
-    options: SyphonOptions
-    stats: SyphonStats
-    budget: InFlightBudget
-    backoff: Backoff
-    destinations: Destinations
-    secondary: Any  # aio ServiceBusClient of the secondary namespace
-    pair: ConnectionPair
-    now: Callable[[], datetime]
 
 
 class ReceiveEnd(Enum):

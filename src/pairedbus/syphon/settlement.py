@@ -18,7 +18,7 @@ from pairedbus.syphon.lock_keeper import LockKeeper
 from pairedbus.syphon.outcomes import DESCRIPTION_MAX
 
 if TYPE_CHECKING:
-    from pairedbus.syphon.pump import SyphonContext
+    from pairedbus.syphon.context import SyphonContext
 
 log = logging.getLogger("pairedbus.syphon")
 

@@ -26,10 +26,11 @@ from pairedbus.pairing.connections import PRIMARY, SECONDARY, SIDES, ConnectionP
 from pairedbus.syphon.backlog_directory import ArmDirectory, BacklogDirectory, DataPlaneDirectory
 from pairedbus.syphon.backoff import Backoff
 from pairedbus.syphon.close_fault import StopOnFault
+from pairedbus.syphon.context import SyphonContext
 from pairedbus.syphon.destinations import Destinations
 from pairedbus.syphon.in_flight import InFlightBudget
 from pairedbus.syphon.options import SyphonOptions
-from pairedbus.syphon.pump import BacklogPump, SyphonContext
+from pairedbus.syphon.pump import BacklogPump
 from pairedbus.syphon.stats import SyphonStats
 
 log = logging.getLogger("pairedbus.syphon")

@@ -1,0 +1,30 @@
+"""What every pump of one syphon shares: its own module, so the pump and the settlement it hands
+batches to both name it without importing each other."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from pairedbus.pairing.connections import ConnectionPair
+from pairedbus.syphon.backoff import Backoff
+from pairedbus.syphon.destinations import Destinations
+from pairedbus.syphon.in_flight import InFlightBudget
+from pairedbus.syphon.options import SyphonOptions
+from pairedbus.syphon.stats import SyphonStats
+
+
+@dataclass
+class SyphonContext:
+    """What every pump shares."""
+
+    options: SyphonOptions
+    stats: SyphonStats
+    budget: InFlightBudget
+    backoff: Backoff
+    destinations: Destinations
+    secondary: Any  # aio ServiceBusClient of the secondary namespace
+    pair: ConnectionPair
+    now: Callable[[], datetime]
