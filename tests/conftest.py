@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from pairedbus.iac.config import StackConfig, parse_stack_config
+from tests import scheduling
 from tests.wheel import build_wheel
 
 REPO = Path(__file__).resolve().parents[1]
@@ -74,27 +75,6 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_wheel(tmp_path_factory)
 
 
-#: Tests that share one pytest-xdist worker, by path prefix: the Spark suite, so that the run starts one JVM (its
-#: session fixture is per process), and the two users of the wheel, so that it is built once.
-SHARED_WORKER: dict[str, str] = {
-    "tests/pipeline/": "spark",
-    "tests/test_packaging.py": "wheel",
-    "tests/iac/test_user_program.py": "wheel",
-}
-
-
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """`--dist loadfile` (scripts/test) with the SHARED_WORKER groups: each module on one worker, so that its
-    module fixtures are built once, and each group on one worker. Not `--dist loadgroup` with `xdist_group`
-    marks: pytest-xdist 3.8 renames a grouped test through `item._nodeid`, which pytest 9.2 no longer reads."""
-    if config.getvalue("dist") != "loadfile":
-        return None
-    from xdist.scheduler import LoadFileScheduling
-
-    class SharedWorkerScheduling(LoadFileScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            module = super()._split_scope(nodeid)
-            return next((group for prefix, group in SHARED_WORKER.items() if module.startswith(prefix)), module)
-
-    return SharedWorkerScheduling(config, log)
+    return scheduling.make_scheduler(config, log)

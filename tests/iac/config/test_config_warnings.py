@@ -29,6 +29,8 @@ def test_each_location_outside_the_table_is_one_line_naming_its_key(config_dict:
 
 
 def test_outside_a_pulumi_program_nothing_is_logged(mocker) -> None:
+    # No engine, whatever an earlier test's mocks left in this process (pulumi.runtime.set_mocks sets one for good).
+    mocker.patch("pulumi.runtime.settings.get_engine", return_value=None)
     warn = mocker.patch("pulumi.log.warn")
     log_in_program(["pairedbus:syphon.location: not in the table"])
     warn.assert_not_called()
