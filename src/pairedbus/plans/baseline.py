@@ -123,8 +123,9 @@ def _show(value: Any) -> str:
     return "<absent>" if value is _ABSENT else ("<unknown>" if value is None else repr(value))
 
 
-def _changed(prop: str, old: Any, new: Any) -> bool:
-    # None is an output not known offline: not evidence of a change.
+def input_changed(prop: str, old: Any, new: Any) -> bool:
+    """Whether an input differs between two plans as ARM would see it. None is an output not known offline:
+    not evidence of a change."""
     if old is None or new is None:
         return False
     if prop == "location" and isinstance(old, str) and isinstance(new, str):
@@ -161,7 +162,7 @@ def find_replacements(
             continue
         for prop in CREATE_ONLY[new.type]:
             before, after = old.inputs.get(prop, _ABSENT), new.inputs.get(prop, _ABSENT)
-            if _changed(prop, before, after):
+            if input_changed(prop, before, after):
                 lines.append(
                     f"{_label(new)} ({new.type}) would be replaced: {prop} {_show(before)} -> {_show(after)} "
                     "can only be set at creation; replacing deletes its messages"

@@ -33,6 +33,7 @@ from pairedbus.testing.arm_responses import (
     page,
 )
 from pairedbus.testing.entities import Queue, Subscription, Topic
+from pairedbus.testing.properties import DURATION_PROPERTIES
 from pairedbus.testing.world import Namespace, ServiceBusWorld
 
 _PATH = re.compile(
@@ -50,9 +51,6 @@ _ROUTES: dict[str, re.Pattern[str]] = {
     "subscriptions": re.compile(r"topics/(?P<topic>[^/]+)/subscriptions", re.IGNORECASE),
     "subscription": re.compile(r"topics/(?P<topic>[^/]+)/subscriptions/(?P<name>[^/]+)", re.IGNORECASE),
 }
-_DURATIONS = frozenset(
-    {"lock_duration", "default_message_time_to_live", "duplicate_detection_history_time_window", "auto_delete_on_idle"}
-)
 
 Answer = tuple[int, Any]
 
@@ -286,5 +284,5 @@ def settings_from(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
         attr = by_rest.get(rest)
         if attr is None or value is None:
             continue
-        values[attr] = durations.duration_timedelta(value) if attr in _DURATIONS else value
+        values[attr] = durations.duration_timedelta(value) if attr in DURATION_PROPERTIES else value
     return values

@@ -93,7 +93,8 @@ DEFAULTS = {
     EntityType.TOPIC: TOPIC_DEFAULTS,
     EntityType.SUBSCRIPTION: SUBSCRIPTION_DEFAULTS,
 }
-_DURATIONS = frozenset(
+#: The properties that hold a duration (ISO 8601 on the ARM wire, a timedelta in the admin client).
+DURATION_PROPERTIES = frozenset(
     {
         "auto_delete_on_idle",
         "default_message_time_to_live",
@@ -137,7 +138,7 @@ class EntitySettings:
                 continue  # read-only or unknown fields (name, size_in_bytes...) are ignored
             if value is None and key not in ("forward_to", "user_metadata", "forward_dead_lettered_messages_to"):
                 continue  # None keeps the current value, as in the real models
-            if key in _DURATIONS:
+            if key in DURATION_PROPERTIES:
                 value = _duration(key, value)
             new[key] = value
         if not creating:

@@ -7,27 +7,16 @@ create, unmatched old -> delete, a create-only input changed -> replace, any oth
 
 from __future__ import annotations
 
-from typing import Any
-
-from pairedbus.plans.baseline import CREATE_ONLY
+from pairedbus.plans.baseline import CREATE_ONLY, input_changed
 from pairedbus.plans.model import Plan, PlannedResource
 from pairedbus.plans.urns import engine_plan, match_old
-from pairedbus.rules.namespace import normalise_region
-
-
-def _differs(prop: str, old: Any, new: Any) -> bool:
-    if old is None or new is None:
-        return False
-    if prop == "location" and isinstance(old, str) and isinstance(new, str):
-        return normalise_region(old) != normalise_region(new)
-    return old != new or type(old) is not type(new)
 
 
 def operation(old: PlannedResource, new: PlannedResource) -> str:
     changed = {
         prop
         for prop in old.inputs.keys() | new.inputs.keys()
-        if _differs(prop, old.inputs.get(prop, "<absent>"), new.inputs.get(prop, "<absent>"))
+        if input_changed(prop, old.inputs.get(prop, "<absent>"), new.inputs.get(prop, "<absent>"))
     }
     if changed & set(CREATE_ONLY.get(new.type, ())):
         return "replace"
