@@ -1,6 +1,6 @@
 """How scripts/test spreads the suite over pytest-xdist workers (`-n 2 --dist loadfile`; tests/conftest.py hooks
 it in): each module on one worker, so that its module fixtures are built once; a few groups share a worker; the
-modules that mostly wait go first; the SDK samples go last, to the worker that ran them in the background."""
+longest units go first; the SDK samples go last, to the worker that ran them in the background."""
 
 from __future__ import annotations
 
@@ -8,22 +8,20 @@ from typing import Any
 
 import pytest
 
-#: Tests that share one pytest-xdist worker, by path prefix: the two users of the wheel, so that it is built once.
-#: The Spark suite is spread like any other: each worker that runs a Spark test starts its own JVM (the session
-#: fixture is per process), which costs one JVM start and lets the two workers' Spark files run side by side.
+#: Tests that share one pytest-xdist worker, by path prefix: the Spark suite, so that the run starts one JVM for it
+#: (its session fixture is per process), and the two users of the wheel, so that it is built once.
 SHARED_WORKER: dict[str, str] = {
+    "tests/pipeline/": "spark",
     "tests/test_packaging.py": "wheel",
     "tests/iac/test_user_program.py": "wheel",
 }
-#: Modules handed out first, in this order: each spends most of its time waiting (spark-submit to a standalone
-#: cluster, the audit in a JVM of its own, Spark jobs of fixed cost), so handed out last they would end the run
-#: on one worker while the other idles. Only an order: a module missing here runs anyway, after these.
-FIRST: tuple[str, ...] = (
-    "tests/pipeline/test_cluster.py",
-    "tests/pipeline/test_audit_command.py",
-    "tests/pipeline/test_audit_job.py",
-    "tests/pipeline/test_clean_data.py",
-)
+#: Spark modules whose audit runs in JVMs of its own (a subprocess; spark-submit to a standalone cluster): they share
+#: nothing with the Spark suite's session, so they go to whichever worker is free instead of lengthening its worker.
+OWN_JVM: frozenset[str] = frozenset({"tests/pipeline/test_cluster.py", "tests/pipeline/test_audit_command.py"})
+#: Work units handed out first, in this order: the longest, and mostly waiting (Spark jobs of fixed cost, a cluster,
+#: a JVM started per audit), so that handed out last they would end the run on one worker while the other idles.
+#: Only an order: the rest follow, the modules with the most tests first (pytest-xdist's own order).
+FIRST: tuple[str, ...] = ("spark", "tests/pipeline/test_cluster.py", "tests/pipeline/test_audit_command.py")
 #: The SDK samples run in the background from the end of collection on the first worker
 #: (tests/testing/samples/conftest.py); their module is handed to that worker last, when they have finished.
 SAMPLES = "tests/testing/samples/test_samples.py"
@@ -31,8 +29,8 @@ SAMPLES_WORKER = "gw0"
 
 
 def make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """`--dist loadfile` (scripts/test) with the SHARED_WORKER groups, the FIRST modules first and the samples
-    last on SAMPLES_WORKER: each module on one worker, so that its module fixtures are built once. Not
+    """`--dist loadfile` (scripts/test) with the SHARED_WORKER groups, the FIRST units first and the samples last
+    on SAMPLES_WORKER: each module on one worker, so that its module fixtures are built once. Not
     `--dist loadgroup` with `xdist_group` marks: pytest-xdist 3.8 renames a grouped test through
     `item._nodeid`, which pytest 9.2 no longer reads."""
     if config.getvalue("dist") != "loadfile":
@@ -41,8 +39,7 @@ def make_scheduler(config: pytest.Config, log: Any) -> Any:
 
     class Scheduling(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            module = super()._split_scope(nodeid)
-            return next((group for prefix, group in SHARED_WORKER.items() if module.startswith(prefix)), module)
+            return scope_of(super()._split_scope(nodeid))
 
         def _assign_work_unit(self, node: Any) -> None:
             scope = next_scope(list(self.workqueue), node.gateway.id, {n.gateway.id for n in self.nodes})
@@ -54,8 +51,15 @@ def make_scheduler(config: pytest.Config, log: Any) -> Any:
     return Scheduling(config, log)
 
 
+def scope_of(module: str) -> str:
+    """The work unit of a test module: its SHARED_WORKER group, else the module alone."""
+    if module in OWN_JVM:
+        return module
+    return next((group for prefix, group in SHARED_WORKER.items() if module.startswith(prefix)), module)
+
+
 def next_scope(waiting: list[str], worker: str, workers: set[str]) -> str | None:
-    """The work unit `worker` takes next: a FIRST module in FIRST's order, else the first waiting one; the
+    """The work unit `worker` takes next: a FIRST unit in FIRST's order, else the first waiting one; the
     samples only on SAMPLES_WORKER once nothing else waits (on any worker if that one is gone)."""
     first = sorted((scope for scope in waiting if scope in FIRST), key=FIRST.index)
     rest = [scope for scope in waiting if scope not in FIRST and scope != SAMPLES]

@@ -14,7 +14,7 @@ from tests.azure_monitor import SUBSCRIPTION, ns_id
 
 __all__ = ["SUBSCRIPTION", "ns_id"]
 
-# Every JVM a test starts (this fixture, once per pytest-xdist worker, or a CLI test's audit) gets 4 GiB: Spark's
+# Every JVM a test starts (the Spark suite's session fixture, or a CLI test's audit) gets 4 GiB: Spark's
 # default 1 GiB driver heap ran out (GC overhead limit exceeded) late in the full suite. The machine has 24 GiB.
 # Spark's launcher reads SPARK_DRIVER_MEMORY when no spark.driver.memory is set.
 os.environ.setdefault("SPARK_DRIVER_MEMORY", "4g")
