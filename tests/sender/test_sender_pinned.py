@@ -413,3 +413,19 @@ async def test_closing_a_sender_leaves_a_primary_link_of_a_replaced_connection_a
         monkeypatch.setattr(fake_sender.ServiceBusSender, "close", counting)
         await sender.close()
         assert closed == []
+
+
+async def test_a_message_of_a_subclass_gets_an_id_like_any_message(world, make_client):
+    # The healthy send's shortcut is for `ServiceBusMessage` itself; a subclass goes through `prepare`.
+    class Tagged(ServiceBusMessage):
+        pass
+
+    async with make_client() as client:
+        sender = client.get_queue_sender(QUEUE)
+        untagged, tagged = Tagged(b"no id"), Tagged(b"an id", message_id="given")
+        untagged.message_id = None  # the SDK's constructor gave it one
+        await sender.send_messages(untagged)
+        await sender.send_messages(tagged)
+    received = world.namespace(PRIMARY).queue(QUEUE).active_messages()
+    assert untagged.message_id not in (None, "given")
+    assert [m.message_id for m in received] == [untagged.message_id, "given"]
