@@ -104,6 +104,7 @@ __all__ = [
     "queue_runtime_properties",
     "raw_amqp_message",
     "rest_names",
+    "sendable_as_is",
     "subscription_runtime_properties",
     "topic_runtime_properties",
 ]
@@ -122,6 +123,16 @@ raw_amqp_message: Callable[[ServiceBusMessage], AmqpAnnotatedMessage] = operator
 amqp_properties: Callable[[ServiceBusMessage], AmqpMessageProperties | None] = operator.attrgetter(
     "_raw_amqp_message._properties"
 )
+
+
+def sendable_as_is(message: ServiceBusMessage) -> bool:
+    """Whether `message` has a message id and no session id (its `raw_amqp_message.properties`
+    carry a `message_id` and no `group_id`): the failover sender's healthy send then adds nothing to
+    it. Asked on every healthy send, so read through the private fields, whose attribute loads
+    Python specializes (the public properties are two Python calls; an attrgetter's generic lookups
+    and a call cost as much as this whole function)."""
+    properties = message._raw_amqp_message._properties
+    return properties is not None and properties.message_id is not None and properties.group_id is None
 
 
 def batch_messages(batch: ServiceBusMessageBatch) -> list[ServiceBusMessage]:

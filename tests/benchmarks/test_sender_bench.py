@@ -34,6 +34,8 @@ def test_bench_runs_every_measurement_for_every_round_and_prints_both_goals(
     assert set(samples.per_send) == {
         "no-op",
         "failover over no-op",
+        "reading no-op",
+        "failover over reading no-op",
         "SDK encoding",
         "fake plain",
         "fake failover",
@@ -42,9 +44,11 @@ def test_bench_runs_every_measurement_for_every_round_and_prints_both_goals(
     }
     assert all(len(times) == 2 and min(times) >= 0 for times in samples.per_send.values())
     assert len(samples.added()) == len(samples.over("SDK encoding")) == 2
+    assert len(samples.added("no-op")) == len(samples.over("SDK encoding", "no-op")) == 2
     out = capsys.readouterr().out
     assert "3 messages of 128 B per round, 2 measured rounds" in out
     assert "added work per send (failover over no-op):" in out and "goal <= 0.5 µs" in out
+    assert "added work per send (failover over reading no-op):" in out
     assert "added work over the SDK's AMQP encoding:" in out and "goal <= 1 %" in out
     assert "failover over plain on the fake, with ids:" in out
     assert "failover over plain on the fake, without ids:" in out
@@ -90,3 +94,29 @@ def test_bench_refuses_an_empty_run(bench: ModuleType, argv: list[str]) -> None:
     with pytest.raises(SystemExit) as exited:
         bench.main(argv)
     assert exited.value.code == 2
+
+
+def test_the_reading_base_reads_every_property_a_send_encodes_and_changes_nothing(bench: ModuleType) -> None:
+    (message,) = bench._messages(1, with_ids=True, tag="r")
+    before = bench.encode(message)
+    properties = message.raw_amqp_message.properties
+    read: list[str] = []
+
+    class Watched(type(properties)):  # type: ignore[misc]
+        def __getattribute__(self, name: str) -> Any:
+            read.append(name)
+            return super().__getattribute__(name)
+
+    properties.__class__ = Watched
+    asyncio.run(bench._ReadingSender().send_messages(message))
+    properties.__class__ = Watched.__mro__[1]
+
+    fields = {name for name in vars(properties) if not name.startswith("_")}  # the SDK's own list
+    assert len(fields) == 13 and set(read) == fields
+    assert bench.encode(message) == before
+
+
+def test_messages_without_ids_have_none_although_the_sdks_constructor_assigns_one(bench: ModuleType) -> None:
+    assert ServiceBusMessage(b"x").message_id is not None  # azure-servicebus 7.15 assigns a uuid4 id
+    assert [m.message_id for m in bench._messages(2, with_ids=False, tag="n")] == [None, None]
+    assert [m.message_id for m in bench._messages(2, with_ids=True, tag="w")] == ["w-0", "w-1"]

@@ -46,3 +46,22 @@ def test_the_healthy_paths_property_read_is_the_sdks_public_one():
     assert (sdk.amqp_properties(message).message_id, sdk.amqp_properties(message).group_id) == ("m-1", "s-1")
     message.raw_amqp_message.properties = None
     assert sdk.amqp_properties(message) is None
+
+
+def test_a_message_is_sendable_as_is_exactly_when_it_has_an_id_and_no_session_id():
+    # `send_messages` skips `prepare` when `sdk.sendable_as_is` (private fields, for speed) says so:
+    # it must answer what the public `raw_amqp_message.properties` says.
+    from pairedbus import sdk
+
+    assert sdk.sendable_as_is(ServiceBusMessage(b"a", message_id="m-1")) is True
+    assert sdk.sendable_as_is(ServiceBusMessage(b"a", message_id="m-1", session_id="s-1")) is False
+    unnamed = ServiceBusMessage(b"a")  # azure-servicebus 7.15's constructor gives it a uuid4 id...
+    assert sdk.sendable_as_is(unnamed) is True
+    unnamed.message_id = None  # ...which the caller may take away
+    assert sdk.sendable_as_is(unnamed) is False
+    bare = ServiceBusMessage(b"a", message_id="m-1")
+    bare.raw_amqp_message.properties = None
+    assert sdk.sendable_as_is(bare) is False
+    grouped = ServiceBusMessage(b"a", message_id="m-1")
+    grouped.raw_amqp_message.properties.group_id = "g-1"  # a session id set on the raw message
+    assert sdk.sendable_as_is(grouped) is False

@@ -12,6 +12,7 @@ from azure.servicebus.exceptions import (
     MessagingEntityNotFoundError,
     OperationTimeoutError,
     ServiceBusCommunicationError,
+    ServiceBusConnectionError,
     ServiceBusServerBusyError,
 )
 
@@ -413,3 +414,73 @@ async def test_closing_a_sender_leaves_a_primary_link_of_a_replaced_connection_a
         monkeypatch.setattr(fake_sender.ServiceBusSender, "close", counting)
         await sender.close()
         assert closed == []
+
+
+async def test_a_message_of_a_subclass_gets_an_id_like_any_message(world, make_client):
+    # The healthy send's shortcut is for `ServiceBusMessage` itself; a subclass goes through `prepare`.
+    class Tagged(ServiceBusMessage):
+        pass
+
+    async with make_client() as client:
+        sender = client.get_queue_sender(QUEUE)
+        untagged, tagged = Tagged(b"no id"), Tagged(b"an id", message_id="given")
+        untagged.message_id = None  # the SDK's constructor gave it one
+        await sender.send_messages(untagged)
+        await sender.send_messages(tagged)
+    received = world.namespace(PRIMARY).queue(QUEUE).active_messages()
+    assert untagged.message_id not in (None, "given")
+    assert [m.message_id for m in received] == [untagged.message_id, "given"]
+
+
+async def test_a_primary_send_that_loses_the_connection_marks_the_primary_down(world, make_client):
+    world.fail(PRIMARY, QUEUE, ServiceBusConnectionError)
+    async with make_client() as client:
+        sender = client.get_queue_sender(QUEUE)
+        with pytest.raises(ServiceBusConnectionError):  # the failover clock runs: the caller's error
+            await sender.send_messages(ServiceBusMessage(b"x"))
+        assert client.connections.is_down("primary")  # the close/fault rule heard of it
+        world.heal(PRIMARY, QUEUE)
+
+
+async def test_a_batch_rebuilt_for_a_lost_id_keeps_the_callers_transport(world, make_client, monkeypatch):
+    from azure.servicebus import ServiceBusMessageBatch
+
+    from pairedbus import sdk
+
+    class Transport(sdk.PyamqpTransport):
+        pass
+
+    sent = []
+    real_send = fake_sender.ServiceBusSender.send_messages
+
+    async def send(self, message, *, timeout=None, **kwargs):  # noqa: ASYNC109 (the SDK signature)
+        sent.append(message)
+        return await real_send(self, message, timeout=timeout, **kwargs)
+
+    monkeypatch.setattr(fake_sender.ServiceBusSender, "send_messages", send)
+    async with make_client() as client:
+        batch = ServiceBusMessageBatch(max_size_in_bytes=contract.MAX_MESSAGE_SIZE_BYTES, amqp_transport=Transport)
+        message = ServiceBusMessage(b"x", message_id="given")
+        batch.add_message(message)
+        message.message_id = None  # after it was encoded into the batch: the batch is rebuilt
+        await client.get_queue_sender(QUEUE).send_messages(batch)
+    [rebuilt] = sent
+    assert rebuilt is not batch and sdk.batch_transport(rebuilt) == {"amqp_transport": Transport}
+
+
+async def test_making_a_batch_on_the_primary_is_bounded_by_the_operation_timeout(world, make_client, monkeypatch):
+    import asyncio
+
+    bounds: list[float | None] = []
+    real_timeout = asyncio.timeout
+
+    def timeout(delay: float | None) -> asyncio.Timeout:
+        bounds.append(delay)
+        return real_timeout(delay)
+
+    async with make_client(operation_timeout=timedelta(seconds=17)) as client:
+        sender = client.get_queue_sender(QUEUE)
+        monkeypatch.setattr(asyncio, "timeout", timeout)
+        await sender.create_message_batch()  # it may open the link
+        monkeypatch.undo()
+    assert bounds == [17.0]

@@ -41,7 +41,7 @@ from azure.servicebus.exceptions import MessageSizeExceededError
 from pairedbus import contract, sdk
 from pairedbus.pairing.aliasing import parked_copy
 from pairedbus.pairing.connections import PRIMARY
-from pairedbus.sdk import amqp_properties
+from pairedbus.sdk import sendable_as_is
 from pairedbus.sender.backlog import Backlog
 from pairedbus.sender.connections import PairedConnections
 from pairedbus.sender.failover import EntityFailover, EntityKind, FailoverStats
@@ -132,37 +132,43 @@ class PairedSender:
         """Send a message, a list (one batch, as the SDK does) or a batch; see the module doc."""
         if self._closed:
             self._check_open()
+        # The common case, a message that has an id and no session id, in one call; anything else
+        # (a subclass, a list, a batch) is prepared by `_prepared`.
+        if type(message) is not ServiceBusMessage or not sendable_as_is(message):
+            message = self._prepared(message)
+            if message is None:
+                return
         failover = self._failover
-        if isinstance(message, ServiceBusMessage):
-            # The common case in two attribute reads: an id and no session id (see `prepare`).
-            properties = amqp_properties(message)
-            if properties is None or properties.message_id is None or properties.group_id is not None:
-                if prepare(message):
-                    failover.sends_sessions = True
-        elif isinstance(message, ServiceBusMessageBatch):
-            message = self._with_ids(message)
-            if not len(message):
-                return
-        else:
-            message = list(message)
-            if not message:
-                return
-            if prepare_all(message):
-                failover.sends_sessions = True
-        bound = self._timeout if timeout is None else timeout
         if not failover.switched:
             primary = self._primary
             if self._primary_generation != self._connections.primary_generation:
                 primary = self._primary_sender()
             try:
-                await primary.send_messages(message, timeout=bound)
+                await primary.send_messages(message, timeout=self._timeout if timeout is None else timeout)
             except Exception as exc:
                 self._primary_failed(exc)  # raises unless the call is to be parked
             else:
                 if failover.listening:
                     self._primary_accepted(message)
                 return
-        await self._park(_messages_of(message), timeout=bound)
+        await self._park(_messages_of(message), timeout=self._timeout if timeout is None else timeout)
+
+    def _prepared(self, message: MessageInput) -> MessageInput | None:
+        """`message` ready to send: every message with an id, its session id checked (`prepare`),
+        a list copied; None for an empty list or batch (nothing to send)."""
+        if isinstance(message, ServiceBusMessage):
+            if prepare(message):
+                self._failover.sends_sessions = True
+            return message
+        if isinstance(message, ServiceBusMessageBatch):
+            message = self._with_ids(message)
+            return message if len(message) else None
+        message = list(message)
+        if not message:
+            return None
+        if prepare_all(message):
+            self._failover.sends_sessions = True
+        return message
 
     async def schedule_messages(
         self,
