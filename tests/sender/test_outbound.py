@@ -7,6 +7,9 @@ from pairedbus.sender.outbound import prepare, prepare_all
 
 def test_a_message_without_id_gets_a_unique_one_and_an_id_is_never_replaced():
     first, second = ServiceBusMessage(b"a"), ServiceBusMessage(b"b")
+    # azure-servicebus >= 7.15 gives every new message a uuid4 id itself: take it away, so that `prepare` must.
+    first.message_id = second.message_id = None
+    assert first.message_id is None and second.message_id is None
     prepare_all([first, second])
     assert first.message_id and second.message_id and first.message_id != second.message_id
     kept = ServiceBusMessage(b"c", message_id="order-42")
