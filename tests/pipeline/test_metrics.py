@@ -68,3 +68,29 @@ def test_hourly_grain_counts_sixty_minutes(spark, tmp_path: Path) -> None:
     doc = metrics_response("a", "IncomingMessages", [series("q", ("2026-11-18T00:00:00Z", 1.0))], interval="PT1H")
     (tmp_path / "h.json").write_text(json.dumps(doc))
     assert [r.interval_minutes for r in read_metrics(spark, str(tmp_path)).rows.collect()] == [60]
+
+
+def test_a_point_with_an_unreadable_time_is_quarantined_once_and_counted_nowhere(spark, tmp_path: Path) -> None:
+    # Its total is negative too: the time is what makes it unreadable, and it is not a row of any series.
+    doc = metrics_response(
+        "a", "IncomingRequests", [series("q", ("2026-11-18T25:00:00Z", -1.0), ("2026-11-18T01:00:00Z", 2.0))]
+    )
+    (tmp_path / "m.json").write_text(json.dumps(doc))
+    (tmp_path / "copy.json").write_text(json.dumps(doc))
+
+    metrics = read_metrics(spark, str(tmp_path))
+
+    assert sorted(r.reason for r in metrics.quarantine.collect()) == [REASON_BAD_TIMESTAMP, REASON_BAD_TIMESTAMP]
+    assert [(r.entity, r.total, r.duplicates) for r in metrics.rows.collect()] == [("q", 2.0, 1)]
+
+
+def test_duplicate_detection_and_the_cost_aggregation_share_one_shuffle(spark, tmp_path: Path) -> None:
+    from pairedbus.pipeline.cost import traffic_grains
+
+    doc = metrics_response("a", "IncomingRequests", [series("q", ("2026-11-18T00:00:00Z", 1.0))])
+    (tmp_path / "m.json").write_text(json.dumps(doc))
+
+    plan = traffic_grains(read_metrics(spark, str(tmp_path)).rows)._jdf.queryExecution().executedPlan().toString()
+
+    assert plan.count("Exchange ") == 1
+    assert plan.count("try_to_timestamp") + plan.count("as timestamp)") == 1  # each point's time parsed once

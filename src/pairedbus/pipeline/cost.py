@@ -26,7 +26,7 @@ from pyspark.sql import functions as F
 
 from pairedbus import contract
 from pairedbus.pipeline.inventory import KIND_QUEUE, KIND_TOPIC
-from pairedbus.pipeline.metrics import INCOMING_MESSAGES, INCOMING_REQUESTS
+from pairedbus.pipeline.metrics import INCOMING_MESSAGES, INCOMING_REQUESTS, utc_day_number
 from pairedbus.pipeline.prices import PriceTable
 
 COST_COLUMNS = (
@@ -46,14 +46,6 @@ PINGS_PER_MINUTE = timedelta(minutes=1) / contract.DEFAULT_PING_PRIMARY_INTERVAL
 BACKLOG_NAME_REGEX = contract.BACKLOG_QUEUE_NAME_PATTERN.replace("(?P<", "(?<")
 #: A cheap substring test first, so the regex runs only on names that may be backlog queues.
 _BACKLOG_SEGMENT_LIKE = f"%/{contract.BACKLOG_QUEUE_SEGMENT}/%"
-
-
-MICROS_PER_DAY = 86_400_000_000
-
-
-def utc_day_number(timestamp_column: str) -> Column:
-    """Days since 1970-01-01 in UTC: integer arithmetic, no time-zone lookup per row."""
-    return F.expr(f"div(unix_micros(`{timestamp_column}`), {MICROS_PER_DAY})")
 
 
 def utc_date(timestamp_column: str) -> Column:
