@@ -27,7 +27,7 @@ class Primary:
         self.answers = answers
         self.sent: list[str] = []
 
-    async def batches(self, destination: str, messages: list[Any]) -> list[tuple[Any, list[int], Any]]:
+    async def batches(self, destination: str, messages: list[Any], **_: Any) -> list[tuple[Any, list[int], Any]]:
         if not self.packing:  # a later round: each message alone
             return [(m, [i], None) for i, m in enumerate(messages)]
         packing, self.packing = self.packing, []

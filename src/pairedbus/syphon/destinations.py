@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 from azure.servicebus import ServiceBusMessage
@@ -14,6 +14,9 @@ from pairedbus import sdk
 
 T = TypeVar("T")
 _log = logging.getLogger("pairedbus.syphon")
+
+#: `Destinations.batches`' default: the messages' partition keys are not known to be one.
+KEYS_UNKNOWN: Any = object()
 
 
 def batch_key(message: ServiceBusMessage, *, message_id_is_key: bool = False) -> Any:
@@ -113,11 +116,14 @@ class Destinations:
                 await self.forget(destination)
                 raise
 
-    async def batches(self, destination: str, messages: list[Any]) -> list[tuple[Any, list[int], Any]]:
+    async def batches(
+        self, destination: str, messages: list[Any], *, key: Any = KEYS_UNKNOWN
+    ) -> list[tuple[Any, list[int], Any]]:
         """Pack `messages` (in order) into as few sendable units as fit; each unit is a
         ServiceBusMessageBatch, or a lone message that did not fit an empty batch (it may still fit
         the entity's larger single-message limit on Premium). Returns (unit, message indexes, the
-        partition key all of the unit's messages share, or None)."""
+        partition key all of the unit's messages share, or None). `key`: the `batch_key` every
+        message was grouped by, when the caller knows it (it is then not read again per message)."""
         units: list[tuple[Any, list[int], Any]] = []
         if self._describe is not None and destination not in self._described:
             self._described.add(destination)
@@ -127,7 +133,12 @@ class Destinations:
                         self._message_id_keyed.add(destination)
             except Exception as exc:  # the rule is also learned from a refused batch
                 _log.info("cannot read destination %r's properties: %r", destination, exc)
-        for key, key_indexes in _by_key(messages, message_id_is_key=destination in self._message_id_keyed):
+        message_id_is_key = destination in self._message_id_keyed
+        if key is KEYS_UNKNOWN or (key is None and message_id_is_key):
+            groups: Iterable[tuple[Any, list[int]]] = _by_key(messages, message_id_is_key=message_id_is_key)
+        else:  # one key: a session or partition key is the batch key whatever the destination
+            groups = ((key, list(range(len(messages)))),)
+        for key, key_indexes in groups:
             batch = await self._on_sender(destination, self._new_batch)
             members: list[int] = []
             for index in key_indexes:
