@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import weakref
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
@@ -57,6 +58,9 @@ class Destinations:
         #: The operation timeout every send and batch creation is bounded by.
         self._timeout = timeout
         self._senders: dict[str, Any] = {}
+        #: Senders that made a batch: their link is open, so the next batches need no bound (a
+        #: timer per batch, and a large message is a batch of its own).
+        self._sized: weakref.WeakSet[Any] = weakref.WeakSet()
         self._topics: set[str] = set()
         #: Destinations known to key unkeyed messages by message id (partitioned, with duplicate
         #: detection): their batches hold one message id each. Given, or learned when such an
@@ -158,8 +162,14 @@ class Destinations:
         return units
 
     async def _new_batch(self, sender: Any) -> Any:
-        async with asyncio.timeout(self._timeout):  # it may open the link: bounded like a send
+        # azure-servicebus opens the link only while it has not learned the link's size
+        # (`create_message_batch`: `if not self._max_message_size_on_link`); after that, no I/O.
+        if sender in self._sized:
             return await sender.create_message_batch()
+        async with asyncio.timeout(self._timeout):  # it may open the link: bounded like a send
+            batch = await sender.create_message_batch()
+        self._sized.add(sender)
+        return batch
 
     async def close(self) -> None:
         for destination in list(self._senders):
