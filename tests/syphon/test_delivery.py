@@ -98,6 +98,20 @@ async def test_side_by_side_sends_settle_what_went_and_a_retry_holds_back_what_w
     assert settled.completed == ["backlog-a"]
 
 
+async def test_what_side_by_side_sends_acknowledged_is_completed_in_one_settlement() -> None:
+    deliveries, _, _, _ = world([([0], None), ([1, 2], None), ([3], None)], {"d": BUSY})
+    calls: list[list[str]] = []
+
+    class Counted(Settled):
+        def complete(self, messages: list[str]) -> None:
+            calls.append(list(messages))
+            super().complete(messages)
+
+    end = await Round(deliveries, Counted(), "orders", items("a", "b", "c", "d")).run([0, 1, 2, 3])  # type: ignore[arg-type]
+    assert end == RoundEnd(frozenset({0, 1, 2}), Retry())
+    assert len(calls) == 1 and sorted(calls[0]) == ["backlog-a", "backlog-b", "backlog-c"]  # not one per send
+
+
 async def test_a_split_batch_s_messages_follow_the_side_by_side_sends_one_at_a_time_in_order() -> None:
     deliveries, primary, _, _ = world([([0, 1], None), ([2, 3], None)], {"a+b": TOO_BIG, "c+d": TOO_BIG})
     settled = Settled()
