@@ -218,3 +218,40 @@ async def test_a_delivery_that_waited_out_a_back_off_tries_once_even_if_it_was_p
     await delivering
     assert stats.retries == 1
     assert primary.sent == ["a"] and settled.completed == ["backlog-a"]
+
+
+async def test_the_key_a_delivery_was_grouped_by_reaches_its_packing() -> None:
+    deliveries, primary, _, _ = world([([0, 1], "session-1")], {})
+    keys: list[Any] = []
+    batches = primary.batches
+
+    async def recording(destination: str, messages: list[Any], **kwargs: Any) -> Any:
+        keys.append(kwargs.get("key"))
+        return await batches(destination, messages)
+
+    primary.batches = recording  # type: ignore[method-assign]
+    settled = Settled()
+    await deliveries.deliver(settled, "orders", "session-1", items("a", "b"))  # type: ignore[arg-type]
+    assert keys == ["session-1"]  # not read again per message, and not taken for unkeyed
+    assert settled.completed == ["backlog-a", "backlog-b"]
+
+
+async def test_a_destination_missing_when_its_batch_is_made_dead_letters_the_delivery() -> None:
+    deliveries, primary, _, _ = world([], {})
+
+    async def missing(destination: str, messages: list[Any], **_: Any) -> Any:
+        raise MessagingEntityNotFoundError(message="gone")
+
+    primary.batches = missing  # type: ignore[method-assign]
+    settled = Settled()
+    await asyncio.wait_for(deliveries.deliver(settled, "orders", None, items("a", "b")), 5)  # type: ignore[arg-type]
+    assert settled.dead_lettered == [("backlog-a", "DestinationNotFound"), ("backlog-b", "DestinationNotFound")]
+    assert settled.completed == []
+
+
+def test_a_destination_that_went_down_counts_its_keyed_failures_afresh() -> None:
+    deliveries, _, _, _ = world([], {})
+    for _ in range(2):
+        deliveries.failed_in_a_row("orders", Retry())
+    deliveries.destination_down("orders")
+    assert deliveries.failed_in_a_row("orders", Retry()) == 1  # three more before it is down again
