@@ -27,7 +27,7 @@ class Primary:
         self.answers = answers
         self.sent: list[str] = []
 
-    async def batches(self, destination: str, messages: list[Any]) -> list[tuple[Any, list[int], Any]]:
+    async def batches(self, destination: str, messages: list[Any], **_: Any) -> list[tuple[Any, list[int], Any]]:
         if not self.packing:  # a later round: each message alone
             return [(m, [i], None) for i, m in enumerate(messages)]
         packing, self.packing = self.packing, []
@@ -96,6 +96,20 @@ async def test_side_by_side_sends_settle_what_went_and_a_retry_holds_back_what_w
     assert end == RoundEnd(frozenset({0}), Retry())
     assert primary.sent == ["a", "b+c", "d"]  # the split batch's messages wait for the next round
     assert settled.completed == ["backlog-a"]
+
+
+async def test_what_side_by_side_sends_acknowledged_is_completed_in_one_settlement() -> None:
+    deliveries, _, _, _ = world([([0], None), ([1, 2], None), ([3], None)], {"d": BUSY})
+    calls: list[list[str]] = []
+
+    class Counted(Settled):
+        def complete(self, messages: list[str]) -> None:
+            calls.append(list(messages))
+            super().complete(messages)
+
+    end = await Round(deliveries, Counted(), "orders", items("a", "b", "c", "d")).run([0, 1, 2, 3])  # type: ignore[arg-type]
+    assert end == RoundEnd(frozenset({0, 1, 2}), Retry())
+    assert len(calls) == 1 and sorted(calls[0]) == ["backlog-a", "backlog-b", "backlog-c"]  # not one per send
 
 
 async def test_a_split_batch_s_messages_follow_the_side_by_side_sends_one_at_a_time_in_order() -> None:
@@ -204,3 +218,40 @@ async def test_a_delivery_that_waited_out_a_back_off_tries_once_even_if_it_was_p
     await delivering
     assert stats.retries == 1
     assert primary.sent == ["a"] and settled.completed == ["backlog-a"]
+
+
+async def test_the_key_a_delivery_was_grouped_by_reaches_its_packing() -> None:
+    deliveries, primary, _, _ = world([([0, 1], "session-1")], {})
+    keys: list[Any] = []
+    batches = primary.batches
+
+    async def recording(destination: str, messages: list[Any], **kwargs: Any) -> Any:
+        keys.append(kwargs.get("key"))
+        return await batches(destination, messages)
+
+    primary.batches = recording  # type: ignore[method-assign]
+    settled = Settled()
+    await deliveries.deliver(settled, "orders", "session-1", items("a", "b"))  # type: ignore[arg-type]
+    assert keys == ["session-1"]  # not read again per message, and not taken for unkeyed
+    assert settled.completed == ["backlog-a", "backlog-b"]
+
+
+async def test_a_destination_missing_when_its_batch_is_made_dead_letters_the_delivery() -> None:
+    deliveries, primary, _, _ = world([], {})
+
+    async def missing(destination: str, messages: list[Any], **_: Any) -> Any:
+        raise MessagingEntityNotFoundError(message="gone")
+
+    primary.batches = missing  # type: ignore[method-assign]
+    settled = Settled()
+    await asyncio.wait_for(deliveries.deliver(settled, "orders", None, items("a", "b")), 5)  # type: ignore[arg-type]
+    assert settled.dead_lettered == [("backlog-a", "DestinationNotFound"), ("backlog-b", "DestinationNotFound")]
+    assert settled.completed == []
+
+
+def test_a_destination_that_went_down_counts_its_keyed_failures_afresh() -> None:
+    deliveries, _, _, _ = world([], {})
+    for _ in range(2):
+        deliveries.failed_in_a_row("orders", Retry())
+    deliveries.destination_down("orders")
+    assert deliveries.failed_in_a_row("orders", Retry()) == 1  # three more before it is down again

@@ -96,3 +96,57 @@ async def test_grants_are_cut_to_what_the_byte_bound_fits_at_the_typical_size() 
     assert not waiting.done()  # the slots being received count at 200 KB each
     await budget.received(81, 0)  # one receive came back empty
     assert await asyncio.wait_for(waiting, 5) == 81
+
+
+async def test_a_busy_pump_finding_nothing_free_asks_for_a_whole_receive() -> None:
+    budget = InFlightBudget(2000)
+    await budget.acquire(2000)
+    assert budget.ask(busy=True, limit=500) == 500  # not a probe: its grant comes from later releases
+    assert budget.ask(busy=False, limit=500) == 16
+
+
+async def test_releases_of_one_turn_are_granted_together_to_the_first_waiter() -> None:
+    budget = InFlightBudget(100)
+    await budget.received(await budget.acquire(100), 100)
+    first = asyncio.create_task(budget.acquire(50))
+    second = asyncio.create_task(budget.acquire(50))
+    for _ in range(3):
+        await asyncio.sleep(0)
+    for _ in range(5):  # five sends' completions arriving in one turn, given back one by one
+        await budget.settled(6)
+    assert await asyncio.wait_for(first, 5) == 30  # all 30, not the first release's 6
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert not second.done()
+    await budget.settled(20)
+    assert await asyncio.wait_for(second, 5) == 20
+
+
+async def test_a_grant_made_but_not_yet_taken_when_cancelled_is_given_back() -> None:
+    budget = InFlightBudget(4)
+    await budget.received(await budget.acquire(4), 4)
+    waiter = asyncio.create_task(budget.acquire(4))
+    await asyncio.sleep(0)
+    await budget.settled(4)
+    await asyncio.sleep(0)  # the serve of that turn ran: the grant is set, the waiter not yet resumed
+    assert budget.free == 0
+    waiter.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiter
+    assert (budget.free, budget.taken) == (4, 0)
+
+
+def test_queues_listed_with_work_share_the_receivers_the_capacity_warrants() -> None:
+    budget = InFlightBudget(2000)
+    assert budget.receivers_share(500) == 4  # nothing joined yet: as if one queue
+    budget.join(busy=True)
+    assert budget.receivers_share(500) == 4  # one busy queue: 4 receives of 500 ask for the capacity
+    for _ in range(2):
+        budget.join(busy=True)
+    budget.join()  # an idle queue does not count
+    assert budget.receivers_share(500) == 2  # three busy queues: 2 each (6 x 500 >= 2,000)
+    for _ in range(7):
+        budget.join(busy=True)
+    assert budget.receivers_share(500) == 1  # ten: one each
+    budget.leave(busy=True)
+    assert budget.receivers_share(100) == 3  # nine busy queues, receives of 100: 3 each (27 x 100 >= 2,000)

@@ -191,3 +191,36 @@ def test_a_receive_is_limited_to_a_quarter_of_the_byte_bound_at_the_typical_size
     budget.expect_message_size(200 * 1024)
     assert budget.receive_limit == 81
     assert InFlightBudget(2_000).receive_limit == 2_000  # no byte bound
+
+
+def test_each_refusal_says_exactly_what_is_wrong() -> None:
+    with pytest.raises(ValueError, match=r"^capacity must be >= 1$"):
+        InFlightBudget(0)
+    with pytest.raises(ValueError, match=r"^max_bytes must be >= 1$"):
+        InFlightBudget(1, max_bytes=0)
+
+
+async def test_releasing_too_much_says_exactly_what_went_wrong() -> None:
+    budget = InFlightBudget(1)
+    with pytest.raises(RuntimeError, match=r"^released more in-flight slots than were acquired$"):
+        await budget.release(1)
+
+
+async def test_byte_room_of_exactly_one_typical_message_lets_a_receive_start() -> None:
+    budget = InFlightBudget(10, max_bytes=1_000)
+    await budget.received(await budget.acquire(1), 1, 500)  # typical 500 bytes, 500 of 1,000 held
+    receiving = asyncio.create_task(budget.acquire(5))
+    await turns()
+    assert receiving.done() and receiving.result() == 1  # room for exactly one more
+
+
+async def test_a_partial_release_does_not_wake_whoever_waits_for_idle() -> None:
+    budget = InFlightBudget(3)
+    await budget.received(await budget.acquire(3), 3)
+    idle = asyncio.create_task(budget.idle())
+    await budget.settled(2)
+    await turns()
+    assert not idle.done()  # one message still in flight
+    await budget.settled(1)
+    await turns()
+    assert idle.done()

@@ -12,6 +12,7 @@ from azure.servicebus.exceptions import MessageLockLostError, ServiceBusServerBu
 
 from pairedbus import contract
 from pairedbus.pairing.aliasing import DEAD_LETTER_MALFORMED_ALIAS, DEAD_LETTER_MISSING_PATH
+from pairedbus.pairing.ping import ping_message
 from pairedbus.syphon.pump import DEAD_LETTER_DESTINATION_NOT_FOUND, DEAD_LETTER_MESSAGE_SIZE_EXCEEDED
 from pairedbus.testing import aio_client
 from pairedbus.testing.world import ServiceBusWorld
@@ -124,6 +125,22 @@ async def test_pings_are_completed_and_never_forwarded(world: ServiceBusWorld) -
         stats = await syphon.drain()
 
     assert (stats.dropped_pings, stats.moved) == (1, 1)
+    assert [b"".join(m.body) for m in orders.active_messages()] == [b"real"]
+    assert backlog(world).dead_letters() == []
+    assert backlog_depth(world) == 0
+
+
+async def test_a_ping_that_cannot_be_restored_is_dropped_not_dead_lettered(world: ServiceBusWorld) -> None:
+    names = create_backlog_queues(world)
+    orders = primary_queue(world, "orders")
+    # One straight into the backlog queue (no destination alias), one parked whose 1 s ran out there.
+    await send_raw(names[0], ServiceBusMessage(None, content_type=contract.PING_CONTENT_TYPE))
+    await park("orders", ping_message(session=False), ServiceBusMessage(b"real"))
+
+    async with make_syphon(world, clock=lambda: world.clock.now() + timedelta(minutes=5)) as syphon:
+        stats = await syphon.drain()
+
+    assert (stats.dropped_pings, stats.moved, stats.dead_lettered) == (2, 1, 0)
     assert [b"".join(m.body) for m in orders.active_messages()] == [b"real"]
     assert backlog(world).dead_letters() == []
     assert backlog_depth(world) == 0
@@ -504,6 +521,38 @@ async def test_a_queue_listed_with_work_starts_at_full_size_and_an_empty_one_wit
     # Two receivers (1,000 listed, 500 a receive) asked for 500 each before any came back: no probe, no ramp.
     assert deep[:2] == [500, 500]
     assert empty[0] == 16  # the probe: an empty queue stays cheap
+    assert stats.moved == 1_000 and len(orders.active_messages()) == 1_000
+    assert backlog_depth(world) == 0
+
+
+async def test_queues_listed_with_work_share_the_receivers_the_budget_warrants(
+    world: ServiceBusWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    names = create_backlog_queues(world, 10)
+    orders = primary_queue(world, "orders")
+    for q in range(10):
+        await park("orders", *(ServiceBusMessage(f"m{i}", message_id=f"{q}-{i}") for i in range(100)), backlog=q)
+    world.latency = 0.002
+    open_receives: dict[str, int] = dict.fromkeys(names, 0)
+    most: dict[str, int] = dict.fromkeys(names, 0)
+    receive = aio_client.ServiceBusReceiver.receive_messages
+
+    async def counting(self: Any, max_message_count: int | None = 1, max_wait_time: float | None = None) -> Any:
+        open_receives[self.entity_name] += 1
+        most[self.entity_name] = max(most[self.entity_name], open_receives[self.entity_name])
+        try:
+            return await receive(self, max_message_count, max_wait_time)
+        finally:
+            open_receives[self.entity_name] -= 1
+
+    monkeypatch.setattr(aio_client.ServiceBusReceiver, "receive_messages", counting)
+    async with make_syphon(
+        world, max_in_flight=100, receive_batch_size=25, receivers_per_queue=4, drain_wait=timedelta(milliseconds=100)
+    ) as syphon:
+        stats = await syphon.drain()
+
+    # Ten busy queues, receives of 25, 100 in flight: one receiver each (4 each split the slots into 40 receives).
+    assert most == dict.fromkeys(names, 1)
     assert stats.moved == 1_000 and len(orders.active_messages()) == 1_000
     assert backlog_depth(world) == 0
 

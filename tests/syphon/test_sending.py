@@ -29,7 +29,7 @@ class StubDestinations:
         if answer is not None:
             raise answer
 
-    async def batches(self, destination: str, messages: list[Any]) -> list[tuple[Any, list[int], Any]]:
+    async def batches(self, destination: str, messages: list[Any], **_: Any) -> list[tuple[Any, list[int], Any]]:
         if self.packing is not None:
             raise self.packing
         return [(f"batch-{m}", [i], None) for i, m in enumerate(messages)]

@@ -14,10 +14,11 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from pairedbus.contract import PING_CONTENT_TYPE
 from pairedbus.pairing.aliasing import UnrestorableMessage, restore_message
 from pairedbus.pairing.ping import is_ping
 from pairedbus.syphon.backoff import Backoff
-from pairedbus.syphon.destinations import batch_key
+from pairedbus.syphon.destinations import KEYS_UNKNOWN, batch_key
 from pairedbus.syphon.key_order import KeyOrder
 from pairedbus.syphon.outcomes import DeadLetter, KeysBackingOff, Retry, RoundEnd, SendOutcome, Sent, Split
 from pairedbus.syphon.sending import PrimarySends, Unit, backoff_key
@@ -61,17 +62,21 @@ class Deliveries:
         groups: dict[tuple[str, Any], Items] = {}
         pings: list[Any] = []
         for message in messages:
-            if is_ping(message):
-                pings.append(message)
-                continue
             try:
                 restored = restore_message(message, now=now)
             except UnrestorableMessage as exc:
-                settlement.dead_letter(message, exc.reason, exc.description)
+                if is_ping(message):  # a ping is never forwarded, restorable or not
+                    pings.append(message)
+                else:
+                    settlement.dead_letter(message, exc.reason, exc.description)
                 continue
-            groups.setdefault((restored.destination, batch_key(restored.message)), []).append(
-                (message, restored.message)
-            )
+            outgoing = restored.message
+            if outgoing.raw_amqp_message.properties.content_type == PING_CONTENT_TYPE:
+                # The restored message carries the received one's content type: is_ping(message),
+                # without reading the received message's properties a second time.
+                pings.append(message)
+                continue
+            groups.setdefault((restored.destination, batch_key(outgoing)), []).append((message, outgoing))
         if pings:
             settlement.drop_pings(pings)
         for (destination, key), items in groups.items():
@@ -97,7 +102,7 @@ class Deliveries:
                 wait = 0.0 if waited else self.backoff.remaining(destination)
                 waited = False
                 if not wait:
-                    remaining, wait = await self._round(settlement, destination, items, remaining)
+                    remaining, wait = await self._round(settlement, destination, key, items, remaining)
                 if remaining and wait:
                     if not await self._wait_out(settlement, destination, [items[i][0] for i in remaining], wait):
                         return
@@ -114,11 +119,11 @@ class Deliveries:
         return True
 
     async def _round(
-        self, settlement: Settlement, destination: str, items: Items, remaining: list[int]
+        self, settlement: Settlement, destination: str, key: Any, items: Items, remaining: list[int]
     ) -> tuple[list[int], float]:
         """One round over `remaining`: what is left after it, and how long its keys back off
         (0: try again once the destination allows)."""
-        end = await Round(self, settlement, destination, items).run(remaining)
+        end = await Round(self, settlement, destination, items, key=key).run(remaining)
         match end.stop:
             case DeadLetter(reason, description, everything=True):
                 for index in remaining:
@@ -148,8 +153,12 @@ class Round:
     failures in a row to the destination, whichever their keys and deliveries, mean the destination
     itself is down (it backs off as a whole)."""
 
-    def __init__(self, deliveries: Deliveries, settlement: Settlement, destination: str, items: Items) -> None:
+    def __init__(
+        self, deliveries: Deliveries, settlement: Settlement, destination: str, items: Items, *, key: Any = KEYS_UNKNOWN
+    ) -> None:
         self._deliveries = deliveries
+        #: The batch key the delivery's messages were grouped by (`dispatch`), so packing need not read it again.
+        self._key = key
         self._sends = deliveries.sends
         self._settlement = settlement
         self._destination = destination
@@ -161,7 +170,7 @@ class Round:
         self._waits: list[float] = []
 
     async def run(self, remaining: list[int]) -> RoundEnd:
-        packed = await self._sends.pack(self._destination, [self._items[i][1] for i in remaining])
+        packed = await self._sends.pack(self._destination, [self._items[i][1] for i in remaining], key=self._key)
         if not isinstance(packed, list):
             return RoundEnd(frozenset(), packed)
         stop = await self._send([Unit(u.batch, [remaining[i] for i in u.members], u.key) for u in packed])
@@ -184,7 +193,15 @@ class Round:
         back-off; a missing destination stops it before a back-off does."""
         outcomes = await self._sends.send_all(self._destination, units)
         # Taken last to first: a refused batch's messages go on the stack, the first unit's on top.
-        stops = [self._take(unit, outcome) for unit, outcome in reversed(list(zip(units, outcomes, strict=True)))]
+        # What every acknowledged send carried is completed in one settlement (its sends were all
+        # answered by now): one per send cost a task, a timer and a gather per 200 KB message.
+        acknowledged: list[Any] = []
+        stops = [
+            self._take(unit, outcome, acknowledged)
+            for unit, outcome in reversed(list(zip(units, outcomes, strict=True)))
+        ]
+        if acknowledged:
+            self._settlement.complete(acknowledged)
         return next((s for s in stops if isinstance(s, DeadLetter)), None) or next((s for s in stops if s), None)
 
     async def _one_by_one(self) -> SendOutcome | None:
@@ -211,13 +228,18 @@ class Round:
                 return stop
         return None
 
-    def _take(self, unit: Unit, outcome: SendOutcome) -> SendOutcome | None:
+    def _take(self, unit: Unit, outcome: SendOutcome, acknowledged: list[Any] | None = None) -> SendOutcome | None:
         """The one handler of a send's outcome: settle what it finished, stack what it split.
-        Returns what stops the round (a Retry, or a DeadLetter of everything), else None."""
+        Returns what stops the round (a Retry, or a DeadLetter of everything), else None. With
+        `acknowledged`, what the send finished is added there, for the caller to complete."""
         match outcome:
             case Sent():
                 self._finished.update(unit.members)
-                self._settlement.complete([self._items[m][0] for m in unit.members])
+                finished = [self._items[m][0] for m in unit.members]
+                if acknowledged is None:
+                    self._settlement.complete(finished)
+                else:
+                    acknowledged.extend(finished)
             case Split():
                 self._stack.extend(Unit(self._items[m][1], [m], unit.key) for m in reversed(unit.members))
             case DeadLetter(reason, description, everything=False):

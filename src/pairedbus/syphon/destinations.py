@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Iterator
+import weakref
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 from azure.servicebus import ServiceBusMessage
@@ -14,6 +15,9 @@ from pairedbus import sdk
 
 T = TypeVar("T")
 _log = logging.getLogger("pairedbus.syphon")
+
+#: `Destinations.batches`' default: the messages' partition keys are not known to be one.
+KEYS_UNKNOWN: Any = object()
 
 
 def batch_key(message: ServiceBusMessage, *, message_id_is_key: bool = False) -> Any:
@@ -54,6 +58,9 @@ class Destinations:
         #: The operation timeout every send and batch creation is bounded by.
         self._timeout = timeout
         self._senders: dict[str, Any] = {}
+        #: Senders that made a batch: their link is open, so the next batches need no bound (a
+        #: timer per batch, and a large message is a batch of its own).
+        self._sized: weakref.WeakSet[Any] = weakref.WeakSet()
         self._topics: set[str] = set()
         #: Destinations known to key unkeyed messages by message id (partitioned, with duplicate
         #: detection): their batches hold one message id each. Given, or learned when such an
@@ -113,11 +120,14 @@ class Destinations:
                 await self.forget(destination)
                 raise
 
-    async def batches(self, destination: str, messages: list[Any]) -> list[tuple[Any, list[int], Any]]:
+    async def batches(
+        self, destination: str, messages: list[Any], *, key: Any = KEYS_UNKNOWN
+    ) -> list[tuple[Any, list[int], Any]]:
         """Pack `messages` (in order) into as few sendable units as fit; each unit is a
         ServiceBusMessageBatch, or a lone message that did not fit an empty batch (it may still fit
         the entity's larger single-message limit on Premium). Returns (unit, message indexes, the
-        partition key all of the unit's messages share, or None)."""
+        partition key all of the unit's messages share, or None). `key`: the `batch_key` every
+        message was grouped by, when the caller knows it (it is then not read again per message)."""
         units: list[tuple[Any, list[int], Any]] = []
         if self._describe is not None and destination not in self._described:
             self._described.add(destination)
@@ -127,7 +137,12 @@ class Destinations:
                         self._message_id_keyed.add(destination)
             except Exception as exc:  # the rule is also learned from a refused batch
                 _log.info("cannot read destination %r's properties: %r", destination, exc)
-        for key, key_indexes in _by_key(messages, message_id_is_key=destination in self._message_id_keyed):
+        message_id_is_key = destination in self._message_id_keyed
+        if key is KEYS_UNKNOWN or (key is None and message_id_is_key):
+            groups: Iterable[tuple[Any, list[int]]] = _by_key(messages, message_id_is_key=message_id_is_key)
+        else:  # one key: a session or partition key is the batch key whatever the destination
+            groups = ((key, list(range(len(messages)))),)
+        for key, key_indexes in groups:
             batch = await self._on_sender(destination, self._new_batch)
             members: list[int] = []
             for index in key_indexes:
@@ -147,8 +162,14 @@ class Destinations:
         return units
 
     async def _new_batch(self, sender: Any) -> Any:
-        async with asyncio.timeout(self._timeout):  # it may open the link: bounded like a send
+        # azure-servicebus opens the link only while it has not learned the link's size
+        # (`create_message_batch`: `if not self._max_message_size_on_link`); after that, no I/O.
+        if sender in self._sized:
             return await sender.create_message_batch()
+        async with asyncio.timeout(self._timeout):  # it may open the link: bounded like a send
+            batch = await sender.create_message_batch()
+        self._sized.add(sender)
+        return batch
 
     async def close(self) -> None:
         for destination in list(self._senders):

@@ -32,7 +32,11 @@ class InFlightBudget:
 
     Waiters are served first come, first served, and a release wakes only those it can serve (a
     condition variable woke every waiting receiver on every settlement: with 50 queues and
-    several receivers each, most of the syphon's CPU went to re-checking).
+    several receivers each, most of the syphon's CPU went to re-checking). Waiters are served once
+    per turn of the event loop, after every release of that turn: completions of one batch arrive
+    together but are given back one send at a time (200 KB messages: one per send), and serving
+    each release at once handed every waiting receiver a slot or two, each then holding a receive
+    (and a round trip) for almost nothing while the rest of the slots sat free.
     """
 
     def __init__(self, capacity: int, *, max_bytes: int | None = None) -> None:
@@ -51,16 +55,31 @@ class InFlightBudget:
         #: to bring, so grants respect the byte bound before the bytes arrive.
         self._typical_size = 0.0
         self._pumps = 0
+        #: Pumps whose queue was listed with work (`join(busy=True)`): they share the receivers.
+        self._busy_pumps = 0
         #: Acquirers waiting, in order: (slots wanted, the future their grant is set on).
         self._waiters: deque[tuple[int, asyncio.Future[int]]] = deque()
         self._idle_waiters: list[asyncio.Future[None]] = []
+        #: A serve is scheduled for the next turn of the loop (releases of this turn wait for it).
+        self._serving = False
 
-    def join(self) -> None:
-        """A pump will draw on the budget (joined when made, so pumps started together share)."""
+    def join(self, *, busy: bool = False) -> None:
+        """A pump will draw on the budget (joined when made, so pumps started together share);
+        `busy`: its queue was listed with work."""
         self._pumps += 1
+        self._busy_pumps += busy
 
-    def leave(self) -> None:
+    def leave(self, *, busy: bool = False) -> None:
         self._pumps -= 1
+        self._busy_pumps -= busy
+
+    def receivers_share(self, batch_size: int) -> int:
+        """Receivers one queue listed with work may open so that the busy queues' receives, each
+        of `batch_size`, together ask for about the capacity (at least 1). More receivers than that
+        split the slots freed each round trip into smaller receives: with 10 busy queues of 4
+        receivers each, 40 receives of some 30 messages where 10 of 100 or more do the same work,
+        each paying a receive, a send and its tasks."""
+        return max(1, -(-self.capacity // (max(1, batch_size) * max(1, self._busy_pumps))))
 
     @property
     def probe(self) -> int:
@@ -71,6 +90,10 @@ class InFlightBudget:
         """How many slots a pump asks for (at most `limit`, its receive size)."""
         if not busy:
             return min(limit, self.probe)
+        if self._free <= 0:
+            # Nothing free: the grant comes from later releases (served together, once a turn), so
+            # ask for a whole receive; a probe's worth here made the busiest queues receive 16 at a time.
+            return limit
         return max(1, min(limit, max(self.probe, self._free)))  # a busy pump: what is free
 
     @property
@@ -103,8 +126,9 @@ class InFlightBudget:
             if grant.done() and not grant.cancelled():
                 self._give(grant.result())  # granted as it was cancelled: give it back
             else:
-                self._waiters.remove(entry)
-                self._serve()
+                if entry in self._waiters:  # a serve of this turn may have dropped it already
+                    self._waiters.remove(entry)
+                self._serve_soon()
             raise
 
     def _open(self) -> bool:
@@ -133,8 +157,15 @@ class InFlightBudget:
         self._free -= granted
         return granted
 
+    def _serve_soon(self) -> None:
+        """Serve the waiters once this turn's releases are all in (`_serve`)."""
+        if not self._serving:
+            self._serving = True
+            asyncio.get_running_loop().call_soon(self._serve)
+
     def _serve(self) -> None:
         """Grant waiters in order while the budget is open."""
+        self._serving = False
         waiters = self._waiters
         while waiters and self._open():
             wanted, grant = waiters.popleft()
@@ -150,7 +181,7 @@ class InFlightBudget:
         self._free += count
         if self._free > self.capacity:
             raise RuntimeError("released more in-flight slots than were acquired")
-        self._serve()
+        self._serve_soon()
 
     def expect_message_size(self, nbytes: float) -> None:
         """What the listing says a backlog message weighs (its queue's bytes over its depth): the
@@ -177,7 +208,7 @@ class InFlightBudget:
         if count > 0:
             self._give(count)
         elif nbytes:
-            self._serve()
+            self._serve_soon()
 
     async def release(self, count: int) -> None:
         if count > 0:

@@ -75,7 +75,8 @@ class BacklogPump:
         self._timeout = ctx.options.operation_timeout.total_seconds()
         self._halt: asyncio.Event | None = None
         self._open_receivers = 0
-        ctx.budget.join()  # left when run() ends
+        self._listed_busy = self._plan.starts_busy
+        ctx.budget.join(busy=self._listed_busy)  # left when run() ends
 
     @property
     def plan(self) -> ReceivePlan:
@@ -100,15 +101,18 @@ class BacklogPump:
                     self._add_receivers(receivers, self._warranted(), wait=wait, halt=halt, until_empty=until_empty)
                 await self._receive_loop(receivers, wait=wait, halt=halt, until_empty=until_empty, extra=False)
         finally:
-            self._ctx.budget.leave()
+            self._ctx.budget.leave(busy=self._listed_busy)
 
     def _batch_size(self) -> int:
         """The most one receive brings: the receive size, or fewer large messages (the byte bound)."""
         return min(self._ctx.options.receive_batch_size, self._ctx.budget.receive_limit)
 
     def _warranted(self) -> int:
-        """Receivers the queue warrants now (`ReceivePlan.receivers`)."""
-        return self._plan.receivers(batch_size=self._batch_size(), most=self._ctx.options.receivers_per_queue)
+        """Receivers the queue warrants now (`ReceivePlan.receivers`), at most its share of the
+        budget among the queues listed with work (`InFlightBudget.receivers_share`)."""
+        batch_size = self._batch_size()
+        most = min(self._ctx.options.receivers_per_queue, self._ctx.budget.receivers_share(batch_size))
+        return self._plan.receivers(batch_size=batch_size, most=most)
 
     def _add_receivers(self, receivers: asyncio.TaskGroup, upto: int, **loop: Any) -> None:
         """Open extra receivers until `upto` are open."""

@@ -14,7 +14,7 @@ from azure.servicebus.exceptions import MessagingEntityNotFoundError, ServiceBus
 
 from pairedbus.pairing.connections import PRIMARY, ConnectionPair
 from pairedbus.syphon.backoff import Backoff
-from pairedbus.syphon.destinations import Destinations
+from pairedbus.syphon.destinations import KEYS_UNKNOWN, Destinations
 from pairedbus.syphon.outcomes import (
     DEAD_LETTER_DESTINATION_NOT_FOUND,
     DEAD_LETTER_SEND_REJECTED,
@@ -61,11 +61,11 @@ class PrimarySends:
         self._pair = pair
         self._queue = queue  # the backlog queue whose messages these are (for the logs)
 
-    async def pack(self, destination: str, messages: list[Any]) -> list[Unit] | SendOutcome:
+    async def pack(self, destination: str, messages: list[Any], *, key: Any = KEYS_UNKNOWN) -> list[Unit] | SendOutcome:
         """`messages` (in order) in as few units as fit, their members indexes into `messages`;
-        or what opening the sender or sizing a batch failing means."""
+        or what opening the sender or sizing a batch failing means. `key`: their one batch key, if known."""
         try:
-            packed = await self._destinations.batches(destination, messages)
+            packed = await self._destinations.batches(destination, messages, key=key)
         except Exception as exc:
             return self._opening_failed(exc, destination)
         return [Unit(batch, members, key) for batch, members, key in packed]
