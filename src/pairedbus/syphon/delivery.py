@@ -14,7 +14,6 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from pairedbus.contract import PING_CONTENT_TYPE
 from pairedbus.pairing.aliasing import UnrestorableMessage, restore_message
 from pairedbus.pairing.ping import is_ping
 from pairedbus.syphon.backoff import Backoff
@@ -71,9 +70,7 @@ class Deliveries:
                     settlement.dead_letter(message, exc.reason, exc.description)
                 continue
             outgoing = restored.message
-            if outgoing.raw_amqp_message.properties.content_type == PING_CONTENT_TYPE:
-                # The restored message carries the received one's content type: is_ping(message),
-                # without reading the received message's properties a second time.
+            if is_ping(outgoing):  # the restored message keeps the received one's content type
                 pings.append(message)
                 continue
             groups.setdefault((restored.destination, batch_key(outgoing)), []).append((message, outgoing))
