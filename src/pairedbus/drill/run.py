@@ -33,7 +33,7 @@ from azure.core.credentials import AzureNamedKeyCredential
 from azure.servicebus import ServiceBusMessage
 from azure.servicebus.exceptions import ServiceBusCommunicationError
 
-from pairedbus import contract, durations
+from pairedbus import contract, durations, entity_limits
 from pairedbus.drill.consumers import Sabotage, consume
 from pairedbus.drill.ledger import Ledger
 from pairedbus.drill.progress import DrillProgress
@@ -62,7 +62,7 @@ DESTINATION_DUPLICATE_WINDOW = timedelta(days=1)
 #: High enough that random faults on complete never exhaust a message's deliveries.
 DESTINATION_MAX_DELIVERY_COUNT = 10_000
 #: Lock duration of the drill's backlog queues (the table says PT1M; see create_entities).
-BACKLOG_LOCK_IN_DRILL = timedelta(seconds=5)  # the service minimum
+BACKLOG_LOCK_IN_DRILL = entity_limits.MIN_LOCK_DURATION
 #: The syphon's timing scaled to the drill: the backlog lock above, and back-off after a failed
 #: move in milliseconds rather than seconds (outage windows last a fraction of a second).
 SYPHON_OPTIONS: dict[str, Any] = {
@@ -77,7 +77,7 @@ SYPHON_OPTIONS: dict[str, Any] = {
 MAX_SEND_ATTEMPTS = 10_000
 #: A consumer whose complete failed (and whose abandon failed too) leaves the message locked:
 #: the service minimum brings it back within seconds rather than the default minute.
-DESTINATION_LOCK = timedelta(seconds=5)
+DESTINATION_LOCK = entity_limits.MIN_LOCK_DURATION
 SETTLE_POLL = 0.05
 QUIET_POLLS = 10
 

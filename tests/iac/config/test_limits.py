@@ -6,24 +6,12 @@ from __future__ import annotations
 
 import inspect
 import re
-from datetime import timedelta
 
 import pytest
 
 from pairedbus.iac.config import limits
 from pairedbus.iac.config.regions import closest_region, known_regions
 from pairedbus.rules.namespace import normalise_region
-
-
-def test_duration_limits_are_the_dotnet_administration_client_constants():
-    # AdministrationClientConstants.cs: MinimumAllowedTimeToLive = 1 s, Minimum/MaximumLockDuration
-    # = 5 s / 5 min, MinimumAllowedAutoDeleteOnIdle = 5 min, duplicate window 20 s .. 7 days.
-    assert limits.MIN_TIME_TO_LIVE == timedelta(seconds=1)
-    assert (limits.MIN_LOCK_DURATION, limits.MAX_LOCK_DURATION) == (timedelta(seconds=5), timedelta(minutes=5))
-    assert limits.MIN_AUTO_DELETE_ON_IDLE == timedelta(minutes=5)
-    assert limits.MIN_DUPLICATE_DETECTION_WINDOW == timedelta(seconds=20)
-    assert limits.MAX_DUPLICATE_DETECTION_WINDOW == timedelta(days=7)
-    assert (limits.MIN_MAX_DELIVERY_COUNT, limits.MAX_MAX_DELIVERY_COUNT) == (1, 2_147_483_647)
 
 
 def test_the_arm_models_state_the_same_lock_and_auto_delete_limits():
