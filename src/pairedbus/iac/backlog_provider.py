@@ -32,8 +32,8 @@ from pulumi.dynamic import (
 
 from pairedbus import contract, durations
 
-#: Properties whose change needs a new queue; with retainOnDelete the old one is kept, not deleted.
-CREATE_ONLY = ("namespaceName", "queueName", contract.BACKLOG_PARTITIONING_PROPERTY)
+#: Inputs whose change needs a new queue (what `diff` reports as replaces); with retainOnDelete the old one is kept, not deleted.
+REPLACED_ON_CHANGE = ("namespaceName", "queueName", contract.BACKLOG_PARTITIONING_PROPERTY)
 #: A role assignment made in the same deployment takes minutes to reach the data plane.
 RBAC_PROPAGATION_TIMEOUT = timedelta(minutes=5)
 SAS_AUTHORIZATION_RULE = "RootManageSharedAccessKey"
@@ -199,7 +199,7 @@ class BacklogQueueProvider(ResourceProvider):
         return ReadResult(id_, {**self._outs(props, queue), "adopted": props.get("adopted", False)})
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
-        replaces = [key for key in CREATE_ONLY if key in news and olds.get(key) != news[key]]
+        replaces = [key for key in REPLACED_ON_CHANGE if key in news and olds.get(key) != news[key]]
         changed = drifted_properties(desired_properties(news), olds)
         return DiffResult(changes=bool(changed or replaces), replaces=replaces, delete_before_replace=True)
 
