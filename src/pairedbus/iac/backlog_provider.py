@@ -32,7 +32,8 @@ from pulumi.dynamic import (
 
 from pairedbus import contract, durations
 
-#: Inputs whose change needs a new queue (what `diff` reports as replaces); with retainOnDelete the old one is kept, not deleted.
+#: Inputs whose change needs a new queue (what `diff` reports as replaces); with retainOnDelete the
+#: old one is kept, not deleted.
 REPLACED_ON_CHANGE = ("namespaceName", "queueName", contract.BACKLOG_PARTITIONING_PROPERTY)
 #: A role assignment made in the same deployment takes minutes to reach the data plane.
 RBAC_PROPAGATION_TIMEOUT = timedelta(minutes=5)
