@@ -168,6 +168,7 @@ async def _syphon(world: Any, queues: int, count: int) -> None:
         drain_wait=timedelta(milliseconds=100),
         max_in_flight=CAPACITY,
         max_in_flight_bytes=CAPACITY_BYTES,
+        backlog_queue_count=queues,
         **SYPHON_OPTIONS,
     ) as syphon:
         stats = await syphon.drain()
