@@ -472,9 +472,13 @@ async def test_without_the_count_drain_opens_no_receiver_before_the_listing_retu
 
 
 async def test_a_named_backlog_queue_that_does_not_exist_is_not_served_and_is_no_error(
-    world: ServiceBusWorld, mocker
+    world: ServiceBusWorld, mocker, caplog: pytest.LogCaptureFixture
 ) -> None:
+    import logging
+
     from pairedbus.syphon import backlog_directory
+
+    caplog.set_level(logging.INFO, logger="pairedbus.syphon")
 
     names = contract.backlog_queue_names("contoso-primary", 3)
     extra = contract.backlog_queue_name("contoso-primary", 7)
@@ -498,3 +502,5 @@ async def test_a_named_backlog_queue_that_does_not_exist_is_not_served_and_is_no
     # budget), and nothing else: no receive, no retry.
     assert [name for name, _, _ in gate.opened].count(names[1]) == 2
     assert names[1] not in {name for name, _, _ in gate.received}
+    (drift,) = [r for r in caplog.records if "below the configured count" in r.getMessage()]
+    assert (drift.missing, drift.backlog_queues) == (1, [names[1]])  # type: ignore[attr-defined]
