@@ -6,15 +6,16 @@ per direction, so no mover wins by overlapping without limit), each mover drains
 backlog to 10 destination queues:
 
 - `syphon`: `pairedbus.syphon.Syphon.drain()`, in-flight bound C messages (`max_in_flight`) and
-  `max_in_flight_bytes`;
-- `pipelined`: a simple pipelined mover with the same bounds: one receive loop per queue taking
+  `max_in_flight_bytes`, told the backlog queue count (`backlog_queue_count`, the pair's setting);
+- `pipelined`: a simple pipelined mover with the same bounds, told the backlog queue names (the same
+  information: the names follow from the count): one receive loop per queue taking
   what the shared budget allows (up to 250), each received batch restored, sent to every
   destination at once and completed in its own task;
 - `sequential`: a plain sequential batch mover (receive up to 250; send them, all destinations at
   once; complete them; next queue): the honest baseline, three round trips per batch.
 
 **The headline is the end-to-end drain table**: msg/s from the moment the mover starts (the syphon's
-listing and client set-up included) until the last message is delivered and the mover returned, at
+listing, which its receivers' opens overlap, and client set-up included) until the last message is delivered and the mover returned, at
 1,000 / 10,000 / 100,000 parked messages over 1 / 10 / 50 backlog queues, 256 B and 200 KB, link
 model off and on; the ratio syphon / pipelined of the same run. What an operator watches after an
 outage is the time until the backlog is empty.
@@ -168,6 +169,7 @@ async def _syphon(world: Any, queues: int, count: int) -> None:
         drain_wait=timedelta(milliseconds=100),
         max_in_flight=CAPACITY,
         max_in_flight_bytes=CAPACITY_BYTES,
+        backlog_queue_count=queues,
         **SYPHON_OPTIONS,
     ) as syphon:
         stats = await syphon.drain()

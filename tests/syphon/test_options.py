@@ -76,3 +76,18 @@ def test_operation_timeout_defaults_to_60_s_and_must_exceed_15_s() -> None:
 def test_counts_are_strict_integers(field: str, value: Any) -> None:
     with pytest.raises(ValidationError, match=field):
         SyphonOptions(**{field: value})
+
+
+def test_the_backlog_queue_count_is_unknown_unless_given() -> None:
+    assert SyphonOptions().backlog_queue_count is None
+    assert SyphonOptions(backlog_queue_count=10).backlog_queue_count == 10
+    assert SyphonOptions(backlog_queue_count=10_000).backlog_queue_count == 10_000  # a namespace's entity limit
+
+
+@pytest.mark.parametrize("value", [0, -1, 10_001, True, "10", 2.0])
+def test_a_backlog_queue_count_out_of_range_or_not_an_integer_is_refused_naming_the_field(value: Any) -> None:
+    with pytest.raises(ValidationError) as refused:
+        Syphon(primary=PRIMARY, secondary=SECONDARY, credential=CREDENTIAL, backlog_queue_count=value)
+    error = refused.value.errors()[0]
+    assert error["loc"] == ("backlog_queue_count",) and error["type"] != "extra_forbidden"  # a known field, refused
+    assert "backlog_queue_count" in str(refused.value).splitlines()[1]

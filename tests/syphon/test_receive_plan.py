@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pairedbus.syphon.receive_plan import ReceivePlan
+from pairedbus.syphon.receive_plan import ReceivePlan, receivers_ahead
 
 
 @pytest.mark.parametrize(
@@ -96,3 +96,13 @@ def test_a_queue_listed_empty_is_emptied_by_its_first_empty_receive() -> None:
     assert not plan.emptied
     plan.received(0, 16)
     assert plan.emptied
+
+
+@pytest.mark.parametrize(
+    ("queues", "capacity", "ahead"),
+    [(1, 2_000, 4), (2, 2_000, 2), (3, 2_000, 2), (4, 2_000, 1), (10, 2_000, 1), (50, 2_000, 1), (1, 100, 1)],
+)
+def test_receivers_opened_ahead_are_a_named_queues_share_as_if_every_one_had_work(
+    queues: int, capacity: int, ahead: int
+) -> None:
+    assert receivers_ahead(queues=queues, capacity=capacity, batch_size=500, most=4) == ahead

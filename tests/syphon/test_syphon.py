@@ -385,3 +385,122 @@ async def test_a_failed_listing_of_the_primary_leaves_each_destination_read_on_i
     assert read_one.call_count == 1
     assert stats.moved == 10 and len(keyed.active_messages()) == 10
     assert sum(stats.errors.values()) == 0  # its batches were keyed by message id from the start
+
+
+class _ListingGate:
+    """Holds the backlog listing until `release()`, and records every backlog receiver's open and receive
+    (the fake's receiver), each with whether the listing had returned by then."""
+
+    def __init__(self, mocker: Any) -> None:
+        from pairedbus.syphon import backlog_directory
+        from pairedbus.testing import receiver
+
+        self.released = asyncio.Event()
+        self.returned = False
+        self.opened: list[tuple[str, int, bool]] = []
+        self.received: list[tuple[str, int, bool]] = []
+        list_queues = backlog_directory.DataPlaneDirectory.list_queues
+        open_link = receiver.ServiceBusReceiver._open
+        receive = receiver.ServiceBusReceiver.receive_messages
+        gate = self
+
+        async def held_listing(directory: Any) -> Any:
+            await gate.released.wait()
+            listed = await list_queues(directory)
+            gate.returned = True
+            return listed
+
+        async def recorded_open(handler: Any) -> None:
+            if not handler._opened:
+                gate.opened.append((handler.entity_name, id(handler), gate.returned))
+            await open_link(handler)
+
+        async def recorded_receive(handler: Any, *args: Any, **kwargs: Any) -> Any:
+            gate.received.append((handler.entity_name, id(handler), gate.returned))
+            return await receive(handler, *args, **kwargs)
+
+        mocker.patch.object(backlog_directory.DataPlaneDirectory, "list_queues", held_listing)
+        mocker.patch.object(receiver.ServiceBusReceiver, "_open", recorded_open)
+        mocker.patch.object(receiver.ServiceBusReceiver, "receive_messages", recorded_receive)
+
+    def release(self) -> None:
+        self.released.set()
+
+
+async def test_given_the_backlog_queue_count_drain_opens_the_named_receivers_before_the_listing_returns(
+    world: ServiceBusWorld, mocker
+) -> None:
+    names = create_backlog_queues(world, 3)
+    orders = world.namespace(PRIMARY).create_queue("orders")
+    for index in range(3):
+        await park("orders", *(ServiceBusMessage(f"{index}-{i}") for i in range(20)), backlog=index)
+    gate = _ListingGate(mocker)
+
+    async with make_syphon(world, backlog_queue_count=3, receivers_per_queue=1) as syphon:
+        drain = asyncio.create_task(syphon.drain())
+        await eventually(lambda: {name for name, _, _ in gate.opened} == set(names))
+        assert not gate.returned and not gate.received  # opened while the listing ran; no receive sized blind
+        gate.release()
+        stats = await asyncio.wait_for(drain, 10)
+
+    # Each queue's first receive came on the receiver opened ahead: no open after the listing.
+    ahead = {receiver for _, receiver, returned in gate.opened if not returned}
+    assert [returned for _, _, returned in gate.opened] == [False, False, False]
+    assert {name for name, receiver, _ in gate.received if receiver in ahead} == set(names)
+    assert stats.moved == 60 and len(orders.active_messages()) == 60
+    assert sum(stats.errors.values()) == 0
+
+
+async def test_without_the_count_drain_opens_no_receiver_before_the_listing_returns(
+    world: ServiceBusWorld, mocker
+) -> None:
+    create_backlog_queues(world, 2)
+    orders = world.namespace(PRIMARY).create_queue("orders")
+    await park("orders", *(ServiceBusMessage(f"m{i}") for i in range(5)))
+    gate = _ListingGate(mocker)
+
+    async with make_syphon(world) as syphon:
+        drain = asyncio.create_task(syphon.drain())
+        for _ in range(20):
+            await asyncio.sleep(0.005)
+        assert not gate.opened  # it knows no names before the listing
+        gate.release()
+        stats = await asyncio.wait_for(drain, 10)
+
+    assert all(returned for _, _, returned in gate.opened)
+    assert stats.moved == 5 and len(orders.active_messages()) == 5
+
+
+async def test_a_named_backlog_queue_that_does_not_exist_is_not_served_and_is_no_error(
+    world: ServiceBusWorld, mocker, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+
+    from pairedbus.syphon import backlog_directory
+
+    caplog.set_level(logging.INFO, logger="pairedbus.syphon")
+
+    names = contract.backlog_queue_names("contoso-primary", 3)
+    extra = contract.backlog_queue_name("contoso-primary", 7)
+    for name in (names[0], names[2], extra):  # index 1 is missing (drift), 7 is an extra one
+        world.namespace(SECONDARY).create_queue(name, **backlog_settings())
+    orders = world.namespace(PRIMARY).create_queue("orders")
+    for index in (0, 2, 7):
+        await park("orders", *(ServiceBusMessage(f"{index}-{i}") for i in range(10)), backlog=index)
+    gate = _ListingGate(mocker)
+    gate.release()
+    listing = mocker.spy(backlog_directory.DataPlaneDirectory, "list_queues")
+
+    async with make_syphon(world, backlog_queue_count=3) as syphon:
+        stats = await asyncio.wait_for(syphon.drain(), 10)
+
+    assert stats.moved == 30 and len(orders.active_messages()) == 30
+    assert stats.errors == {}  # the missing queue's failed open is not the syphon's error
+    assert listing.call_count == 1  # nor does it keep the drain listing: the round saw every listed queue empty
+    assert stats.backlog_depth == {names[0]: 0, names[2]: 0, extra: 0}
+    # The opens made ahead on the missing queue were tried once each (2 per named queue of 3 at the default
+    # budget), and nothing else: no receive, no retry.
+    assert [name for name, _, _ in gate.opened].count(names[1]) == 2
+    assert names[1] not in {name for name, _, _ in gate.received}
+    (drift,) = [r for r in caplog.records if "below the configured count" in r.getMessage()]
+    assert (drift.missing, drift.backlog_queues) == (1, [names[1]])  # type: ignore[attr-defined]

@@ -79,3 +79,11 @@ class ReceivePlan:
             self.listed_received = not self.expected
             return self.expected > 0
         return count >= granted
+
+
+def receivers_ahead(*, queues: int, capacity: int, batch_size: int, most: int) -> int:
+    """Receivers to open on each of `queues` named backlog queues before the listing reports their depths
+    (`warm_receivers`): what one would start with if every one of them had work, its share of the budget
+    (`InFlightBudget.receivers_share` over `queues` busy queues), 1..`most`. More would only be closed
+    unused; fewer leave the rest to be opened by the pump, a round trip later, as without the count."""
+    return max(1, min(most, math.ceil(capacity / (max(1, batch_size) * max(1, queues)))))
