@@ -69,10 +69,10 @@ class Deliveries:
                 else:
                     settlement.dead_letter(message, exc.reason, exc.description)
                 continue
-            outgoing = restored.message
-            if is_ping(outgoing):  # the restored message keeps the received one's content type
+            if is_ping(restored):  # by the content type received and restored
                 pings.append(message)
                 continue
+            outgoing = restored.message
             groups.setdefault((restored.destination, batch_key(outgoing)), []).append((message, outgoing))
         if pings:
             settlement.drop_pings(pings)
