@@ -240,7 +240,7 @@ class BacklogPump:
                 renewing = batch.create_task(keeper.run())
                 try:
                     async with asyncio.TaskGroup() as deliveries:
-                        self._deliveries.dispatch(settlement, deliveries, messages, now=ctx.now())
+                        await self._deliveries.dispatch(settlement, deliveries, messages, now=ctx.now())
                 finally:
                     renewing.cancel()
         finally:
