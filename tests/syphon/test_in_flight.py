@@ -152,7 +152,7 @@ def test_queues_listed_with_work_share_the_receivers_the_capacity_warrants() -> 
     assert budget.receivers_share(100) == 3  # nine busy queues, receives of 100: 3 each (27 x 100 >= 2,000)
 
 
-def test_receives_of_queues_listed_with_work_ask_for_a_32nd_of_the_capacity_unless_too_few_to_fill_it() -> None:
+def test_receives_of_queues_listed_with_work_ask_for_a_64th_of_the_capacity_unless_too_few_to_fill_it() -> None:
     budget = InFlightBudget(2000)
     assert budget.receive_share(4) == 500  # nothing joined yet: as if one queue, its 4 receivers share 2,000
     budget.join(busy=True)
@@ -163,10 +163,10 @@ def test_receives_of_queues_listed_with_work_ask_for_a_32nd_of_the_capacity_unle
     assert budget.receive_share(4) == 250  # two busy queues: 8 receives of 250 fill it
     for _ in range(8):
         budget.join(busy=True)
-    assert budget.receive_share(4) == 62  # ten: a 32nd each (40 receivers of 62 ask for 2,480)
+    assert budget.receive_share(4) == 50  # ten: 40 receivers of 50 fill it
     for _ in range(40):
         budget.join(busy=True)
-    assert budget.receive_share(4) == 62  # fifty: never less than a 32nd
+    assert budget.receive_share(4) == 31  # fifty: a 64th each, not the 10 that would fill it
     assert InFlightBudget(100).receive_share(4) == 25  # one queue of a small budget: its 4 receivers fill it
     small = InFlightBudget(100)
     for _ in range(10):

@@ -557,7 +557,7 @@ async def test_queues_listed_with_work_share_the_receivers_the_budget_warrants(
     assert backlog_depth(world) == 0
 
 
-async def test_queues_listed_with_work_receive_at_most_a_32nd_of_the_budget_or_a_probe_each(
+async def test_queues_listed_with_work_receive_at_most_a_64th_of_the_budget_or_a_probe_each(
     world: ServiceBusWorld, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     names = create_backlog_queues(world, 10)
@@ -570,7 +570,7 @@ async def test_queues_listed_with_work_receive_at_most_a_32nd_of_the_budget_or_a
     async with make_syphon(world, max_in_flight=200, receive_batch_size=500, receivers_per_queue=4) as syphon:
         stats = await syphon.drain()
 
-    # 40 listed on each of ten queues, 200 in flight: receives of a probe (16, more than a 32nd), not
+    # 40 listed on each of ten queues, 200 in flight: receives of a probe (16, more than a 64th), not
     # the whole 40 at once.
     first = {queue: count for queue, count in reversed(asked)}
     assert first == dict.fromkeys(names, 16)
