@@ -29,6 +29,7 @@ from pairedbus.pairing.aliasing import (
     restore_message,
     set_time_to_live_ms,
 )
+from pairedbus.pairing.ping import is_ping
 from pairedbus.sdk import encoded_size
 
 ENQUEUED = datetime(2026, 11, 21, 12, 0, 0, tzinfo=UTC)
@@ -128,6 +129,14 @@ def test_round_trip_restores_every_property() -> None:
     assert msg.scheduled_enqueue_time_utc == datetime(2026, 11, 21, 12, 30, 0, 250_000, tzinfo=UTC)
     # Scheduled later than the backlog enqueue: the TTL clock has not started, all of it is left.
     assert ttl_ms(msg) == 300_000
+
+
+def test_a_restored_ping_is_told_from_the_restored_record_without_reading_the_message() -> None:
+    ping_type = "application/vnd.ms-servicebus-ping"
+    ping = restore_message(over_the_wire(park_message(full_message(content_type=ping_type), "o")), now=ENQUEUED)
+    order = restore_message(over_the_wire(park_message(full_message(), "orders")), now=ENQUEUED)
+    assert (ping.content_type, order.content_type) == (ping_type, "application/json")
+    assert is_ping(ping) and not is_ping(order)
 
 
 def test_restored_message_survives_the_wire_to_the_primary() -> None:

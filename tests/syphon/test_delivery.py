@@ -4,14 +4,20 @@ the round, what a round returns, and when a delivery waits or leaves its message
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime
 from typing import Any
 
+from azure.servicebus import ServiceBusMessage, ServiceBusReceivedMessage
+from azure.servicebus._common.constants import _X_OPT_ENQUEUED_TIME
+from azure.servicebus._pyamqp._encode import encode_payload
+from azure.servicebus._transport._pyamqp_transport import PyamqpTransport
 from azure.servicebus.exceptions import (
     MessageSizeExceededError,
     MessagingEntityNotFoundError,
     ServiceBusServerBusyError,
 )
 
+from pairedbus.pairing.aliasing import park_message
 from pairedbus.syphon.backoff import Backoff
 from pairedbus.syphon.delivery import Deliveries, Round
 from pairedbus.syphon.outcomes import DeadLetter, KeysBackingOff, Retry, RoundEnd
@@ -255,3 +261,41 @@ def test_a_destination_that_went_down_counts_its_keyed_failures_afresh() -> None
         deliveries.failed_in_a_row("orders", Retry())
     deliveries.destination_down("orders")
     assert deliveries.failed_in_a_row("orders", Retry()) == 1  # three more before it is down again
+
+
+def parked(message_id: str, destination: str) -> ServiceBusReceivedMessage:
+    """A parked message as a backlog receive hands it over (encoded, stamped, decoded by the SDK)."""
+    raw = park_message(ServiceBusMessage(b"x", message_id=message_id), destination).raw_amqp_message
+    raw.annotations = {**(raw.annotations or {}), _X_OPT_ENQUEUED_TIME: datetime.now(UTC)}
+    return ServiceBusReceivedMessage.from_bytes(
+        bytes(encode_payload(bytearray(), PyamqpTransport.to_outgoing_amqp_message(raw)))
+    )
+
+
+class Tasks:
+    """The batch's task group: records the deliveries started as tasks (and never runs them)."""
+
+    def __init__(self) -> None:
+        self.started = 0
+
+    def create_task(self, coroutine: Any) -> None:
+        self.started += 1
+        coroutine.close()
+
+
+async def test_a_batch_for_one_destination_is_delivered_without_a_task_of_its_own() -> None:
+    deliveries, primary, _, _ = world([], {})
+    received = [parked("m1", "orders"), parked("m2", "orders")]
+    settled, tasks = Settled(), Tasks()
+    await deliveries.dispatch(settled, tasks, received, now=datetime.now(UTC))  # type: ignore[arg-type]
+    # Sent and completed by the time dispatch returns: no task, no turn of the loop before the send.
+    assert tasks.started == 0
+    assert len(primary.sent) == 2 and sorted(m.message_id for m in settled.completed) == ["m1", "m2"]
+
+
+async def test_a_batch_for_several_destinations_delivers_each_in_a_task() -> None:
+    deliveries, primary, _, _ = world([], {})
+    settled, tasks = Settled(), Tasks()
+    received = [parked("m1", "orders"), parked("m2", "invoices")]
+    await deliveries.dispatch(settled, tasks, received, now=datetime.now(UTC))  # type: ignore[arg-type]
+    assert tasks.started == 2 and primary.sent == []  # side by side, neither waits for the other

@@ -150,3 +150,26 @@ def test_queues_listed_with_work_share_the_receivers_the_capacity_warrants() -> 
     assert budget.receivers_share(500) == 1  # ten: one each
     budget.leave(busy=True)
     assert budget.receivers_share(100) == 3  # nine busy queues, receives of 100: 3 each (27 x 100 >= 2,000)
+
+
+def test_receives_of_queues_listed_with_work_ask_for_a_64th_of_the_capacity_unless_too_few_to_fill_it() -> None:
+    budget = InFlightBudget(2000)
+    assert budget.receive_share(4) == 500  # nothing joined yet: as if one queue, its 4 receivers share 2,000
+    budget.join(busy=True)
+    assert budget.receive_share(4) == 500  # one busy queue: 4 receives of 500
+    assert budget.receive_share(8) == 250  # 8 receivers: 250 each
+    budget.join(busy=True)
+    budget.join()  # an idle queue does not count
+    assert budget.receive_share(4) == 250  # two busy queues: 8 receives of 250 fill it
+    for _ in range(8):
+        budget.join(busy=True)
+    assert budget.receive_share(4) == 50  # ten: 40 receivers of 50 fill it
+    for _ in range(40):
+        budget.join(busy=True)
+    assert budget.receive_share(4) == 31  # fifty: a 64th each, not the 10 that would fill it
+    assert InFlightBudget(100).receive_share(4) == 25  # one queue of a small budget: its 4 receivers fill it
+    small = InFlightBudget(100)
+    for _ in range(10):
+        small.join(busy=True)
+    assert small.receive_share(4) == 16  # at least a probe, not 3 at a time
+    assert InFlightBudget(4).receive_share(1) == 4  # never more than the capacity

@@ -557,6 +557,27 @@ async def test_queues_listed_with_work_share_the_receivers_the_budget_warrants(
     assert backlog_depth(world) == 0
 
 
+async def test_queues_listed_with_work_receive_at_most_a_64th_of_the_budget_or_a_probe_each(
+    world: ServiceBusWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    names = create_backlog_queues(world, 10)
+    orders = primary_queue(world, "orders")
+    for q in range(10):
+        await park("orders", *(ServiceBusMessage(f"m{i}", message_id=f"{q}-{i}") for i in range(40)), backlog=q)
+    world.latency = 0.002
+    asked = _record_receives(monkeypatch)
+
+    async with make_syphon(world, max_in_flight=200, receive_batch_size=500, receivers_per_queue=4) as syphon:
+        stats = await syphon.drain()
+
+    # 40 listed on each of ten queues, 200 in flight: receives of a probe (16, more than a 64th), not
+    # the whole 40 at once.
+    first = {queue: count for queue, count in reversed(asked)}
+    assert first == dict.fromkeys(names, 16)
+    assert max(count for _, count in asked) == 16
+    assert stats.moved == 400 and len(orders.active_messages()) == 400
+
+
 async def test_the_first_receives_of_large_messages_keep_the_byte_bound_from_the_listed_size(
     world: ServiceBusWorld, monkeypatch: pytest.MonkeyPatch
 ) -> None:

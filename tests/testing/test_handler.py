@@ -46,6 +46,27 @@ async def test_concurrent_operations_share_one_round_trip_timer(
     assert ns.queue("q").counts.sends == 50
 
 
+async def test_round_trips_ending_within_one_millisecond_share_one_timer_and_none_ends_early(
+    world: ServiceBusWorld, mocker: MockerFixture
+) -> None:
+    # What the link model does to a gather of completes: each round trip a few µs longer than the one
+    # before (its frame queued behind theirs), each its own timer before, some 5 timers of 1 ms now.
+    loop = asyncio.get_running_loop()
+    call_later = mocker.spy(loop, "call_later")
+    latencies = [0.02 + i * 50e-6 for i in range(100)]
+    ended: list[float] = []
+
+    async def one(latency: float) -> None:
+        started = loop.time()
+        await world.round_trip(latency)
+        ended.append(loop.time() - started - latency)
+
+    await asyncio.gather(*(one(latency) for latency in latencies))
+    timers = [c for c in call_later.call_args_list if c.args[1].__name__ == "_wake_all"]
+    assert 1 <= len(timers) <= 7
+    assert len(ended) == 100 and min(ended) >= 0
+
+
 async def test_round_trip_slower_than_the_timeout_raises_operation_timeout(
     ns: Namespace, world: ServiceBusWorld
 ) -> None:

@@ -97,6 +97,9 @@ class RestoredMessage:
 
     destination: str
     message: ServiceBusMessage
+    #: The message's content type, as received (and restored): what `pairing.ping.is_ping` reads,
+    #: here without the SDK's property, which walks the AMQP properties on every read.
+    content_type: str | None = None
 
 
 # --- parking -------------------------------------------------------------------------------
@@ -211,12 +214,13 @@ def restore_message(received: ServiceBusMessage, *, now: datetime) -> RestoredMe
     partition_key = received.partition_key
     if session_id is not None:
         partition_key = session_id
+    content_type = received.content_type
     message = build_message(
         body,
         application_properties=properties or None,
         session_id=session_id,
         message_id=received.message_id,
-        content_type=received.content_type,
+        content_type=content_type,
         correlation_id=received.correlation_id,
         subject=received.subject,
         partition_key=partition_key,
@@ -226,7 +230,7 @@ def restore_message(received: ServiceBusMessage, *, now: datetime) -> RestoredMe
         scheduled_enqueue_time_utc=scheduled,
         time_to_live_ms=remaining_ms,
     )
-    return RestoredMessage(destination=destination, message=message)
+    return RestoredMessage(destination=destination, message=message, content_type=content_type)
 
 
 def build_message(

@@ -104,8 +104,10 @@ class BacklogPump:
             self._ctx.budget.leave(busy=self._listed_busy)
 
     def _batch_size(self) -> int:
-        """The most one receive brings: the receive size, or fewer large messages (the byte bound)."""
-        return min(self._ctx.options.receive_batch_size, self._ctx.budget.receive_limit)
+        """The most one receive brings: the receive size, or fewer large messages (the byte bound),
+        or fewer while several busy queues share the budget (`InFlightBudget.receive_share`)."""
+        options, budget = self._ctx.options, self._ctx.budget
+        return min(options.receive_batch_size, budget.receive_limit, budget.receive_share(options.receivers_per_queue))
 
     def _warranted(self) -> int:
         """Receivers the queue warrants now (`ReceivePlan.receivers`), at most its share of the
@@ -238,7 +240,7 @@ class BacklogPump:
                 renewing = batch.create_task(keeper.run())
                 try:
                     async with asyncio.TaskGroup() as deliveries:
-                        self._deliveries.dispatch(settlement, deliveries, messages, now=ctx.now())
+                        await self._deliveries.dispatch(settlement, deliveries, messages, now=ctx.now())
                 finally:
                     renewing.cancel()
         finally:

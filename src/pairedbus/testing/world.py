@@ -190,12 +190,13 @@ class Namespace:
         return sub
 
 
-#: Operations starting this close together share one round-trip timer.
+#: Round trips ending within the same window of the loop's clock share one timer, fired at the
+#: window's end: never early, at most this much late.
 _ROUND_TRIP_WINDOW = 0.001
 
 
-def _wake_all(waiters: list[asyncio.Future[None]]) -> None:
-    for fut in waiters:
+def _wake_all(timers: dict[int, list[asyncio.Future[None]]], window: int) -> None:
+    for fut in timers.pop(window, ()):
         if not fut.done():
             fut.set_result(None)
 
@@ -234,7 +235,8 @@ class ServiceBusWorld:
         self._clients: weakref.WeakSet[Any] = weakref.WeakSet()
         #: Every operation attempted, by kind (send, receive, complete, ...), faults included.
         self.operations: dict[str, int] = {}
-        self._round_trip_batch: tuple[float, asyncio.AbstractEventLoop, float, list[asyncio.Future[None]]] | None = None
+        #: The round-trip timers of the running loop: the waiters of each window (see `round_trip`).
+        self._round_trip_timers: tuple[asyncio.AbstractEventLoop, dict[int, list[asyncio.Future[None]]]] | None = None
         self.clock.subscribe(self._clock_moved)
 
     # --- arranging ----------------------------------------------------------------------------
@@ -418,25 +420,31 @@ class ServiceBusWorld:
                 self._faults.pop(key, None)
 
     async def round_trip(self, latency: float | None = None) -> None:
-        """Sleep one simulated round trip. Operations starting within the same millisecond share
-        one timer (each still awaits its own future, so cancelling one cancels only it): a
-        gather of 250 completions costs one timer, not 250."""
+        """Sleep one simulated round trip. Round trips ending within the same millisecond share one
+        timer, fired at that millisecond's end (each still awaits its own future, so cancelling one
+        cancels only it): a gather of 250 completions costs one timer, not 250, and so do 250
+        completions spread over a few milliseconds by the link model (each ends at its own time)."""
         if latency is None:
             latency = self.latency
         if not latency:
             return
         if latency <= 2 * _ROUND_TRIP_WINDOW:
-            # A shared timer this short may have fired already when the next operation joins it.
-            await asyncio.sleep(latency)
+            await asyncio.sleep(latency)  # a round trip this short is not worth a shared timer
             return
         loop = asyncio.get_running_loop()
         now = loop.time()
-        batch = self._round_trip_batch
-        if batch is None or batch[1] is not loop or batch[2] != latency or now - batch[0] > _ROUND_TRIP_WINDOW:
-            batch = self._round_trip_batch = (now, loop, latency, [])
-            loop.call_later(latency, _wake_all, batch[3])
+        timers = self._round_trip_timers
+        if timers is None or timers[0] is not loop:
+            timers = self._round_trip_timers = (loop, {})
+        # The window the round trip ends in: its timer fires at the window's end, after the round
+        # trip. A timer pops its window as it fires, so a round trip never joins one that fired.
+        window = int((now + latency) / _ROUND_TRIP_WINDOW) + 1
+        waiters = timers[1].get(window)
+        if waiters is None:
+            waiters = timers[1][window] = []
+            loop.call_later(window * _ROUND_TRIP_WINDOW - now, _wake_all, timers[1], window)
         fut = loop.create_future()
-        batch[3].append(fut)
+        waiters.append(fut)
         await fut
 
     def _clock_moved(self) -> None:
