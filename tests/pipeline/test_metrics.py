@@ -94,3 +94,30 @@ def test_duplicate_detection_and_the_cost_aggregation_share_one_shuffle(spark, t
 
     assert plan.count("Exchange ") == 1
     assert plan.count("try_to_timestamp") + plan.count("as timestamp)") == 1  # each point's time parsed once
+
+
+def test_a_quarantined_point_shows_its_time_and_total(spark, tmp_path: Path) -> None:
+    # Points are read as `timeStamp` and `total` only: a gauge's point (Average, Maximum) shows its time alone.
+    counter = series("q", ("2026-11-18T25:00:00Z", 4.0))
+    gauge = series("q", ("2026-11-18T26:00:00Z", None))
+    gauge["data"][0] |= {"average": 2.5, "maximum": 3.0}
+    (tmp_path / "counter.json").write_text(json.dumps(metrics_response("a", "IncomingRequests", [counter])))
+    (tmp_path / "gauge.json").write_text(json.dumps(metrics_response("a", "ActiveMessages", [gauge])))
+
+    records = [json.loads(r.record)["p"] for r in read_metrics(spark, str(tmp_path)).quarantine.collect()]
+
+    assert sorted(records, key=lambda p: p["timeStamp"]) == [
+        {"timeStamp": "2026-11-18T25:00:00Z", "total": 4.0},
+        {"timeStamp": "2026-11-18T26:00:00Z"},
+    ]
+
+
+def test_a_wrongly_typed_value_the_audit_does_not_read_leaves_the_document_readable(spark, tmp_path: Path) -> None:
+    doc = metrics_response("a", "IncomingRequests", [series("q", ("2026-11-18T00:00:00Z", 5.0))])
+    doc["value"][0]["timeseries"][0]["data"][0]["average"] = {"not": "a number"}
+    (tmp_path / "m.json").write_text(json.dumps(doc))
+
+    metrics = read_metrics(spark, str(tmp_path))
+
+    assert [(r.entity, r.total) for r in metrics.rows.collect()] == [("q", 5.0)]
+    assert metrics.quarantine.count() == 0
