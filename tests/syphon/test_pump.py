@@ -525,14 +525,20 @@ async def test_a_queue_listed_with_work_starts_at_full_size_and_an_empty_one_wit
     assert backlog_depth(world) == 0
 
 
-async def test_queues_listed_with_work_share_the_receivers_the_budget_warrants(
-    world: ServiceBusWorld, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def _ten_queues_with_work(world: ServiceBusWorld, *, per_queue: int) -> tuple[list[str], Any]:
+    """Ten backlog queues with `per_queue` parked for "orders" each, and a 2 ms round trip."""
     names = create_backlog_queues(world, 10)
     orders = primary_queue(world, "orders")
     for q in range(10):
-        await park("orders", *(ServiceBusMessage(f"m{i}", message_id=f"{q}-{i}") for i in range(100)), backlog=q)
+        await park("orders", *(ServiceBusMessage(f"m{i}", message_id=f"{q}-{i}") for i in range(per_queue)), backlog=q)
     world.latency = 0.002
+    return names, orders
+
+
+async def test_queues_listed_with_work_share_the_receivers_the_budget_warrants(
+    world: ServiceBusWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    names, orders = await _ten_queues_with_work(world, per_queue=100)
     open_receives: dict[str, int] = dict.fromkeys(names, 0)
     most: dict[str, int] = dict.fromkeys(names, 0)
     receive = aio_client.ServiceBusReceiver.receive_messages
@@ -560,11 +566,7 @@ async def test_queues_listed_with_work_share_the_receivers_the_budget_warrants(
 async def test_queues_listed_with_work_receive_at_most_a_64th_of_the_budget_or_a_probe_each(
     world: ServiceBusWorld, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    names = create_backlog_queues(world, 10)
-    orders = primary_queue(world, "orders")
-    for q in range(10):
-        await park("orders", *(ServiceBusMessage(f"m{i}", message_id=f"{q}-{i}") for i in range(40)), backlog=q)
-    world.latency = 0.002
+    names, orders = await _ten_queues_with_work(world, per_queue=40)
     asked = _record_receives(monkeypatch)
 
     async with make_syphon(world, max_in_flight=200, receive_batch_size=500, receivers_per_queue=4) as syphon:
