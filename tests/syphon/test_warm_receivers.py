@@ -4,9 +4,11 @@ their open failed (the pump then opens its own and meets the error the house way
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
-from azure.servicebus.exceptions import MessagingEntityNotFoundError
+import pytest
+from azure.servicebus.exceptions import MessagingEntityNotFoundError, ServiceBusError
 
 from pairedbus.syphon.warm_receivers import WarmReceivers
 
@@ -125,3 +127,27 @@ async def test_release_and_close_shut_every_receiver_not_handed_out() -> None:
 
     assert warm.queues == set()
     assert [r.closed for r in client.made if r is not taken] == [True] * 5 and not taken.closed
+
+
+async def test_a_failed_open_and_a_failed_close_are_logged_with_the_queue_and_the_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    client = _Client()
+    warm = WarmReceivers(client, timeout=5)
+    warm.open(["q/7"], 1, prefetch_count=0)
+    client.opens[0].set_exception(MessagingEntityNotFoundError(message="no such queue"))
+    await asyncio.sleep(0)  # the open runs and fails
+
+    async def refuse() -> None:
+        raise ServiceBusError("link already detached")
+
+    client.made[0].close = refuse  # type: ignore[method-assign]
+
+    with caplog.at_level(logging.DEBUG, logger="pairedbus.syphon"):
+        await warm.release("q/7")
+
+    logged = {r.getMessage(): (r.backlog_queue, r.error) for r in caplog.records}  # type: ignore[attr-defined]
+    assert set(logged) == {"opening a backlog receiver ahead failed", "closing a backlog receiver failed"}
+    opening, closing = logged["opening a backlog receiver ahead failed"], logged["closing a backlog receiver failed"]
+    assert opening[0] == closing[0] == "q/7"
+    assert "no such queue" in opening[1] and "link already detached" in closing[1]
