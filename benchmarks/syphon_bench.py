@@ -17,8 +17,8 @@ backlog to 10 destination queues:
 **The headline is the end-to-end drain table**: msg/s from the moment the mover starts (the syphon's
 listing, which its receivers' opens overlap, and client set-up included) until the last message is
 delivered and the mover returned, at 1,000 / 10,000 / 100,000 parked messages over 1 / 10 / 50
-backlog queues, 256 B and 200 KB, link model off and on; the ratio syphon / pipelined of the same run. What an operator watches after an
-outage is the time until the backlog is empty.
+backlog queues, 256 B and 200 KB, link model off and on; the ratio syphon / pipelined of the same run.
+What an operator watches after an outage is the time until the backlog is empty.
 
 Scaled, and said so in the output:
 - 200 KB backlogs hold a tenth of the messages (100 / 1,000 / 10,000): 100,000 of them are 20 GB of
