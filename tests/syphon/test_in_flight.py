@@ -173,3 +173,10 @@ def test_receives_of_queues_listed_with_work_ask_for_a_64th_of_the_capacity_unle
         small.join(busy=True)
     assert small.receive_share(4) == 16  # at least a probe, not 3 at a time
     assert InFlightBudget(4).receive_share(1) == 4  # never more than the capacity
+
+
+def test_the_receive_share_can_be_planned_for_queues_not_yet_joined() -> None:
+    budget = InFlightBudget(2000)
+    assert budget.receive_share(4, busy=10) == 50  # ten busy queues' 40 receivers fill 2,000 with 50 each
+    assert budget.receive_share(4, busy=50) == 31  # fifty: a 64th each
+    assert budget.receive_share(4) == 500  # and the plan joined nothing

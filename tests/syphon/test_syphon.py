@@ -451,6 +451,27 @@ async def test_given_the_backlog_queue_count_drain_opens_the_named_receivers_bef
     assert sum(stats.errors.values()) == 0
 
 
+async def test_receivers_opened_ahead_are_as_many_as_the_pumps_receives_warrant_when_every_named_queue_has_work(
+    world: ServiceBusWorld, mocker
+) -> None:
+    names = create_backlog_queues(world, 10)
+    orders = world.namespace(PRIMARY).create_queue("orders")
+    for index in range(10):
+        await park("orders", ServiceBusMessage(f"m{index}"), backlog=index)
+    gate = _ListingGate(mocker)
+
+    # 2,000 in flight over 10 busy queues: receives of 50 (a pump's share, not receive_batch_size's 500),
+    # so 4 receivers each (the most per queue) fill the budget, not 1 of 500.
+    async with make_syphon(world, backlog_queue_count=10, max_in_flight=2_000, receive_batch_size=500) as syphon:
+        drain = asyncio.create_task(syphon.drain())
+        await eventually(lambda: len(gate.opened) == 40)
+        gate.release()
+        stats = await asyncio.wait_for(drain, 10)
+
+    assert sorted(name for name, _, returned in gate.opened if not returned) == sorted(names * 4)
+    assert stats.moved == 10 and len(orders.active_messages()) == 10
+
+
 async def test_without_the_count_drain_opens_no_receiver_before_the_listing_returns(
     world: ServiceBusWorld, mocker
 ) -> None:
@@ -491,15 +512,15 @@ async def test_a_named_backlog_queue_that_does_not_exist_is_not_served_and_is_no
     gate.release()
     listing = mocker.spy(backlog_directory.DataPlaneDirectory, "list_queues")
 
-    async with make_syphon(world, backlog_queue_count=3) as syphon:
+    async with make_syphon(world, backlog_queue_count=3, receivers_per_queue=2) as syphon:
         stats = await asyncio.wait_for(syphon.drain(), 10)
 
     assert stats.moved == 30 and len(orders.active_messages()) == 30
     assert stats.errors == {}  # the missing queue's failed open is not the syphon's error
     assert listing.call_count == 1  # nor does it keep the drain listing: the round saw every listed queue empty
     assert stats.backlog_depth == {names[0]: 0, names[2]: 0, extra: 0}
-    # The opens made ahead on the missing queue were tried once each (2 per named queue of 3 at the default
-    # budget), and nothing else: no receive, no retry.
+    # The opens made ahead on the missing queue were tried once each (2 per named queue: the most per queue
+    # here), and nothing else: no receive, no retry.
     assert [name for name, _, _ in gate.opened].count(names[1]) == 2
     assert names[1] not in {name for name, _, _ in gate.received}
     (drift,) = [r for r in caplog.records if "below the configured count" in r.getMessage()]

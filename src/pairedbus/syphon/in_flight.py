@@ -92,12 +92,13 @@ class InFlightBudget:
         each paying a receive, a send and its tasks."""
         return max(1, -(-self.capacity // (max(1, batch_size) * max(1, self._busy_pumps))))
 
-    def receive_share(self, receivers_per_queue: int) -> int:
+    def receive_share(self, receivers_per_queue: int, *, busy: int | None = None) -> int:
         """The most one receive asks for while queues listed with work share the budget: a 64th of
         the capacity (`_RECEIVES_PER_CAPACITY`) and at least a probe (PROBE), or more when the busy
         queues' receivers, at most `receivers_per_queue` each, could not otherwise ask for the
-        capacity between them (a single busy queue's 4 receivers share 2,000 slots in receives of 500)."""
-        receivers = max(1, receivers_per_queue) * max(1, self._busy_pumps)
+        capacity between them (a single busy queue's 4 receivers share 2,000 slots in receives of 500).
+        `busy`: that many queues with work instead of those joined now (for a plan made before they join)."""
+        receivers = max(1, receivers_per_queue) * max(1, self._busy_pumps if busy is None else busy)
         least = max(PROBE, self.capacity // _RECEIVES_PER_CAPACITY)
         return min(self.capacity, max(least, -(-self.capacity // receivers)))
 

@@ -304,15 +304,18 @@ class Syphon:
 
     def _warm_start(self) -> WarmReceivers | None:
         """With the backlog queue count known, start opening the named queues' receivers (as many per
-        queue as a queue with work would start with if every named queue had work); None without it."""
+        queue as a queue with work would start with if every named queue had work, its receives sized
+        as the pump sizes them: `BacklogPump._batch_size` without the byte bound, which needs the
+        listing); None without it."""
         count = self.options.backlog_queue_count
         if count is None or self._context is None:
             return None
+        most = self.options.receivers_per_queue
         per_queue = receivers_ahead(
             queues=count,
             capacity=self.options.max_in_flight,
-            batch_size=self.options.receive_batch_size,
-            most=self.options.receivers_per_queue,
+            batch_size=min(self.options.receive_batch_size, self._context.budget.receive_share(most, busy=count)),
+            most=most,
         )
         warm = WarmReceivers(self._context.secondary, timeout=self.options.operation_timeout.total_seconds())
         warm.open(contract.backlog_queue_names(self.backlog_prefix, count), per_queue, prefetch_count=0)

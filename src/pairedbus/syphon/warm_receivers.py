@@ -6,7 +6,7 @@ byte bound and hold its slots for `drain_wait` on a queue that turns out empty. 
 receive also opens its link (AMQP: authorisation and attach, a round trip or more; the fake's "open"),
 and that needs nothing the listing says. Given the pair's backlog queue count
 (`SyphonOptions.backlog_queue_count`, the original SDK's BacklogQueueCount, which the senders spread over),
-the syphon knows the names `<prefix>/x-servicebus-transfer/<i>` before any listing and opens their receivers
+the syphon knows the names (`contract.backlog_queue_names`) before any listing and opens their receivers
 beside it: each queue's first receive then starts, at full size, the moment the listing lands.
 
 The listing stays the authority on what exists: a named queue it does not show gets no pump (the spec calls
