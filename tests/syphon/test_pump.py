@@ -286,31 +286,6 @@ async def test_one_receiver_per_queue_when_asked(world: ServiceBusWorld, monkeyp
     assert len(opened) == 1
 
 
-async def test_a_receivers_receives_are_awaited_in_its_own_task_not_a_task_each(
-    world: ServiceBusWorld, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # A task per receive (and one racing the halt) cost turns of the loop between the messages'
-    # arrival and their sends, each held slots meanwhile.
-    create_backlog_queues(world, 1)
-    primary_queue(world, "orders")
-    await park("orders", *(ServiceBusMessage(f"m{i}") for i in range(300)))
-    tasks: list[asyncio.Task[Any] | None] = []
-    receive = aio_client.ServiceBusReceiver.receive_messages
-
-    async def recorded(self: Any, *args: Any, **kwargs: Any) -> Any:
-        tasks.append(asyncio.current_task())
-        return await receive(self, *args, **kwargs)
-
-    monkeypatch.setattr(aio_client.ServiceBusReceiver, "receive_messages", recorded)
-
-    async with make_syphon(world, receive_batch_size=50, receivers_per_queue=1) as syphon:
-        stats = await syphon.drain()
-
-    assert stats.moved == 300
-    assert len(tasks) >= 7  # six of 50, then the one that found the queue empty
-    assert len(set(tasks)) == 1
-
-
 async def test_messages_of_different_sessions_are_batched_apart(world: ServiceBusWorld) -> None:
     create_backlog_queues(world, 1)
     orders = primary_queue(world, "orders", requires_session=True)

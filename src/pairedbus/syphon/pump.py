@@ -75,8 +75,6 @@ class BacklogPump:
         self._timeout = ctx.options.operation_timeout.total_seconds()
         self._halt: asyncio.Event | None = None
         self._open_receivers = 0
-        #: The deadlines of the receives under way: halting moves them to now (`_cut_receives`).
-        self._receiving: set[asyncio.Timeout] = set()
         self._listed_busy = self._plan.starts_busy
         ctx.budget.join(busy=self._listed_busy)  # left when run() ends
 
@@ -96,7 +94,6 @@ class BacklogPump:
         its receives come back full. An extra receiver stops as soon as the queue is no longer busy
         (a short receive, or the listed depth received)."""
         self._halt = halt
-        cutting = asyncio.ensure_future(self._cut_receives(halt))
         try:
             async with asyncio.TaskGroup() as receivers:
                 self._open_receivers += 1
@@ -104,17 +101,7 @@ class BacklogPump:
                     self._add_receivers(receivers, self._warranted(), wait=wait, halt=halt, until_empty=until_empty)
                 await self._receive_loop(receivers, wait=wait, halt=halt, until_empty=until_empty, extra=False)
         finally:
-            cutting.cancel()
-            await asyncio.gather(cutting, return_exceptions=True)
             self._ctx.budget.leave(busy=self._listed_busy)
-
-    async def _cut_receives(self, halt: asyncio.Event) -> None:
-        """Once halted, end the receives under way now (`_receive`): one watcher per pump, not a
-        task per receive."""
-        await halt.wait()
-        now = asyncio.get_running_loop().time()
-        for deadline in self._receiving:
-            deadline.reschedule(now)
 
     def _batch_size(self) -> int:
         """The most one receive brings: the receive size, or fewer large messages (the byte bound),
@@ -191,10 +178,7 @@ class BacklogPump:
                 log.debug("closing a backlog receiver failed", extra={"backlog_queue": self.queue, "error": repr(exc)})
 
     async def _receive(self, receiver: Any, count: int, wait: float, halt: asyncio.Event) -> list[Any] | ReceiveEnd:
-        """One receive, bounded by its wait plus the operation timeout and ended by `halt`
-        (`_cut_receives`). Awaited in place, not raced in tasks of its own: each task and race
-        cost a turn of the loop between the messages' arrival and their sends, and a busy loop's
-        turn is milliseconds that every message of the receive spends holding its slot."""
+        """One receive raced against `halt` and bounded by its wait plus the operation timeout."""
         delay = self._receive_backoff.remaining(self.queue)
         if delay:
             try:
@@ -202,26 +186,28 @@ class BacklogPump:
                 return ReceiveEnd.EMPTY
             except TimeoutError:
                 pass
-        if halt.is_set():
-            return ReceiveEnd.EMPTY
-        bound = wait + self._timeout
+        receive = asyncio.ensure_future(receiver.receive_messages(max_message_count=count, max_wait_time=wait))
+        halted = asyncio.ensure_future(halt.wait())
         try:
-            async with asyncio.timeout(bound) as deadline:
-                self._receiving.add(deadline)
-                try:
-                    received = await receiver.receive_messages(max_message_count=count, max_wait_time=wait)
-                finally:
-                    self._receiving.discard(deadline)
-        except Exception as exc:
-            if not deadline.expired():
-                return self._receive_failed(exc)
-            if halt.is_set():
-                # Stopping: a message the broker hands over meanwhile stays locked and comes back.
-                return ReceiveEnd.EMPTY
-            return self._receive_failed(TimeoutError(f"receive took over {bound:g} s"))
-        self._receive_backoff.succeeded(self.queue)
-        self._ctx.stats.note_progress()
-        return received or ReceiveEnd.EMPTY
+            await asyncio.wait((receive, halted), timeout=wait + self._timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            halted.cancel()
+            overran = not receive.done() and not halted.done()
+            if not receive.done():
+                # Stopping (or overran): a message the broker hands over meanwhile stays locked
+                # and comes back.
+                receive.cancel()
+            await asyncio.gather(halted, receive, return_exceptions=True)
+        if overran:
+            return self._receive_failed(TimeoutError(f"receive took over {wait + self._timeout:g} s"))
+        if receive.cancelled():
+            return ReceiveEnd.EMPTY
+        exc = receive.exception()
+        if exc is None:
+            self._receive_backoff.succeeded(self.queue)
+            self._ctx.stats.note_progress()
+            return receive.result() or ReceiveEnd.EMPTY
+        return self._receive_failed(exc)
 
     def _receive_failed(self, exc: BaseException) -> ReceiveEnd:
         self._ctx.stats.count_error(exc)
