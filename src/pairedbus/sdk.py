@@ -176,6 +176,13 @@ def bare_annotated_message(body: bytes | None) -> AmqpAnnotatedMessage:
     return raw
 
 
+def data_body_size(message: ServiceBusMessage) -> int:
+    """The bytes of the message's data sections (0 for any other body): no encoding of the message
+    is smaller, so a batch with less room than this cannot take it."""
+    sections = message.raw_amqp_message._data_body
+    return sum(map(len, sections)) if sections else 0
+
+
 def add_to_batch(batch: Any, message: ServiceBusMessage) -> bool:
     """Add `message` to `batch`; False when it does not fit (the batch is unchanged).
 

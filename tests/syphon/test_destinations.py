@@ -95,3 +95,37 @@ def test_batch_key_is_the_message_id_only_under_duplicate_detection_without_sess
     assert batch_key(ServiceBusMessage(b"x", message_id="m-1", partition_key="p"), message_id_is_key=True) == "p"
     keyed = ServiceBusMessage(b"x", message_id="m-1", session_id="s", partition_key="s")
     assert batch_key(keyed, message_id_is_key=True) == "s"
+
+
+async def test_a_message_larger_than_the_room_left_starts_the_next_batch_without_being_encoded_for_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from azure.servicebus import ServiceBusMessageBatch
+
+    from pairedbus import sdk
+
+    class BatchingSender(StubSender):
+        async def create_message_batch(self) -> ServiceBusMessageBatch:
+            return ServiceBusMessageBatch(max_size_in_bytes=256 * 1024)
+
+    class BatchingClient(StubClient):
+        def get_queue_sender(self, name: str) -> StubSender:
+            return BatchingSender("queue", name)
+
+    tries: list[Any] = []
+    add_to_batch = sdk.add_to_batch
+
+    def counted(batch: Any, message: Any) -> bool:
+        tries.append(message)
+        return add_to_batch(batch, message)
+
+    monkeypatch.setattr(sdk, "add_to_batch", counted)
+    destinations = Destinations(BatchingClient(topics=set()), timeout=60)
+    large = [ServiceBusMessage(b"x" * 200 * 1024, message_id=f"m{i}") for i in range(3)]
+    small = [ServiceBusMessage(b"y", message_id=f"s{i}") for i in range(2)]
+
+    units = await destinations.batches("orders", [*large, *small], key=None)
+
+    # Each 200 KB message fills a batch: tried once, in a batch of its own; the small ones share the last one.
+    assert [members for _, members, _ in units] == [[0], [1], [2, 3, 4]]
+    assert len(tries) == 5

@@ -146,7 +146,12 @@ class Destinations:
             batch = await self._on_sender(destination, self._new_batch)
             members: list[int] = []
             for index in key_indexes:
-                if sdk.add_to_batch(batch, messages[index]):  # encodes the message once
+                # A body larger than the batch's room cannot fit: not encoded only to find that out
+                # (a 200 KB message fills a batch, so each of them would be encoded twice).
+                fits = (
+                    not members or sdk.data_body_size(messages[index]) <= batch.max_size_in_bytes - batch.size_in_bytes
+                )
+                if fits and sdk.add_to_batch(batch, messages[index]):  # encodes the message once
                     members.append(index)
                     continue
                 if members:
