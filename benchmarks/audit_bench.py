@@ -39,6 +39,32 @@ BACKLOG_LIKE = f"%/{contract.BACKLOG_QUEUE_SEGMENT}/%"
 #: Each engine's memory: DuckDB's `memory_limit` and Spark's driver heap (local mode runs in the
 #: driver). DuckDB's default, 80 % of RAM, would leave nothing for the JVM beside it.
 DEFAULT_MEMORY = "10g"
+#: The JVM's threads by role, from the start of their Linux names (`comm`, cut at 15 characters).
+THREAD_ROLES = (("Executor task", "tasks"), ("C1 CompilerThre", "JIT"), ("C2 CompilerThre", "JIT"), ("GC Thread", "GC"))
+
+
+def cpu_by_role(stats: list[str], ticks_per_second: int) -> dict[str, float]:
+    """CPU seconds (user + system) by THREAD_ROLES role, the rest as "other", from the contents of
+    Linux's /proc/PID/task/TID/stat files: the name is in parentheses, utime and stime are the 14th
+    and 15th fields."""
+    seconds: dict[str, float] = {}
+    for stat in stats:
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 1 :].split()
+        role = next((r for prefix, r in THREAD_ROLES if name.startswith(prefix)), "other")
+        seconds[role] = seconds.get(role, 0.0) + (int(fields[11]) + int(fields[12])) / ticks_per_second
+    return seconds
+
+
+def jvm_cpu_by_role(pid: int) -> dict[str, float]:
+    """`cpu_by_role` of a live process's threads so far; empty where there is no /proc (not Linux)."""
+    stats = []
+    for path in Path(f"/proc/{pid}/task").glob("*/stat"):
+        try:
+            stats.append(path.read_text())
+        except OSError:  # a thread that ended since the listing
+            continue
+    return cpu_by_role(stats, os.sysconf("SC_CLK_TCK")) if stats else {}
 
 
 def estate(pairs: int, entities: int, backlog_queues: int) -> list[tuple]:
@@ -378,10 +404,16 @@ def main() -> None:
         rows = read_metrics(spark, str(documents)).rows if args.ingest == "json" else spark.read.parquet(str(data))
         return cost_by_namespace_day(rows, estate_frame, prices).collect()
 
+    jvm = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
     for _ in range(args.runs):
+        before = jvm_cpu_by_role(jvm)
         seconds, spark_rows = timed(spark_run)
         spark_times.append(seconds)
-        print(f"Spark run {len(spark_times)}: {seconds:.2f}s", flush=True)
+        # Where the JVM's CPU went: a cold run's extra is mostly the JIT compilers (10M points:
+        # 16-18 s of compiler-thread CPU cold, 7 s in the second run) beside the two task threads.
+        used = {role: cpu - before.get(role, 0.0) for role, cpu in jvm_cpu_by_role(jvm).items()}
+        split = ", ".join(f"{role} {cpu:.1f}s" for role, cpu in sorted(used.items(), key=lambda kv: -kv[1]))
+        print(f"Spark run {len(spark_times)}: {seconds:.2f}s" + (f" (JVM CPU: {split})" if split else ""), flush=True)
     if args.breakdown and args.ingest == "json":
         from pairedbus.pipeline.metrics import flatten_metrics
         from pairedbus.pipeline.schemas import METRICS_READ
