@@ -9,6 +9,7 @@ repository. Samples run four at a time: most of their time is spent in `max_wait
 
 from __future__ import annotations
 
+import fcntl
 import importlib.metadata
 import os
 import subprocess
@@ -61,12 +62,22 @@ def cache_dir() -> Path:
 
 
 def samples_root() -> Path:
-    """The extracted samples/ directory of the sdist, downloading it on first use."""
+    """The extracted samples/ directory of the sdist, downloading it on first use. Each xdist worker
+    collects this module, so on a fresh machine two processes get here at once: the download runs
+    under a lock on the cache directory, and whoever comes second finds the samples there."""
     target = cache_dir()
     samples = target / "samples"
     if (samples / "sync_samples").is_dir():
         return samples
     target.mkdir(parents=True, exist_ok=True)
+    with open(target / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (samples / "sync_samples").is_dir():
+            _download(target, samples)
+    return samples
+
+
+def _download(target: Path, samples: Path) -> None:
     with tempfile.TemporaryDirectory(dir=target) as tmp:
         cmd = [
             sys.executable,
@@ -96,7 +107,6 @@ def samples_root() -> Path:
                 m.name = m.name[len(prefix) - len("samples/") :]
             tar.extractall(tmp, members=members, filter="data")
         os.replace(Path(tmp) / "samples", samples)
-    return samples
 
 
 def sample_paths() -> list[Path] | str:
