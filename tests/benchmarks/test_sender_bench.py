@@ -3,26 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 from azure.servicebus import ServiceBusMessage, ServiceBusReceivedMessage
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "sender_bench.py"
+from tests.benchmarks.loading import load_benchmark
 
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("sender_bench", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses resolve the module's annotations through sys.modules
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("sender_bench")
 
 
 @pytest.mark.slow  # a whole benchmark run, every round
