@@ -121,3 +121,21 @@ def test_a_wrongly_typed_value_the_audit_does_not_read_leaves_the_document_reada
 
     assert [(r.entity, r.total) for r in metrics.rows.collect()] == [("q", 5.0)]
     assert metrics.quarantine.count() == 0
+
+
+def test_a_second_read_in_the_same_jvm_compiles_no_new_code(spark, tmp_path: Path) -> None:
+    # A Python lambda's variable is named from PySpark's process-wide counter and written into the
+    # generated code: each read then missed Spark's code cache and the parse stage was compiled again.
+    doc = metrics_response("a", "IncomingRequests", [series("q", ("2026-11-18T00:00:00Z", 1.0))])
+    (tmp_path / "m.json").write_text(json.dumps(doc))
+    compiled = spark._jvm.org.apache.spark.metrics.source.CodegenMetrics.METRIC_COMPILATION_TIME()
+
+    def read() -> list:
+        return read_metrics(spark, str(tmp_path)).rows.collect()
+
+    first = read()
+    before = compiled.getCount()
+    second = read()
+
+    assert second == first
+    assert compiled.getCount() - before == 0

@@ -233,7 +233,11 @@ def flatten_metrics(raw: DataFrame) -> Metrics:
     # regex per point (and the dimension lookup, a lambda Spark interprets row by row) cost more
     # than the JSON parsing itself (10M points: parse and flatten 15.5 s before, 5.5 s after;
     # benchmarks/audit_bench.py --breakdown).
-    entity_value = F.filter("ts.metadatavalues", lambda mv: F.lower(mv["name"]["value"]) == "entityname")
+    # SQL, not a Python lambda: PySpark names a Python lambda's variable from a process-wide counter,
+    # the name is written into the parse stage's generated code, and every later run in the same JVM
+    # then missed Spark's code cache: the stage was compiled again and HotSpot compiled its hot loop
+    # from scratch (1M points: 0.3-1.2 s of each warm run; benchmarks/audit_bench.py).
+    entity_value = F.expr("filter(ts.metadatavalues, mv -> lower(mv.name.value) = 'entityname')")
     labelled = series.select(
         SOURCE_FILE,
         "interval_minutes",
