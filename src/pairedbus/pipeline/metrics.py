@@ -236,7 +236,7 @@ def flatten_metrics(raw: DataFrame) -> Metrics:
     # SQL, not a Python lambda: PySpark names a Python lambda's variable from a process-wide counter,
     # the name is written into the parse stage's generated code, and every later run in the same JVM
     # then missed Spark's code cache: the stage was compiled again and HotSpot compiled its hot loop
-    # from scratch (1M points: 0.3-1.2 s of each warm run; benchmarks/audit_bench.py).
+    # from scratch (10M points, warm runs: 18.4-20.1 s before, 16.6-17.4 s after; benchmarks/audit_bench.py).
     entity_value = F.expr("filter(ts.metadatavalues, mv -> lower(mv.name.value) = 'entityname')")
     labelled = series.select(
         SOURCE_FILE,
