@@ -22,6 +22,7 @@ def read_csv(path: Path) -> list[dict[str, str]]:
 @pytest.fixture(scope="module")
 def audited(spark, tmp_path_factory):
     out = tmp_path_factory.mktemp("audit")
+    PERSISTED["before"] = persisted(spark)
     summary = run_audit(
         spark,
         str(SAMPLES / "inventory"),
@@ -31,10 +32,22 @@ def audited(spark, tmp_path_factory):
         costs_dir=str(SAMPLES / "costs"),
         progress=STAGES_SEEN.append,
     )
+    PERSISTED["after"] = persisted(spark)
     return summary, out
 
 
 STAGES_SEEN: list[str] = []
+#: The session's persisted RDDs (cached frames, checkpoints' blocks) before and after the audit.
+PERSISTED: dict[str, set[int]] = {}
+
+
+def persisted(spark) -> set[int]:
+    return set(spark.sparkContext._jsc.getPersistentRDDs().keys())
+
+
+@pytest.mark.spark
+def test_the_audit_leaves_nothing_persisted_behind(audited) -> None:
+    assert PERSISTED["after"] - PERSISTED["before"] == set()  # (its clearCache also drops earlier tests' caches)
 
 
 @pytest.mark.spark

@@ -1,7 +1,7 @@
 """The estate audit as one Spark job: read -> transform -> write -> render.
 
 `run_audit` is what `pairedbus audit` (commands/audit.py, which parses and checks the arguments)
-and `spark-submit src/pairedbus/commands/audit.py ...` both call; it leaves no cached frame behind. Outputs under OUT:
+and `spark-submit src/pairedbus/commands/audit.py ...` both call; it leaves no cached frame or checkpoint behind. Outputs under OUT:
 violations, cost (per namespace and day), pairing (per pair and day), attribution (with --costs)
 as .csv and .parquet; conflicts.csv; quarantine/ (JSON lines with the reason); summary.json and
 report.html.
@@ -48,6 +48,7 @@ def run_audit(
     progress: Progress | None = None,
 ) -> AuditSummary:
     options = dict(clients=clients, costs_dir=costs_dir, since=since, until=until, progress=progress)
+    persisted_before = _persisted(spark)
     try:
         return _run(spark, inventory_dir, metrics_dir, out_dir, prices, **options)
     except Exception as exc:
@@ -66,6 +67,16 @@ def run_audit(
         # second audit, a test suite's shared session) is matched against all of them during analysis
         # (Spark's CacheManager canonicalizes each cached plan), which grows without bound.
         spark.catalog.clearCache()
+        # So do its checkpoints (transform.py), which hold their blocks until the driver's garbage
+        # collector finds them unreferenced; nothing the run returns refers to them.
+        for rdd_id, rdd in spark.sparkContext._jsc.getPersistentRDDs().items():
+            if rdd_id not in persisted_before:
+                rdd.unpersist(False)
+
+
+def _persisted(spark: SparkSession) -> set[int]:
+    """The ids of the RDDs persisted now (cached, or a local checkpoint's blocks)."""
+    return set(spark.sparkContext._jsc.getPersistentRDDs().keys())
 
 
 def _run(

@@ -199,9 +199,10 @@ def read_focus(spark: SparkSession, source: str | InputFiles) -> tuple[DataFrame
         F.col(SOURCE_FILE),
         F.col("duplicates"),
     )
-    # Cached: the attribution joins the charges twice and the summary counts their duplicates, and
-    # each evaluation would otherwise repeat the read and the de-duplication's shuffles.
-    return charges.cache(), bad.unionByName(conflicts), files
+    # Checkpointed: the attribution joins the charges twice and the summary counts their duplicates, and
+    # each evaluation would otherwise repeat the read and the de-duplication's shuffles (a checkpoint, not
+    # a cache, so that the plans built on the charges do not carry the read's: transform.py says why).
+    return charges.localCheckpoint(eager=True), bad.unionByName(conflicts), files
 
 
 def attribute(

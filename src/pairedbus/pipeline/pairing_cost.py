@@ -178,7 +178,7 @@ def pairing_cost(
             F.col("backlog_queues") * F.lit(contract.SYPHON_RECEIVES_PER_HOUR_PER_QUEUE * HOURS_PER_DAY),
         )
         .withColumn("secondary_x", F.col("parked_extra_operations") + F.col("syphon_receives"))
-        .cache()
+        .localCheckpoint(eager=True)  # read three times below; a leaf of their plans (transform.py)
     )
     # Each namespace's pairing operations (as a secondary and as a primary), priced once.
     x_by_namespace = (
