@@ -42,7 +42,7 @@ def leaves(frame) -> list[str]:
 def test_the_tables_are_planned_on_checkpoints_not_on_the_input_files(spark) -> None:
     estate = read_estate(spark, str(SAMPLES / "inventory"), str(SAMPLES / "metrics"), str(SAMPLES / "costs"))
     tables = transform(spark, estate, load_prices())
-    # Cached instead, the pairing's plan held the inventory's read 74 times over (1,439 operators).
+    # Cached instead, the pairing's plan held 74 file scans, the inventory's over and over (1,439 operators).
     for name in ("resources", "grains", "cost", "pairs", "pairing", "attribution", "conflicts"):
         assert leaves(getattr(tables, name)) == ["LogicalRDD"], name
     assert "LogicalRelation" in leaves(tables.quarantine)  # the one second pass over the files, by design
