@@ -99,6 +99,7 @@ __all__ = [
     "legacy_message",
     "message_count_details",
     "parse_connection_string",
+    "parse_message",
     "policy_not_applicable_error",
     "pulumi_sync_await",
     "queue_runtime_properties",
@@ -299,6 +300,13 @@ def decode_message(wire: bytes, *, delivery_count: int, annotations: Mapping[Any
     merged = dict(decoded.message_annotations or {})
     merged.update(annotations)
     return AmqpAnnotatedMessage(message=decoded._replace(header=header, message_annotations=merged))
+
+
+def parse_message(wire: bytes) -> AmqpAnnotatedMessage:
+    """What the SDK decodes from a message's bytes, as sent (no broker fields added)."""
+    from azure.servicebus._pyamqp._decode import decode_payload
+
+    return AmqpAnnotatedMessage(message=decode_payload(memoryview(wire)))
 
 
 def legacy_message(raw: AmqpAnnotatedMessage) -> Any:

@@ -175,6 +175,28 @@ def content_from_message(message: Any) -> Content:
     raw = _raw_of(message)
     content = Content.__new__(Content)
     parts = sdk.annotated_message_parts(raw)
+    _fill(content, parts)
+    content.wire = None
+    if _is_rich(message, parts):
+        content.wire = encode_wire(raw)
+        content.size = len(content.wire)
+    else:
+        content.size = estimate_size(content)
+    return content
+
+
+def content_from_wire(payload: bytes) -> Content:
+    """A message as a wire front-end received it: its bytes are kept as the client sent them
+    (wire types and all) and are what a receiver gets back, with the broker's fields added."""
+    content = Content.__new__(Content)
+    _fill(content, sdk.annotated_message_parts(sdk.parse_message(payload)))
+    content.wire = payload
+    content.size = len(payload)
+    return content
+
+
+def _fill(content: Content, parts: tuple[Any, ...]) -> None:
+    """The fields of `Content` from an `AmqpAnnotatedMessage`'s parts."""
     body_type, data_body, sequence_body, value_body, props, header, annotations, app, _, _ = parts
     content.body_type = body_type
     if body_type is AmqpMessageBodyType.DATA:
@@ -188,13 +210,6 @@ def content_from_message(message: Any) -> Content:
     content.ttl = ttl_ms / 1000 if ttl_ms else None
     _read_annotations(content, annotations)
     content.props = _application_properties(app)
-    content.wire = None
-    if _is_rich(message, parts):
-        content.wire = encode_wire(raw)
-        content.size = len(content.wire)
-    else:
-        content.size = estimate_size(content)
-    return content
 
 
 def _raw_of(message: Any) -> AmqpAnnotatedMessage:

@@ -18,7 +18,6 @@ from pairedbus.testing.entities import ReceivableEntity, Subscription
 from pairedbus.testing.errors import (
     already_settled,
     entity_not_found,
-    lock_lost_late,
     no_session_available,
     sessions_not_supported,
     sessions_required,
@@ -35,6 +34,7 @@ from pairedbus.testing.handler import (
 from pairedbus.testing.messages import FakeReceivedMessage, Record, lock_of, record_of, relock
 from pairedbus.testing.session import ServiceBusSession, SessionCore, SyncServiceBusSession
 from pairedbus.testing.sessions import SessionLock
+from pairedbus.testing.settlement import Action, settle
 from pairedbus.testing.store import MessageStore
 
 
@@ -290,45 +290,46 @@ class ReceiverCore(HandlerCore):
                 "Please use ServiceBusClient to create a new instance."
             )
 
-    async def _settle(self, message: FakeReceivedMessage, action: str) -> tuple[MessageStore, SessionLock | None]:
+    async def _settle(
+        self,
+        message: FakeReceivedMessage,
+        action: Action,
+        reason: str | None = None,
+        description: str | None = None,
+    ) -> None:
         self._own(message, action)
         await self._operation(action)
-        store = self._store()
-        lock = self._session.lock if self._session is not None else None
-        now = self._world.clock.time()
-        if lock is not None:
-            store.sessions.check(lock, self, now)
-        store.check_lock(record_of(message), lock_of(message), now, lock)
-        return store, lock
+        try:
+            settle(
+                self._store(),
+                record_of(message),
+                lock_of(message),
+                self._session.lock if self._session is not None else None,
+                self,
+                action,
+                fqdn=self.fully_qualified_namespace,
+                entity_name=self._entity_name,
+                reason=reason,
+                description=description,
+            )
+        except Exception:
+            message._settled = False
+            raise
+        message._settled = True
 
     async def _complete(self, message: FakeReceivedMessage) -> None:
-        store, lock = await self._settle(message, "complete")
-        if lock is None and self._world.lock_lost_before_complete(self.fully_qualified_namespace, self._entity_name):
-            store.lose_lock(record_of(message))
-            message._settled = False
-            raise lock_lost_late()
-        store.complete(record_of(message), lock)
-        message._settled = True
-        store.entity.counts.completes += 1
+        await self._settle(message, "complete")
 
     async def _abandon(self, message: FakeReceivedMessage) -> None:
-        store, lock = await self._settle(message, "abandon")
-        store.abandon(record_of(message), lock)
-        message._settled = True
-        store.entity.counts.abandons += 1
+        await self._settle(message, "abandon")
 
     async def _defer(self, message: FakeReceivedMessage) -> None:
-        store, lock = await self._settle(message, "defer")
-        store.defer(record_of(message), lock)
-        message._settled = True
-        store.entity.counts.defers += 1
+        await self._settle(message, "defer")
 
     async def _dead_letter(
         self, message: FakeReceivedMessage, reason: str | None, error_description: str | None
     ) -> None:
-        store, lock = await self._settle(message, "dead-letter")
-        store.dead_letter(record_of(message), lock, reason, error_description)
-        message._settled = True
+        await self._settle(message, "dead-letter", reason, error_description)
 
     async def _renew_message_lock(self, message: FakeReceivedMessage, timeout: float | None) -> datetime:
         if self._session is not None or self._is_session_receiver:

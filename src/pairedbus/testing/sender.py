@@ -61,7 +61,7 @@ class SenderCore(HandlerCore):
             return
         await self._operation("send", timeout, nbytes=self._wire_bytes(contents))
         entity = self._entity()
-        _check_sessions(entity, contents)
+        check_sessions(entity, contents)
         entity.accept(contents, self._world.clock.time())
         self._world.after_send(self.fully_qualified_namespace, self._entity_name)
 
@@ -77,7 +77,7 @@ class SenderCore(HandlerCore):
             return []
         await self._operation("schedule", timeout, nbytes=self._wire_bytes(contents))
         entity = self._entity()
-        _check_sessions(entity, contents)
+        check_sessions(entity, contents)
         numbers = entity.accept(contents, self._world.clock.time())
         entity.counts.schedules += len(numbers)
         self._world.after_send(self.fully_qualified_namespace, self._entity_name)
@@ -106,7 +106,7 @@ class SenderCore(HandlerCore):
         return f"Sender client id: {self.client_identifier}, entity: {self._entity_name}"
 
 
-def _check_sessions(entity: SendableEntity, contents: list[Content]) -> None:
+def check_sessions(entity: SendableEntity, contents: list[Content]) -> None:
     for c in contents:
         if c.partition_key is not None and c.session_id is not None and c.partition_key != c.session_id:
             raise partition_key_mismatch(c.partition_key, c.session_id)

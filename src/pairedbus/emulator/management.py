@@ -1,0 +1,232 @@
+"""`$management` operations (`com.microsoft:…`), each one small function on the model.
+
+A request names its operation in the application properties and carries its arguments as a map
+body; the reply carries `statusCode`, `statusDescription` (and `errorCondition` on failure) and a
+map body. Errors are the model's, answered with the status and condition the service sends.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from pairedbus.emulator import conditions
+from pairedbus.emulator.codec import Array, Symbol, Timestamp
+from pairedbus.emulator.messages import delivery_bytes
+from pairedbus.emulator.nodes import Node
+from pairedbus.testing.content import content_from_wire
+from pairedbus.testing.errors import lock_lost, scheduled_message_not_found, session_lock_lost
+from pairedbus.testing.sender import check_sessions
+from pairedbus.testing.settlement import settle
+
+if TYPE_CHECKING:
+    from pairedbus.emulator.connection import Connection
+    from pairedbus.emulator.links import Request
+
+__all__ = ["OPERATIONS", "handle"]
+
+_PREFIX = "com.microsoft:"
+_DISPOSITIONS = {"completed": "complete", "abandoned": "abandon", "defered": "defer", "suspended": "dead-letter"}
+
+
+class _Context:
+    def __init__(self, connection: Connection, node: Node, request: Request) -> None:
+        self.connection = connection
+        self.broker = connection.broker
+        self.node = node
+        self.request = request
+        self.body: dict[Any, Any] = request.body if isinstance(request.body, dict) else {}
+        self.world = self.broker.world
+
+    @property
+    def now(self) -> float:
+        return self.world.clock.time()
+
+    def store(self) -> Any:
+        entity = self.broker.namespace.receivable(self.node.entity, self.node.subscription)
+        return entity.store_for(self.node.sub_queue)
+
+    def receiver(self) -> Any:
+        """The receiver link the request is for (`associated-link-name`), if still attached."""
+        name = self.request.property("associated-link-name")
+        for link in self.connection.all_links():
+            if link.name == name and not link.role_receiver:
+                return link
+        return None
+
+    def session_lock(self) -> Any:
+        session_id = self.body.get("session-id")
+        link = self.receiver()
+        lock = getattr(link, "lock", None)
+        if lock is None or (session_id is not None and lock.session_id != session_id):
+            store = self.store()
+            lock = store.sessions.locks.get(str(session_id))
+            if lock is None or not lock.held(self.now):
+                raise session_lock_lost()
+        return lock
+
+
+def _renew_lock(ctx: _Context) -> dict[str, Any]:
+    expirations = []
+    for token in ctx.body.get("lock-tokens", []):
+        entry = ctx.connection.locks.get(token.int if isinstance(token, uuid.UUID) else -1)
+        if entry is None:
+            raise lock_lost()
+        store, record, _, _ = entry
+        store.check_lock(record, record.lock_token, ctx.now, None)
+        if record.lock_token != token.int:
+            raise lock_lost()
+        until = store.renew(record, ctx.now)
+        store.entity.counts.renewals += 1
+        expirations.append(Timestamp(int(until * 1000)))
+    return {"expirations": Array(Timestamp, tuple(expirations))}
+
+
+def _peek(ctx: _Context) -> dict[str, Any] | None:
+    store = ctx.store()
+    count = int(ctx.body.get("message-count", 1))
+    start = int(ctx.body.get("from-sequence-number", 1))
+    records = store.peek(count, start, ctx.now)
+    session_id = ctx.body.get("session-id")
+    if session_id is not None:
+        records = [r for r in records if (r.content.session_id or "") == session_id]
+    store.entity.counts.peeks += len(records)
+    if not records:
+        return None
+    return {
+        "messages": [{"message": delivery_bytes(r, delivery_count=r.deliveries, locked_until=None)} for r in records]
+    }
+
+
+def _schedule(ctx: _Context) -> dict[str, Any]:
+    entity = ctx.broker.namespace.sendable(ctx.node.entity)
+    contents = [content_from_wire(bytes(m["message"])) for m in ctx.body.get("messages", [])]
+    check_sessions(entity, contents)
+    numbers = entity.accept(contents, ctx.now)
+    entity.counts.schedules += len(numbers)
+    return {"sequence-numbers": Array(int, tuple(numbers))}
+
+
+def _cancel(ctx: _Context) -> None:
+    entity = ctx.broker.namespace.sendable(ctx.node.entity)
+    numbers = [int(n) for n in ctx.body.get("sequence-numbers", [])]
+    missing = [n for n in numbers if not entity.is_scheduled(n)]
+    if missing:
+        raise scheduled_message_not_found(missing[0])
+    entity.cancel_scheduled(numbers)
+
+
+def _receive_by_sequence_number(ctx: _Context) -> dict[str, Any]:
+    store = ctx.store()
+    numbers = [int(n) for n in ctx.body.get("sequence-numbers", [])]
+    delete = int(ctx.body.get("receiver-settle-mode", 1)) == 0
+    owner = ctx.receiver()
+    records = store.take_deferred(numbers, owner, now=ctx.now, delete=delete)
+    lock = getattr(owner, "lock", None)
+    out = []
+    for record in records:
+        token = record.lock_token
+        if not delete:
+            ctx.connection.locks[token] = (store, record, lock, owner)
+        locked = None if delete else record.locked_until
+        out.append(
+            {
+                "lock-token": uuid.UUID(int=token) if token else uuid.UUID(int=0),
+                "message": delivery_bytes(record, delivery_count=record.deliveries - 1, locked_until=locked),
+            }
+        )
+    store.entity.counts.receives += len(out)
+    return {"messages": out}
+
+
+def _update_disposition(ctx: _Context) -> None:
+    action = _DISPOSITIONS.get(str(ctx.body.get("disposition-status", "")))
+    if action is None:
+        raise ValueError(f"unknown disposition-status {ctx.body.get('disposition-status')!r}")
+    for token in ctx.body.get("lock-tokens", []):
+        entry = ctx.connection.locks.get(token.int if isinstance(token, uuid.UUID) else -1)
+        if entry is None:
+            raise lock_lost()
+        store, record, lock, owner = entry
+        ctx.world.check(ctx.broker.fqdn, ctx.node.entity, action)
+        settle(
+            store,
+            record,
+            token.int,
+            lock,
+            owner,
+            action,  # type: ignore[arg-type]
+            fqdn=ctx.broker.fqdn,
+            entity_name=ctx.node.entity,
+            reason=ctx.body.get("deadletter-reason"),
+            description=ctx.body.get("deadletter-description"),
+        )
+        ctx.connection.locks.pop(token.int, None)
+
+
+def _renew_session_lock(ctx: _Context) -> dict[str, Any]:
+    lock = ctx.session_lock()
+    store = ctx.store()
+    until = store.renew_session(lock, ctx.now)
+    store.entity.counts.renewals += 1
+    return {"expiration": Timestamp(int(until * 1000))}
+
+
+def _get_session_state(ctx: _Context) -> dict[str, Any]:
+    lock = ctx.session_lock()
+    return {"session-state": lock.state}
+
+
+def _set_session_state(ctx: _Context) -> None:
+    lock = ctx.session_lock()
+    state = ctx.body.get("session-state")
+    lock.state = state.encode() if isinstance(state, str) else (bytes(state) if state else None)
+    lock.state_updated = ctx.now
+
+
+def _get_message_sessions(ctx: _Context) -> dict[str, Any]:
+    store = ctx.store()
+    updated = ctx.body.get("last-updated-time")
+    after = None if updated is None else int(updated) / 1000
+    ids = store.session_ids(ctx.now, after)
+    skip = int(ctx.body.get("skip", 0))
+    top = int(ctx.body.get("top", len(ids)))
+    return {"skip": skip + len(ids[skip : skip + top]), "sessions-ids": Array(str, tuple(ids[skip : skip + top]))}
+
+
+OPERATIONS: dict[str, Callable[[_Context], Any]] = {
+    "renew-lock": _renew_lock,
+    "peek-message": _peek,
+    "schedule-message": _schedule,
+    "cancel-scheduled-message": _cancel,
+    "receive-by-sequence-number": _receive_by_sequence_number,
+    "update-disposition": _update_disposition,
+    "renew-session-lock": _renew_session_lock,
+    "get-session-state": _get_session_state,
+    "set-session-state": _set_session_state,
+    "get-message-sessions": _get_message_sessions,
+}
+
+
+def handle(connection: Connection, node: Node, request: Request) -> tuple[dict[str, Any], Any]:
+    """(application properties, body) of the reply to one request."""
+    operation = str(request.property("operation", ""))
+    name = operation.removeprefix(_PREFIX)
+    run = OPERATIONS.get(name)
+    if run is None:
+        return _failure(501, "com.microsoft:not-implemented", f"operation {operation!r} is not supported"), None
+    ctx = _Context(connection, node, request)
+    try:
+        body = run(ctx)
+    except Exception as exc:
+        return _failure(
+            conditions.status_of(exc), conditions.condition_of(exc), str(getattr(exc, "message", exc))
+        ), None
+    if body is None and name == "peek-message":
+        return {"statusCode": 204, "statusDescription": "No Content"}, None
+    return {"statusCode": 200, "statusDescription": "OK"}, body if body is not None else {}
+
+
+def _failure(status: int, condition: str, description: str) -> dict[str, Any]:
+    return {"statusCode": status, "statusDescription": description, "errorCondition": Symbol(condition)}
