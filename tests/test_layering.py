@@ -23,6 +23,11 @@ FORBIDDEN = (
     ("pairedbus.policy", "pairedbus.iac"),
     ("pairedbus.pairing", "pairedbus.sender"),
     ("pairedbus.pairing", "pairedbus.syphon"),
+    # the model and its in-process front-end know nothing of the wire front-end built on them
+    ("pairedbus.testing", "pairedbus.emulator"),
+    ("pairedbus.sender", "pairedbus.emulator"),
+    ("pairedbus.syphon", "pairedbus.emulator"),
+    ("pairedbus.pairing", "pairedbus.emulator"),
 )
 #: Top-level modules whose private names only `sdk.py` reads ("pulumi" covers pulumi_policy and
 #: the providers too).

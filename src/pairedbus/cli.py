@@ -24,7 +24,7 @@ from pairedbus.commands.output import bounded
 from pairedbus.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USER, UserError
 from pairedbus.iac.config import StackConfigError
 
-COMMAND_MODULES = ("plan", "drift", "syphon", "drill", "inventory", "metrics", "audit", "doctor")
+COMMAND_MODULES = ("plan", "drift", "syphon", "drill", "inventory", "metrics", "audit", "doctor", "emulator")
 #: A user error's message is one line; anything longer is cut here rather than flood a terminal.
 MAX_MESSAGE_CHARS = 500
 #: Top-level module of an optional dependency -> the extra that installs it.

@@ -289,3 +289,12 @@ def test_the_sync_client_over_the_wire() -> None:
                     receiver.complete_message(m)
         counts = runner.call(lambda: runner.emulator.namespace("primary").queue("q").message_counts())
     assert counts["active"] == 0
+
+
+async def test_the_pytest_fixture_serves_two_namespaces(servicebus_emulator: Emulator) -> None:
+    servicebus_emulator.namespace("secondary").create_queue("q")
+    cs = servicebus_emulator.connection_string("secondary")
+    async with ServiceBusClient.from_connection_string(cs, retry_total=0) as sb, sb.get_queue_sender("q") as sender:
+        await sender.send_messages(ServiceBusMessage("x"))
+    assert servicebus_emulator.namespace("secondary").queue("q").message_counts()["active"] == 1
+    assert servicebus_emulator.namespace("primary").queues() == []

@@ -84,6 +84,9 @@ _SYMBOLIC = {
 }
 
 
+_PERFORMATIVES = frozenset(range(Code.OPEN, Code.CLOSE + 1)) | {Code.SASL_MECHANISMS, Code.SASL_INIT, Code.SASL_OUTCOME}
+
+
 class FrameError(Exception):
     """A frame the broker cannot read: the connection ends with `condition`."""
 
@@ -147,6 +150,6 @@ async def read_frame(reader: asyncio.StreamReader, max_frame_size: int) -> Frame
     if not isinstance(value, Described):
         raise FrameError("amqp:decode-error", "frame body is not a performative")
     code = descriptor_code(value.descriptor)
-    if code is None or not isinstance(value.value, list):
+    if code not in _PERFORMATIVES or not isinstance(value.value, list):
         raise FrameError("amqp:not-implemented", f"unknown performative {value.descriptor!r}")
     return Frame(frame_type, channel, code, value.value, body[end:])
