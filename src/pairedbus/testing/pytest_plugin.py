@@ -6,7 +6,7 @@ and yields the `ServiceBusWorld` to arrange and inspect.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import pytest
@@ -14,7 +14,6 @@ import pytest
 if TYPE_CHECKING:
     from pytest_mock import MockerFixture
 
-    from pairedbus.emulator import Emulator
     from pairedbus.testing.world import ServiceBusWorld
 
 
@@ -28,14 +27,3 @@ def servicebus_world(mocker: MockerFixture) -> Iterator[ServiceBusWorld]:
         yield world
     finally:
         patch.stop()
-
-
-@pytest.fixture
-async def servicebus_emulator() -> AsyncIterator[Emulator]:
-    """Two namespaces, `primary` and `secondary`, served over AMQP on loopback ports for the
-    unmodified SDK (`emulator.connection_string("primary")`); arrange them through
-    `emulator.namespace(name)` and inject faults through `emulator.broker(name).faults`."""
-    from pairedbus.emulator import Emulator
-
-    async with Emulator(["primary", "secondary"]) as emulator:
-        yield emulator
