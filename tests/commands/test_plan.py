@@ -234,3 +234,36 @@ def test_a_baseline_that_is_not_a_regular_file_is_refused_before_reading(capsys)
     assert captured.err == (
         "pairedbus: error: --baseline /dev/zero: not a regular file (a character device); expected a JSON file\n"
     )
+
+
+# --- Regions (issue 35, item 5) ----------------------------------------------------------------
+
+
+def test_plan_refuses_a_misspelt_region_unless_the_stack_marks_it_as_new(project_copy: Path, capsys) -> None:
+    path = project_copy / "stacks" / "Pulumi.dev.yaml"
+    document = yaml.safe_load(path.read_text())
+    document["config"]["pairedbus:secondary"]["location"] = "northeurop"
+    path.write_text(yaml.safe_dump(document))
+    assert main(["plan", "dev", "--project-dir", str(project_copy)]) == 2  # was exit 0, with a warning
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        "pairedbus: error: pairedbus:secondary.location: expected a region of pairedbus's region table "
+        "(as of 2025-09-23), got 'northeurop' (did you mean northeurope?); if it is a region newer than the table, "
+        "set pairedbus:allowUnknownRegion: true\n"
+    )
+    document["config"]["pairedbus:allowUnknownRegion"] = True
+    path.write_text(yaml.safe_dump(document))
+    assert main(["plan", "dev", "--project-dir", str(project_copy)]) == 0
+    assert "warning: pairedbus:secondary.location: 'northeurop' is not in" in capsys.readouterr().out
+
+
+def test_plan_refuses_a_pair_across_clouds(project_copy: Path, capsys) -> None:
+    path = project_copy / "stacks" / "Pulumi.dev.yaml"
+    document = yaml.safe_load(path.read_text())
+    document["config"]["pairedbus:secondary"]["location"] = "usgovvirginia"
+    path.write_text(yaml.safe_dump(document))
+    assert main(["plan", "dev", "--project-dir", str(project_copy)]) == 2  # was exit 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "pairedbus:secondary.location: expected a region of the primary's cloud, got 'usgovvirginia'" in err
