@@ -139,3 +139,131 @@ def test_a_missing_baseline_file_is_a_one_line_error(capsys) -> None:
     assert main(["plan", "dev", "--project-dir", str(REPO), "--baseline", "/nonexistent/plan.json"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "baseline" in err
+
+
+# --- A gate no state can fool (issue 35, item 3) -----------------------------------------------
+
+DEV_STATE = REPO / "tests" / "iac" / "fixtures" / "state" / "dev.json"
+
+
+def _dev_state_with(tmp_path: Path, edit) -> Path:
+    document = json.loads(DEV_STATE.read_text())
+    resources = document["deployment"]["resources"]
+    edit(resources, next(r for r in resources if r["urn"].endswith("::queue-orders")))
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps(document))
+    return path
+
+
+def _gate(baseline: Path | str, *flags: str) -> list[str]:
+    return ["plan", "dev", "--project-dir", str(REPO), "--baseline", str(baseline), *flags]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "contoso[/]",  # crashed `plan` (rich's MarkupError, exit 3)
+        "[link=https://example.com/x]contoso[/link]",  # swallowed: a hyperlink on a terminal
+        "[bold red]contoso[/bold red]",
+    ],
+)
+def test_printed_values_are_never_read_as_markup(tmp_path: Path, capsys, value: str) -> None:
+    def rename(resources, orders) -> None:
+        orders["inputs"]["namespaceName"] = value  # a create-only input: the gate prints it
+
+    assert main(_gate(_dev_state_with(tmp_path, rename))) == 1
+    out = capsys.readouterr().out
+    assert f"namespaceName {value!r} -> 'contoso-dev-weu'" in out
+
+
+def test_a_secret_in_the_state_prints_as_the_mask_and_is_no_evidence_of_a_change(tmp_path: Path, capsys) -> None:
+    secret = {"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", "ciphertext": "AAAA"}
+
+    def mask(resources, orders) -> None:
+        orders["inputs"]["enablePartitioning"] = secret  # a masked create-only input: not "would be replaced"
+        gone = json.loads(json.dumps(orders))
+        gone["urn"] = gone["urn"].replace("::queue-orders", "::queue-legacy")
+        gone["inputs"]["queueName"] = secret
+        resources.append(gone)
+
+    assert main(_gate(_dev_state_with(tmp_path, mask))) == 1  # the legacy queue leaves the program
+    out = capsys.readouterr().out
+    assert "would be replaced" not in out
+    assert "blocked: [secret] (azure-native:servicebus:Queue) leaves the program and would be deleted" in out
+
+
+def test_a_read_resource_leaving_the_program_is_a_note_and_passes(tmp_path: Path, capsys) -> None:
+    def read(resources, orders) -> None:
+        gone = json.loads(json.dumps(orders))
+        gone.update(urn=gone["urn"].replace("::queue-orders", "::queue-legacy"), external=True)
+        gone["inputs"]["queueName"] = "legacy"
+        resources.append(gone)
+
+    assert main(_gate(_dev_state_with(tmp_path, read))) == 0
+    out = capsys.readouterr().out
+    assert (
+        "note: legacy (azure-native:servicebus:Queue) leaves the program; it was read (external), not created, "
+        "so Pulumi forgets it and Azure keeps it"
+    ) in out
+    assert "<  Queue legacy" in out and "deletions" not in out
+
+
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        (lambda rs, orders: rs.append(dict(orders, protect=True)), "deployment.resources[35].urn: duplicate of"),
+        (lambda rs, orders: orders.update(urn=orders["urn"] + "\x00"), "deployment.resources[20].urn: a control"),
+        (lambda rs, orders: orders.update(parent=orders["urn"]), "deployment.resources[20].parent: a parent cycle"),
+    ],
+)
+def test_a_baseline_pulumi_would_never_write_is_refused_before_rendering(
+    tmp_path: Path, capsys, edit, expected: str
+) -> None:
+    path = _dev_state_with(tmp_path, edit)
+    assert main(_gate(path)) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith(f"pairedbus: error: --baseline {path}: {expected}")
+    assert captured.err.count("\n") == 1
+
+
+def test_a_baseline_that_is_not_a_regular_file_is_refused_before_reading(capsys) -> None:
+    assert main(_gate("/dev/zero")) == 2  # read until memory ran out
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        "pairedbus: error: --baseline /dev/zero: not a regular file (a character device); expected a JSON file\n"
+    )
+
+
+# --- Regions (issue 35, item 5) ----------------------------------------------------------------
+
+
+def test_plan_refuses_a_misspelt_region_unless_the_stack_marks_it_as_new(project_copy: Path, capsys) -> None:
+    path = project_copy / "stacks" / "Pulumi.dev.yaml"
+    document = yaml.safe_load(path.read_text())
+    document["config"]["pairedbus:secondary"]["location"] = "northeurop"
+    path.write_text(yaml.safe_dump(document))
+    assert main(["plan", "dev", "--project-dir", str(project_copy)]) == 2  # was exit 0, with a warning
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        "pairedbus: error: pairedbus:secondary.location: expected a region of pairedbus's region table "
+        "(as of 2025-09-23), got 'northeurop' (did you mean northeurope?); if it is a region newer than the table, "
+        "set pairedbus:allowUnknownRegion: true\n"
+    )
+    document["config"]["pairedbus:allowUnknownRegion"] = True
+    path.write_text(yaml.safe_dump(document))
+    assert main(["plan", "dev", "--project-dir", str(project_copy)]) == 0
+    assert "warning: pairedbus:secondary.location: 'northeurop' is not in" in capsys.readouterr().out
+
+
+def test_plan_refuses_a_pair_across_clouds(project_copy: Path, capsys) -> None:
+    path = project_copy / "stacks" / "Pulumi.dev.yaml"
+    document = yaml.safe_load(path.read_text())
+    document["config"]["pairedbus:secondary"]["location"] = "usgovvirginia"
+    path.write_text(yaml.safe_dump(document))
+    assert main(["plan", "dev", "--project-dir", str(project_copy)]) == 2  # was exit 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "pairedbus:secondary.location: expected a region of the primary's cloud, got 'usgovvirginia'" in err

@@ -85,6 +85,7 @@ def test_paired_namespace_inputs_and_outputs(schema: dict[str, Any]) -> None:
         "topics",
         "tags",
         "production",
+        "allowUnknownRegion",
         "deployerPrincipalType",
         "maxOutage",
         "network",

@@ -248,3 +248,39 @@ def test_plan_command_blocks_production_off_unless_allow_unprotect(prod_project,
     assert "--allow-unprotect" in out
     assert main([*args, "--allow-delete", "--allow-replace"]) == 1
     assert main([*args, "--allow-unprotect"]) == 0
+
+
+# --- What a state cannot show: secrets, and resources the program only read --------------------
+
+
+@pytest.mark.parametrize("masked", ["baseline", "current"])
+def test_a_masked_create_only_input_is_no_evidence_of_a_replacement(masked: str) -> None:
+    """A secret shows as the mask `[secret]`: compared as that string it read as "would be replaced"."""
+    plan = _dev_plan()
+    secret = _with_inputs(plan, "queue-orders", enablePartitioning="[secret]", queueName="[secret]")
+    baseline, current = (secret, plan) if masked == "baseline" else (plan, secret)
+    assert compare_plans(baseline, current) == []
+    nested = _with_inputs(plan, "primary", sku={"name": "[secret]", "tier": "Standard"})
+    assert find_replacements(nested, plan) == []
+
+
+def test_a_read_resource_leaving_the_program_is_a_note_not_a_deletion() -> None:
+    """`external: true` (read with `.get`): Pulumi only forgets it; nothing in Azure is deleted."""
+    plan = _dev_plan()
+    baseline = dataclasses.replace(
+        plan,
+        resources=tuple(
+            dataclasses.replace(r, external=True) if r.name == program_name("queue-orders") else r
+            for r in plan.resources
+        ),
+    )
+    [change] = compare_plans(baseline, _without(plan, "queue-orders"))
+    assert change.kind == "forget" and not change.blocking
+    assert change.message == (
+        "orders (azure-native:servicebus:Queue) leaves the program; it was read (external), not created, "
+        "so Pulumi forgets it and Azure keeps it"
+    )
+    gate = run_gate(_without(plan, "queue-orders"), baseline=baseline)
+    assert gate.exit_code == 0 and "deleted" not in " ".join(gate.lines())
+    assert f"note: {change.message}" in gate.lines()
+    assert gate.lines()[-1] == "policy gate: 0 mandatory, 0 advisory, 1 forgotten - passed"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from functools import partial
 from pathlib import Path
 
 
@@ -24,7 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=Path,
         metavar="FILE",
         help="what is deployed (`pulumi stack export --file FILE`: Pulumi's deployment format, version 3) or an "
-        "earlier plan (`plan --json`); fail when a change against it would replace or delete a namespace, queue, "
+        "earlier plan (`plan --json`), a regular file of at most 64 MiB; fail when a change against it would replace or delete a namespace, queue, "
         "topic, subscription or backlog queue, or lower a resource's protection; resources left in Azure by "
         "retainOnDelete (a lowered backlog count) are reported only. Renames an alias covers are no change",
     )
@@ -97,30 +98,31 @@ def run(args: argparse.Namespace) -> int:
         config=policy_config,
     )
 
+    # Every printed value comes from the stack, the baseline or a path: printed as text, never read as rich
+    # markup (a `[/]` in a value crashed `plan`; `[link=...]` and style tags were swallowed).
     out = console()
-    out.print(
-        f"Offline render of stack '{plan.stack}' (Pulumi mocks; NOT a cloud preview: nothing was compared with Azure)"
-    )
+    show = partial(out.print, markup=False)
+    show(f"Offline render of stack '{plan.stack}' (Pulumi mocks; NOT a cloud preview: nothing was compared with Azure)")
     if baseline is not None:
         held = f"{len(baseline.resources)} resources of {baseline.project}/{baseline.stack}"
-        out.print(f"against --baseline {args.baseline}: {held} (what it held when written; Azure itself was not read)")
+        show(f"against --baseline {args.baseline}: {held} (what it held when written; Azure itself was not read)")
     # Deleted resources in the tree are bounded like every problem list; the gate lines count them all.
     out.print(plan_tree(plan, ops, deleted[:MAX_PROBLEMS] if deleted else ()))
     if len(deleted) > MAX_PROBLEMS:
-        out.print(f"... and {len(deleted) - MAX_PROBLEMS} more resources of the baseline to delete")
+        show(f"... and {len(deleted) - MAX_PROBLEMS} more resources of the baseline to delete")
     for warning in plan.warnings:  # what the program logged with pulumi.log.warn (e.g. a region not in the table)
-        out.print(f"warning: {warning}", style="yellow", markup=False, soft_wrap=True)
+        show(f"warning: {warning}", style="yellow", soft_wrap=True)
     for line in gate.lines():
-        out.print(line, style="red" if line.startswith("mandatory") else None)
+        show(line, style="red" if line.startswith("mandatory") else None)
     verdict = "FAILED" if gate.exit_code else "passed"
-    out.print(f"{verdict}: {summary(plan, ops)}", style="bold red" if gate.exit_code else "bold")
+    show(f"{verdict}: {summary(plan, ops)}", style="bold red" if gate.exit_code else "bold")
     if args.json:
         document = {**plan.to_json(), "policy": gate.to_json()}
         if ops is not None:
             document["operations"] = ops
         args.json.write_text(json.dumps(document, indent=2, sort_keys=True, default=str) + "\n")
-        out.print(f"Wrote {args.json}")
+        show(f"Wrote {args.json}")
     if args.write_policy_config:
         args.write_policy_config.write_text(json.dumps(policy_config, indent=2, sort_keys=True) + "\n")
-        out.print(f"Wrote {args.write_policy_config}")
+        show(f"Wrote {args.write_policy_config}")
     return gate.exit_code

@@ -9,7 +9,10 @@ Four kinds of change are reported, each naming the resource:
 - **unprotect**: a resource protected in the baseline is not now (`production: true` -> `false`
   unprotects every namespace and entity);
 - **retain**: a stateful resource left the program but carries `retainOnDelete` (lowering the
-  backlog-queue count): it stays in Azure, unmanaged. Information only, never a failure.
+  backlog-queue count): it stays in Azure, unmanaged. Information only, never a failure;
+- **forget**: a resource the program only read (`external: true` in the state: `Resource.get`) left the
+  program: Pulumi drops it from the state (its `read-discard` step) and deletes nothing. A note, never a
+  failure.
 
 The first three fail the gate unless the user passes that kind's flag (`FLAGS`).
 
@@ -18,7 +21,9 @@ duplicate detection can only be set when an entity is created (partitioning.md; 
 the create-only marker, azure-rest-api-specs#16679, so the provider would try an update the service
 rejects, or replace); the names in an entity's ARM path (namespace, entity, resource group) and a
 namespace's location or Premium partition count force a new resource. A logical-name change
-(new URN, same entity) is a delete plus a create as well, unless the program adds an alias.
+(new URN, same entity) is a delete plus a create as well, unless the program adds an alias. A value not
+known offline is no evidence of a change: an output not yet known (None) and a secret, which both the
+render and a state show only as `SECRET_MASK`.
 
 Resources are paired as the engine pairs them (`pairedbus.plans.urns.match_old`): both plans in
 the engine's URN form, each current resource with the baseline resource of its URN or, failing
@@ -33,7 +38,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from pairedbus import contract
-from pairedbus.plans.model import Plan, PlannedResource
+from pairedbus.plans.model import SECRET_MASK, Plan, PlannedResource
 from pairedbus.plans.urns import engine_plan, match_old
 from pairedbus.rules.namespace import normalise_region
 
@@ -68,7 +73,7 @@ CREATE_ONLY: Final[Mapping[str, tuple[str, ...]]] = {
 }
 _ABSENT: Final = object()
 
-ChangeKind = Literal["replace", "delete", "unprotect", "retain"]
+ChangeKind = Literal["replace", "delete", "unprotect", "retain", "forget"]
 #: The flag of `pairedbus plan` that accepts each blocking kind of change.
 FLAGS: Final[Mapping[str, str]] = {
     "replace": "--allow-replace",
@@ -104,7 +109,7 @@ def _identity(resource: PlannedResource) -> tuple[str, ...] | None:
     inputs = resource.inputs
     keys = [k for k in ("namespaceName", "topicName", "queueName", "subscriptionName") if k in inputs]
     values = [inputs[k] for k in keys]
-    if not keys or any(not isinstance(v, str) for v in values):
+    if not keys or any(not isinstance(v, str) or v == SECRET_MASK for v in values):
         return None
     return (resource.type, *(v.lower() for v in values))
 
@@ -124,13 +129,24 @@ def _show(value: Any) -> str:
 
 
 def input_changed(prop: str, old: Any, new: Any) -> bool:
-    """Whether an input differs between two plans as ARM would see it. None is an output not known offline:
-    not evidence of a change."""
-    if old is None or new is None:
+    """Whether an input differs between two plans as ARM would see it. None is an output not known offline,
+    and `SECRET_MASK` a value not shown: neither is evidence of a change, a mask at any depth (`sku.name`)."""
+    if old is None or new is None or old == SECRET_MASK or new == SECRET_MASK:
         return False
     if prop == "location" and isinstance(old, str) and isinstance(new, str):
         return normalise_region(old) != normalise_region(new)  # "West Europe" is "westeurope"
-    return old != new or type(old) is not type(new)
+    return _differs(old, new) or type(old) is not type(new)
+
+
+def _differs(old: Any, new: Any) -> bool:
+    """`old != new`, but a mask inside either compares equal to anything."""
+    if old == SECRET_MASK or new == SECRET_MASK:
+        return False
+    if isinstance(old, dict) and isinstance(new, dict):
+        return old.keys() != new.keys() or any(_differs(old[k], new[k]) for k in old)
+    if isinstance(old, list) and isinstance(new, list):
+        return len(old) != len(new) or any(_differs(a, b) for a, b in zip(old, new, strict=True))
+    return old != new
 
 
 @dataclass(frozen=True)
@@ -195,7 +211,10 @@ def find_deletions(baseline: Plan, current: Plan, *, pairing: Pairing | None = N
         if _identity(old) is not None and _identity(old) in current_identities:
             continue  # same entity under a new URN: a replacement
         what = f"{_label(old)} ({old.type}) leaves the program"
-        if old.protect:
+        if old.external:
+            message = f"{what}; it was read (external), not created, so Pulumi forgets it and Azure keeps it"
+            changes.append(BaselineChange("forget", message))
+        elif old.protect:
             message = f"{what}: it is protected, so `pulumi up` refuses; unprotecting it first means it is deleted"
             changes.append(BaselineChange("delete", message))
         elif old.retain_on_delete:

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Final
+
+#: How a plan holds a secret value (the render's and a state's alike): shown as it is, never compared, since
+#: the value behind it is not known offline (`baseline.input_changed`). A real value of exactly this text
+#: is taken for a mask too: the price of a plan that stays plain JSON.
+SECRET_MASK: Final = "[secret]"
 
 
 @dataclass(frozen=True)
@@ -11,8 +16,8 @@ class PlannedResource:
     """One resource registration as the engine receives it.
 
     `inputs` carry the engine's property names (camelCase, e.g. `enablePartitioning`); a value not
-    known until deployment (an output of another resource) is None. `parent` and `dependencies`
-    are URNs of other planned resources.
+    known until deployment (an output of another resource) is None, a secret is `SECRET_MASK`.
+    `parent` and `dependencies` are URNs of other planned resources.
     """
 
     urn: str
@@ -33,6 +38,9 @@ class PlannedResource:
     #: (`urns.alias_spec_json`). The baseline comparison resolves them into previous URNs the way the
     #: engine does (`pairedbus.plans.urns`); empty when the render did not record them.
     alias_specs: tuple[dict[str, Any], ...] = ()
+    #: Read, not managed (`external: true` in a state: `Resource.get`): leaving the program, Pulumi forgets it
+    #: and deletes nothing.
+    external: bool = False
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -41,6 +49,8 @@ class PlannedResource:
         # Not written: only the *current* plan's aliases pair resources (a baseline's never do), and every
         # azure-native resource carries a dozen versioned type aliases; `aliases` keeps their count.
         del data["alias_specs"]
+        if not self.external:
+            del data["external"]  # what every render registers: the plan JSON is as it was
         return data
 
     @classmethod

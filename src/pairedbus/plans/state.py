@@ -7,26 +7,44 @@ A state export is Pulumi's deployment format, version 3 (pulumi/pulumi `sdk/go/c
 `deployments.json` and `resources.json` beside it). Other versions are refused by name: version 4
 exists for deployments that need features an older CLI must not read.
 
-A baseline is hostile input until checked: every field has the type the schema gives it (a boolean
-is `true` or `false`, never the string `"false"`), nothing is nested deeper than `MAX_STATE_DEPTH`, every
-URN is a URN, and all of them belong to one stack. Each problem is one line naming `--baseline`.
+A baseline is hostile input until checked: it is a regular file of at most `MAX_BASELINE_BYTES`, checked
+before a byte is read; every field has the type the schema gives it (a boolean is `true` or `false`, never
+the string `"false"`), nothing is nested deeper than `MAX_STATE_DEPTH`, and every URN is one Pulumi could
+have written (`urns.urn_problem`: no control characters, Pulumi's stack and project names), of the
+document's stack, and names one resource (a state repeats a URN only for copies pending deletion, as the
+engine's snapshot check allows). Parents form no cycle and no chain deeper than `MAX_PARENT_DEPTH`, and a
+state's URNs are the ones the engine makes under their parents (`resource.NewURN`: the parent's type chain,
+then the type), so putting them into the engine's form costs no more than reading them. Each problem is
+one line naming `--baseline` and the field.
+
+Pulumi's values the offline plan cannot compare are kept as what they are: a secret as the mask
+`model.SECRET_MASK` (no evidence of a change, `baseline.input_changed`), and a resource the program only
+read (`external: true`) as such, so that leaving the program is "forgotten", not "deleted".
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import os
+import stat
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
 from pairedbus.errors import UserError
-from pairedbus.plans.model import Plan, PlannedResource
-from pairedbus.plans.urns import ROOT_STACK_TYPE, parse_urn
+from pairedbus.plans.model import SECRET_MASK, Plan, PlannedResource
+from pairedbus.plans.urns import ROOT_STACK_TYPE, parse_urn, urn_problem
 
 #: The deployment version `pulumi stack export` writes (apitype.DeploymentSchemaVersionCurrent).
 DEPLOYMENT_VERSION: Final = 3
 #: How deep a baseline may nest; ARM's documents stay far below, and the comparison recurses.
 MAX_STATE_DEPTH: Final = 64
+#: The largest baseline read. This program's deployed resources take 2.4 KB each in a state export
+#: (tests/iac/fixtures/state/prod.json: 104 KB, 44 resources), so 64 MiB holds some 28,000 of them.
+MAX_BASELINE_BYTES: Final = 64 * 1024 * 1024
+#: How many levels of parents a resource may sit under (its own level included). Pulumi programs nest
+#: components a few levels deep (this one: 3); a state's URN carries every level's type.
+MAX_PARENT_DEPTH: Final = 64
 #: Pulumi's marker for special values in state (`resource.SigKey`) and the one for secrets.
 _SIG_KEY: Final = "4dabf18193072939515e22adb298388d"
 _SECRET_SIG: Final = "1b47061264138c4ac30d75fd1eb44270"
@@ -54,6 +72,8 @@ class _Reader:
 
     def __init__(self, path: Path | str) -> None:
         self.path = path
+        #: (project, stack) every URN of the document must name, once known.
+        self.home: tuple[str, str] | None = None
 
     def fail(self, where: str, problem: str) -> BaselineError:
         return BaselineError(f"--baseline {self.path}: {where}: {problem}")
@@ -72,19 +92,93 @@ class _Reader:
         return None if value is None else self.expect(value, str, f"{where}.{key}", "a string")
 
     def urn(self, value: Any, where: str) -> str:
-        if not isinstance(value, str) or parse_urn(value) is None:
+        """A URN Pulumi could have written, of any stack (an alias may name another)."""
+        if not isinstance(value, str):
             raise self.fail(
                 where, f"expected a Pulumi URN (urn:pulumi:STACK::PROJECT::TYPE::NAME), got {_describe(value)}"
             )
+        problem = urn_problem(value)
+        if problem is not None:
+            raise self.fail(where, problem)
         return value
 
-    def urns(self, value: Any, where: str) -> tuple[str, ...]:
+    def reference(self, value: Any, where: str) -> str:
+        """A URN of this document's stack: its own, a parent, a dependency, a provider reference."""
+        urn = self.urn(value, where)
+        stack, project, _type, _name = parse_urn(urn)  # type: ignore[misc]
+        if self.home is not None and (project, stack) != self.home:
+            raise self.fail(where, f"of stack {project}/{stack}, not the document's {self.home[0]}/{self.home[1]}")
+        return urn
+
+    def urns(self, value: Any, where: str, *, any_stack: bool = False) -> tuple[str, ...]:
         self.expect(value, list, where, "a list of URNs")
-        return tuple(self.urn(item, f"{where}[{i}]") for i, item in enumerate(value))
+        read = self.urn if any_stack else self.reference
+        return tuple(read(item, f"{where}[{i}]") for i, item in enumerate(value))
 
     def urn_map(self, value: Any, where: str) -> dict[str, tuple[str, ...]]:
         self.expect(value, dict, where, "an object of property name -> list of URNs")
         return {key: self.urns(urns, f"{where}.{key}") for key, urns in value.items()}
+
+    def parent(self, entry: Mapping[str, Any], where: str) -> str | None:
+        value = entry.get("parent")
+        return None if value in (None, "") else self.reference(value, f"{where}.parent")
+
+    def provider(self, entry: Mapping[str, Any], where: str) -> str | None:
+        """A provider reference, `<provider URN>::<id>`: a URN whose name holds the id."""
+        value = entry.get("provider")
+        return None if value in (None, "") else self.reference(value, f"{where}.provider")
+
+
+class _Urns:
+    """Each URN a document names a resource by, once: the engine's snapshot check allows a repeat only
+    for copies pending deletion (`delete: true`)."""
+
+    def __init__(self, reader: _Reader, prefix: str) -> None:
+        self.reader = reader
+        self.prefix = prefix
+        self.first: dict[str, int] = {}
+
+    def claim(self, urn: str, index: int) -> None:
+        first = self.first.setdefault(urn, index)
+        if first != index:
+            raise self.reader.fail(
+                f"{self.prefix}[{index}].urn",
+                f"duplicate of {self.prefix}[{first}] (a URN names one resource; only copies pending deletion repeat it)",
+            )
+
+
+def _resource_name(urn: str) -> str:
+    name = (parse_urn(urn) or ("", "", "", urn))[3]
+    return name if len(name) <= 40 else name[:37] + "..."
+
+
+def _check_parents(reader: _Reader, links: Sequence[tuple[str, str | None, str]]) -> None:
+    """`(urn, parent, where)` of each resource: no parent cycle and no resource more than `MAX_PARENT_DEPTH`
+    levels deep. Each resource's level is found once (a walk stops at the first ancestor already known), so
+    this is linear in the resources however deep their chains."""
+    parent_of = {urn: parent for urn, parent, _where in links}
+    level: dict[str, int] = {}
+    for urn, _parent, where in links:
+        path: list[str] = []
+        on_path: set[str] = set()
+        cursor: str | None = urn
+        while cursor is not None and cursor in parent_of and cursor not in level:
+            if cursor in on_path:
+                cycle = [*path[path.index(cursor) :], cursor]
+                names = [_resource_name(u) for u in cycle]
+                shown = names if len(names) <= 5 else [*names[:3], "...", names[-1]]
+                raise reader.fail(f"{where}.parent", f"a parent cycle ({' -> '.join(shown)})")
+            on_path.add(cursor)
+            path.append(cursor)
+            cursor = parent_of[cursor]
+        base = level.get(cursor, 0) if cursor is not None else 0
+        for offset, known in enumerate(reversed(path), start=1):
+            level[known] = base + offset
+        if level[urn] > MAX_PARENT_DEPTH:
+            raise reader.fail(
+                f"{where}.parent",
+                f"nested more than {MAX_PARENT_DEPTH} levels deep (a chain of parents; Pulumi programs nest a few)",
+            )
 
 
 def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
@@ -108,20 +202,48 @@ def _plan_value_from_state(value: Any) -> Any:
     """A state value as the plan holds it: secrets masked as the render masks them."""
     if isinstance(value, dict):
         if value.get(_SIG_KEY) == _SECRET_SIG:
-            return "[secret]"
+            return SECRET_MASK
         return {k: _plan_value_from_state(v) for k, v in value.items() if k != "__provider"}
     if isinstance(value, list):
         return [_plan_value_from_state(v) for v in value]
     return value
 
 
+#: What a file that is not a regular one is, for the refusal (`stat.S_IS*`).
+_FILE_KINDS: Final = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _read_text(path: Path | str) -> str:
+    """The file's text: a regular file (`/dev/zero` or a FIFO never ends) of at most `MAX_BASELINE_BYTES`,
+    both checked before a byte is read (and the size again while reading, should the file grow)."""
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            kind = next((what for test, what in _FILE_KINDS if test(info.st_mode)), "not a file")
+            raise BaselineError(f"--baseline {path}: not a regular file ({kind}); expected a JSON file")
+        if info.st_size > MAX_BASELINE_BYTES:
+            raise BaselineError(
+                f"--baseline {path}: {info.st_size} bytes, more than a baseline may hold ({MAX_BASELINE_BYTES})"
+            )
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_BASELINE_BYTES + 1)
+        if len(data) > MAX_BASELINE_BYTES:
+            raise BaselineError(f"--baseline {path}: more than a baseline may hold ({MAX_BASELINE_BYTES} bytes)")
+        return data.decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BaselineError(f"--baseline {path}: not readable ({getattr(exc, 'strerror', None) or exc})") from None
+
+
 def read_baseline(path: Path | str) -> Plan:
     """The baseline in `path` as a plan, whichever format it is in; one-line `BaselineError` otherwise."""
     reader = _Reader(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BaselineError(f"--baseline {path}: not readable ({getattr(exc, 'strerror', None) or exc})") from None
+    text = _read_text(path)
     try:
         document = json.loads(text)
     except RecursionError:
@@ -159,17 +281,20 @@ def _from_deployment(document: Mapping[str, Any], reader: _Reader) -> Plan:
     deployment = reader.expect(document.get("deployment"), dict, "deployment", "an object")
     reader.expect(deployment.get("manifest"), dict, "deployment.manifest", "an object")
     entries = reader.expect(deployment.get("resources", []), list, "deployment.resources", "a list")
-    stack = project = None
     resources: list[PlannedResource] = []
     outputs: dict[str, Any] = {}
+    claimed = _Urns(reader, "deployment.resources")
+    links: list[tuple[str, str | None, str]] = []  # (urn, parent, where) of every entry not pending deletion
+    chains: list[tuple[str, str, str | None, str]] = []  # (where, qualified type, parent, type) of the same
     for index, entry in enumerate(entries):
         where = f"deployment.resources[{index}]"
         reader.expect(entry, dict, where, "an object")
         urn = reader.urn(entry.get("urn"), f"{where}.urn")
         own_stack, own_project, qualified, name = parse_urn(urn)  # type: ignore[misc]
-        if stack is None:
-            stack, project = own_stack, own_project
-        elif (own_stack, own_project) != (stack, project):
+        if reader.home is None:
+            reader.home = (own_project, own_stack)
+        elif (own_project, own_stack) != reader.home:
+            project, stack = reader.home
             raise reader.fail(
                 f"{where}.urn", f"stack {own_project}/{own_stack} differs from the rest ({project}/{stack})"
             )
@@ -184,20 +309,22 @@ def _from_deployment(document: Mapping[str, Any], reader: _Reader) -> Plan:
             key: reader.boolean(entry, key, where)
             for key in ("custom", "protect", "retainOnDelete", "delete", "external")
         }
-        parent = entry.get("parent")
-        parent = None if parent in (None, "") else reader.urn(parent, f"{where}.parent")
-        provider = reader.optional_str(entry, "provider", where)
+        parent = reader.parent(entry, where)
+        provider = reader.provider(entry, where)
         reader.optional_str(entry, "id", where)
         dependencies = reader.urns(entry.get("dependencies", []), f"{where}.dependencies")
         property_dependencies = reader.urn_map(entry.get("propertyDependencies", {}), f"{where}.propertyDependencies")
-        reader.urns(entry.get("aliases", []), f"{where}.aliases")
+        reader.urns(entry.get("aliases", []), f"{where}.aliases", any_stack=True)  # an alias may name another stack
+        if flags["delete"]:
+            continue  # a replaced resource's old copy awaiting deletion: it shares the URN of its replacement
+        claimed.claim(urn, index)
+        links.append((urn, parent, where))
+        chains.append((where, qualified, parent, type_))
         if type_ == ROOT_STACK_TYPE:
             outputs = _plan_value_from_state(state_outputs)
             continue
-        if flags["delete"] or (type_.startswith("pulumi:providers:") and name.startswith("default")):
-            # A replaced resource's old copy awaiting deletion, and the engine's default providers:
-            # neither is something the program registers.
-            continue
+        if type_.startswith("pulumi:providers:") and name.startswith("default"):
+            continue  # the engine's default providers: nothing the program registers
         root = parent is not None and (parse_urn(parent) or ("", "", ""))[2] == ROOT_STACK_TYPE
         resources.append(
             PlannedResource(
@@ -212,9 +339,26 @@ def _from_deployment(document: Mapping[str, Any], reader: _Reader) -> Plan:
                 protect=flags["protect"],
                 retain_on_delete=flags["retainOnDelete"],
                 provider=provider,
+                external=flags["external"],
             )
         )
-    return Plan(project=project or "", stack=stack or "", resources=tuple(resources), outputs=outputs)
+    _check_parents(reader, links)
+    for where, qualified, parent, type_ in chains:
+        _check_engine_urn(reader, where, qualified, parent, type_)
+    project, stack = reader.home or ("", "")
+    return Plan(project=project, stack=stack, resources=tuple(resources), outputs=outputs)
+
+
+def _check_engine_urn(reader: _Reader, where: str, qualified: str, parent: str | None, type_: str) -> None:
+    """A state's URN is the one the engine made under its parent (`resource.NewURN`): the parent's type chain
+    (none under the root stack), `$`, its own type. Checked against the parent's URN alone: no chain is walked."""
+    above = (parse_urn(parent) or ("", "", ""))[2] if parent is not None else ""
+    expected = type_ if above in ("", ROOT_STACK_TYPE) else f"{above}${type_}"
+    if qualified != expected:
+        raise reader.fail(
+            f"{where}.urn",
+            "not the URN Pulumi makes under its parent (the parent's type chain, then its own type, joined by $)",
+        )
 
 
 # --- pairedbus plan --json ------------------------------------------------------------------
@@ -225,13 +369,14 @@ def _from_plan(document: Mapping[str, Any], reader: _Reader) -> Plan:
     stack = reader.expect(document.get("stack"), str, "stack", "the stack name")
     entries = reader.expect(document.get("resources"), list, "resources", "a list")
     outputs = reader.expect(document.get("outputs", {}), dict, "outputs", "an object")
+    reader.home = (project, stack)
+    claimed = _Urns(reader, "resources")
     resources = []
     for index, entry in enumerate(entries):
         where = f"resources[{index}]"
         reader.expect(entry, dict, where, "an object")
-        urn = reader.urn(entry.get("urn"), f"{where}.urn")
-        parent = entry.get("parent")
-        provider = entry.get("provider")
+        urn = reader.reference(entry.get("urn"), f"{where}.urn")
+        claimed.claim(urn, index)
         aliases = entry.get("aliases", 0)
         reader.expect(aliases, int, f"{where}.aliases", "a count")
         specs = reader.expect(entry.get("alias_specs", []), list, f"{where}.alias_specs", "a list")
@@ -244,18 +389,20 @@ def _from_plan(document: Mapping[str, Any], reader: _Reader) -> Plan:
                 name=reader.expect(entry.get("name"), str, f"{where}.name", "a string"),
                 inputs=reader.expect(entry.get("inputs", {}), dict, f"{where}.inputs", "an object"),
                 custom=reader.boolean(entry, "custom", where),
-                parent=None if parent is None else reader.urn(parent, f"{where}.parent"),
+                parent=reader.parent(entry, where),
                 dependencies=reader.urns(entry.get("dependencies", []), f"{where}.dependencies"),
                 property_dependencies=reader.urn_map(
                     entry.get("property_dependencies", {}), f"{where}.property_dependencies"
                 ),
                 protect=reader.boolean(entry, "protect", where),
                 retain_on_delete=reader.boolean(entry, "retain_on_delete", where),
-                provider=None if provider is None else reader.expect(provider, str, f"{where}.provider", "a string"),
+                provider=reader.provider(entry, where),
                 aliases=aliases,
                 alias_specs=tuple(dict(spec) for spec in specs),
+                external=reader.boolean(entry, "external", where),
             )
         )
+    _check_parents(reader, [(r.urn, r.parent, f"resources[{i}]") for i, r in enumerate(resources)])
     return Plan(project=project, stack=stack, resources=tuple(resources), outputs=outputs)
 
 

@@ -18,12 +18,18 @@ child name that starts with the parent's name.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from pairedbus.plans.model import Plan, PlannedResource
 
 ROOT_STACK_TYPE: Final = "pulumi:pulumi:Stack"
+#: What a stack or project name may hold (Pulumi's `tokens.ValidateProjectName` and stack-name rule:
+#: "alphanumerics, hyphens, underscores, and periods", at most 100 characters).
+_NAME_TOKEN: Final = re.compile(r"[A-Za-z0-9_.-]{1,100}")
+#: C0 controls, DEL and C1 controls: a URN holding one was not written by Pulumi, and would reach a terminal.
+_CONTROL: Final = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def parse_urn(urn: str) -> tuple[str, str, str, str] | None:
@@ -38,6 +44,29 @@ def parse_urn(urn: str) -> tuple[str, str, str, str] | None:
         return None
     stack, project, qualified, name = parts
     return stack, project, qualified, name
+
+
+def urn_problem(urn: str) -> str | None:
+    """Why Pulumi would never write `urn`, or None: a control character anywhere, not the shape
+    `urn:pulumi:STACK::PROJECT::TYPE::NAME`, a stack or project name Pulumi refuses, or an empty type in the
+    parent chain (`a:b:C$$d:e:F`)."""
+    control = _CONTROL.search(urn)
+    if control:
+        return f"a control character (U+{ord(control.group()):04X}) in the URN, which Pulumi never writes"
+    parsed = parse_urn(urn)
+    if parsed is None:
+        return f"expected a Pulumi URN (urn:pulumi:STACK::PROJECT::TYPE::NAME), got {_shown(urn)}"
+    stack, project, qualified, _name = parsed
+    for what, value in (("stack", stack), ("project", project)):
+        if not _NAME_TOKEN.fullmatch(value):
+            return f"{what} {_shown(value)} is not a Pulumi {what} name (letters, digits, -, _, .; at most 100)"
+    if not all(qualified.split("$")):
+        return f"an empty type in the type chain {_shown(qualified)}"
+    return None
+
+
+def _shown(text: str) -> str:
+    return repr(text if len(text) <= 60 else text[:57] + "...")
 
 
 def make_urn(stack: str, project: str, parent_qualified: str | None, type_: str, name: str) -> str:

@@ -258,11 +258,16 @@ def format_violations(violations: Sequence[Violation]) -> list[str]:
 # --- The gate as `pairedbus plan` applies it ------------------------------------------------
 
 
+#: How a change that never fails the gate is introduced: a retained resource stays in Azure, unmanaged; a
+#: read one (`external`) is only dropped from the state.
+_NOTE_LABELS = {"retain": "retained", "forget": "note"}
+
+
 @dataclass(frozen=True)
 class GateResult:
     """Violations of the pack and changes against a baseline (`plans.baseline`); exit 1 on a
     mandatory violation, or on a replacement, deletion or lowered protection whose kind was not
-    allowed. Retained resources are reported and never fail."""
+    allowed. Retained resources, and read ones Pulumi forgets, are reported and never fail."""
 
     violations: tuple[Violation, ...]
     changes: tuple[BaselineChange, ...] = ()
@@ -287,7 +292,7 @@ class GateResult:
         from pairedbus.plans.baseline import FLAGS
 
         if not change.blocking:
-            return f"{change.kind}ed: {change.message}"
+            return f"{_NOTE_LABELS[change.kind]}: {change.message}"
         if change.kind in self.allowed:
             return f"allowed: {change.message}"
         return f"blocked: {change.message} (pass {FLAGS[change.kind]} to accept)"
@@ -307,9 +312,10 @@ class GateResult:
             count = sum(c.kind == kind for c in self.changes)
             if count:
                 summary += f", {count} {label}" + (" (allowed)" if kind in self.allowed else "")
-        retained = sum(c.kind == "retain" for c in self.changes)
-        if retained:
-            summary += f", {retained} retained"
+        for kind, label in (("retain", "retained"), ("forget", "forgotten")):
+            count = sum(c.kind == kind for c in self.changes)
+            if count:
+                summary += f", {count} {label}"
         return [*out, summary + (" - FAILED" if self.exit_code else " - passed")]
 
     def to_json(self) -> dict[str, Any]:

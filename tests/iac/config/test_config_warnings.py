@@ -1,5 +1,6 @@
-"""Warnings of a valid stack config: a location the region table lacks is deployed anyway (ARM decides), with one
-line naming the key; inside a Pulumi program each warning goes to the engine once."""
+"""Warnings of a valid stack config: a location the region table lacks, in a stack that marks it as new
+(`allowUnknownRegion: true`), is deployed anyway (ARM decides), with one line naming the key; inside a Pulumi
+program each warning goes to the engine once."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ def test_a_config_in_the_table_has_no_warnings(config_dict: dict[str, Any]) -> N
 def test_each_location_outside_the_table_is_one_line_naming_its_key(config_dict: dict[str, Any]) -> None:
     config_dict["secondary"]["location"] = "newzealandnorth2"
     config_dict["syphon"]["location"] = "Mars Central"
+    config_dict["allowUnknownRegion"] = True  # refused otherwise (tests/iac/config/test_regions.py)
     assert config_warnings(parse_stack_config(config_dict)) == [
         "pairedbus:secondary.location: 'newzealandnorth2' is not in pairedbus's region table (as of 2025-09-23); "
         "deploying it anyway, ARM decides whether the region exists (did you mean newzealandnorth?)",

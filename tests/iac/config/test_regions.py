@@ -1,6 +1,7 @@
 """Every Azure region ARM accepts (issue 19, item 4): the project's own region table, retired regions
-refused with the reason, display names normalised, a region-shaped name the table lacks a warning
-naming the table, and suggestions only within the name's geography."""
+refused with the reason, display names normalised, suggestions only within the name's geography; and
+(issue 35, item 5) a region-shaped name the table lacks refused with a did-you-mean unless the stack marks
+it as new (`allowUnknownRegion: true`, then a warning naming the table), and every region in one cloud."""
 
 from __future__ import annotations
 
@@ -102,8 +103,14 @@ def test_every_display_name_in_the_table_normalises_to_its_name() -> None:
     assert all(normalise_region(r.display_name) == r.name for r in REGIONS)
 
 
-def test_a_region_shaped_name_the_table_lacks_is_a_warning_naming_the_table(values) -> None:
-    config = parse_stack_config(_with_location(values, "Denmark East"))
+def test_a_region_shaped_name_the_table_lacks_is_refused_unless_marked_as_new(values) -> None:
+    with pytest.raises(StackConfigError) as caught:
+        parse_stack_config(_with_location(values, "Denmark East"))
+    assert caught.value.problems == [
+        "pairedbus:primary.location: expected a region of pairedbus's region table (as of 2025-09-23), got "
+        "'denmarkeast'; if it is a region newer than the table, set pairedbus:allowUnknownRegion: true"
+    ]
+    config = parse_stack_config({**_with_location(values, "Denmark East"), "allowUnknownRegion": True})
     assert config.primary.location == "denmarkeast"  # deployed as ARM's name: ARM decides
     assert config_warnings(config) == [
         "pairedbus:primary.location: 'denmarkeast' is not in pairedbus's region table (as of 2025-09-23); "
@@ -111,16 +118,74 @@ def test_a_region_shaped_name_the_table_lacks_is_a_warning_naming_the_table(valu
     ]
 
 
-def test_a_misspelt_region_is_a_warning_with_a_suggestion_of_its_geography(values) -> None:
+def test_a_misspelt_region_is_refused_with_a_suggestion_of_its_geography(values) -> None:
+    """`northeurop` passed `plan` with exit 0 (a warning only)."""
     changed = _with_location(values, "northeurop", role="secondary")
     changed["syphon"] = {**changed["syphon"], "location": "West Mars"}
-    warnings = config_warnings(parse_stack_config(changed))
+    with pytest.raises(StackConfigError) as caught:
+        parse_stack_config(changed)
+    assert caught.value.problems == [
+        "pairedbus:secondary.location: expected a region of pairedbus's region table (as of 2025-09-23), got "
+        "'northeurop' (did you mean northeurope?); if it is a region newer than the table, set "
+        "pairedbus:allowUnknownRegion: true",
+        "pairedbus:syphon.location: expected a region of pairedbus's region table (as of 2025-09-23), got "
+        "'westmars'; if it is a region newer than the table, set pairedbus:allowUnknownRegion: true",
+    ]
+    warnings = config_warnings(parse_stack_config({**changed, "allowUnknownRegion": True}))
     assert warnings == [
         "pairedbus:secondary.location: 'northeurop' is not in pairedbus's region table (as of 2025-09-23); "
         "deploying it anyway, ARM decides whether the region exists (did you mean northeurope?)",
         "pairedbus:syphon.location: 'westmars' is not in pairedbus's region table (as of 2025-09-23); "
         "deploying it anyway, ARM decides whether the region exists",
     ]
+
+
+def test_allow_unknown_region_is_a_boolean(values) -> None:
+    with pytest.raises(StackConfigError) as caught:
+        parse_stack_config({**values, "allowUnknownRegion": "true"})
+    [line] = caught.value.problems
+    assert line.startswith("pairedbus:allowUnknownRegion: ")
+
+
+@pytest.mark.parametrize(
+    ("role", "location", "line"),
+    [
+        (
+            "secondary",
+            "usgovvirginia",
+            "pairedbus:secondary.location: expected a region of the primary's cloud, got 'usgovvirginia' "
+            "(Azure Government) beside primary.location 'westeurope' (Azure public cloud); a stack deploys "
+            "to one cloud",
+        ),
+        (
+            "secondary",
+            "China North 3",
+            "pairedbus:secondary.location: expected a region of the primary's cloud, got 'chinanorth3' "
+            "(Azure China) beside primary.location 'westeurope' (Azure public cloud); a stack deploys to one cloud",
+        ),
+        (
+            "syphon",
+            "usgovtexas",
+            "pairedbus:syphon.location: expected a region of the primary's cloud, got 'usgovtexas' "
+            "(Azure Government) beside primary.location 'westeurope' (Azure public cloud); a stack deploys "
+            "to one cloud",
+        ),
+    ],
+)
+def test_a_pair_across_clouds_is_refused_in_one_line_naming_both_fields(values, role, location, line) -> None:
+    """`westeurope` with `usgovvirginia` passed `plan` with exit 0."""
+    changed = copy.deepcopy(values)
+    changed[role] = {**changed[role], "location": location}
+    with pytest.raises(StackConfigError) as caught:
+        parse_stack_config(changed)
+    assert caught.value.problems == [line]
+
+
+def test_a_pair_within_a_sovereign_cloud_is_accepted(values) -> None:
+    changed = _with_location(_with_location(values, "usgovvirginia"), "usgovtexas", role="secondary")
+    changed["syphon"] = {**changed["syphon"], "location": "usgovarizona"}
+    config = parse_stack_config(changed)
+    assert (config.primary.location, config.secondary.location) == ("usgovvirginia", "usgovtexas")
 
 
 @pytest.mark.parametrize("location", ["mars", "west-europe", "eu", "westeurope!", "12east"])

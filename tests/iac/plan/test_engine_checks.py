@@ -194,7 +194,8 @@ def test_plan_stops_on_a_duplicate_urn_like_on_any_user_error(project_copy: Path
 
 def test_plan_prints_the_programs_warnings_once(project_copy: Path, capsys) -> None:
     stack = project_copy / "stacks" / "Pulumi.dev.yaml"
-    stack.write_text(stack.read_text().replace("location: northeurope", "location: Denmark East"))
+    text = stack.read_text().replace("location: northeurope", "location: Denmark East")
+    stack.write_text(text.replace("config:\n", "config:\n  pairedbus:allowUnknownRegion: true\n", 1))  # a new region
     assert main(["plan", "dev", "--project-dir", str(project_copy)]) == 0
     warnings = [line for line in capsys.readouterr().out.splitlines() if line.startswith("warning:")]
     assert warnings == [

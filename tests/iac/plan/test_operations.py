@@ -66,3 +66,19 @@ def test_the_tree_marks_each_resource_and_shows_deleted_ones() -> None:
     console.print(plan_tree(current, ops, deleted))
     text = console.export_text()
     assert "+  Queue new" in text and "-  Queue gone" in text and "   Queue kept" in text
+
+
+def test_a_read_resource_leaving_the_program_is_discarded_not_deleted() -> None:
+    """Pulumi's `OpReadDiscard` ("discard", shown as `<`): the state forgets a resource the program only read."""
+    from dataclasses import replace
+
+    from rich.console import Console
+
+    baseline = Plan("pairedbus", "dev", (replace(_queue("read"), external=True), _queue("kept")))
+    current = Plan("pairedbus", "dev", (_queue("kept"),))
+    ops, deleted = operations(baseline, current)
+    assert [r.name for r in deleted] == ["queue-read"] and ops[deleted[0].urn] == "discard"
+    assert summary(current, ops).endswith("; 1 to discard, 1 to same")
+    console = Console(width=120, color_system=None, record=True)
+    console.print(plan_tree(current, ops, deleted))
+    assert "<  Queue read" in console.export_text()

@@ -59,6 +59,9 @@ class PairedNamespaceArgs(TypedDict):
     """Topics of the primary namespace, with their subscriptions."""
     tags: NotRequired[dict[str, pulumi.Input[str]]]
     """Tags for every resource (each value may be an output of another resource)."""
+    allow_unknown_region: NotRequired[bool]
+    """A location pairedbus's region table lacks is a region newer than the table: deployed with a warning
+    instead of refused (default false: refused, with the closest region of its geography)."""
     production: NotRequired[bool]
     """Also protect every resource whose loss would stop or lose messages (backlog queues are retained instead);
     only ever adds to the `protect` resource option."""

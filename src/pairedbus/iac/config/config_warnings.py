@@ -22,14 +22,15 @@ if TYPE_CHECKING:
 _LOGGED: weakref.WeakKeyDictionary[object, set[str]] = weakref.WeakKeyDictionary()
 
 
-def _locations(config: StackConfig) -> Iterator[tuple[str, str | None]]:
+def configured_locations(config: StackConfig) -> Iterator[tuple[str, str | None]]:
+    """Each location the stack names, with its key path (the syphon's is None when it follows the primary)."""
     yield "primary.location", config.primary.location
     yield "secondary.location", config.secondary.location
     yield "syphon.location", config.syphon.location
 
 
 def regions_not_in_the_table(config: StackConfig) -> Iterator[str]:
-    for path, location in _locations(config):
+    for path, location in configured_locations(config):
         if location is not None and region(location) is None:
             yield not_in_table_warning(path, location)
 

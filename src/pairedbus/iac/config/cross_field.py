@@ -8,7 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 from pairedbus import contract, durations
 from pairedbus.iac.config import limits
+from pairedbus.iac.config.config_warnings import configured_locations
 from pairedbus.iac.config.forwarding import FORWARDING_RULES
+from pairedbus.iac.config.keys import CONFIG_NAMESPACE
+from pairedbus.iac.config.regions import cloud_name, region, unknown_region_problem
 from pairedbus.rules.namespace import normalise_region
 
 if TYPE_CHECKING:
@@ -50,6 +53,30 @@ def premium_capacity_divides_into_partitions(config: StackConfig) -> Iterator[st
 def pair_spans_two_regions(config: StackConfig) -> Iterator[str]:
     if normalise_region(config.primary.location) == normalise_region(config.secondary.location):
         yield f"secondary.location: expected a region other than the primary's ({config.primary.location!r})"
+
+
+def regions_in_the_table(config: StackConfig) -> Iterator[str]:
+    """A region-shaped name the table lacks (`northeurop`) is far more often a typo than a new region: refused
+    with a did-you-mean unless the stack says it is new (`allowUnknownRegion: true`, then a warning)."""
+    if config.allow_unknown_region:
+        return
+    for path, location in configured_locations(config):
+        if location is not None and region(location) is None:
+            yield unknown_region_problem(path, location, f"{CONFIG_NAMESPACE}:allowUnknownRegion")
+
+
+def regions_in_one_cloud(config: StackConfig) -> Iterator[str]:
+    """A stack deploys through one provider to one cloud: every region the table knows is in the primary's."""
+    primary = region(config.primary.location)
+    if primary is None:
+        return
+    for path, location in configured_locations(config):
+        other = region(location) if location is not None and path != "primary.location" else None
+        if other is not None and other.cloud != primary.cloud:
+            yield (
+                f"{path}: expected a region of the primary's cloud, got {other.name!r} ({cloud_name(other)}) beside "
+                f"primary.location {primary.name!r} ({cloud_name(primary)}); a stack deploys to one cloud"
+            )
 
 
 def pair_is_two_namespaces(config: StackConfig) -> Iterator[str]:
@@ -354,6 +381,8 @@ CROSS_FIELD_RULES: tuple[Rule, ...] = (
     standard_has_no_messaging_units,
     premium_capacity_divides_into_partitions,
     pair_spans_two_regions,
+    regions_in_the_table,
+    regions_in_one_cloud,
     pair_is_two_namespaces,
     resource_groups_created_once,
     secondary_holds_the_backlog,

@@ -14,7 +14,8 @@ Sources, as published (read 2026-11-23):
   its customers moved to Germany West Central and Germany North.
 
 The table is a snapshot: Azure opens regions faster than any package is released. A well-formed name
-that is not here is therefore a warning, not an error (ARM has the last word); see `regions.py`.
+that is not here is refused unless the stack marks it as new (`allowUnknownRegion: true`), and then
+deployed with a warning (ARM has the last word); see `regions.py`.
 """
 
 from __future__ import annotations
@@ -26,6 +27,14 @@ from typing import Final
 TABLE_NAME: Final = "pairedbus's region table"
 #: The date of the newest source the table was checked against (Microsoft Learn's ms.date).
 TABLE_AS_OF: Final = "2025-09-23"
+
+
+#: The clouds a region belongs to, as `az cloud list` names them, and as a line names them for a person.
+CLOUD_NAMES: Final[dict[str, str]] = {
+    "AzureCloud": "Azure public cloud",
+    "AzureUSGovernment": "Azure Government",
+    "AzureChinaCloud": "Azure China",
+}
 
 
 @dataclass(frozen=True)

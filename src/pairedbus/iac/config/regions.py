@@ -5,10 +5,14 @@ both normalise to the name: lower case, no spaces. Then:
 - a name in the table is accepted;
 - a retired name (`germanycentral`) is refused with the reason;
 - a name of a region's shape (letters, then digits, holding a compass word such as `east` or
-  `central`, as every Azure region name does) that the table lacks is accepted with a *warning*
-  naming the table: Azure opens regions faster than this package is released, and ARM has the
-  last word;
+  `central`, as every Azure region name does) that the table lacks is refused with a did-you-mean
+  (`unknown_region_problem`: `northeurop` is a typo far more often than a new region) unless the stack
+  marks it as new (`allowUnknownRegion: true`): Azure opens regions faster than this package is
+  released, and ARM has the last word, so it is then deployed with a *warning* naming the table;
 - anything else (`mars`, `west-europe`) is refused.
+
+Every region of a stack is in one cloud (public Azure, Azure Government, Azure China: `AzureRegion.cloud`):
+a stack deploys through one provider to one cloud, so `westeurope` beside `usgovvirginia` is refused.
 
 A "did you mean" suggestion is offered only for a close name *in the same geography*: the geography is
 read from the name's place (`austria` in `austriaeast`), so `austriaeast` is never taken for
@@ -21,7 +25,7 @@ import difflib
 import re
 from functools import cache
 
-from pairedbus.iac.config.region_table import REGIONS, RETIRED, TABLE_AS_OF, TABLE_NAME, AzureRegion
+from pairedbus.iac.config.region_table import CLOUD_NAMES, REGIONS, RETIRED, TABLE_AS_OF, TABLE_NAME, AzureRegion
 from pairedbus.rules.namespace import normalise_region
 
 #: The compass words every Azure region name holds, around its place (`south` `africa` `north`).
@@ -67,6 +71,22 @@ def not_in_table_warning(path: str, value: str) -> str:
         f"{path}: {normalise_region(value)!r} is not in {TABLE_NAME} (as of {TABLE_AS_OF}); deploying it anyway, "
         "ARM decides whether the region exists" + (f" (did you mean {hint}?)" if hint else "")
     )
+
+
+def unknown_region_problem(path: str, value: str, marker: str) -> str:
+    """The refusal of a region-shaped name the table lacks, with a suggestion of its geography, and how to mark
+    a region newer than the table (`marker`: the config key that does)."""
+    hint = closest_region(value)
+    return (
+        f"{path}: expected a region of {TABLE_NAME} (as of {TABLE_AS_OF}), got {normalise_region(value)!r}"
+        + (f" (did you mean {hint}?)" if hint else "")
+        + f"; if it is a region newer than the table, set {marker}: true"
+    )
+
+
+def cloud_name(entry: AzureRegion) -> str:
+    """The cloud a region is in, as a person reads it (`Azure Government`)."""
+    return CLOUD_NAMES.get(entry.cloud, entry.cloud)
 
 
 def _place(name: str) -> str:

@@ -243,6 +243,9 @@ class StackConfig(_Model):
 
     #: Protects every stateful resource and requires publicNetworkAccess Disabled.
     production: bool = False
+    #: true: a region-shaped location that pairedbus's region table lacks is a region newer than the table, deployed
+    #: with a warning (ARM decides); false (default): it is refused with the closest region of its geography.
+    allow_unknown_region: bool = False
     resource_groups: ResourceGroupsConfig
     primary: NamespaceConfig
     secondary: NamespaceConfig

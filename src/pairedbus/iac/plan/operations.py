@@ -1,8 +1,10 @@
 """What `pulumi up` would do to each resource, judged offline against a baseline plan.
 
 Matched as the engine matches them (`urns.match_old`: by URN, then by alias): unmatched new ->
-create, unmatched old -> delete, a create-only input changed -> replace, any other input changed
--> update, else same. Inputs not known offline (None) are no evidence of a change.
+create, unmatched old -> delete (or discard, for a resource the program only read: Pulumi's
+`read-discard` step forgets it and deletes nothing), a create-only input changed -> replace, any
+other input changed -> update, else same. Inputs not known offline (None, or a secret's mask) are no
+evidence of a change.
 """
 
 from __future__ import annotations
@@ -38,5 +40,5 @@ def operations(baseline: Plan, current: Plan) -> tuple[dict[str, str], tuple[Pla
         if old is not None:
             claimed.add(old.urn)
     deleted = tuple(e for e in old_engine.resources if e.urn not in claimed)
-    ops.update({r.urn: "delete" for r in deleted if r.urn not in ops})
+    ops.update({r.urn: "discard" if r.external else "delete" for r in deleted if r.urn not in ops})
     return ops, deleted

@@ -35,7 +35,7 @@ from pairedbus.iac.plan.mocks import (  # noqa: F401 - PlanMocks and its fake id
     FAKE_TENANT_ID,
     PlanMocks,
 )
-from pairedbus.plans.model import Plan, PlannedResource
+from pairedbus.plans.model import SECRET_MASK, Plan, PlannedResource
 from pairedbus.plans.urns import alias_spec_json
 from pairedbus.sdk import is_pulumi_secret, pulumi_sync_await
 
@@ -126,7 +126,7 @@ def _plan_value_from_engine(value: Any) -> Any:
     """Unknowns become None and secrets are masked, so the plan is plain JSON."""
     if isinstance(value, Mapping):
         if is_pulumi_secret(value):
-            return "[secret]"
+            return SECRET_MASK
         return {k: _plan_value_from_engine(v) for k, v in value.items() if k != "__provider"}
     if isinstance(value, list | tuple):
         return [_plan_value_from_engine(v) for v in value]

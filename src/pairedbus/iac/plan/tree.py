@@ -39,6 +39,7 @@ OPERATIONS: Mapping[str, tuple[str, str]] = {
     "update": ("~", "yellow"),
     "replace": ("+-", "magenta"),
     "delete": ("-", "red"),
+    "discard": ("<", "red"),  # a read resource leaving the program: forgotten, not deleted (`read-discard`)
     "same": (" ", "dim"),
 }
 
@@ -99,7 +100,7 @@ def plan_tree(
     plan: Plan, operations: Mapping[str, str] | None = None, deleted: tuple[PlannedResource, ...] = ()
 ) -> Tree:
     """The stack's resources under their components; `operations` maps URN -> create, update,
-    replace, delete or same; `deleted` are baseline resources the plan no longer has."""
+    replace, delete, discard or same; `deleted` are baseline resources the plan no longer has."""
     resources = (*plan.resources, *deleted)
     known = {r.urn for r in resources}
     children: dict[str | None, list[PlannedResource]] = {}
