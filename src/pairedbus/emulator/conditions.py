@@ -29,7 +29,7 @@ from azure.servicebus.exceptions import (
     SessionLockLostError,
 )
 
-from pairedbus.emulator.codec import Symbol
+from pairedbus.emulator.codec import Described, Symbol, ULong
 
 __all__ = [
     "AUTH_FAILED",
@@ -53,6 +53,8 @@ DECODE_ERROR = "amqp:decode-error"
 INTERNAL_ERROR = "amqp:internal-error"
 DEAD_LETTER = "com.microsoft:dead-letter"
 CONNECTION_FORCED = "amqp:connection:forced"
+#: The descriptor of an AMQP error (part 2, 2.8.14).
+ERROR_CODE = 0x1D
 
 #: Most specific first: an exception takes the first row its class is an instance of.
 _CONDITIONS: tuple[tuple[type[BaseException], str, int], ...] = (
@@ -94,11 +96,12 @@ def status_of(exc: BaseException) -> int:
     return _row(exc)[1]
 
 
-def error_fields(condition: str, description: str, info: dict[Any, Any] | None = None) -> list[Any]:
-    """The fields of an AMQP `error` (condition, description, info)."""
-    return [Symbol(condition), description, info]
+def error_fields(condition: str, description: str, info: dict[Any, Any] | None = None) -> Described:
+    """An AMQP `error` (condition, description, info): the described list a close, detach or
+    rejected outcome carries."""
+    return Described(ULong(ERROR_CODE), [Symbol(condition), description, info])
 
 
-def error_of(exc: BaseException) -> list[Any]:
+def error_of(exc: BaseException) -> Described:
     text = getattr(exc, "message", None) or str(exc) or exc.__class__.__name__
     return error_fields(condition_of(exc), str(text))

@@ -62,7 +62,7 @@ ACCEPTED = Described(ULong(Code.ACCEPTED), [])
 RELEASED = Described(ULong(Code.RELEASED), [])
 
 
-def rejected(error: list[Any] | None) -> Described:
+def rejected(error: Described | None) -> Described:
     return Described(ULong(Code.REJECTED), [error] if error is not None else [])
 
 
@@ -129,7 +129,7 @@ class Link:
         self.session.send(Code.ATTACH, self._attach_fields(source, target))
         self.detach(conditions.error_of(exc))
 
-    def detach(self, error: list[Any] | None) -> None:
+    def detach(self, error: Described | None) -> None:
         """The broker ends the link (with an error, the client's SDK raises it)."""
         if self.detached:
             return
