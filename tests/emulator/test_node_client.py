@@ -1,7 +1,9 @@
 """The unmodified `@azure/service-bus` from npm (pinned in node/package-lock.json) against the
 emulator over loopback: send (single and batch), receive, complete, abandon, dead-letter with a
 reason, defer, settlement by lock token through `$management`, renew-lock, peek,
-receive-and-delete, schedule and cancel, and sessions (named and next available, state, renewal).
+receive-and-delete, schedule and cancel, sessions (named and next available, state, renewal), a
+topic subscription, a message larger than a frame, and the error codes the client raises for what
+the broker refuses.
 
 node/scenario.mjs does the client's side and prints one JSON line; this test starts the emulator,
 runs it and checks what the client saw and what the model holds afterwards. The packages are
@@ -101,7 +103,14 @@ def test_the_node_client_over_the_wire() -> None:
     modules = node_modules()
     with emulator_thread(["primary"]) as runner:
         ns = runner.emulator.namespace("primary")
-        runner.call(lambda: (ns.create_queue("orders"), ns.create_queue("sessions", requires_session=True)))
+        runner.call(
+            lambda: (
+                ns.create_queue("orders"),
+                ns.create_queue("sessions", requires_session=True),
+                ns.create_topic("events"),
+                ns.create_subscription("events", "all"),
+            )
+        )
         result = run_scenario(runner.connection_string("primary"), modules)
 
         def model() -> dict:
@@ -110,6 +119,7 @@ def test_the_node_client_over_the_wire() -> None:
             return {
                 "orders": orders.message_counts(),
                 "sessions": ns.queue("sessions").message_counts(),
+                "subscription": ns.subscription("events", "all").message_counts(),
                 "dead": sorted((r.content.message_id, r.dl_reason, r.dl_description) for r in dead),
                 "operations": dict(runner.emulator.world.operations),
             }
@@ -145,18 +155,29 @@ def test_the_node_client_over_the_wire() -> None:
     assert sessions["named"]["state"] == "seen" and sessions["renewed"] is True
     assert sessions["next"]["sessionId"] == "a" and sessions["next"]["message"]["body"] == "s-a"
 
+    assert steps["topic"]["body"] == "e1"
+    assert steps["large"] == {"length": 200_000, "same": True}
+    # What the client raises for what the broker says (ServiceBusError.code).
+    assert steps["errors"] == {
+        "missing": "MessagingEntityNotFound",
+        "wrongKey": "UnauthorizedAccess",
+        "tooLarge": "MessageSizeExceeded",
+        "noSession": "ServiceTimeout",
+        "cancelTwice": "MessageNotFound",
+    }
+
     # What the model holds: both dead letters with their reasons (one settled on the link, one by
     # lock token through $management), one scheduled message left after the cancel, all else gone.
     assert state["dead"] == [("b2", "bad", "it was bad"), ("d1", "deferred-bad", "by lock token")]
     counts = state["orders"]
     assert (counts["active"], counts["deferred"], counts["scheduled"], counts["dead_letter"]) == (0, 0, 1, 2)
-    assert state["sessions"]["active"] == 0
+    assert state["sessions"]["active"] == state["subscription"]["active"] == 0
     ops = state["operations"]
     # the deferred message's dead-letter and the complete after its receiver closed
     assert ops["update-disposition"] == 2
-    for name in ("receive-by-sequence-number", "renew-lock", "peek-message", "schedule-message"):
+    for name in ("receive-by-sequence-number", "renew-lock", "peek-message"):
         assert ops[name] == 1, name
-    assert ops["cancel-scheduled-message"] == 1
+    assert (ops["schedule-message"], ops["cancel-scheduled-message"]) == (2, 3)
     assert ops["set-session-state"] == ops["get-session-state"] == ops["renew-session-lock"] == 1
 
 

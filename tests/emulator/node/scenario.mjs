@@ -2,7 +2,7 @@
 //
 // Reads the connection string from PAIREDBUS_CONNECTION_STRING; the queues "orders" and
 // "sessions" (requires sessions) exist. Runs each step in order and prints one JSON line:
-// {"steps": {name: result}, "error": null | "step: message"}. A step that throws stops the run
+// {"steps": {name: result}, "millis": {name: ms}, "error": null | "step: message"}. A step that throws stops the run
 // (later steps depend on earlier ones) and names itself in "error".
 import { ServiceBusClient } from "@azure/service-bus";
 
@@ -14,16 +14,19 @@ if (!connectionString) {
 }
 
 const steps = {};
+const millis = {};
 let error = null;
 const client = new ServiceBusClient(connectionString, { retryOptions: { maxRetries: 0, timeoutInMs: 10000 } });
 
 async function step(name, fn) {
   if (error !== null) return;
+  const start = Date.now();
   try {
     steps[name] = (await fn()) ?? true;
   } catch (e) {
     error = `${name}: ${e?.code ?? e?.name ?? "Error"}: ${e?.message ?? e}`;
   }
+  millis[name] = Date.now() - start;
 }
 
 const summary = (m) => ({
@@ -162,11 +165,83 @@ await step("sessions", async () => {
   };
 });
 
+await step("topic", async () => {
+  const topicSender = client.createSender("events");
+  await topicSender.sendMessages({ body: "e1", messageId: "e1" });
+  await topicSender.close();
+  const sub = client.createReceiver("events", "all");
+  try {
+    const m = await receiveOne(sub);
+    await sub.completeMessage(m);
+    return summary(m);
+  } finally {
+    await sub.close();
+  }
+});
+
+await step("large", async () => {
+  // Larger than a frame both ways: the transfer arrives and leaves in several frames.
+  const body = "x".repeat(200_000);
+  await sender.sendMessages({ body, messageId: "big" });
+  const m = await receiveOne(receiver);
+  await receiver.completeMessage(m);
+  return { length: m.body.length, same: m.body === body };
+});
+
+// What the client raises for what the broker says (error code, as ServiceBusError.code names it).
+async function codeOf(fn) {
+  try {
+    await fn();
+    return null;
+  } catch (e) {
+    return e?.code ?? `${e?.name}: ${e?.message}`;
+  }
+}
+
+await step("errors", async () => {
+  const missing = await codeOf(async () => {
+    const s = client.createSender("nope");
+    try {
+      await s.sendMessages({ body: "x" });
+    } finally {
+      await s.close();
+    }
+  });
+  const wrongKey = await codeOf(async () => {
+    const other = new ServiceBusClient(connectionString.replace(/SharedAccessKey=[^;]*/, "SharedAccessKey=wrong"), {
+      retryOptions: { maxRetries: 0, timeoutInMs: 10000 },
+    });
+    try {
+      await other.createSender("orders").sendMessages({ body: "x" });
+    } finally {
+      await other.close();
+    }
+  });
+  const tooLarge = await codeOf(() => sender.sendMessages({ body: "x".repeat(300_000) }));
+  const noSession = await codeOf(async () => {
+    // The client asks the broker to wait its operation timeout (com.microsoft:timeout on the
+    // attach), not maxWaitTimeInMs: a client with a short one.
+    const impatient = new ServiceBusClient(connectionString, { retryOptions: { maxRetries: 0, timeoutInMs: 1000 } });
+    try {
+      const r = await impatient.acceptNextSession("sessions");
+      await r.close();
+    } finally {
+      await impatient.close();
+    }
+  });
+  const cancelTwice = await codeOf(async () => {
+    const [n] = await sender.scheduleMessages({ body: "twice" }, new Date(Date.now() + 3600_000));
+    await sender.cancelScheduledMessages(n);
+    await sender.cancelScheduledMessages(n);
+  });
+  return { missing, wrongKey, tooLarge, noSession, cancelTwice };
+});
+
 await step("close", async () => {
   await receiver.close();
   await sender.close();
   await client.close();
 });
 
-console.log(JSON.stringify({ steps, error }));
+console.log(JSON.stringify({ steps, millis, error }));
 process.exit(0);
