@@ -86,12 +86,22 @@ class Session:
             fields += [UInt(link.remote_handle), UInt(link.delivery_count), UInt(link.credit), None, link.drain]
         return fields
 
-    def find_reply_link(self, address: str) -> OutgoingLink | None:
-        for link in self.links.values():
-            if isinstance(link, OutgoingLink) and link.address == address:
-                return link
-        for link in self.connection.all_links():
-            if isinstance(link, OutgoingLink) and link.address == address:
+    def find_reply_link(self, reply_to: str | None, node_address: str) -> OutgoingLink | None:
+        """The client's receiver a reply goes to: the one the request's reply-to names — by its own
+        (target) address, its source address, or its link name (Node names its `$cbs` receiver by
+        the reply-to and leaves the target empty) — else the one attached from the request's node.
+        This session's links first."""
+        receivers = [
+            link
+            for link in [*self.links.values(), *self.connection.all_links()]
+            if isinstance(link, OutgoingLink) and not link.detached
+        ]
+        if reply_to:
+            for link in receivers:
+                if reply_to in (link.reply_address, link.address, link.name):
+                    return link
+        for link in receivers:
+            if link.address == node_address:
                 return link
         return None
 

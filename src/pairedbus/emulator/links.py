@@ -99,6 +99,11 @@ class Link:
     def address(self) -> str | None:
         return _address(self.target if self.role_receiver else self.source)
 
+    @property
+    def reply_address(self) -> str | None:
+        """The client's own end's address (a receiver's target: where replies are addressed)."""
+        return _address(self.source if self.role_receiver else self.target)
+
     def _attach_fields(self, source: Any, target: Any, properties: dict[Any, Any] | None = None) -> list[Any]:
         limit = self.broker.namespace.max_message_size_in_bytes
         return [
@@ -281,8 +286,7 @@ class IncomingLink(Link):
         return ACCEPTED
 
     def _reply(self, request: Request, status: dict[str, Any], body: Any) -> None:
-        address = request.reply_to or (self.address or "")
-        link = self.session.find_reply_link(address)
+        link = self.session.find_reply_link(request.reply_to, self.address or "")
         if link is None:
             return
         link.push_reply(reply_payload(request, status, body))

@@ -217,6 +217,9 @@ def handle(connection: Connection, node: Node, request: Request) -> tuple[dict[s
     if run is None:
         return _failure(501, "com.microsoft:not-implemented", f"operation {operation!r} is not supported"), None
     ctx = _Context(connection, node, request)
+    # Counted by the wire name ("update-disposition"): a test tells a settlement by lock token
+    # here from one on the receive link (counted as "complete", "dead-letter", ...).
+    ctx.world.operations[name] = ctx.world.operations.get(name, 0) + 1
     try:
         body = run(ctx)
     except Exception as exc:
