@@ -7,6 +7,7 @@ from __future__ import annotations
 from azure.servicebus import ServiceBusMessage
 from azure.servicebus.exceptions import ServiceBusCommunicationError, ServiceBusConnectionError
 
+from pairedbus.pairing.endpoints import NamespaceEndpoint
 from pairedbus.sender.connections import PairedConnections
 from pairedbus.sender.failover import FailoverStats
 
@@ -15,7 +16,7 @@ from .conftest import BACKLOG, CREDENTIAL, PRIMARY, QUEUE, SECONDARY, until
 
 def _connections(stats: FailoverStats) -> PairedConnections:
     return PairedConnections(
-        {"primary": PRIMARY, "secondary": SECONDARY},
+        {"primary": NamespaceEndpoint.from_fqdn(PRIMARY), "secondary": NamespaceEndpoint.from_fqdn(SECONDARY)},
         CREDENTIAL,
         stats,
         grace=0.05,

@@ -45,3 +45,21 @@ def test_time_without_any_send_does_not_switch_by_itself():
     clock.now += 3600
     assert failover.running  # only the next triggering error decides
     assert failover.record_failure() is True
+
+
+def test_a_run_starts_when_its_first_failing_call_began_not_when_the_error_arrived():
+    # The SDK retries for seconds before an error reaches the sender: those are seconds already
+    # without a successful send.
+    clock = ManualClock()
+    failover = FailoverClock(timedelta(seconds=10), clock=clock)
+    started = clock.now
+    clock.now += 12  # the SDK's own retries
+    assert failover.record_failure(started) is True
+    assert failover.failing_since == 1000.0
+
+
+def test_a_call_that_claims_to_have_begun_in_the_future_counts_from_now():
+    clock = ManualClock()
+    failover = FailoverClock(timedelta(seconds=10), clock=clock)
+    assert failover.record_failure(clock.now + 50) is False
+    assert failover.failing_since == 1000.0

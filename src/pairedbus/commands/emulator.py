@@ -12,8 +12,12 @@ import asyncio
 import signal
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pairedbus.errors import UserError
+
+if TYPE_CHECKING:
+    from pairedbus.emulator.server import Emulator
 
 #: Microsoft's emulator listens on 5672 for AMQP; namespaces after the first take the next ports.
 DEFAULT_PORT = 5672
@@ -42,6 +46,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="N",
         help=f"the first namespace's AMQP port (default {DEFAULT_PORT}; 0 picks free ports)",
     )
+    serve.add_argument(
+        "--control-port",
+        type=int,
+        metavar="N",
+        help="also serve the control endpoint (faults while it runs, entities, counts) on this loopback port "
+        "(0 picks a free one); printed last as `@control<TAB>URL`",
+    )
     serve.set_defaults(handler=run)
 
 
@@ -50,25 +61,34 @@ def run(args: argparse.Namespace) -> int:
     from pairedbus.emulator.config import apply_config, load_config
     from pairedbus.emulator.server import Emulator
 
-    if not 0 <= args.port <= 65535:
-        raise UserError(f"--port: expected 0 to 65535, got {args.port}")
+    for flag, port in (("--port", args.port), ("--control-port", args.control_port)):
+        if port is not None and not 0 <= port <= 65535:
+            raise UserError(f"{flag}: expected 0 to 65535, got {port}")
     config = load_config(args.config)
     names = [ns.name for ns in config.user_config.namespaces]
     if args.port and args.port + len(names) - 1 > 65535:
         raise UserError(f"--port: {len(names)} namespaces from port {args.port} run past 65535")
     emulator = Emulator(names)
     apply_config(emulator.world, {n: contract.service_bus_fqdn(n) if "." not in n else n for n in names}, config)
-    return asyncio.run(_serve(emulator, args.port))
+    return asyncio.run(_serve(emulator, args.port, args.control_port))
 
 
-async def _serve(emulator: object, port: int) -> int:
-    from pairedbus.emulator.server import Emulator
+async def _serve(emulator: Emulator, port: int, control_port: int | None) -> int:
+    from pairedbus.emulator.control import CONTROL_LINE, ControlEndpoint
 
-    assert isinstance(emulator, Emulator)
+    control = ControlEndpoint(emulator) if control_port is not None else None
     try:
         await emulator.start(port)
     except OSError as exc:
         raise UserError(f"--port: cannot listen on 127.0.0.1 from port {port}: {exc.strerror or exc}") from None
+    if control is not None:
+        try:
+            await control.start(control_port or 0)
+        except OSError as exc:
+            await emulator.stop()
+            raise UserError(
+                f"--control-port: cannot listen on 127.0.0.1:{control_port}: {exc.strerror or exc}"
+            ) from None
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -76,8 +96,12 @@ async def _serve(emulator: object, port: int) -> int:
     try:
         for name, broker in emulator.brokers.items():
             print(f"{name}\t{broker.connection_string()}", flush=True)
+        if control is not None:
+            print(f"{CONTROL_LINE}\thttp://127.0.0.1:{control.port}", flush=True)
         await stop.wait()
     finally:
+        if control is not None:
+            await control.stop()
         await emulator.stop()
     print("stopped", file=sys.stderr, flush=True)
     return 0

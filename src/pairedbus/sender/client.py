@@ -26,10 +26,10 @@ from datetime import timedelta
 from typing import Any
 
 from azure.servicebus import ServiceBusMessage
-from azure.servicebus.aio import management as servicebus_management  # looked up at call time: the fake patches it
 
 from pairedbus import contract
 from pairedbus.pairing.connections import PRIMARY, SECONDARY
+from pairedbus.pairing.endpoints import NamespaceEndpoint, endpoint_of
 from pairedbus.sender.backlog import Backlog, BacklogRotation
 from pairedbus.sender.connections import PairedConnections
 from pairedbus.sender.failover import EntityFacts, EntityFailover, EntityKind, FailoverStats, Sleep
@@ -43,7 +43,8 @@ _log = logging.getLogger("pairedbus.sender")
 class PairedNamespaceClient:
     """`async with PairedNamespaceClient(primary=..., secondary=..., credential=...) as client:`
 
-    `primary`/`secondary` are fully qualified namespaces (`contoso.servicebus.windows.net`).
+    `primary`/`secondary` are fully qualified namespaces (`contoso.servicebus.windows.net`) reached
+    with `credential` (Entra ID), or `NamespaceEndpoint`s (see `from_connection_strings`).
     `rng`, `clock` and `sleep` are injectable for tests and drills (the backlog pick, the failover
     clock and the wait between pings); `client_kwargs` go to both ServiceBusClients;
     `close_fault_grace` and `reconnect_backoff` tune the close/fault rule (spec: 5 s) and the wait
@@ -52,8 +53,8 @@ class PairedNamespaceClient:
 
     def __init__(
         self,
-        primary: str,
-        secondary: str,
+        primary: str | NamespaceEndpoint,
+        secondary: str | NamespaceEndpoint,
         credential: Any,
         *,
         options: SendAvailabilityOptions | None = None,
@@ -64,12 +65,14 @@ class PairedNamespaceClient:
         close_fault_grace: timedelta = contract.CLOSE_FAULT_GRACE,
         reconnect_backoff: timedelta = timedelta(seconds=1),
     ) -> None:
-        if primary == secondary:
+        primary_endpoint, secondary_endpoint = endpoint_of(primary), endpoint_of(secondary)
+        if primary_endpoint.fqdn == secondary_endpoint.fqdn:
             raise ValueError("primary and secondary must be different namespaces")
         if options is not None and not isinstance(options, SendAvailabilityOptions):
             raise TypeError(f"options must be a SendAvailabilityOptions, got {type(options).__name__}")
-        self.primary = primary
-        self.secondary = secondary
+        self.endpoints = {PRIMARY: primary_endpoint, SECONDARY: secondary_endpoint}
+        self.primary = primary_endpoint.fqdn
+        self.secondary = secondary_endpoint.fqdn
         self.options = options or SendAvailabilityOptions()
         self._credential = credential
         self._clock = clock
@@ -80,7 +83,7 @@ class PairedNamespaceClient:
         self._reconnect_backoff = reconnect_backoff.total_seconds()
         self.stats = FailoverStats()
         self.connections = PairedConnections(
-            {PRIMARY: primary, SECONDARY: secondary},
+            self.endpoints,
             credential,
             self.stats,
             grace=close_fault_grace.total_seconds(),
@@ -88,7 +91,7 @@ class PairedNamespaceClient:
             client_kwargs=client_kwargs,
         )
         rotation = BacklogRotation(
-            contract.backlog_queue_names(contract.namespace_from_fqdn(primary), self.options.backlog_queue_count),
+            contract.backlog_queue_names(primary_endpoint.name, self.options.backlog_queue_count),
             rng=rng,
             retry_after=self.options.backlog_retry_interval.total_seconds(),
             clock=clock,
@@ -101,6 +104,22 @@ class PairedNamespaceClient:
         self._syphon_task: asyncio.Task[None] | None = None
         self._opened = False
         self._closed = False
+
+    @classmethod
+    def from_connection_strings(
+        cls, primary: str, secondary: str, *, primary_name: str | None = None, **kwargs: Any
+    ) -> PairedNamespaceClient:
+        """A client on two connection strings (SAS, or an emulator's), as the SDK takes them.
+        `primary_name` is the primary namespace's name when its host does not say it (an
+        emulator's `localhost`): the backlog queues are named after it. Entra ID (the
+        constructor with a credential) stays the way for deployed namespaces, whose local
+        authentication is off."""
+        return cls(
+            NamespaceEndpoint.from_connection_string(primary, name=primary_name, source="primary"),
+            NamespaceEndpoint.from_connection_string(secondary, name="secondary", source="secondary"),
+            None,
+            **kwargs,
+        )
 
     @property
     def rotation(self) -> BacklogRotation:
@@ -166,8 +185,8 @@ class PairedNamespaceClient:
         while not stop.is_set():
             try:
                 async with Syphon(
-                    primary=self.primary,
-                    secondary=self.secondary,
+                    primary=self.endpoints[PRIMARY],
+                    secondary=self.endpoints[SECONDARY],
                     credential=self._credential,
                     close_fault_grace=self.close_fault_grace,
                     operation_timeout=self.options.operation_timeout,
@@ -278,7 +297,7 @@ class PairedNamespaceClient:
         try:
             async with (
                 asyncio.timeout(self._timeout),
-                servicebus_management.ServiceBusAdministrationClient(self.primary, self._credential) as admin,
+                self.endpoints[PRIMARY].admin_client(self._credential) as admin,
             ):
                 if failover.kind is EntityKind.QUEUE:
                     properties = await admin.get_queue(failover.name)
@@ -304,7 +323,7 @@ class PairedNamespaceClient:
     async def _list_secondary_queues(self) -> list[str]:
         async with (
             asyncio.timeout(self._timeout),
-            servicebus_management.ServiceBusAdministrationClient(self.secondary, self._credential) as admin,
+            self.endpoints[SECONDARY].admin_client(self._credential) as admin,
         ):
-            prefix = contract.backlog_queue_prefix(contract.namespace_from_fqdn(self.primary))
+            prefix = contract.backlog_queue_prefix(self.endpoints[PRIMARY].name)
             return [q.name async for q in admin.list_queues() if q.name.startswith(prefix)]

@@ -14,9 +14,8 @@ import logging
 from collections.abc import Awaitable
 from typing import Any
 
-from azure.servicebus import aio as servicebus_aio  # looked up at call time: the fake patches it
-
 from pairedbus.pairing.connections import PRIMARY, SECONDARY, SIDES, ConnectionPair, Verdict
+from pairedbus.pairing.endpoints import NamespaceEndpoint
 from pairedbus.sender.failover import FailoverStats
 
 _log = logging.getLogger("pairedbus.sender")
@@ -27,7 +26,7 @@ class PairedConnections:
 
     def __init__(
         self,
-        namespaces: dict[str, str],
+        namespaces: dict[str, NamespaceEndpoint],
         credential: Any,
         stats: FailoverStats,
         *,
@@ -61,7 +60,7 @@ class PairedConnections:
                 self._connect(side)
 
     def _connect(self, side: str) -> None:
-        client = servicebus_aio.ServiceBusClient(self._namespaces[side], self._credential, **self._client_kwargs)
+        client = self._namespaces[side].client(self._credential, **self._client_kwargs)
         self.pair.watch_close(side, client)
         self._clients[side] = client
         if side == SECONDARY:

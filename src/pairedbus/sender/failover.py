@@ -126,9 +126,10 @@ class EntityFailover:
             self.failover_clock.record_success()
         self.listening = self.facts.requires_session is None
 
-    def failed(self, exc: BaseException) -> bool:
-        """A send to the primary raised `exc`: True if this call must be parked (the entity is, or
-        now becomes, switched), False if the error is the caller's."""
+    def failed(self, exc: BaseException, started: float | None = None) -> bool:
+        """A send to the primary begun at `started` (the failover clock's time) raised `exc`: True if
+        this call must be parked (the entity is, or now becomes, switched), False if the error is
+        the caller's."""
         if not starts_failover_clock(exc):
             if isinstance(exc, MessagingEntityNotFoundError):
                 self.facts.exists = False
@@ -138,7 +139,7 @@ class EntityFailover:
         if self.switched:
             return True
         self.listening = True
-        if not self.failover_clock.record_failure():
+        if not self.failover_clock.record_failure(started):
             return False
         self._switch()
         return True

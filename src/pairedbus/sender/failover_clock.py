@@ -32,9 +32,16 @@ class FailoverClock:
     def record_success(self) -> None:
         self.failing_since = None
 
-    def record_failure(self) -> bool:
-        """Note a triggering error; True when the interval has passed and the entity must switch."""
+    def now(self) -> float:
+        return self._now()
+
+    def record_failure(self, started: float | None = None) -> bool:
+        """Note a triggering error of a call begun at `started` (None: now); True when the
+        interval has passed and the entity must switch. A run starts when its first failing call
+        began, not when the SDK gave up on it: the SDK's own retries spend seconds before an error
+        reaches the sender (12 s with its default policy against a namespace that refuses
+        connections), and those seconds are already seconds without a successful send."""
         now = self._now()
         if self.failing_since is None:
-            self.failing_since = now
+            self.failing_since = now if started is None else min(started, now)
         return now - self.failing_since >= self._interval

@@ -79,6 +79,8 @@ class PairedSender:
         self._stats = stats
         self._timeout = timeout
         self._on_close = on_close
+        #: The failover clock's time source: a failing call's run starts when the call began.
+        self._now = failover.failover_clock.now
         self._primary: Any = None
         self._primary_generation = -1
         #: The backlog queue this sender picked at random when created (re-picked if it leaves
@@ -143,10 +145,11 @@ class PairedSender:
             primary = self._primary
             if self._primary_generation != self._connections.primary_generation:
                 primary = self._primary_sender()
+            started = self._now()
             try:
                 await primary.send_messages(message, timeout=self._timeout if timeout is None else timeout)
             except Exception as exc:
-                self._primary_failed(exc)  # raises unless the call is to be parked
+                self._primary_failed(exc, started)  # raises unless the call is to be parked
             else:
                 if failover.listening:
                     self._primary_accepted(message)
@@ -186,10 +189,11 @@ class PairedSender:
             self._failover.sends_sessions = True
         bound = self._timeout if timeout is None else timeout
         if not self._failover.switched:
+            started = self._now()
             try:
                 numbers = await self._primary_sender().schedule_messages(messages, schedule_time_utc, timeout=bound)
             except Exception as exc:
-                self._primary_failed(exc)  # raises unless the call is to be parked
+                self._primary_failed(exc, started)  # raises unless the call is to be parked
             else:
                 self._primary_accepted(batch)
                 return list(numbers)
@@ -200,10 +204,11 @@ class PairedSender:
 
     # --- the primary's answers (the one place they are read, for sends and schedules) ----
 
-    def _primary_failed(self, exc: Exception) -> None:
-        """The primary raised `exc`: returns if the call is to be parked, else raises `exc`."""
+    def _primary_failed(self, exc: Exception, started: float) -> None:
+        """The primary raised `exc` for a call begun at `started`: returns if the call is to be
+        parked, else raises `exc`."""
         self._connections.note_error(PRIMARY, exc)
-        if not self._failover.failed(exc):
+        if not self._failover.failed(exc, started):
             raise exc
 
     def _primary_accepted(self, sent: Any) -> None:

@@ -24,6 +24,7 @@ from azure.core.exceptions import AzureError
 
 from pairedbus import contract
 from pairedbus.pairing.connections import PRIMARY, SECONDARY, SIDES, ConnectionPair
+from pairedbus.pairing.endpoints import NamespaceEndpoint, endpoint_of
 from pairedbus.syphon.backlog_directory import ArmDirectory, BacklogDirectory, DataPlaneDirectory
 from pairedbus.syphon.backoff import Backoff
 from pairedbus.syphon.close_fault import StopOnFault
@@ -65,8 +66,8 @@ class Syphon:
     def __init__(
         self,
         *,
-        primary: str,
-        secondary: str,
+        primary: str | NamespaceEndpoint,
+        secondary: str | NamespaceEndpoint,
         credential: Any,
         clock: Callable[[], datetime] = _utc_now,
         client_kwargs: dict[str, Any] | None = None,
@@ -74,12 +75,13 @@ class Syphon:
     ) -> None:
         if not primary or not secondary:
             raise ValueError("primary and secondary must be fully qualified namespace names")
-        if primary.lower() == secondary.lower():
-            raise ValueError(f"primary and secondary must differ, both are {primary!r}")
+        self._endpoints = {PRIMARY: endpoint_of(primary), SECONDARY: endpoint_of(secondary)}
+        if self._endpoints[PRIMARY].fqdn.lower() == self._endpoints[SECONDARY].fqdn.lower():
+            raise ValueError(f"primary and secondary must differ, both are {self._endpoints[PRIMARY].fqdn!r}")
         self.options = SyphonOptions(**options)
-        self.primary = primary
-        self.secondary = secondary
-        self.backlog_prefix = self.options.backlog_prefix or contract.namespace_from_fqdn(primary)
+        self.primary = self._endpoints[PRIMARY].fqdn
+        self.secondary = self._endpoints[SECONDARY].fqdn
+        self.backlog_prefix = self.options.backlog_prefix or self._endpoints[PRIMARY].name
         self._credential = credential
         self._clock = clock
         self._client_kwargs = dict(client_kwargs or {})
@@ -98,31 +100,21 @@ class Syphon:
     # --- lifecycle -----------------------------------------------------------------------
 
     async def __aenter__(self) -> Syphon:
-        # Looked up at call time so a test double patched into the SDK modules is picked up.
-        from azure.servicebus import aio as servicebus_aio
-        from azure.servicebus.aio import management as servicebus_management
-
         # A fresh pair each time: a Syphon that faulted may be entered again with new connections
         # (its counters carry on).
         self._reaction = StopOnFault()
         self._pair = ConnectionPair(self.options.close_fault_grace.total_seconds(), self._reaction)
-        self._primary_client = servicebus_aio.ServiceBusClient(self.primary, self._credential, **self._client_kwargs)
-        self._secondary_client = servicebus_aio.ServiceBusClient(
-            self.secondary, self._credential, **self._client_kwargs
-        )
+        self._primary_client = self._endpoints[PRIMARY].client(self._credential, **self._client_kwargs)
+        self._secondary_client = self._endpoints[SECONDARY].client(self._credential, **self._client_kwargs)
         self._directory = (
             ArmDirectory(self._credential, self.options.secondary_resource_id)
             if self.options.secondary_resource_id
-            else DataPlaneDirectory(
-                servicebus_management.ServiceBusAdministrationClient(self.secondary, self._credential)
-            )
+            else DataPlaneDirectory(self._endpoints[SECONDARY].admin_client(self._credential))
         )
         self._pair.watch_close(PRIMARY, self._primary_client)
         self._pair.watch_close(SECONDARY, self._secondary_client)
         self._primary_admin = (
-            None
-            if self.options.secondary_resource_id
-            else servicebus_management.ServiceBusAdministrationClient(self.primary, self._credential)
+            None if self.options.secondary_resource_id else self._endpoints[PRIMARY].admin_client(self._credential)
         )
         self._destinations = Destinations(
             self._primary_client,

@@ -1,0 +1,154 @@
+"""The failover sender with the unmodified SDK against two emulated namespaces in another process,
+faults injected on the socket: what the SDK really raises, after its own retries, decides."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from datetime import timedelta
+
+import pytest
+from azure.servicebus import ServiceBusMessage
+from azure.servicebus.exceptions import MessageSizeExceededError, MessagingEntityNotFoundError
+
+from pairedbus import contract
+from pairedbus.emulator.remote import EmulatorProcess
+from pairedbus.sender import PairedNamespaceClient, SendAvailabilityOptions
+
+pytestmark = [pytest.mark.timeout(180), pytest.mark.slow]
+
+QUEUE = "orders"
+COUNT = 2
+BACKLOG = contract.backlog_queue_names("primary", COUNT)
+
+
+@pytest.fixture(scope="module")
+def brokers() -> Iterator[EmulatorProcess]:
+    with EmulatorProcess(["primary", "secondary"]) as process:
+        yield process
+
+
+@pytest.fixture
+def pair(brokers: EmulatorProcess, request: pytest.FixtureRequest) -> EmulatorProcess:
+    """Fresh entities per test (names from the test), every fault healed."""
+    brokers.heal("primary")
+    brokers.heal("secondary")
+    return brokers
+
+
+def _client(brokers: EmulatorProcess, **options: object) -> PairedNamespaceClient:
+    options.setdefault("backlog_queue_count", COUNT)
+    options.setdefault("failover_interval", timedelta(seconds=1))
+    options.setdefault("ping_primary_interval", timedelta(seconds=1))
+    return PairedNamespaceClient.from_connection_strings(
+        brokers.connection_string("primary"),
+        brokers.connection_string("secondary"),
+        primary_name="primary",
+        options=SendAvailabilityOptions(**options),  # type: ignore[arg-type]
+    )
+
+
+def _parked(brokers: EmulatorProcess) -> list[str]:
+    return [m["message_id"] for name in BACKLOG for m in brokers.queue("secondary", name)["active"]]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def entities(brokers: EmulatorProcess) -> None:
+    brokers.create_queue("primary", QUEUE)
+    for name in BACKLOG:
+        brokers.create_queue("secondary", name)
+
+
+async def _drain(brokers: EmulatorProcess) -> None:
+    """Empty the queues a test left messages in (receive and delete over the wire)."""
+    from azure.servicebus import ServiceBusReceiveMode
+    from azure.servicebus.aio import ServiceBusClient
+
+    for ns, names in (("primary", [QUEUE]), ("secondary", BACKLOG)):
+        async with ServiceBusClient.from_connection_string(brokers.connection_string(ns), retry_total=0) as sb:
+            for name in names:
+                async with sb.get_queue_receiver(name, receive_mode=ServiceBusReceiveMode.RECEIVE_AND_DELETE) as r:
+                    while await r.receive_messages(max_message_count=100, max_wait_time=0.5):
+                        pass
+
+
+async def test_a_healthy_primary_takes_the_send(pair: EmulatorProcess) -> None:
+    await _drain(pair)
+    async with _client(pair) as client:
+        await client.get_queue_sender(QUEUE).send_messages(ServiceBusMessage("hello", message_id="h1"))
+    assert [m["message_id"] for m in pair.queue("primary", QUEUE)["active"]] == ["h1"]
+    assert _parked(pair) == []
+
+
+async def test_a_primary_that_refuses_connections_is_failed_over_on_the_first_send(pair: EmulatorProcess) -> None:
+    """The SDK's default policy retries a refused connection for seconds before it raises
+    ServiceBusConnectionError; that first call already outlasts the 1 s interval, so it is parked
+    (before the fix, its error reached the caller and only the next call failed over)."""
+    await _drain(pair)
+    async with _client(pair) as client:
+        sender = client.get_queue_sender(QUEUE)
+        await sender.send_messages(ServiceBusMessage("before", message_id="b1"))
+        pair.faults("primary", down=True)
+        await sender.send_messages(ServiceBusMessage("during", message_id="d1"))
+        assert sender.switched
+        await sender.send_messages(ServiceBusMessage("during", message_id="d2"))
+        assert client.stats.failovers == 1
+    assert sorted(_parked(pair)) == ["d1", "d2"]
+    assert [m["message_id"] for m in pair.queue("primary", QUEUE)["active"]] == ["b1"]
+
+
+async def test_pings_bring_the_sender_back_when_the_primary_returns(pair: EmulatorProcess) -> None:
+    await _drain(pair)
+    async with _client(pair) as client:
+        sender = client.get_queue_sender(QUEUE)
+        pair.faults("primary", down=True)
+        await sender.send_messages(ServiceBusMessage("parked", message_id="p1"))
+        assert sender.switched
+        pair.heal("primary")
+        for _ in range(600):  # bounded: 60 s of 0.1 s turns; pings go once a second
+            if not sender.switched:
+                break
+            await asyncio.sleep(0.1)
+        assert not sender.switched
+        assert client.stats.returns_to_primary == 1
+        await sender.send_messages(ServiceBusMessage("back", message_id="k1"))
+    assert _parked(pair) == ["p1"]
+    # today's service stores pings like any message (for 1 s): receivers and the syphon drop them
+    active = pair.queue("primary", QUEUE)["active"]
+    assert [m["message_id"] for m in active if m["content_type"] != "application/vnd.ms-servicebus-ping"] == ["k1"]
+
+
+@pytest.mark.parametrize("mode", ["reject", "attach"])
+async def test_server_busy_fails_over(pair: EmulatorProcess, mode: str) -> None:
+    await _drain(pair)
+    async with _client(pair) as client:
+        sender = client.get_queue_sender(QUEUE)
+        pair.faults("primary", busy=[mode])
+        sent = 0
+        for i in range(10):  # the SDK retries server-busy itself; each error it gives up on counts
+            try:
+                await sender.send_messages(ServiceBusMessage("x", message_id=f"s{i}"))
+                sent += 1
+                break
+            except Exception as exc:  # what reaches the caller before the switch
+                assert getattr(exc, "retryable", True)
+        assert sender.switched and sent == 1
+    assert len(_parked(pair)) == 1
+
+
+async def test_a_message_too_large_never_fails_over(pair: EmulatorProcess) -> None:
+    await _drain(pair)
+    async with _client(pair) as client:
+        sender = client.get_queue_sender(QUEUE)
+        with pytest.raises(MessageSizeExceededError):
+            await sender.send_messages(ServiceBusMessage("x" * 300_000))
+        assert not sender.switched
+    assert _parked(pair) == []
+
+
+async def test_a_missing_entity_never_fails_over(pair: EmulatorProcess) -> None:
+    async with _client(pair) as client:
+        sender = client.get_queue_sender("no-such-queue")
+        with pytest.raises(MessagingEntityNotFoundError):
+            await sender.send_messages(ServiceBusMessage("x"))
+        assert not sender.switched
