@@ -1,0 +1,503 @@
+"""The Service Bus admin plane over HTTP(S): the Atom REST API `ServiceBusAdministrationClient`
+(sync and aio, unmodified) calls, served on the in-process model (`pairedbus.testing.world`).
+
+Each namespace gets its own port, as in the AMQP front-end (the client addresses a namespace by
+host and port only). Every request but `GET /health` must carry a shared access signature made
+with one of the namespace's keys. Requests become calls of `pairedbus.testing.admin.AdminOperations`
+— the same operations, rules and errors the in-process fake client uses — and results and errors
+go back as the service writes them (`pairedbus.emulator.atom`):
+
+| request | operation |
+|---|---|
+| `GET /$namespaceinfo` | `get_namespace_properties` |
+| `GET /$Resources/queues?$skip=&$top=` (and `topics`) | `list_queues` / `list_topics` with runtime counts |
+| `PUT /{entity}` (`If-Match: *` updates) | `create_queue`/`create_topic` or `update_*` by the body's description |
+| `GET /{entity}` / `DELETE /{entity}` | `get_queue`/`get_topic` (an empty feed when absent) / `delete_*` |
+| `GET /{topic}/Subscriptions[/{sub}]`, `PUT`, `DELETE` | subscriptions |
+| `GET /{topic}/Subscriptions/{sub}/Rules[/{rule}]`, `PUT`, `DELETE` | rules |
+
+Entity names may hold `/` (backlog queues, `contoso/x-servicebus-transfer/0`): the Python client
+sends them as one `%2F`-encoded segment, the .NET client with literal slashes; both are read.
+Only loopback addresses are served.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import ipaddress
+import threading
+import urllib.parse
+import uuid
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from typing import Any, Final
+
+from aiohttp import web
+from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
+from azure.servicebus.exceptions import ServiceBusError, ServiceBusServerBusyError
+
+from pairedbus import contract
+from pairedbus.emulator import atom
+from pairedbus.emulator.certificates import TlsFiles
+from pairedbus.emulator.sas import ROOT_KEY_NAME, SasKey, SasRefused, verify_sas_token
+from pairedbus.testing.admin import AdminOperations
+from pairedbus.testing.entities import Queue, Topic
+from pairedbus.testing.errors import bad_request
+from pairedbus.testing.world import ServiceBusWorld, normalize_fqdn
+
+#: Microsoft's emulator serves its management endpoint (and `/health`) on this port, over HTTP.
+EMULATOR_MANAGEMENT_PORT: Final = 5300
+#: The API version the service writes into the links it returns.
+API_VERSION: Final = "2021-05"
+#: The key Microsoft's emulator documents for its connection string (`SAS_KEY_VALUE`).
+DEFAULT_KEY: Final = "SAS_KEY_VALUE"
+DEFAULT_PAGE_SIZE: Final = 100
+STOP_TIMEOUT_SECONDS: Final = 10.0
+
+
+@dataclass(frozen=True)
+class AdminNamespace:
+    """One namespace of the world, served on its own port, with the keys its tokens must be signed with."""
+
+    fqdn: str
+    keys: tuple[SasKey, ...] = (SasKey(ROOT_KEY_NAME, DEFAULT_KEY),)
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass
+class _Request:
+    """What every handler needs: the request's own host and scheme, and the namespace's operations."""
+
+    http: web.Request
+    ops: AdminOperations
+
+    def url(self, path: str, query: str = "") -> str:
+        suffix = f"?{query}&api-version={API_VERSION}" if query else f"?api-version={API_VERSION}"
+        return f"{self.http.scheme}://{self.http.host}/{path}{suffix}"
+
+    def entity_uri(self, name: str) -> str:
+        return f"sb://{self.http.host}/{name}"
+
+
+def _now() -> str:
+    return atom.datetime_text(datetime.datetime.now(datetime.UTC).replace(microsecond=0))
+
+
+def _tracking(http: web.Request) -> str:
+    return f" TrackingId:{uuid.uuid4()}_G0, SystemTracker:{http.host}:{http.path}, Timestamp:{_now()}"
+
+
+def _error_response(http: web.Request, status: int, detail: str) -> web.Response:
+    return web.Response(
+        status=status,
+        text=atom.error(status, detail + _tracking(http)),
+        content_type="application/xml",
+        charset="utf-8",
+    )
+
+
+def _status_of(exc: BaseException) -> tuple[int, str]:
+    """The HTTP status the service answers for an operation's error."""
+    message = getattr(exc, "message", None) or str(exc)
+    if isinstance(exc, ResourceNotFoundError):
+        return 404, f"{message} SubCode=40400."
+    if isinstance(exc, ResourceExistsError):
+        return 409, f"{message} SubCode=40900. Conflict."
+    if isinstance(exc, HttpResponseError):
+        return exc.status_code or 400, message
+    if isinstance(exc, ServiceBusServerBusyError):
+        return 503, f"{message} SubCode=50002. ServerBusy."
+    return 500, message
+
+
+def _entry_response(body: str, *, status: int = 200) -> web.Response:
+    return web.Response(status=status, text=body, headers={"Content-Type": atom.ENTRY_CONTENT_TYPE})
+
+
+def _feed_response(body: str) -> web.Response:
+    return web.Response(status=200, text=body, headers={"Content-Type": atom.FEED_CONTENT_TYPE})
+
+
+def _segments(raw_path: str) -> list[str]:
+    """The path's segments, each decoded: `a%2Fb` stays one segment `a/b`, a literal `/` splits."""
+    path = raw_path.split("?", 1)[0].strip("/")
+    return [urllib.parse.unquote(part) for part in path.split("/")] if path else []
+
+
+def _page(http: web.Request) -> tuple[int, int]:
+    try:
+        skip = int(http.query.get("$skip", "0"))
+        top = int(http.query.get("$top", str(DEFAULT_PAGE_SIZE)))
+    except ValueError:
+        raise bad_request("$skip and $top must be integers.") from None
+    if skip < 0 or top < 1:
+        raise bad_request("$skip must be >= 0 and $top >= 1.")
+    return skip, top
+
+
+class _Handlers:
+    """The routes of one namespace: each turns a request into `AdminOperations` calls."""
+
+    def __init__(self, world: ServiceBusWorld, namespace: AdminNamespace) -> None:
+        self.world = world
+        self.namespace = namespace
+        self.ops = AdminOperations(world, namespace.fqdn)
+
+    # --- dispatch -------------------------------------------------------------------------------
+
+    async def handle(self, http: web.Request) -> web.StreamResponse:
+        if http.method == "GET" and http.path == "/health" and "Authorization" not in http.headers:
+            return web.json_response({"status": "Healthy"})
+        segments = _segments(http.raw_path)
+        try:
+            self._authorize(http, segments)
+            body = await http.read() if http.method == "PUT" else b""
+            return self._route(_Request(http, self.ops), segments, body)
+        except SasRefused as refused:
+            return _error_response(http, 401, str(refused))
+        except (HttpResponseError, ServiceBusError) as exc:
+            status, detail = _status_of(exc)
+            return _error_response(http, status, detail)
+
+    def _authorize(self, http: web.Request, segments: list[str]) -> None:
+        token = http.headers.get("Authorization")
+        if token is None:
+            raise SasRefused("MissingToken", "The request has no authorization header.")
+        resource = f"{http.host}/{'/'.join(segments)}"
+        verify_sas_token(token, self.namespace.keys, resource=resource)
+
+    def _route(self, request: _Request, segments: list[str], body: bytes) -> web.StreamResponse:
+        method = request.http.method
+        lowered = [s.lower() for s in segments]
+        if lowered == ["$namespaceinfo"] and method == "GET":
+            return self._namespace_info(request)
+        if len(lowered) == 2 and lowered[0] == "$resources" and method == "GET":
+            if lowered[1] == "queues":
+                return self._list_queues(request)
+            if lowered[1] == "topics":
+                return self._list_topics(request)
+        if "subscriptions" in lowered[1:]:
+            index = lowered.index("subscriptions", 1)
+            topic, rest = "/".join(segments[:index]), segments[index + 1 :]
+            rest_lowered = [s.lower() for s in rest]
+            if not rest and method == "GET":
+                return self._list_subscriptions(request, topic)
+            if len(rest) == 1:
+                return self._subscription(request, method, topic, rest[0], body)
+            if len(rest) == 2 and rest_lowered[1] == "rules" and method == "GET":
+                return self._list_rules(request, topic, rest[0])
+            if len(rest) == 3 and rest_lowered[1] == "rules":
+                return self._rule(request, method, topic, rest[0], rest[2], body)
+            raise bad_request(f"Unsupported management path '{'/'.join(segments)}'.")
+        if not segments:
+            if method == "GET":
+                return _feed_response(atom.empty_feed(_now()))
+            raise bad_request("No entity path supplied.")
+        return self._entity(request, method, "/".join(segments), body)
+
+    # --- namespace ------------------------------------------------------------------------------
+
+    def _namespace_info(self, request: _Request) -> web.Response:
+        properties = self.ops.get_namespace_properties()
+        sku = getattr(properties.messaging_sku, "value", properties.messaging_sku)
+        content = atom.namespace_info_xml(properties.name, sku=str(sku), messaging_units=properties.messaging_units)
+        url = request.url("$namespaceinfo")
+        return _entry_response(atom.entry(url=url, title=properties.name, content=content, updated=_now()))
+
+    # --- queues and topics ----------------------------------------------------------------------
+
+    def _model_entity(self, name: str) -> Any:
+        return self.world.resolve(self.namespace.fqdn).entities.get(name)
+
+    def _queue_xml(self, request: _Request, queue: Queue) -> str:
+        return atom.description_xml(
+            atom.Kind.QUEUE,
+            self.ops.queue_properties(queue),
+            self.ops.queue_runtime(queue),
+            entity_uri=request.entity_uri,
+        )
+
+    def _topic_xml(self, request: _Request, topic: Topic) -> str:
+        return atom.description_xml(
+            atom.Kind.TOPIC,
+            self.ops.topic_properties(topic),
+            self.ops.topic_runtime(topic),
+            entity_uri=request.entity_uri,
+        )
+
+    def _entity_entry(self, request: _Request, name: str, *, status: int = 200) -> web.Response:
+        entity = self._model_entity(name)
+        content = self._queue_xml(request, entity) if isinstance(entity, Queue) else self._topic_xml(request, entity)
+        url = request.url(urllib.parse.quote(name, safe=""))
+        return _entry_response(atom.entry(url=url, title=name, content=content, updated=_now()), status=status)
+
+    def _entity(self, request: _Request, method: str, name: str, body: bytes) -> web.Response:
+        entity = self._model_entity(name)
+        if method == "GET":
+            if isinstance(entity, Topic):
+                self.ops.get_topic(name)
+            elif isinstance(entity, Queue):
+                self.ops.get_queue(name)
+            else:
+                return _feed_response(atom.empty_feed(_now()))
+            return self._entity_entry(request, name)
+        if method == "DELETE":
+            if isinstance(entity, Topic):
+                self.ops.delete_topic(name)
+            else:
+                self.ops.delete_queue(name)
+            return web.Response(status=200)
+        if method == "PUT":
+            description = atom.parse_entry(body)
+            kind = atom.description_kind(description)
+            values = atom.parse_description(description)
+            updating = request.http.headers.get("If-Match") is not None
+            if kind is atom.Kind.QUEUE:
+                if updating:
+                    self.ops.update_queue({"name": name, **values})
+                else:
+                    self.ops.create_queue(name, **values)
+            elif kind is atom.Kind.TOPIC:
+                if updating:
+                    self.ops.update_topic({"name": name, **values})
+                else:
+                    self.ops.create_topic(name, **values)
+            else:
+                raise bad_request(f"A {kind.value} cannot be put at '{name}'.")
+            return self._entity_entry(request, name, status=200 if updating else 201)
+        raise bad_request(f"Unsupported method {method}.")
+
+    def _feed(self, request: _Request, path: str, title: str, items: Sequence[tuple[str, str]]) -> web.Response:
+        """A page of (title, content) items as the service pages a list."""
+        skip, top = _page(request.http)
+        page = items[skip : skip + top]
+        entries = [
+            atom.entry(url=request.url(f"{path}/{urllib.parse.quote(t, safe='')}"), title=t, content=c, updated=_now())
+            for t, c in page
+        ]
+        more = skip + top < len(items)
+        next_url = request.url(path, f"%24skip={skip + top}&%24top={top}") if more else None
+        url = request.url(path, f"%24skip={skip}&%24top={top}")
+        return _feed_response(atom.feed(url=url, title=title, entries=entries, updated=_now(), next_url=next_url))
+
+    def _list_queues(self, request: _Request) -> web.Response:
+        names = [q.name for q in self.ops.list_queues_now()]
+        ns = self.world.resolve(self.namespace.fqdn)
+        items = [(name, self._queue_xml(request, ns.queue(name))) for name in names]
+        return self._feed(request, "$Resources/queues", "Queues", items)
+
+    def _list_topics(self, request: _Request) -> web.Response:
+        names = [t.name for t in self.ops.list_topics_now()]
+        ns = self.world.resolve(self.namespace.fqdn)
+        items = [(name, self._topic_xml(request, ns.topic(name))) for name in names]
+        return self._feed(request, "$Resources/topics", "Topics", items)
+
+    # --- subscriptions --------------------------------------------------------------------------
+
+    def _subscription_xml(self, request: _Request, topic: str, name: str) -> str:
+        sub = self.world.resolve(self.namespace.fqdn).subscription(topic, name)
+        return atom.description_xml(
+            atom.Kind.SUBSCRIPTION,
+            self.ops.subscription_properties(sub),
+            self.ops.subscription_runtime(sub),
+            entity_uri=request.entity_uri,
+        )
+
+    def _subscription_entry(self, request: _Request, topic: str, name: str, *, status: int = 200) -> web.Response:
+        path = f"{urllib.parse.quote(topic, safe='')}/Subscriptions/{urllib.parse.quote(name, safe='')}"
+        content = self._subscription_xml(request, topic, name)
+        return _entry_response(
+            atom.entry(url=request.url(path), title=name, content=content, updated=_now()), status=status
+        )
+
+    def _subscription(self, request: _Request, method: str, topic: str, name: str, body: bytes) -> web.Response:
+        if method == "GET":
+            self.ops.get_subscription(topic, name)
+            return self._subscription_entry(request, topic, name)
+        if method == "DELETE":
+            self.ops.delete_subscription(topic, name)
+            return web.Response(status=200)
+        if method == "PUT":
+            description = atom.parse_entry(body)
+            if atom.description_kind(description) is not atom.Kind.SUBSCRIPTION:
+                raise bad_request("A subscription is put with a SubscriptionDescription.")
+            values = atom.parse_description(description)
+            if request.http.headers.get("If-Match") is not None:
+                self.ops.update_subscription(topic, {"name": name, **values})
+                return self._subscription_entry(request, topic, name)
+            self.ops.create_subscription(topic, name, default_rule=atom.default_rule(description), **values)
+            return self._subscription_entry(request, topic, name, status=201)
+        raise bad_request(f"Unsupported method {method}.")
+
+    def _list_subscriptions(self, request: _Request, topic: str) -> web.Response:
+        names = [s.name for s in self.ops.list_subscriptions_now(topic)]
+        items = [(name, self._subscription_xml(request, topic, name)) for name in names]
+        return self._feed(request, f"{urllib.parse.quote(topic, safe='')}/Subscriptions", "Subscriptions", items)
+
+    # --- rules ----------------------------------------------------------------------------------
+
+    def _rule_entry(self, request: _Request, topic: str, sub: str, rule: Any, *, status: int = 200) -> web.Response:
+        path = "/".join(
+            (urllib.parse.quote(topic, safe=""), "Subscriptions", urllib.parse.quote(sub, safe=""), "Rules")
+        )
+        url = request.url(f"{path}/{urllib.parse.quote(rule.name, safe='')}")
+        body = atom.entry(url=url, title=rule.name, content=atom.rule_xml(rule), updated=_now())
+        return _entry_response(body, status=status)
+
+    def _rule(self, request: _Request, method: str, topic: str, sub: str, name: str, body: bytes) -> web.Response:
+        if method == "GET":
+            return self._rule_entry(request, topic, sub, self.ops.get_rule(topic, sub, name))
+        if method == "DELETE":
+            self.ops.delete_rule(topic, sub, name)
+            return web.Response(status=200)
+        if method == "PUT":
+            description = atom.parse_entry(body)
+            if atom.description_kind(description) is not atom.Kind.RULE:
+                raise bad_request("A rule is put with a RuleDescription.")
+            rule_filter, action = atom.parse_rule(description)
+            if request.http.headers.get("If-Match") is not None:
+                self.ops.update_rule(topic, sub, {"name": name, "filter": rule_filter, "action": action})
+                return self._rule_entry(request, topic, sub, self.ops.get_rule(topic, sub, name))
+            rule = self.ops.create_rule(topic, sub, name, filter=rule_filter, action=action)
+            return self._rule_entry(request, topic, sub, rule, status=201)
+        raise bad_request(f"Unsupported method {method}.")
+
+    def _list_rules(self, request: _Request, topic: str, sub: str) -> web.Response:
+        rules = self.ops.list_rules_now(topic, sub)
+        path = "/".join(
+            (urllib.parse.quote(topic, safe=""), "Subscriptions", urllib.parse.quote(sub, safe=""), "Rules")
+        )
+        return self._feed(request, path, "Rules", [(r.name, atom.rule_xml(r)) for r in rules])
+
+
+@dataclass
+class _Site:
+    namespace: AdminNamespace
+    runner: web.AppRunner
+    port: int
+
+
+@dataclass
+class AdminPlane:
+    """The admin plane of some namespaces of `world`, each on its own loopback port.
+
+    `port` is the first namespace's port (0: any free port for each); the next namespaces take
+    the following ports. `tls`: serve HTTPS with these files (see `certificates.generate_certificates`),
+    else plain HTTP as Microsoft's emulator does on port 5300. Use `async with` or `start`/`stop`;
+    `serve_in_thread` runs it beside synchronous code.
+    """
+
+    world: ServiceBusWorld
+    namespaces: Sequence[AdminNamespace | str]
+    host: str = "127.0.0.1"
+    port: int = 0
+    tls: TlsFiles | None = None
+    _sites: list[_Site] = field(default_factory=list, init=False)
+
+    def __post_init__(self) -> None:
+        if not is_loopback(self.host):
+            raise ValueError(f"the admin plane serves loopback addresses only, not {self.host!r}")
+        served = [AdminNamespace(n) if isinstance(n, str) else n for n in self.namespaces]
+        # bare names become the world's fully qualified ones (created there if missing)
+        self.namespaces = [replace(n, fqdn=self.world.namespace(n.fqdn).fqdn) for n in served]
+
+    @property
+    def scheme(self) -> str:
+        return "http" if self.tls is None else "https"
+
+    async def start(self) -> None:
+        if self._sites:
+            raise RuntimeError("the admin plane is already started")
+        context = None if self.tls is None else self.tls.server_context()
+        try:
+            for offset, namespace in enumerate(self.namespaces):
+                assert isinstance(namespace, AdminNamespace)
+                handlers = _Handlers(self.world, namespace)
+                app = web.Application()
+                app.router.add_route("*", "/{tail:.*}", handlers.handle)
+                runner = web.AppRunner(app, access_log=None)
+                await runner.setup()
+                site = web.TCPSite(runner, self.host, self.port + offset if self.port else 0, ssl_context=context)
+                await site.start()
+                sockets = runner.addresses
+                self._sites.append(_Site(namespace, runner, int(sockets[0][1])))
+        except BaseException:
+            await self.stop()
+            raise
+
+    async def stop(self) -> None:
+        sites, self._sites = self._sites, []
+        for site in sites:
+            await asyncio.wait_for(site.runner.cleanup(), STOP_TIMEOUT_SECONDS)
+
+    async def __aenter__(self) -> AdminPlane:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await self.stop()
+
+    def _site(self, fqdn: str) -> _Site:
+        key = normalize_fqdn(fqdn if "." in fqdn else contract.service_bus_fqdn(fqdn))
+        for site in self._sites:
+            if normalize_fqdn(site.namespace.fqdn) == key:
+                return site
+        raise KeyError(f"{fqdn} is not served (or the admin plane is not started)")
+
+    def port_of(self, fqdn: str) -> int:
+        return self._site(fqdn).port
+
+    def address(self, fqdn: str) -> str:
+        """`localhost:PORT`: what the admin client takes as `fully_qualified_namespace`."""
+        return f"localhost:{self.port_of(fqdn)}"
+
+    def connection_string(self, fqdn: str) -> str:
+        """The namespace's connection string with its first key (`UseDevelopmentEmulator=true`
+        keeps the port, as for the AMQP front-end)."""
+        site = self._site(fqdn)
+        key = site.namespace.keys[0]
+        return (
+            f"Endpoint=sb://localhost:{site.port};SharedAccessKeyName={key.name};"
+            f"SharedAccessKey={key.key};UseDevelopmentEmulator=true"
+        )
+
+
+def _run(loop: asyncio.AbstractEventLoop, work: Callable[[], Awaitable[None]], timeout: float) -> None:
+    async def call() -> None:
+        await work()
+
+    asyncio.run_coroutine_threadsafe(call(), loop).result(timeout)
+
+
+@contextmanager
+def serve_in_thread(plane: AdminPlane, *, timeout: float = STOP_TIMEOUT_SECONDS) -> Iterator[AdminPlane]:
+    """Run `plane` on an event loop of its own thread while the block runs (for synchronous
+    clients, which block the calling thread). The world is not locked: touch it from the block
+    only between requests, as a synchronous client does."""
+    loop = asyncio.new_event_loop()
+    ready = threading.Event()
+    thread = threading.Thread(
+        target=lambda: (ready.set(), loop.run_forever()), name="pairedbus-admin-plane", daemon=True
+    )
+    thread.start()
+    ready.wait(timeout)
+    try:
+        _run(loop, plane.start, timeout)
+        yield plane
+    finally:
+        try:
+            _run(loop, plane.stop, timeout)
+        finally:
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(timeout)
+            loop.close()
