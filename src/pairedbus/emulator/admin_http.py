@@ -29,19 +29,21 @@ import ipaddress
 import threading
 import urllib.parse
 import uuid
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from aiohttp import web
 from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
+from azure.core.pipeline.transport import AioHttpTransport, RequestsTransport
 from azure.servicebus.exceptions import ServiceBusError, ServiceBusServerBusyError
 
 from pairedbus import contract
 from pairedbus.emulator import atom
+from pairedbus.emulator.cbs import SAS_PREFIX, audience_path, check_token
 from pairedbus.emulator.certificates import TlsFiles
-from pairedbus.emulator.sas import ROOT_KEY_NAME, SasKey, SasRefused, verify_sas_token
+from pairedbus.emulator.server import DEFAULT_KEY, DEFAULT_KEY_NAME
 from pairedbus.testing.admin import AdminOperations
 from pairedbus.testing.entities import Queue, Topic
 from pairedbus.testing.errors import bad_request
@@ -51,18 +53,23 @@ from pairedbus.testing.world import ServiceBusWorld, normalize_fqdn
 EMULATOR_MANAGEMENT_PORT: Final = 5300
 #: The API version the service writes into the links it returns.
 API_VERSION: Final = "2021-05"
-#: The key Microsoft's emulator documents for its connection string (`SAS_KEY_VALUE`).
-DEFAULT_KEY: Final = "SAS_KEY_VALUE"
 DEFAULT_PAGE_SIZE: Final = 100
 STOP_TIMEOUT_SECONDS: Final = 10.0
 
 
 @dataclass(frozen=True)
 class AdminNamespace:
-    """One namespace of the world, served on its own port, with the keys its tokens must be signed with."""
+    """One namespace of the world, served on its own port: the keys (name -> key) its SAS tokens
+    must be signed with, as the AMQP `Broker` takes them; an Entra ID (bearer) token cannot be
+    checked offline and is accepted when `accept_entra_tokens`, as Microsoft's emulator accepts it."""
 
     fqdn: str
-    keys: tuple[SasKey, ...] = (SasKey(ROOT_KEY_NAME, DEFAULT_KEY),)
+    keys: Mapping[str, str] = field(default_factory=lambda: {DEFAULT_KEY_NAME: DEFAULT_KEY})
+    accept_entra_tokens: bool = True
+
+
+class TokenRefused(Exception):
+    """A request the service answers 401: no token, or one that does not grant access."""
 
 
 def is_loopback(host: str) -> bool:
@@ -134,6 +141,14 @@ def _segments(raw_path: str) -> list[str]:
     return [urllib.parse.unquote(part) for part in path.split("/")] if path else []
 
 
+def _token_audience(token: str) -> str | None:
+    """The `sr` of a SAS token (still URL-encoded), None for a bearer token."""
+    if not token.startswith(SAS_PREFIX):
+        return None
+    fields = dict(part.partition("=")[::2] for part in token[len(SAS_PREFIX) :].split("&"))
+    return fields.get("sr")
+
+
 def _page(http: web.Request) -> tuple[int, int]:
     try:
         skip = int(http.query.get("$skip", "0"))
@@ -163,18 +178,27 @@ class _Handlers:
             self._authorize(http, segments)
             body = await http.read() if http.method == "PUT" else b""
             return self._route(_Request(http, self.ops), segments, body)
-        except SasRefused as refused:
+        except TokenRefused as refused:
             return _error_response(http, 401, str(refused))
         except (HttpResponseError, ServiceBusError) as exc:
             status, detail = _status_of(exc)
             return _error_response(http, status, detail)
 
     def _authorize(self, http: web.Request, segments: list[str]) -> None:
+        """The token's signature, key and expiry as `$cbs` checks them (`cbs.check_token`); and,
+        as the service does, its audience must be the namespace or a path above the resource."""
         token = http.headers.get("Authorization")
         if token is None:
-            raise SasRefused("MissingToken", "The request has no authorization header.")
-        resource = f"{http.host}/{'/'.join(segments)}"
-        verify_sas_token(token, self.namespace.keys, resource=resource)
+            raise TokenRefused("MissingToken: The request has no authorization header.")
+        namespace = self.namespace
+        check = check_token(token, dict(namespace.keys), accept_entra_tokens=namespace.accept_entra_tokens)
+        if not check.ok:
+            raise TokenRefused(check.description)
+        audience = _token_audience(token)
+        if audience is not None:
+            scope, path = audience_path(audience), "/".join(segments)
+            if scope and path != scope and not path.startswith(scope + "/"):
+                raise TokenRefused(f"InvalidAudience: The token audience '{scope}' does not grant access to '{path}'.")
 
     def _route(self, request: _Request, segments: list[str], body: bytes) -> web.StreamResponse:
         method = request.http.method
@@ -246,10 +270,11 @@ class _Handlers:
         if method == "GET":
             if isinstance(entity, Topic):
                 self.ops.get_topic(name)
-            elif isinstance(entity, Queue):
-                self.ops.get_queue(name)
             else:
-                return _feed_response(atom.empty_feed(_now()))
+                try:
+                    self.ops.get_queue(name)  # faults first, as for any operation
+                except ResourceNotFoundError:
+                    return _feed_response(atom.empty_feed(_now()))
             return self._entity_entry(request, name)
         if method == "DELETE":
             if isinstance(entity, Topic):
@@ -465,10 +490,10 @@ class AdminPlane:
         """The namespace's connection string with its first key (`UseDevelopmentEmulator=true`
         keeps the port, as for the AMQP front-end)."""
         site = self._site(fqdn)
-        key = site.namespace.keys[0]
+        name, key = next(iter(site.namespace.keys.items()))
         return (
-            f"Endpoint=sb://localhost:{site.port};SharedAccessKeyName={key.name};"
-            f"SharedAccessKey={key.key};UseDevelopmentEmulator=true"
+            f"Endpoint=sb://localhost:{site.port};SharedAccessKeyName={name};"
+            f"SharedAccessKey={key};UseDevelopmentEmulator=true"
         )
 
 
@@ -501,3 +526,26 @@ def serve_in_thread(plane: AdminPlane, *, timeout: float = STOP_TIMEOUT_SECONDS)
             loop.call_soon_threadsafe(loop.stop)
             thread.join(timeout)
             loop.close()
+
+
+class PlainHttpTransport(RequestsTransport):
+    """azure-core's requests transport sending the client's `https://` URLs as `http://`.
+
+    `ServiceBusAdministrationClient` 7.15.0 always builds `https://<namespace>`; given this
+    transport (a public keyword, `transport=PlainHttpTransport()`) the unmodified client reaches a
+    plain-HTTP admin plane such as Microsoft's emulator port 5300. The token it signs still names
+    the https address; the admin plane ignores the scheme of a token's audience, as the service does."""
+
+    def send(self, request: Any, **kwargs: Any) -> Any:
+        if request.url.startswith("https://"):
+            request.url = "http://" + request.url[len("https://") :]
+        return super().send(request, **kwargs)
+
+
+class AsyncPlainHttpTransport(AioHttpTransport):
+    """The aio twin of `PlainHttpTransport` (azure-core's aiohttp transport)."""
+
+    async def send(self, request: Any, **kwargs: Any) -> Any:
+        if request.url.startswith("https://"):
+            request.url = "http://" + request.url[len("https://") :]
+        return await super().send(request, **kwargs)
