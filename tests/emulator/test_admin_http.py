@@ -479,3 +479,70 @@ def test_tls_files_are_written_where_asked(tmp_path: Path) -> None:
     files = generate_certificates(tmp_path / "certs")
     assert {p.name for p in (tmp_path / "certs").iterdir()} == {"ca.pem", "server.pem", "server.key"}
     assert files.ca_path.read_bytes().startswith(b"-----BEGIN CERTIFICATE-----")
+
+
+# --- the documents, as the service writes them ------------------------------------------------------
+
+#: A new queue's description as the service wrote it (a GET recorded from the live service in
+#: azure-sdk-for-js's tests, api-version 2017-04), element by element, timestamps left out; its
+#: TTL there was P14D, here the default TimeSpan.MaxValue.
+SERVICE_QUEUE = [
+    ("LockDuration", "PT1M"),
+    ("MaxSizeInMegabytes", "1024"),
+    ("RequiresDuplicateDetection", "false"),
+    ("RequiresSession", "false"),
+    ("DefaultMessageTimeToLive", "P10675199DT2H48M5.4775807S"),
+    ("DeadLetteringOnMessageExpiration", "false"),
+    ("DuplicateDetectionHistoryTimeWindow", "PT10M"),
+    ("MaxDeliveryCount", "10"),
+    ("EnableBatchedOperations", "true"),
+    ("SizeInBytes", "0"),
+    ("MessageCount", "0"),
+    ("IsAnonymousAccessible", "false"),
+    ("AuthorizationRules", ""),
+    ("Status", "Active"),
+    ("SupportOrdering", "true"),
+    ("CountDetails", ""),
+    ("AutoDeleteOnIdle", "P10675199DT2H48M5.4775807S"),
+    ("EnablePartitioning", "false"),
+    ("EntityAvailabilityStatus", "Available"),
+    ("EnableExpress", "false"),
+]
+#: `CountDetails` children, in the service's order.
+SERVICE_COUNTS = [
+    "ActiveMessageCount",
+    "DeadLetterMessageCount",
+    "ScheduledMessageCount",
+    "TransferMessageCount",
+    "TransferDeadLetterMessageCount",
+]
+TIMESTAMPS = ("CreatedAt", "UpdatedAt", "AccessedAt")
+
+
+def elements(body: bytes, kind: str) -> list[tuple[str, str]]:
+    element = ET.fromstring(body).find(f"{ATOM}content/{SB}{kind}")
+    assert element is not None, body
+    return [(child.tag.split("}", 1)[1], (child.text or "").strip()) for child in element]
+
+
+def test_a_new_queue_is_written_in_the_services_elements_order_and_defaults(admin, plane, tls) -> None:
+    admin.create_queue("orders")
+    body = raw(plane, tls, "GET", "/orders?api-version=2024-05").content
+    written = elements(body, "QueueDescription")
+    assert [(name, text) for name, text in written if name not in TIMESTAMPS] == SERVICE_QUEUE
+    assert [name for name, _ in written].index("CreatedAt") == [name for name, _ in written].index("Status") + 1
+    counts = ET.fromstring(body).find(f"{ATOM}content/{SB}QueueDescription/{SB}CountDetails")
+    assert [child.tag.split("}", 1)[1] for child in counts] == SERVICE_COUNTS
+    entry = ET.fromstring(body)
+    assert entry.findtext(f"{ATOM}title") == "orders"
+    assert entry.findtext(f"{ATOM}author/{ATOM}name") == "contoso-sec"
+
+
+def test_a_topic_ends_with_its_filter_counts_as_api_version_2024_05_writes_it(admin, plane, tls) -> None:
+    admin.create_topic("events")
+    admin.create_subscription("events", "billing")
+    admin.create_rule("events", "billing", "eu", filter=CorrelationRuleFilter(label="eu"))
+    written = elements(raw(plane, tls, "GET", "/events?api-version=2024-05").content, "TopicDescription")
+    # the $Default rule is a SQL (true) filter and is counted, as the service counts it
+    assert written[-2:] == [("SqlFilterCount", "1"), ("CorrelationFilterCount", "1")]
+    assert ("SubscriptionCount", "1") in written

@@ -81,12 +81,25 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+@dataclass(frozen=True)
+class _Item:
+    """One entity as an Atom entry: its name (the entry's title), its path below the namespace,
+    its description, and when it was created and last updated."""
+
+    title: str
+    path: str
+    content: str
+    published: datetime.datetime | None
+    updated: datetime.datetime | None
+
+
 @dataclass
 class _Request:
     """What every handler needs: the request's own host and scheme, and the namespace's operations."""
 
     http: web.Request
     ops: AdminOperations
+    author: str
 
     def url(self, path: str, query: str = "") -> str:
         suffix = f"?{query}&api-version={API_VERSION}" if query else f"?api-version={API_VERSION}"
@@ -95,9 +108,29 @@ class _Request:
     def entity_uri(self, name: str) -> str:
         return f"sb://{self.http.host}/{name}"
 
+    def entry(self, item: _Item) -> str:
+        return atom.entry(
+            url=self.url(item.path),
+            title=item.title,
+            content=item.content,
+            author=self.author,
+            published=_instant(item.published),
+            updated=_instant(item.updated),
+        )
+
 
 def _now() -> str:
     return atom.datetime_text(datetime.datetime.now(datetime.UTC).replace(microsecond=0))
+
+
+def _instant(value: datetime.datetime | None) -> str:
+    """An entry's published/updated: the instant to the second, as the service writes them."""
+    return _now() if value is None else atom.datetime_text(value.replace(microsecond=0))
+
+
+def _quoted(*names: str) -> str:
+    """A path of entity names, each one segment (`a/b` -> `a%2Fb`)."""
+    return "/".join(urllib.parse.quote(name, safe="") for name in names)
 
 
 def _tracking(http: web.Request) -> str:
@@ -123,7 +156,7 @@ def _status_of(exc: BaseException) -> tuple[int, str]:
     if isinstance(exc, HttpResponseError):
         return exc.status_code or 400, message
     if isinstance(exc, ServiceBusServerBusyError):
-        return 503, f"{message} SubCode=50002. ServerBusy."
+        return 503, f"ServerBusy: {message}"
     return 500, message
 
 
@@ -167,6 +200,7 @@ class _Handlers:
         self.world = world
         self.namespace = namespace
         self.ops = AdminOperations(world, namespace.fqdn)
+        self.author = contract.namespace_from_fqdn(namespace.fqdn)
 
     # --- dispatch -------------------------------------------------------------------------------
 
@@ -177,7 +211,7 @@ class _Handlers:
         try:
             self._authorize(http, segments)
             body = await http.read() if http.method == "PUT" else b""
-            return self._route(_Request(http, self.ops), segments, body)
+            return self._route(_Request(http, self.ops, self.author), segments, body)
         except TokenRefused as refused:
             return _error_response(http, 401, str(refused))
         except (HttpResponseError, ServiceBusError) as exc:
@@ -196,7 +230,7 @@ class _Handlers:
             raise TokenRefused(check.description)
         audience = _token_audience(token)
         if audience is not None:
-            scope, path = audience_path(audience), "/".join(segments)
+            scope, path = audience_path(audience).lower(), "/".join(segments).lower()  # names ignore case
             if scope and path != scope and not path.startswith(scope + "/"):
                 raise TokenRefused(f"InvalidAudience: The token audience '{scope}' does not grant access to '{path}'.")
 
@@ -235,35 +269,21 @@ class _Handlers:
         properties = self.ops.get_namespace_properties()
         sku = getattr(properties.messaging_sku, "value", properties.messaging_sku)
         content = atom.namespace_info_xml(properties.name, sku=str(sku), messaging_units=properties.messaging_units)
-        url = request.url("$namespaceinfo")
-        return _entry_response(atom.entry(url=url, title=properties.name, content=content, updated=_now()))
+        item = _Item(properties.name, "$namespaceinfo", content, None, None)
+        return _entry_response(request.entry(item))
 
     # --- queues and topics ----------------------------------------------------------------------
 
     def _model_entity(self, name: str) -> Any:
         return self.world.resolve(self.namespace.fqdn).entities.get(name)
 
-    def _queue_xml(self, request: _Request, queue: Queue) -> str:
-        return atom.description_xml(
-            atom.Kind.QUEUE,
-            self.ops.queue_properties(queue),
-            self.ops.queue_runtime(queue),
-            entity_uri=request.entity_uri,
-        )
-
-    def _topic_xml(self, request: _Request, topic: Topic) -> str:
-        return atom.description_xml(
-            atom.Kind.TOPIC,
-            self.ops.topic_properties(topic),
-            self.ops.topic_runtime(topic),
-            entity_uri=request.entity_uri,
-        )
-
-    def _entity_entry(self, request: _Request, name: str, *, status: int = 200) -> web.Response:
-        entity = self._model_entity(name)
-        content = self._queue_xml(request, entity) if isinstance(entity, Queue) else self._topic_xml(request, entity)
-        url = request.url(urllib.parse.quote(name, safe=""))
-        return _entry_response(atom.entry(url=url, title=name, content=content, updated=_now()), status=status)
+    def _entity_item(self, request: _Request, entity: Queue | Topic) -> _Item:
+        if isinstance(entity, Queue):
+            kind, settings, runtime = atom.Kind.QUEUE, self.ops.queue_properties(entity), self.ops.queue_runtime(entity)
+        else:
+            kind, settings, runtime = atom.Kind.TOPIC, self.ops.topic_properties(entity), self.ops.topic_runtime(entity)
+        content = atom.description_xml(kind, settings, runtime, entity_uri=request.entity_uri)
+        return _Item(entity.name, _quoted(entity.name), content, runtime.created_at_utc, runtime.updated_at_utc)
 
     def _entity(self, request: _Request, method: str, name: str, body: bytes) -> web.Response:
         entity = self._model_entity(name)
@@ -275,7 +295,7 @@ class _Handlers:
                     self.ops.get_queue(name)  # faults first, as for any operation
                 except ResourceNotFoundError:
                     return _feed_response(atom.empty_feed(_now()))
-            return self._entity_entry(request, name)
+            return _entry_response(request.entry(self._entity_item(request, self._model_entity(name))))
         if method == "DELETE":
             if isinstance(entity, Topic):
                 self.ops.delete_topic(name)
@@ -299,56 +319,44 @@ class _Handlers:
                     self.ops.create_topic(name, **values)
             else:
                 raise bad_request(f"A {kind.value} cannot be put at '{name}'.")
-            return self._entity_entry(request, name, status=200 if updating else 201)
+            item = self._entity_item(request, self._model_entity(name))
+            return _entry_response(request.entry(item), status=200 if updating else 201)
         raise bad_request(f"Unsupported method {method}.")
 
-    def _feed(self, request: _Request, path: str, title: str, items: Sequence[tuple[str, str]]) -> web.Response:
-        """A page of (title, content) items as the service pages a list."""
+    def _feed(self, request: _Request, path: str, title: str, items: Sequence[_Item]) -> web.Response:
+        """A page of items as the service pages a list: `$skip`/`$top`, a `next` link while more remain."""
         skip, top = _page(request.http)
-        page = items[skip : skip + top]
-        entries = [
-            atom.entry(url=request.url(f"{path}/{urllib.parse.quote(t, safe='')}"), title=t, content=c, updated=_now())
-            for t, c in page
-        ]
+        entries = [request.entry(item) for item in items[skip : skip + top]]
         more = skip + top < len(items)
         next_url = request.url(path, f"%24skip={skip + top}&%24top={top}") if more else None
         url = request.url(path, f"%24skip={skip}&%24top={top}")
         return _feed_response(atom.feed(url=url, title=title, entries=entries, updated=_now(), next_url=next_url))
 
     def _list_queues(self, request: _Request) -> web.Response:
-        names = [q.name for q in self.ops.list_queues_now()]
         ns = self.world.resolve(self.namespace.fqdn)
-        items = [(name, self._queue_xml(request, ns.queue(name))) for name in names]
+        items = [self._entity_item(request, ns.queue(q.name)) for q in self.ops.list_queues_now()]
         return self._feed(request, "$Resources/queues", "Queues", items)
 
     def _list_topics(self, request: _Request) -> web.Response:
-        names = [t.name for t in self.ops.list_topics_now()]
         ns = self.world.resolve(self.namespace.fqdn)
-        items = [(name, self._topic_xml(request, ns.topic(name))) for name in names]
+        items = [self._entity_item(request, ns.topic(t.name)) for t in self.ops.list_topics_now()]
         return self._feed(request, "$Resources/topics", "Topics", items)
 
     # --- subscriptions --------------------------------------------------------------------------
 
-    def _subscription_xml(self, request: _Request, topic: str, name: str) -> str:
+    def _subscription_item(self, request: _Request, topic: str, name: str) -> _Item:
         sub = self.world.resolve(self.namespace.fqdn).subscription(topic, name)
-        return atom.description_xml(
-            atom.Kind.SUBSCRIPTION,
-            self.ops.subscription_properties(sub),
-            self.ops.subscription_runtime(sub),
-            entity_uri=request.entity_uri,
+        runtime = self.ops.subscription_runtime(sub)
+        content = atom.description_xml(
+            atom.Kind.SUBSCRIPTION, self.ops.subscription_properties(sub), runtime, entity_uri=request.entity_uri
         )
-
-    def _subscription_entry(self, request: _Request, topic: str, name: str, *, status: int = 200) -> web.Response:
-        path = f"{urllib.parse.quote(topic, safe='')}/Subscriptions/{urllib.parse.quote(name, safe='')}"
-        content = self._subscription_xml(request, topic, name)
-        return _entry_response(
-            atom.entry(url=request.url(path), title=name, content=content, updated=_now()), status=status
-        )
+        path = f"{_quoted(topic)}/Subscriptions/{_quoted(name)}"
+        return _Item(name, path, content, runtime.created_at_utc, runtime.updated_at_utc)
 
     def _subscription(self, request: _Request, method: str, topic: str, name: str, body: bytes) -> web.Response:
         if method == "GET":
             self.ops.get_subscription(topic, name)
-            return self._subscription_entry(request, topic, name)
+            return _entry_response(request.entry(self._subscription_item(request, topic, name)))
         if method == "DELETE":
             self.ops.delete_subscription(topic, name)
             return web.Response(status=200)
@@ -357,31 +365,29 @@ class _Handlers:
             if atom.description_kind(description) is not atom.Kind.SUBSCRIPTION:
                 raise bad_request("A subscription is put with a SubscriptionDescription.")
             values = atom.parse_description(description)
-            if request.http.headers.get("If-Match") is not None:
+            updating = request.http.headers.get("If-Match") is not None
+            if updating:
                 self.ops.update_subscription(topic, {"name": name, **values})
-                return self._subscription_entry(request, topic, name)
-            self.ops.create_subscription(topic, name, default_rule=atom.default_rule(description), **values)
-            return self._subscription_entry(request, topic, name, status=201)
+            else:
+                self.ops.create_subscription(topic, name, default_rule=atom.default_rule(description), **values)
+            item = self._subscription_item(request, topic, name)
+            return _entry_response(request.entry(item), status=200 if updating else 201)
         raise bad_request(f"Unsupported method {method}.")
 
     def _list_subscriptions(self, request: _Request, topic: str) -> web.Response:
-        names = [s.name for s in self.ops.list_subscriptions_now(topic)]
-        items = [(name, self._subscription_xml(request, topic, name)) for name in names]
-        return self._feed(request, f"{urllib.parse.quote(topic, safe='')}/Subscriptions", "Subscriptions", items)
+        items = [self._subscription_item(request, topic, s.name) for s in self.ops.list_subscriptions_now(topic)]
+        return self._feed(request, f"{_quoted(topic)}/Subscriptions", "Subscriptions", items)
 
     # --- rules ----------------------------------------------------------------------------------
 
-    def _rule_entry(self, request: _Request, topic: str, sub: str, rule: Any, *, status: int = 200) -> web.Response:
-        path = "/".join(
-            (urllib.parse.quote(topic, safe=""), "Subscriptions", urllib.parse.quote(sub, safe=""), "Rules")
-        )
-        url = request.url(f"{path}/{urllib.parse.quote(rule.name, safe='')}")
-        body = atom.entry(url=url, title=rule.name, content=atom.rule_xml(rule), updated=_now())
-        return _entry_response(body, status=status)
+    @staticmethod
+    def _rule_item(topic: str, sub: str, rule: Any) -> _Item:
+        path = f"{_quoted(topic)}/Subscriptions/{_quoted(sub)}/Rules/{_quoted(rule.name)}"
+        return _Item(rule.name, path, atom.rule_xml(rule), rule.created_at_utc, rule.created_at_utc)
 
     def _rule(self, request: _Request, method: str, topic: str, sub: str, name: str, body: bytes) -> web.Response:
         if method == "GET":
-            return self._rule_entry(request, topic, sub, self.ops.get_rule(topic, sub, name))
+            return _entry_response(request.entry(self._rule_item(topic, sub, self.ops.get_rule(topic, sub, name))))
         if method == "DELETE":
             self.ops.delete_rule(topic, sub, name)
             return web.Response(status=200)
@@ -392,17 +398,15 @@ class _Handlers:
             rule_filter, action = atom.parse_rule(description)
             if request.http.headers.get("If-Match") is not None:
                 self.ops.update_rule(topic, sub, {"name": name, "filter": rule_filter, "action": action})
-                return self._rule_entry(request, topic, sub, self.ops.get_rule(topic, sub, name))
+                item = self._rule_item(topic, sub, self.ops.get_rule(topic, sub, name))
+                return _entry_response(request.entry(item))
             rule = self.ops.create_rule(topic, sub, name, filter=rule_filter, action=action)
-            return self._rule_entry(request, topic, sub, rule, status=201)
+            return _entry_response(request.entry(self._rule_item(topic, sub, rule)), status=201)
         raise bad_request(f"Unsupported method {method}.")
 
     def _list_rules(self, request: _Request, topic: str, sub: str) -> web.Response:
-        rules = self.ops.list_rules_now(topic, sub)
-        path = "/".join(
-            (urllib.parse.quote(topic, safe=""), "Subscriptions", urllib.parse.quote(sub, safe=""), "Rules")
-        )
-        return self._feed(request, path, "Rules", [(r.name, atom.rule_xml(r)) for r in rules])
+        items = [self._rule_item(topic, sub, rule) for rule in self.ops.list_rules_now(topic, sub)]
+        return self._feed(request, f"{_quoted(topic)}/Subscriptions/{_quoted(sub)}/Rules", "Rules", items)
 
 
 @dataclass

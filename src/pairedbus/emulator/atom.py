@@ -88,7 +88,9 @@ def _constant(element: str, value: str) -> Field:
 _COUNT_DETAILS = Field("CountDetails", "", "count_details", writable=False, source="runtime")
 _AUTHORIZATION_RULES = Field("AuthorizationRules", "", "empty", writable=False, source="constant")
 
-#: The elements of each description, in the service's order.
+#: The elements of each description, in the service's order (as in responses recorded from the
+#: service in the Azure SDKs' tests: counts as Active, DeadLetter, Scheduled, Transfer,
+#: TransferDeadLetter; api-version 2024-05 topics end with their SQL and correlation filter counts).
 FIELDS: Final[dict[Kind, tuple[Field, ...]]] = {
     Kind.QUEUE: (
         _f("LockDuration", "lock_duration", "duration"),
@@ -143,6 +145,8 @@ FIELDS: Final[dict[Kind, tuple[Field, ...]]] = {
         _f("EnableExpress", "enable_express", "bool"),
         _f("UserMetadata", "user_metadata", "str", optional=True),
         _f("MaxMessageSizeInKilobytes", "max_message_size_in_kilobytes", "int", optional=True),
+        _runtime("SqlFilterCount", "sql_filter_count", "int"),
+        _runtime("CorrelationFilterCount", "correlation_filter_count", "int"),
     ),
     Kind.SUBSCRIPTION: (
         _f("LockDuration", "lock_duration", "duration"),
@@ -170,8 +174,8 @@ COUNT_DETAILS: Final = (
     ("ActiveMessageCount", "active_message_count"),
     ("DeadLetterMessageCount", "dead_letter_message_count"),
     ("ScheduledMessageCount", "scheduled_message_count"),
-    ("TransferDeadLetterMessageCount", "transfer_dead_letter_message_count"),
     ("TransferMessageCount", "transfer_message_count"),
+    ("TransferDeadLetterMessageCount", "transfer_dead_letter_message_count"),
 )
 
 
@@ -240,7 +244,7 @@ def description_xml(
         if field is _COUNT_DETAILS:
             parts.append(_count_details(runtime))
         elif field.type == "empty":
-            parts.append(f"<{field.element}/>")
+            parts.append(f"<{field.element}></{field.element}>")
         elif field.source == "constant":
             parts.append(_element(field.element, field.attribute))
         else:
@@ -351,12 +355,13 @@ def namespace_info_xml(name: str, *, sku: str, messaging_units: int | None) -> s
 # --- documents ----------------------------------------------------------------------------------
 
 
-def entry(*, url: str, title: str, content: str, updated: str) -> str:
-    """One Atom entry around a description."""
+def entry(*, url: str, title: str, content: str, author: str, published: str, updated: str) -> str:
+    """One Atom entry around a description, as the service writes it: published and updated are
+    the entity's creation and last update, the author the namespace's name."""
     return (
         f'<entry xmlns="{ATOM}">{_element("id", url)}{_element("title", title, _TEXT)}'
-        f"{_element('published', updated)}{_element('updated', updated)}"
-        f'<author><name>pairedbus</name></author><link rel="self" href={quoteattr(url)}/>'
+        f"{_element('published', published)}{_element('updated', updated)}"
+        f'<author>{_element("name", author)}</author><link rel="self" href={quoteattr(url)}/>'
         f'<content type="application/xml">{content}</content></entry>'
     )
 
