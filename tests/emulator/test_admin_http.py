@@ -25,6 +25,7 @@ from azure.core.exceptions import (
     ServiceRequestError,
 )
 from azure.servicebus import ServiceBusMessage
+from azure.servicebus.aio import ServiceBusClient as AsyncServiceBusClient
 from azure.servicebus.aio.management import ServiceBusAdministrationClient as AsyncAdminClient
 from azure.servicebus.exceptions import ServiceBusServerBusyError
 from azure.servicebus.management import (
@@ -35,6 +36,7 @@ from azure.servicebus.management import (
 )
 
 from pairedbus import durations
+from pairedbus.emulator import Emulator
 from pairedbus.emulator.admin_http import (
     AdminNamespace,
     AdminPlane,
@@ -546,3 +548,30 @@ def test_a_topic_ends_with_its_filter_counts_as_api_version_2024_05_writes_it(ad
     # the $Default rule is a SQL (true) filter and is counted, as the service counts it
     assert written[-2:] == [("SqlFilterCount", "1"), ("CorrelationFilterCount", "1")]
     assert ("SubscriptionCount", "1") in written
+
+
+# --- beside the AMQP front-end ----------------------------------------------------------------------
+
+
+async def test_a_queue_made_over_the_admin_plane_carries_messages_over_amqp(tls) -> None:
+    """One model, two wire front-ends: the admin client makes the queue over HTTPS, the data-plane
+    client sends and receives over AMQP, and the admin client reads the count the broker left."""
+    async with Emulator(["contoso-sec"]) as emulator, AdminPlane.beside(emulator, tls=tls) as plane:
+        admin = AsyncAdminClient.from_connection_string(
+            plane.connection_string("contoso-sec"), connection_verify=str(tls.ca_path), retry_total=0
+        )
+        async with (
+            admin,
+            AsyncServiceBusClient.from_connection_string(
+                emulator.connection_string("contoso-sec"), retry_total=0
+            ) as client,
+        ):
+            await admin.create_queue(BACKLOG, max_delivery_count=2147483647)
+            async with client.get_queue_sender(BACKLOG) as sender:
+                await sender.send_messages([ServiceBusMessage("one"), ServiceBusMessage("two")])
+            assert (await admin.get_queue_runtime_properties(BACKLOG)).active_message_count == 2
+            async with client.get_queue_receiver(BACKLOG, max_wait_time=5) as receiver:
+                received = await receiver.receive_messages(max_message_count=1, max_wait_time=5)
+                assert [str(m) for m in received] == ["one"]
+                await receiver.complete_message(received[0])
+            assert (await admin.get_queue_runtime_properties(BACKLOG)).active_message_count == 1

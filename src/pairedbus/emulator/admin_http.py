@@ -43,7 +43,7 @@ from pairedbus import contract
 from pairedbus.emulator import atom
 from pairedbus.emulator.cbs import SAS_PREFIX, audience_path, check_token
 from pairedbus.emulator.certificates import TlsFiles
-from pairedbus.emulator.server import DEFAULT_KEY, DEFAULT_KEY_NAME
+from pairedbus.emulator.server import DEFAULT_KEY, DEFAULT_KEY_NAME, Emulator
 from pairedbus.testing.admin import AdminOperations
 from pairedbus.testing.entities import Queue, Topic
 from pairedbus.testing.errors import bad_request
@@ -439,6 +439,15 @@ class AdminPlane:
         served = [AdminNamespace(n) if isinstance(n, str) else n for n in self.namespaces]
         # bare names become the world's fully qualified ones (created there if missing)
         self.namespaces = [replace(n, fqdn=self.world.namespace(n.fqdn).fqdn) for n in served]
+
+    @classmethod
+    def beside(cls, emulator: Emulator, *, port: int = 0, tls: TlsFiles | None = None) -> AdminPlane:
+        """The admin plane of an AMQP `Emulator`'s namespaces: the same world, the same keys."""
+        namespaces = [
+            AdminNamespace(broker.fqdn, dict(broker.keys), broker.accept_entra_tokens)
+            for broker in emulator.brokers.values()
+        ]
+        return cls(emulator.world, namespaces, port=port, tls=tls)
 
     @property
     def scheme(self) -> str:
