@@ -575,3 +575,15 @@ async def test_a_queue_made_over_the_admin_plane_carries_messages_over_amqp(tls)
                 assert [str(m) for m in received] == ["one"]
                 await receiver.complete_message(received[0])
             assert (await admin.get_queue_runtime_properties(BACKLOG)).active_message_count == 1
+
+
+def test_forwarding_targets_and_metadata_round_trip(admin, plane, world) -> None:
+    admin.create_queue("archive")
+    admin.create_queue("orders", forward_to="archive", user_metadata="owned by billing")
+    queue = admin.get_queue("orders")
+    assert queue.forward_to == f"sb://{plane.address(NAMESPACE)}/archive"  # the service answers an address
+    assert queue.user_metadata == "owned by billing"
+    assert world.namespace(NAMESPACE).queue("orders").settings.forward_to == "archive"  # the model holds the name
+    queue.forward_to = None
+    admin.update_queue(queue)
+    assert admin.get_queue("orders").forward_to is None

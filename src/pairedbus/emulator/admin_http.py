@@ -305,8 +305,8 @@ class _Handlers:
         if method == "PUT":
             description = atom.parse_entry(body)
             kind = atom.description_kind(description)
-            values = atom.parse_description(description)
             updating = request.http.headers.get("If-Match") is not None
+            values = atom.parse_description(description, replacing=updating)
             if kind is atom.Kind.QUEUE:
                 if updating:
                     self.ops.update_queue({"name": name, **values})
@@ -364,8 +364,8 @@ class _Handlers:
             description = atom.parse_entry(body)
             if atom.description_kind(description) is not atom.Kind.SUBSCRIPTION:
                 raise bad_request("A subscription is put with a SubscriptionDescription.")
-            values = atom.parse_description(description)
             updating = request.http.headers.get("If-Match") is not None
+            values = atom.parse_description(description, replacing=updating)
             if updating:
                 self.ops.update_subscription(topic, {"name": name, **values})
             else:

@@ -451,12 +451,15 @@ def _parse_field(field: Field, text: str) -> Any:
     return text  # durations stay ISO 8601 text: the model parses and judges them
 
 
-def parse_description(description: ET.Element) -> dict[str, Any]:
+def parse_description(description: ET.Element, *, replacing: bool = False) -> dict[str, Any]:
     """The writable values a queue, topic or subscription description carries, by SDK name.
-    Elements the client may not set (counts, timestamps) are ignored, as the service ignores them."""
+    Elements the client may not set (counts, timestamps) are ignored, as the service ignores them.
+
+    `replacing` (an update, `If-Match: *`): the body is the whole description, so an optional
+    element it leaves out (ForwardTo, UserMetadata...) is cleared, as the SDK leaves out a None."""
     kind = description_kind(description)
     writable = {f.element: f for f in FIELDS.get(kind, ()) if f.writable}
-    values: dict[str, Any] = {}
+    values: dict[str, Any] = {f.attribute: None for f in writable.values() if f.optional} if replacing else {}
     for child in description:
         field = writable.get(_local(child.tag))
         if field is None:
