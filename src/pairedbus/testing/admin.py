@@ -51,17 +51,14 @@ def _counts(active: int, dead: int, scheduled: int) -> Any:
     return sdk.message_count_details(active, dead, scheduled)
 
 
-class _AdminCore:
-    """The synchronous logic both twins share."""
+class AdminOperations:
+    """Every administration operation on one namespace of a world, with the service's rules and
+    errors: the logic the fake clients (sync and aio) and the emulator's admin plane over HTTP
+    (`pairedbus.emulator.admin_http`) share. Results are the SDK's own model classes."""
 
-    def __init__(self, fully_qualified_namespace: str, credential: Any, **kwargs: Any) -> None:
-        from pairedbus.testing.active import active_world
-
-        if credential is None:
-            raise ValueError("credential is required")
-        self._world: ServiceBusWorld = kwargs.pop("_world", None) or active_world()
+    def __init__(self, world: ServiceBusWorld, fully_qualified_namespace: str) -> None:
+        self._world = world
         self.fully_qualified_namespace = normalize_fqdn(fully_qualified_namespace)
-        self._credential = credential
 
     def _ns(self, operation: str, entity: str | None = None) -> Namespace:
         self._world.check(self.fully_qualified_namespace, entity, f"admin.{operation}")
@@ -311,6 +308,18 @@ class _AdminCore:
         )
 
 
+class _AdminCore(AdminOperations):
+    """The synchronous logic both twins share: the operations on the active world (or `_world=`)."""
+
+    def __init__(self, fully_qualified_namespace: str, credential: Any, **kwargs: Any) -> None:
+        from pairedbus.testing.active import active_world
+
+        if credential is None:
+            raise ValueError("credential is required")
+        super().__init__(kwargs.pop("_world", None) or active_world(), fully_qualified_namespace)
+        self._credential = credential
+
+
 def _paged(fetch: Callable[[], list[Any]]) -> ItemPaged[Any]:
     def get_next(token: Any) -> list[Any]:
         return fetch()
@@ -447,7 +456,7 @@ class AsyncServiceBusAdministrationClient:
 
 
 def _async_twin(name: str) -> Callable[..., Any]:
-    core_method = getattr(_AdminCore, name)
+    core_method = getattr(AdminOperations, name)
 
     async def method(self: AsyncServiceBusAdministrationClient, *args: Any, **kwargs: Any) -> Any:
         await self._world.round_trip()

@@ -113,12 +113,17 @@ def reject_size_not_offered(sku: str, size_in_megabytes: int) -> None:
 
 
 def _duration(name: str, value: Any) -> timedelta:
+    """A duration property's value; an ISO 8601 text above .NET TimeSpan.MaxValue is refused, as
+    the service refuses it (what the SDK's isodate makes of the spec's maximum, `...5.477581S`)."""
     if isinstance(value, timedelta):
         return value
     try:
-        return durations.duration_timedelta(value)
+        ticks = durations.duration_ticks(value)
     except ValueError:
         raise bad_request(f"{name}: {value!r} is not a TimeSpan or ISO 8601 duration") from None
+    if ticks > durations.TIMESPAN_MAX_TICKS:
+        raise bad_request(f"{name}: {value!r} exceeds TimeSpan.MaxValue ({contract.TIMESPAN_MAX_ISO})")
+    return durations.duration_timedelta(value)
 
 
 class EntitySettings:
