@@ -556,7 +556,10 @@ def test_a_topic_ends_with_its_filter_counts_as_api_version_2024_05_writes_it(ad
 async def test_a_queue_made_over_the_admin_plane_carries_messages_over_amqp(tls) -> None:
     """One model, two wire front-ends: the admin client makes the queue over HTTPS, the data-plane
     client sends and receives over AMQP, and the admin client reads the count the broker left."""
-    async with Emulator(["contoso-sec"]) as emulator, AdminPlane.beside(emulator, tls=tls) as plane:
+    async with (
+        Emulator(["contoso-sec"]) as emulator,
+        AdminPlane.beside(emulator.world, emulator.brokers.values(), tls=tls) as plane,
+    ):
         admin = AsyncAdminClient.from_connection_string(
             plane.connection_string("contoso-sec"), connection_verify=str(tls.ca_path), retry_total=0
         )

@@ -298,3 +298,19 @@ async def test_the_pytest_fixture_serves_two_namespaces(servicebus_emulator: Emu
         await sender.send_messages(ServiceBusMessage("x"))
     assert servicebus_emulator.namespace("secondary").queue("q").message_counts()["active"] == 1
     assert servicebus_emulator.namespace("primary").queues() == []
+
+
+async def test_the_admin_client_reaches_the_same_host_and_port_over_tls(emulator: Emulator) -> None:
+    """The administration client always speaks HTTPS to the connection string's host and port: the
+    broker hands a TLS handshake to the admin plane, whose certificate the run's CA signed."""
+    from azure.servicebus.aio.management import ServiceBusAdministrationClient
+
+    assert emulator.ca_file is not None
+    conn_str = emulator.connection_string("primary")
+    async with ServiceBusAdministrationClient.from_connection_string(
+        conn_str, connection_verify=str(emulator.ca_file)
+    ) as admin:
+        await admin.create_queue("primary/x-servicebus-transfer/0", lock_duration="PT1M")
+        names = [q.name async for q in admin.list_queues()]
+    assert "primary/x-servicebus-transfer/0" in names
+    assert emulator.namespace("primary").queue("primary/x-servicebus-transfer/0").settings.lock_seconds == 60.0

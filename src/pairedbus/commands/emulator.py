@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from pairedbus.errors import UserError
 
 if TYPE_CHECKING:
-    from pairedbus.emulator.server import Emulator
+    from pairedbus.emulator.emulator import Emulator
 
 #: Microsoft's emulator listens on 5672 for AMQP; namespaces after the first take the next ports.
 DEFAULT_PORT = 5672
@@ -36,7 +36,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="serve the namespaces of a Config.json until SIGTERM",
         description="Read Microsoft's Service Bus emulator Config.json as is (any number of namespaces, each on "
         "its own port from --port up), then print `NAME<TAB>CONNECTION_STRING` per namespace once they accept "
-        "connections. Only loopback (127.0.0.1) is served.",
+        "connections, then `@ca<TAB>FILE`: the CA certificate an administration client on the same connection "
+        "string trusts (`connection_verify`). Only loopback (127.0.0.1) is served.",
     )
     serve.add_argument("--config", type=Path, required=True, metavar="FILE", help="Microsoft's emulator Config.json")
     serve.add_argument(
@@ -59,7 +60,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from pairedbus import contract
     from pairedbus.emulator.config import apply_config, load_config
-    from pairedbus.emulator.server import Emulator
+    from pairedbus.emulator.emulator import Emulator
 
     for flag, port in (("--port", args.port), ("--control-port", args.control_port)):
         if port is not None and not 0 <= port <= 65535:
@@ -74,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _serve(emulator: Emulator, port: int, control_port: int | None) -> int:
-    from pairedbus.emulator.control import CONTROL_LINE, ControlEndpoint
+    from pairedbus.emulator.control import CA_LINE, CONTROL_LINE, ControlEndpoint
 
     control = ControlEndpoint(emulator) if control_port is not None else None
     try:
@@ -96,6 +97,8 @@ async def _serve(emulator: Emulator, port: int, control_port: int | None) -> int
     try:
         for name, broker in emulator.brokers.items():
             print(f"{name}\t{broker.connection_string()}", flush=True)
+        if emulator.ca_file is not None:
+            print(f"{CA_LINE}\t{emulator.ca_file}", flush=True)
         if control is not None:
             print(f"{CONTROL_LINE}\thttp://127.0.0.1:{control.port}", flush=True)
         await stop.wait()

@@ -2,6 +2,7 @@
 loopback ports, so that the unmodified SDK (Python, Node, any other) runs its own transport,
 retries, error mapping and settlement against it. See docs/emulator.md."""
 
-from pairedbus.emulator.server import DEFAULT_KEY, DEFAULT_KEY_NAME, Broker, Emulator, WireFaults
+from pairedbus.emulator.emulator import Emulator
+from pairedbus.emulator.server import DEFAULT_KEY, DEFAULT_KEY_NAME, Broker, WireFaults
 
 __all__ = ["DEFAULT_KEY", "DEFAULT_KEY_NAME", "Broker", "Emulator", "WireFaults"]

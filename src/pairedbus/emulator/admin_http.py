@@ -29,7 +29,7 @@ import ipaddress
 import threading
 import urllib.parse
 import uuid
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
@@ -43,7 +43,7 @@ from pairedbus import contract
 from pairedbus.emulator import atom
 from pairedbus.emulator.cbs import SAS_PREFIX, audience_path, check_token
 from pairedbus.emulator.certificates import TlsFiles
-from pairedbus.emulator.server import DEFAULT_KEY, DEFAULT_KEY_NAME, Emulator
+from pairedbus.emulator.server import DEFAULT_KEY, DEFAULT_KEY_NAME, Broker
 from pairedbus.testing.admin import AdminOperations
 from pairedbus.testing.entities import Queue, Topic
 from pairedbus.testing.errors import bad_request
@@ -441,13 +441,12 @@ class AdminPlane:
         self.namespaces = [replace(n, fqdn=self.world.namespace(n.fqdn).fqdn) for n in served]
 
     @classmethod
-    def beside(cls, emulator: Emulator, *, port: int = 0, tls: TlsFiles | None = None) -> AdminPlane:
-        """The admin plane of an AMQP `Emulator`'s namespaces: the same world, the same keys."""
-        namespaces = [
-            AdminNamespace(broker.fqdn, dict(broker.keys), broker.accept_entra_tokens)
-            for broker in emulator.brokers.values()
-        ]
-        return cls(emulator.world, namespaces, port=port, tls=tls)
+    def beside(
+        cls, world: ServiceBusWorld, brokers: Iterable[Broker], *, port: int = 0, tls: TlsFiles | None = None
+    ) -> AdminPlane:
+        """The admin plane of AMQP brokers' namespaces: the same world, the same keys, its own ports."""
+        namespaces = [AdminNamespace(b.fqdn, dict(b.keys), b.accept_entra_tokens) for b in brokers]
+        return cls(world, namespaces, port=port, tls=tls)
 
     @property
     def scheme(self) -> str:

@@ -112,8 +112,11 @@ class Session:
 
 
 class Connection:
-    def __init__(self, broker: Broker, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def __init__(
+        self, broker: Broker, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, prefix: bytes = b""
+    ) -> None:
         self.broker = broker
+        self._prefix = prefix  # the bytes the broker read to tell AMQP from HTTPS
         self.reader = reader
         self.writer = writer
         self.sessions: dict[int, Session] = {}
@@ -154,7 +157,7 @@ class Connection:
             await self._teardown()
 
     async def _handshake(self) -> bool:
-        header = await self.reader.readexactly(8)
+        header = self._prefix + await self.reader.readexactly(8 - len(self._prefix))
         if header == SASL_HEADER:
             self.writer.write(SASL_HEADER)
             self.writer.write(

@@ -24,13 +24,16 @@ from typing import Any
 
 from aiohttp import web
 
-from pairedbus.emulator.server import LOOPBACK, Emulator
+from pairedbus.emulator.emulator import Emulator
+from pairedbus.emulator.server import LOOPBACK
 
-__all__ = ["CONTROL_LINE", "ControlEndpoint"]
+__all__ = ["CA_LINE", "CONTROL_LINE", "ControlEndpoint"]
 
 #: The first field of the line `pairedbus emulator serve` prints for this endpoint (no namespace
 #: name starts with `@`).
 CONTROL_LINE = "@control"
+#: The first field of the line naming the CA certificate of the admin plane's TLS.
+CA_LINE = "@ca"
 
 _BUSY_MODES = frozenset({"attach", "reject", "detach", "receive"})
 

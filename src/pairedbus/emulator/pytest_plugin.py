@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from pairedbus.emulator.server import Emulator
+from pairedbus.emulator.emulator import Emulator
 
 
 @pytest.fixture

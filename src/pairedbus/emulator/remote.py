@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from pairedbus.emulator.control import CONTROL_LINE
+from pairedbus.emulator.control import CA_LINE, CONTROL_LINE
 
 __all__ = ["EmulatorProcess"]
 
@@ -40,6 +40,8 @@ class EmulatorProcess:
         self.names = list(namespaces)
         self._strings: dict[str, str] = {}
         self.control_url = ""
+        #: The CA certificate the administration client trusts (`connection_verify`).
+        self.ca_file = ""
         self._process: subprocess.Popen[str] | None = None
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
 
@@ -64,6 +66,8 @@ class EmulatorProcess:
             name, _, value = line.rstrip("\n").partition("\t")
             if name == CONTROL_LINE:
                 self.control_url = value
+            elif name == CA_LINE:
+                self.ca_file = value
             else:
                 self._strings[name] = value
         return self

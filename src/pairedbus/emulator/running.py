@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from pairedbus.emulator.server import Emulator
+from pairedbus.emulator.emulator import Emulator
 
 __all__ = ["EmulatorThread", "emulator_thread"]
 

@@ -1,10 +1,9 @@
 """The emulator's AMQP servers: one `Broker` per namespace, each on its own loopback port, all on
-one model (`ServiceBusWorld`), and the faults injected on their sockets.
+one model (`ServiceBusWorld`), and the faults injected on their sockets (`WireFaults`).
 
-    async with Emulator(["primary", "secondary"]) as emulator:
-        conn_str = emulator.connection_string("primary")   # for the unmodified SDK
-        emulator.world.namespace(...).create_queue("orders")
-        emulator.broker("primary").faults.down()           # connections refused, open ones cut
+A connection that opens with a TLS handshake (what the SDK's administration client sends to the
+same host and port: it always speaks HTTPS) goes through the broker's `side_door` when one is set
+(the admin plane's); anything else is read as AMQP.
 """
 
 from __future__ import annotations
@@ -12,17 +11,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from azure.servicebus.exceptions import ServiceBusServerBusyError
 
-from pairedbus import contract
 from pairedbus.emulator.connection import Connection
 from pairedbus.testing.world import Namespace, ServiceBusWorld
 
-__all__ = ["DEFAULT_KEY", "DEFAULT_KEY_NAME", "LOOPBACK", "Broker", "Emulator", "WireFaults"]
+__all__ = ["DEFAULT_KEY", "DEFAULT_KEY_NAME", "LOOPBACK", "Broker", "SideDoor", "WireFaults"]
 
 _LOG = logging.getLogger("pairedbus.emulator")
 
@@ -31,6 +29,13 @@ LOOPBACK = "127.0.0.1"
 #: convention: a well-known development key, never a secret).
 DEFAULT_KEY_NAME = "RootManageSharedAccessKey"
 DEFAULT_KEY = "SAS_KEY_VALUE"
+#: The first byte of a TLS handshake record: what an administration client sends first.
+TLS_HANDSHAKE = b"\x16"
+#: How long a new connection may take to send its first byte.
+FIRST_BYTE_SECONDS = 30.0
+
+#: Takes a connection that is not AMQP: (the bytes read so far, reader, writer).
+SideDoor = Callable[[bytes, asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
 
 @dataclass
@@ -102,8 +107,9 @@ class Broker:
         self.faults = WireFaults(broker=self)
         self.connections: set[Connection] = set()
         self.port = 0
+        #: Where a connection that does not start with AMQP's header goes (None: it is closed).
+        self.side_door: SideDoor | None = None
         self._server: asyncio.Server | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
 
     async def start(self, port: int = 0) -> int:
         self._server = await asyncio.start_server(self._accept, LOOPBACK, port)
@@ -114,7 +120,15 @@ class Broker:
         if self.faults.is_down:
             writer.transport.abort()
             return
-        connection = Connection(self, reader, writer)
+        try:
+            first = await asyncio.wait_for(reader.readexactly(1), FIRST_BYTE_SECONDS)
+        except (TimeoutError, asyncio.IncompleteReadError, ConnectionError):
+            writer.transport.abort()
+            return
+        if first == TLS_HANDSHAKE and self.side_door is not None:
+            await self.side_door(first, reader, writer)
+            return
+        connection = Connection(self, reader, writer, prefix=first)
         self.connections.add(connection)
         await connection.serve()
 
@@ -153,45 +167,3 @@ class Broker:
         if server is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(server.wait_closed(), 5)
-
-
-class Emulator:
-    """Namespaces served over AMQP on loopback ports, on one model."""
-
-    def __init__(
-        self,
-        namespaces: Iterable[str] = ("primary", "secondary"),
-        *,
-        world: ServiceBusWorld | None = None,
-        keys: dict[str, str] | None = None,
-        accept_entra_tokens: bool = True,
-    ) -> None:
-        self.world = world or ServiceBusWorld(strict_namespaces=True)
-        self.brokers: dict[str, Broker] = {}
-        for name in namespaces:
-            ns = self.world.namespace(name if "." in name else contract.service_bus_fqdn(name))
-            self.brokers[name] = Broker(self.world, ns, keys=keys, accept_entra_tokens=accept_entra_tokens)
-
-    def broker(self, name: str) -> Broker:
-        return self.brokers[name]
-
-    def namespace(self, name: str) -> Namespace:
-        return self.brokers[name].namespace
-
-    def connection_string(self, name: str) -> str:
-        return self.brokers[name].connection_string()
-
-    async def start(self, first_port: int = 0) -> None:
-        for i, broker in enumerate(self.brokers.values()):
-            await broker.start(first_port + i if first_port else 0)
-
-    async def stop(self) -> None:
-        for broker in self.brokers.values():
-            await broker.stop()
-
-    async def __aenter__(self) -> Emulator:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.stop()
