@@ -140,6 +140,50 @@ def test_ci_gate_blocks_a_deleted_queue_unless_the_run_allows_deletions(tmp_path
     assert code == 0 and "with --allow-delete" in summary and "allowed: legacy" in summary
 
 
+def _dev_state_with_a_long_deleted_queue_and_a_read_queue_leaving(tmp_path: Path, long_name: str) -> Path:
+    document = json.loads((STATE / "dev.json").read_text())
+    resources = document["deployment"]["resources"]
+    queue = next(r for r in resources if r["urn"].endswith("::queue-invoices"))
+    deleted = {**queue, "urn": queue["urn"].replace("::queue-invoices", "::queue-long")}
+    deleted["inputs"] = {**queue["inputs"], "queueName": long_name}
+    read = {**queue, "urn": queue["urn"].replace("::queue-invoices", "::queue-read"), "external": True}
+    read["inputs"] = {**queue["inputs"], "queueName": "read-only"}
+    resources += [deleted, read]
+    path = tmp_path / "deployed.json"
+    path.write_text(json.dumps(document))
+    return path
+
+
+@pytest.mark.slow  # runs scripts/ci-gate: a bash script that renders the stack in subprocesses
+def test_ci_gate_copies_each_gate_line_whole_to_the_job_summary_notes_included(tmp_path: Path) -> None:
+    # A line longer than the piped width (160) used to wrap: the summary kept only its first part.
+    # A read (external) resource leaving the program is a `note:` line, which the summary used to drop.
+    long_name = "orders-" + "x" * 190
+    deployed = _dev_state_with_a_long_deleted_queue_and_a_read_queue_leaving(tmp_path, long_name)
+    code, out, summary = _run_ci_gate(tmp_path, deployed)
+    assert code == 1, out
+    blocked = f"blocked: {long_name} (azure-native:servicebus:Queue) leaves the program"
+    [line] = [line for line in summary.splitlines() if line.startswith("blocked:")]
+    assert line.startswith(blocked) and line.endswith("(pass --allow-delete to accept)"), line
+    note = (
+        "note: read-only (azure-native:servicebus:Queue) leaves the program; it was read (external), not created, "
+        "so Pulumi forgets it and Azure keeps it"
+    )
+    assert note in summary.splitlines()
+    assert "policy gate: 0 mandatory, 0 advisory, 1 deletions, 1 forgotten - FAILED" in summary.splitlines()
+
+
+def test_ci_gate_copies_every_kind_of_gate_line_to_the_job_summary() -> None:
+    from pairedbus.policy.gate import _NOTE_LABELS
+
+    [pattern] = re.findall(r"grep -E '\^\((.*?)\)'", CI_GATE.read_text())
+    prefixes = pattern.split("|")
+    for prefix in ("blocked:", "allowed:", "policy gate:", "LEVEL", "mandatory", "advisory", "warning:"):
+        assert prefix in prefixes, prefix
+    for label in _NOTE_LABELS.values():  # retained:, note:
+        assert f"{label}:" in prefixes, label
+
+
 def test_ci_gate_stops_when_the_state_cannot_be_exported(tmp_path: Path) -> None:
     code, _out, summary = _run_ci_gate(tmp_path, tmp_path / "missing.json")
     assert code == 2 and "NOT RUN: `pulumi stack export` failed" in summary
