@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.workflows.test_workflows import DEPLOY, PREVIEW, STACKS, load, pulumi_step, steps_using
+from tests.workflows.test_workflows import DEPLOY, PREVIEW, STACKS, environment_of, load, pulumi_step, steps_using
 
 REPO = Path(__file__).resolve().parents[2]
 CI_GATE = REPO / "scripts" / "ci-gate"
@@ -77,6 +78,51 @@ def test_deploy_states_its_overrides_as_boolean_inputs_off_by_default() -> None:
     for name, spec in inputs.items():
         assert spec["type"] == "boolean" and spec["default"] is False and spec["description"], name
     assert "allow-delete" in DEPLOY.read_text().split("name: deploy")[0]  # documented in the header
+
+
+OVERRIDES = ("allow-delete", "allow-replace", "allow-unprotect")
+
+
+def _runs_with(overrides: tuple[str, ...]) -> dict[str, bool]:
+    return {name: name in overrides for name in OVERRIDES}
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_an_override_runs_each_stage_in_its_protected_override_environment(stack: str) -> None:
+    # An override in any environment (dev and staging too, not only prod) waits for a reviewer: the job that
+    # passes it to the gate runs in `<stack>-override`, whose protection rule is required reviewers.
+    job = load(DEPLOY)["jobs"][stack]
+    assert environment_of(job, None) == stack  # a push
+    assert environment_of(job, _runs_with(())) == stack  # started by hand, no override
+    for count in (1, 2, 3):
+        for overrides in itertools.combinations(OVERRIDES, count):
+            assert environment_of(job, _runs_with(overrides)) == f"{stack}-override", overrides
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_input_the_gate_step_reads_moves_the_job_to_the_override_environment(stack: str) -> None:
+    # No override can reach `scripts/ci-gate` from a job outside the protected environment.
+    job = load(DEPLOY)["jobs"][stack]
+    inputs = load(DEPLOY)["on"]["workflow_dispatch"]["inputs"]
+    read = set(re.findall(r"inputs\.([A-Za-z0-9_-]+)", " ".join(_gate_step(job)["env"].values())))
+    assert read == set(inputs) == set(OVERRIDES)
+    for name in read:
+        assert environment_of(job, _runs_with((name,))) == f"{stack}-override", name
+
+
+def test_the_readme_says_how_to_protect_the_override_environments() -> None:
+    readme = (REPO / "README.md").read_text()
+    section = readme[readme.index("### CI: the gate, the prod runner, locked installs") :]
+    section = section[: section.index("\n## ")] if "\n## " in section else section
+    for needed in (
+        "dev-override",
+        "staging-override",
+        "prod-override",
+        "Required reviewers",
+        "Prevent self-review",
+        "environment:prod-override",
+    ):
+        assert needed in section, needed
 
 
 def _run_ci_gate(tmp_path: Path, state: Path, *flags: str) -> tuple[int, str, str]:
