@@ -12,23 +12,24 @@ ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PYTHONDONTWRITEBYTECODE=1
 WORKDIR /src
+# Every package that enters the image is checked against a sha256 in a lock scripts/lock writes:
+# - requirements-build-lock.txt: the build backend (pyproject.toml's [build-system] requires), installed
+#   into a build-only venv; the wheel is built there with --no-build-isolation, so pip never fetches an
+#   unhashed setuptools from the index;
+# - requirements-syphon-lock.txt: exactly the syphon's runtime, the package's core dependencies and
+#   everything they pull in (Pulumi and PySpark are extras, not in it). The wheel then goes in with
+#   --no-deps, and `pip check` fails the build if the lock lacks anything the wheel requires.
+# tests/test_dockerfile.py and tests/test_hashed_installs.py check both against pyproject.toml.
+COPY requirements-build-lock.txt requirements-syphon-lock.txt ./
+RUN python -m venv /opt/build \
+    && /opt/build/bin/pip install --no-cache-dir --require-hashes -r requirements-build-lock.txt
 COPY pyproject.toml README.md ./
 COPY src ./src
-RUN pip wheel --no-cache-dir --no-deps --wheel-dir /wheels .
-# The package's core dependencies are what the syphon needs (Pulumi and PySpark are extras), each
-# pinned here; tests/test_dockerfile.py checks this list against pyproject.toml and against what
-# `pairedbus syphon` imports.
+RUN /opt/build/bin/pip wheel --no-cache-dir --no-build-isolation --no-deps --wheel-dir /wheels .
 RUN python -m venv /opt/venv \
-    && /opt/venv/bin/pip install --no-cache-dir \
-        aiohttp==3.14.5 \
-        azure-identity==1.27.0 \
-        azure-mgmt-servicebus==10.0.0 \
-        azure-servicebus==7.15.0 \
-        prometheus-client==0.26.0 \
-        pydantic==2.14.3 \
-        pyyaml==6.0.3 \
-        rich==15.0.0 \
-        /wheels/pairedbus-*.whl
+    && /opt/venv/bin/pip install --no-cache-dir --require-hashes -r requirements-syphon-lock.txt \
+    && /opt/venv/bin/pip install --no-cache-dir --no-deps /wheels/pairedbus-*.whl \
+    && /opt/venv/bin/pip check
 
 FROM ${PYTHON_IMAGE} AS runtime
 ENV PATH=/opt/venv/bin:$PATH \

@@ -1,14 +1,14 @@
 """The syphon image's Dockerfile: lint-clean, multi-stage, pinned, non-root, and complete.
 
-No Docker engine here, so the build itself is not run; instead the runtime package list is checked
-against what `pairedbus syphon` actually imports, in a subprocess that refuses everything else.
+No Docker engine here, so the build itself is not run; instead the runtime lock (what `pip install
+--require-hashes` puts in the image) is checked against what `pairedbus syphon` actually imports, in a
+subprocess that refuses everything else.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import shlex
 import subprocess
 import sys
 import tomllib
@@ -18,11 +18,12 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
-from packaging.markers import default_environment
+from packaging.markers import Marker, default_environment
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from pairedbus.service.endpoints import DEFAULT_PORT
+from tests.test_hashed_installs import Pin, dockerfile_pip_calls, lock_pins
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCKERFILE = ROOT / "Dockerfile"
@@ -70,15 +71,24 @@ def _parse() -> tuple[dict[str, str], list[Stage]]:
     return args, stages
 
 
-def _pinned_requirements() -> list[Requirement]:
-    """The `name==version` arguments of the image's pip installs."""
-    pins = []
-    for stage in _parse()[1]:
-        for run in stage.all("RUN"):
-            for token in shlex.split(run):
-                if re.fullmatch(r"[A-Za-z0-9_.\-\[\]]+==[A-Za-z0-9_.\-]+", token):
-                    pins.append(Requirement(token))
-    return pins
+def _image_lock() -> Path:
+    """The lock the runtime venv installs from (`/opt/venv/bin/pip install --require-hashes -r LOCK`)."""
+    [lock] = [
+        lock
+        for call in dockerfile_pip_calls(DOCKERFILE.read_text())["build"]
+        if call.venv == "/opt/venv" and "--require-hashes" in call.flags
+        for lock in call.values.get("requirement", [])
+    ]
+    return ROOT / lock
+
+
+def _image_pins() -> list[Pin]:
+    """What the image's runtime venv holds besides pairedbus: the lock's pins that apply to the image's
+    Python (CPython 3.11 on Linux; a pin for Windows or PyPy is skipped by pip there too)."""
+    environment = {**default_environment(), "extra": ""}
+    environment |= {"sys_platform": "linux", "platform_system": "Linux", "os_name": "posix"}
+    environment |= {"implementation_name": "cpython", "platform_python_implementation": "CPython"}
+    return [pin for pin in lock_pins(_image_lock()) if pin.marker is None or Marker(pin.marker).evaluate(environment)]
 
 
 def _hadolint(path: Path) -> list[dict[str, object]]:
@@ -109,7 +119,7 @@ def test_image_is_multi_stage_and_the_runtime_takes_only_the_built_venv() -> Non
     _, stages = _parse()
     assert len(stages) >= 2
     build, runtime = stages[0], stages[-1]
-    assert any(run.startswith("pip wheel") for run in build.all("RUN"))
+    assert any("pip wheel" in run for run in build.all("RUN"))
     assert runtime.all("COPY") == [f"--from={build.name} /opt/venv /opt/venv"]
 
 
@@ -138,10 +148,14 @@ def test_entrypoint_is_the_syphon_command_in_exec_form_and_exposes_the_service_p
     assert runtime.all("HEALTHCHECK") == []  # Container Apps probes /healthz instead
 
 
-def test_the_package_goes_in_with_its_pinned_core_dependencies_and_no_pip_cache() -> None:
+def test_the_package_goes_in_without_dependencies_after_its_lock_then_pip_check_and_no_pip_cache() -> None:
     runs = " ".join(run for stage in _parse()[1] for run in stage.all("RUN"))
     (install,) = [i for i in re.findall(r"pip install[^&]*", runs) if "/wheels/" in i]
-    assert "--no-deps" not in install  # pip resolves the wheel's own requirements with the pins
+    # Its dependencies came from the hashed lock just before; pip check fails the build if one is missing.
+    assert "--no-deps" in install
+    assert (
+        runs.index("--require-hashes -r requirements-syphon-lock.txt") < runs.index(install) < runs.index("pip check")
+    )
     for command in re.findall(r"pip (?:install|wheel)[^&]*", runs):
         assert "--no-cache-dir" in command
 
@@ -175,33 +189,13 @@ def _project_dependencies() -> dict[str, Requirement]:
     return {canonicalize_name(r.name): r for r in map(Requirement, pyproject["project"]["dependencies"])}
 
 
-def test_every_core_dependency_is_pinned_within_its_range_and_nothing_heavy() -> None:
+def test_every_core_dependency_is_locked_within_its_range_and_nothing_heavy() -> None:
     declared = _project_dependencies()
-    pins = _pinned_requirements()
-    assert {canonicalize_name(p.name) for p in pins} == set(declared), "pin exactly pyproject's core dependencies"
-    for pin in pins:
-        name = canonicalize_name(pin.name)
-        assert name not in HEAVY
-        assert name in declared, f"{pin} is not a dependency in pyproject.toml"
-        (version,) = (s.version for s in pin.specifier)
-        assert declared[name].specifier.contains(version), f"{pin} is outside pyproject's {declared[name]}"
-
-
-def _closure(names: list[str]) -> set[str]:
-    """The installed distributions these pull in (the venv stands in for the image's resolver)."""
-    environment = {**default_environment(), "extra": ""}
-    seen: set[str] = set()
-    todo = [canonicalize_name(n) for n in names]
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        for raw in metadata.requires(name) or []:
-            requirement = Requirement(raw)
-            if requirement.marker is None or requirement.marker.evaluate(environment):
-                todo.append(canonicalize_name(requirement.name))
-    return seen
+    pins = {pin.name: pin for pin in _image_pins()}
+    assert set(declared) <= set(pins), set(declared) - set(pins)
+    assert not set(pins) & HEAVY
+    for name, requirement in declared.items():
+        assert requirement.specifier.contains(pins[name].version), f"{pins[name]} is outside pyproject's {requirement}"
 
 
 _IMPORT_CHECK = """
@@ -231,7 +225,7 @@ print("ok")
 
 
 def test_the_image_packages_cover_every_import_of_pairedbus_syphon() -> None:
-    distributions = _closure([r.name for r in _pinned_requirements()])
+    distributions = {pin.name for pin in _image_pins()}
     assert not distributions & HEAVY
     # Top-level modules installed here that no image distribution provides (pairedbus itself aside).
     absent = sorted(

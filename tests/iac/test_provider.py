@@ -17,6 +17,7 @@ from google.protobuf import empty_pb2
 from pulumi.provider.experimental.analyzer import Analyzer
 from pulumi.provider.experimental.component import ComponentProvider
 from pulumi.provider.experimental.schema import generate_schema
+from pulumi.provider.server import ComponentInitError
 from pulumi.runtime.proto import provider_pb2, provider_pb2_grpc
 
 from pairedbus import contract
@@ -166,15 +167,16 @@ def test_external_references_point_at_azure_native(schema: dict[str, Any]) -> No
 
 
 def test_the_served_schema_is_the_same() -> None:
-    """ComponentProvider is what component_provider_host serves; it runs the same analyzer."""
-    served = json.loads(ComponentProvider(provider.COMPONENTS, "pairedbus", None, "0.1.0").schema or "{}")
+    """`provider.served()` is what `main` serves: the SDK's ComponentProvider, the same analyzer."""
+    served = json.loads(provider.served("0.1.0").schema or "{}")
+    assert isinstance(provider.served(), ComponentProvider)
     assert sorted(served["resources"]) == sorted(f"pairedbus:index:{c.__name__}" for c in provider.COMPONENTS)
 
 
 def test_a_construct_call_from_another_language_renders_the_pair(config_dict: dict[str, Any]) -> None:
     """What a TypeScript or YAML program sends (camelCase, numbers as doubles) goes through the provider's own
     input mapping into PairedNamespace, and renders what the same stack config renders."""
-    served = ComponentProvider(provider.COMPONENTS, "pairedbus", None, "0.1.0")
+    served = provider.served("0.1.0")
     wire = json.loads(json.dumps(config_dict), parse_int=float)  # the wire carries every number as a double
     outputs: dict[str, Any] = {}
 
@@ -335,7 +337,7 @@ def test_the_schema_tokens_are_the_tokens_the_components_register(config_dict: d
 def test_a_construct_call_may_pass_outputs_and_enum_values(config_dict: dict[str, Any]) -> None:
     """What a TypeScript program sends for its own resource group's name (an output) and an enum value goes
     through the provider's input mapping into the resources, no stand-in anywhere."""
-    served = ComponentProvider(provider.COMPONENTS, "pairedbus", None, "0.1.0")
+    served = provider.served("0.1.0")
     wire = json.loads(json.dumps(config_dict), parse_int=float)
     wire["primary"]["sku"] = "Standard"
 
@@ -355,3 +357,46 @@ def test_a_construct_call_may_pass_outputs_and_enum_values(config_dict: dict[str
     (primary,) = [n for n in plan.of_type(contract.TYPE_NAMESPACE) if n.inputs["tags"][contract.TAG_ROLE] == "primary"]
     assert primary.inputs["resourceGroupName"] == "rg-from-ts"
     assert "unknown-until-deployment" not in json.dumps([r.inputs for r in plan.resources])
+
+
+def test_the_provider_decodes_only_integral_doubles_of_integer_properties(config_dict: dict[str, Any]) -> None:
+    """Another language's `4` is a double on the wire and reaches the pair as 4; 4.5 stays 4.5 and is refused by
+    the same one line a stack file gets."""
+    served = provider.served("0.1.0")
+    wire = json.loads(json.dumps(config_dict), parse_int=float)
+    wire["backlogQueueCount"] = 4.5
+    with pytest.raises(ComponentInitError) as caught:  # how the SDK reports a component's own error
+        render(
+            lambda: served.construct("pairedbus", "pairedbus:index:PairedNamespace", wire, None),
+            project="pairedbus",
+            stack="test",
+        )
+    assert str(caught.value) == "pairedbus:backlogQueueCount: expected a valid integer, got 4.5"
+
+
+@pytest.mark.slow  # starts the provider process
+def test_the_plugin_entry_serves_the_components_over_grpc() -> None:
+    """`provider/__main__.py` as the engine starts it (the engine's address as its argument): it prints its port
+    and answers GetSchema with the five components."""
+    import subprocess
+    import sys
+
+    import grpc
+    from pulumi.runtime.proto import provider_pb2, provider_pb2_grpc
+
+    process = subprocess.Popen(
+        [sys.executable, str(REPO / "provider" / "__main__.py"), "127.0.0.1:1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        port = process.stdout.readline().strip() if process.stdout else ""
+        assert port.isdigit(), process.stderr.read() if process.stderr else ""
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = provider_pb2_grpc.ResourceProviderStub(channel)
+            schema = json.loads(stub.GetSchema(provider_pb2.GetSchemaRequest(version=0), timeout=120).schema)
+        assert sorted(schema["resources"]) == sorted(f"pairedbus:index:{c.__name__}" for c in provider.COMPONENTS)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.workflows.test_workflows import DEPLOY, PREVIEW, STACKS, WORKFLOWS, load, pulumi_step, steps_using
+from tests.workflows.test_workflows import DEPLOY, PREVIEW, STACKS, environment_of, load, pulumi_step, steps_using
 
 REPO = Path(__file__).resolve().parents[2]
 CI_GATE = REPO / "scripts" / "ci-gate"
@@ -79,6 +80,51 @@ def test_deploy_states_its_overrides_as_boolean_inputs_off_by_default() -> None:
     assert "allow-delete" in DEPLOY.read_text().split("name: deploy")[0]  # documented in the header
 
 
+OVERRIDES = ("allow-delete", "allow-replace", "allow-unprotect")
+
+
+def _runs_with(overrides: tuple[str, ...]) -> dict[str, bool]:
+    return {name: name in overrides for name in OVERRIDES}
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_an_override_runs_each_stage_in_its_protected_override_environment(stack: str) -> None:
+    # An override in any environment (dev and staging too, not only prod) waits for a reviewer: the job that
+    # passes it to the gate runs in `<stack>-override`, whose protection rule is required reviewers.
+    job = load(DEPLOY)["jobs"][stack]
+    assert environment_of(job, None) == stack  # a push
+    assert environment_of(job, _runs_with(())) == stack  # started by hand, no override
+    for count in (1, 2, 3):
+        for overrides in itertools.combinations(OVERRIDES, count):
+            assert environment_of(job, _runs_with(overrides)) == f"{stack}-override", overrides
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_input_the_gate_step_reads_moves_the_job_to_the_override_environment(stack: str) -> None:
+    # No override can reach `scripts/ci-gate` from a job outside the protected environment.
+    job = load(DEPLOY)["jobs"][stack]
+    inputs = load(DEPLOY)["on"]["workflow_dispatch"]["inputs"]
+    read = set(re.findall(r"inputs\.([A-Za-z0-9_-]+)", " ".join(_gate_step(job)["env"].values())))
+    assert read == set(inputs) == set(OVERRIDES)
+    for name in read:
+        assert environment_of(job, _runs_with((name,))) == f"{stack}-override", name
+
+
+def test_the_readme_says_how_to_protect_the_override_environments() -> None:
+    readme = (REPO / "README.md").read_text()
+    section = readme[readme.index("### CI: the gate, the prod runner, locked installs") :]
+    section = section[: section.index("\n## ")] if "\n## " in section else section
+    for needed in (
+        "dev-override",
+        "staging-override",
+        "prod-override",
+        "Required reviewers",
+        "Prevent self-review",
+        "environment:prod-override",
+    ):
+        assert needed in section, needed
+
+
 def _run_ci_gate(tmp_path: Path, state: Path, *flags: str) -> tuple[int, str, str]:
     """scripts/ci-gate with a stand-in `pulumi` that exports `state`, and pairedbus from this checkout."""
     bin_dir = tmp_path / "bin"
@@ -140,6 +186,50 @@ def test_ci_gate_blocks_a_deleted_queue_unless_the_run_allows_deletions(tmp_path
     assert code == 0 and "with --allow-delete" in summary and "allowed: legacy" in summary
 
 
+def _dev_state_with_a_long_deleted_queue_and_a_read_queue_leaving(tmp_path: Path, long_name: str) -> Path:
+    document = json.loads((STATE / "dev.json").read_text())
+    resources = document["deployment"]["resources"]
+    queue = next(r for r in resources if r["urn"].endswith("::queue-invoices"))
+    deleted = {**queue, "urn": queue["urn"].replace("::queue-invoices", "::queue-long")}
+    deleted["inputs"] = {**queue["inputs"], "queueName": long_name}
+    read = {**queue, "urn": queue["urn"].replace("::queue-invoices", "::queue-read"), "external": True}
+    read["inputs"] = {**queue["inputs"], "queueName": "read-only"}
+    resources += [deleted, read]
+    path = tmp_path / "deployed.json"
+    path.write_text(json.dumps(document))
+    return path
+
+
+@pytest.mark.slow  # runs scripts/ci-gate: a bash script that renders the stack in subprocesses
+def test_ci_gate_copies_each_gate_line_whole_to_the_job_summary_notes_included(tmp_path: Path) -> None:
+    # A line longer than the piped width (160) used to wrap: the summary kept only its first part.
+    # A read (external) resource leaving the program is a `note:` line, which the summary used to drop.
+    long_name = "orders-" + "x" * 190
+    deployed = _dev_state_with_a_long_deleted_queue_and_a_read_queue_leaving(tmp_path, long_name)
+    code, out, summary = _run_ci_gate(tmp_path, deployed)
+    assert code == 1, out
+    blocked = f"blocked: {long_name} (azure-native:servicebus:Queue) leaves the program"
+    [line] = [line for line in summary.splitlines() if line.startswith("blocked:")]
+    assert line.startswith(blocked) and line.endswith("(pass --allow-delete to accept)"), line
+    note = (
+        "note: read-only (azure-native:servicebus:Queue) leaves the program; it was read (external), not created, "
+        "so Pulumi forgets it and Azure keeps it"
+    )
+    assert note in summary.splitlines()
+    assert "policy gate: 0 mandatory, 0 advisory, 1 deletions, 1 forgotten - FAILED" in summary.splitlines()
+
+
+def test_ci_gate_copies_every_kind_of_gate_line_to_the_job_summary() -> None:
+    from pairedbus.policy.gate import _NOTE_LABELS
+
+    [pattern] = re.findall(r"grep -E '\^\((.*?)\)'", CI_GATE.read_text())
+    prefixes = pattern.split("|")
+    for prefix in ("blocked:", "allowed:", "policy gate:", "LEVEL", "mandatory", "advisory", "warning:"):
+        assert prefix in prefixes, prefix
+    for label in _NOTE_LABELS.values():  # retained:, note:
+        assert f"{label}:" in prefixes, label
+
+
 def test_ci_gate_stops_when_the_state_cannot_be_exported(tmp_path: Path) -> None:
     code, _out, summary = _run_ci_gate(tmp_path, tmp_path / "missing.json")
     assert code == 2 and "NOT RUN: `pulumi stack export` failed" in summary
@@ -178,52 +268,7 @@ def test_the_readme_says_what_the_prod_runner_needs_and_why() -> None:
 # --- Hash-checked installs --------------------------------------------------------------------------
 
 
-def _pip_lines(text: str) -> list[str]:
-    return [line.strip() for line in text.splitlines() if re.search(r"\bpip\b.*\binstall\b", line)]
-
-
-def unlocked_installs(workflow: dict) -> list[str]:
-    """Every pip install that neither checks hashes from a lock nor installs this package alone (--no-deps)."""
-    bad = []
-    for name, job in workflow["jobs"].items():
-        for run in _runs(job):
-            for line in _pip_lines(run):
-                args = shlex.split(line.split("#", 1)[0])
-                locked = "--require-hashes" in args and any(a.endswith("requirements-lock.txt") for a in args)
-                local_only = "--no-deps" in args and args[-1] == "."
-                if not (locked or local_only):
-                    bad.append(f"{name}: {line}")
-    return bad
-
-
-@pytest.mark.parametrize("path", sorted(WORKFLOWS.glob("*.yml")), ids=lambda p: p.name)
-def test_every_workflow_install_is_hash_checked(path: Path) -> None:
-    workflow = load(path)
-    assert unlocked_installs(workflow) == []
-    for name, job in workflow["jobs"].items():
-        lines = [line for run in _runs(job) for line in _pip_lines(run)]
-        assert lines, name
-        # The program's venv: lock first, then the package without dependencies (and so for the pack's venv).
-        for venv, lock in (
-            (".venv/bin/pip", "requirements-lock.txt"),
-            ("policies/venv/bin/pip", "policies/requirements-lock.txt"),
-        ):
-            mine = [line for line in lines if line.startswith(venv)]
-            if mine:
-                assert mine[0] == f"{venv} install --require-hashes -r {lock}", (name, mine)
-                assert all("--no-deps" in line for line in mine[1:]) and len(mine) == 2, (name, mine)
-
-
-def test_the_install_check_fails_on_an_unlocked_install() -> None:
-    for line in (
-        ".venv/bin/pip install -r requirements.txt",
-        ".venv/bin/pip install -e '.[iac]'",
-        "pip install pulumi",
-        ".venv/bin/pip install --require-hashes -r requirements.txt",  # hashes, but not the lock
-        ".venv/bin/pip install --no-deps pulumi",
-    ):
-        workflow = {"jobs": {"x": {"steps": [{"run": f"python -m venv .venv\n{line}"}]}}}
-        assert unlocked_installs(workflow) == [f"x: {line}"], line
+# Which installs pass (a hashed lock, or this package built by the hashed backend) is tests/test_hashed_installs.py.
 
 
 def _pins(lock: Path) -> dict[str, list[str]]:
@@ -260,7 +305,10 @@ def test_the_locks_are_refreshed_by_a_documented_script() -> None:
     script = REPO / "scripts" / "lock"
     assert script.stat().st_mode & stat.S_IXUSR
     text = script.read_text()
-    assert "--generate-hashes" in text and "requirements-lock.txt" in text and "policies/requirements-lock.txt" in text
+    assert "--generate-hashes" in text
+    for lock in ("requirements-build-lock.txt", "requirements-lock.txt", "policies/requirements-lock.txt"):
+        assert lock in text, lock
+    assert "requirements-syphon-lock.txt" in text
     assert "scripts/lock" in (REPO / "README.md").read_text()
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -31,6 +32,29 @@ def pulumi_step(job: dict, command: str) -> dict:
     """The job's one pulumi/actions step running `command` (another may only install the CLI)."""
     [step] = [s for s in steps_using(job, "pulumi/actions") if s.get("with", {}).get("command") == command]
     return step
+
+
+def evaluate(expression: str, inputs: dict[str, bool] | None) -> object:
+    """A `${{ ... }}` expression of the forms these workflows use (`inputs.X`, string literals, `&&`, `||`,
+    `!`, parentheses), evaluated as GitHub does: `&&` and `||` return an operand, a missing input is null.
+    `inputs` None is a push, whose inputs context is empty."""
+    match = re.fullmatch(r"\$\{\{(.*)\}\}", expression.strip(), flags=re.DOTALL)
+    if not match:
+        return expression  # a plain string
+    body = match[1]
+    token = r"\s+|\(|\)|&&|\|\||!(?!=)|'[^']*'|inputs\.[A-Za-z0-9_-]+|true|false"
+    assert re.fullmatch(f"(?:{token})*", body), f"not an expression this helper reads: {expression}"
+    python = re.sub(r"inputs\.([A-Za-z0-9_-]+)", r"_input('\1')", body)
+    python = python.replace("&&", " and ").replace("||", " or ").replace("!", " not ")
+    python = re.sub(r"\btrue\b", "True", re.sub(r"\bfalse\b", "False", python))
+    return eval(python, {"__builtins__": {}}, {"_input": lambda name: (inputs or {}).get(name)})
+
+
+def environment_of(job: dict, inputs: dict[str, bool] | None = None) -> str:
+    """The GitHub environment a job runs in for a run with these inputs (None: a push)."""
+    environment = job["environment"]
+    name = environment["name"] if isinstance(environment, dict) else environment
+    return str(evaluate(name, inputs))
 
 
 def check_jsonschema() -> Path:
@@ -85,7 +109,7 @@ def test_the_pull_request_preview_uses_a_read_only_identity_in_a_protected_envir
         assert deploy_secret not in text
     deploy = load(DEPLOY)["jobs"]
     assert {deploy[s]["env"]["ARM_CLIENT_ID"] for s in STACKS} == {"${{ secrets.AZURE_CLIENT_ID }}"}
-    assert "preview" not in {deploy[s]["environment"] for s in STACKS}
+    assert "preview" not in {environment_of(deploy[s]) for s in STACKS}
 
 
 def test_preview_gates_every_stack_offline_before_the_real_preview():
@@ -121,7 +145,7 @@ def test_deploy_runs_on_main_and_goes_dev_staging_prod_behind_environments():
     assert workflow["permissions"] == {"contents": "read"}
     assert workflow["concurrency"]["cancel-in-progress"] is False
     jobs = workflow["jobs"]
-    assert [jobs[s]["environment"] for s in STACKS] == STACKS
+    assert [environment_of(jobs[s]) for s in STACKS] == STACKS  # a push: no override, the stage's own environment
     assert (jobs["dev"]["needs"], jobs["staging"]["needs"], jobs["prod"]["needs"]) == ("gate", "dev", "staging")
     for stack in STACKS:
         pulumi = pulumi_step(jobs[stack], "up")
@@ -158,8 +182,6 @@ RELEASES = {
 
 @pytest.mark.parametrize("path", sorted(WORKFLOWS.glob("*.yml")), ids=lambda p: p.name)
 def test_every_action_is_pinned_by_the_full_commit_sha_of_a_named_release(path):
-    import re
-
     uses = re.findall(r"^\s*-?\s*uses:\s*(\S+)(.*)$", path.read_text(), flags=re.MULTILINE)
     assert uses
     for ref, comment in uses:

@@ -102,18 +102,21 @@ def run(args: argparse.Namespace) -> int:
     # markup (a `[/]` in a value crashed `plan`; `[link=...]` and style tags were swallowed).
     out = console()
     show = partial(out.print, markup=False)
+    # The lines scripts/ci-gate copies to the job summary by their first word: one line each, never wrapped
+    # at the piped width (a wrapped line lost its end there, or all but its first word).
+    show_whole = partial(show, soft_wrap=True)
     show(f"Offline render of stack '{plan.stack}' (Pulumi mocks; NOT a cloud preview: nothing was compared with Azure)")
     if baseline is not None:
         held = f"{len(baseline.resources)} resources of {baseline.project}/{baseline.stack}"
-        show(f"against --baseline {args.baseline}: {held} (what it held when written; Azure itself was not read)")
+        show_whole(f"against --baseline {args.baseline}: {held} (what it held when written; Azure itself was not read)")
     # Deleted resources in the tree are bounded like every problem list; the gate lines count them all.
     out.print(plan_tree(plan, ops, deleted[:MAX_PROBLEMS] if deleted else ()))
     if len(deleted) > MAX_PROBLEMS:
         show(f"... and {len(deleted) - MAX_PROBLEMS} more resources of the baseline to delete")
     for warning in plan.warnings:  # what the program logged with pulumi.log.warn (e.g. a region not in the table)
-        show(f"warning: {warning}", style="yellow", soft_wrap=True)
+        show_whole(f"warning: {warning}", style="yellow")
     for line in gate.lines():
-        show(line, style="red" if line.startswith("mandatory") else None)
+        show_whole(line, style="red" if line.startswith("mandatory") else None)
     verdict = "FAILED" if gate.exit_code else "passed"
     show(f"{verdict}: {summary(plan, ops)}", style="bold red" if gate.exit_code else "bold")
     if args.json:

@@ -3,6 +3,9 @@ are accepted, a setting given in both is refused, and a config maps to args and 
 
 from __future__ import annotations
 
+import copy
+from typing import Any
+
 import pytest
 
 from pairedbus.iac.config import StackConfigError, config_from_pulumi_settings, parse_stack_config
@@ -14,7 +17,7 @@ from pairedbus.iac.config.args_mapping import (
 )
 from pairedbus.iac.plan.project import PulumiProject
 from tests.iac.components.test_args import MINIMAL
-from tests.iac.config.conftest import REPO
+from tests.iac.config.conftest import REPO, read_stack
 
 
 def test_a_setting_given_in_both_spellings_is_refused_not_silently_picked() -> None:
@@ -61,3 +64,41 @@ def test_names_locations_and_tag_values_may_be_outputs_but_what_decides_resource
     assert may_be_input(("primary", "name")) and may_be_input(("primary", "location"))
     assert may_be_input(("tags", "costCenter")) and may_be_input(("syphon", "image"))
     assert not may_be_input(("primary", "sku")) and not may_be_input(("backlogQueueCount",))
+
+
+#: Integer settings at three depths: (where in the config, an integral float, the problem line's key).
+INTEGER_SETTINGS = [
+    (("backlogQueueCount",), 4.0, "pairedbus:backlogQueueCount"),
+    (("syphon", "maxReplicas"), 2.0, "pairedbus:syphon.maxReplicas"),
+    (("queues", 0, "maxDeliveryCount"), 10.0, "pairedbus:queues[0].maxDeliveryCount"),
+]
+
+
+def _with(config: dict[str, Any], where: tuple[str | int, ...], value: Any) -> dict[str, Any]:
+    changed = copy.deepcopy(config)
+    holder: Any = changed
+    for part in where[:-1]:
+        holder = holder[part]
+    holder[where[-1]] = value
+    return changed
+
+
+def _stack_file(write_stack: Any, config: dict[str, Any]) -> Any:
+    return write_stack({"config": {f"pairedbus:{key}": value for key, value in config.items()}})
+
+
+@pytest.mark.parametrize(("where", "number", "key"), INTEGER_SETTINGS, ids=[key for *_, key in INTEGER_SETTINGS])
+def test_a_float_for_an_integer_is_refused_alike_in_a_stack_file_and_in_the_components_args(
+    write_stack: Any, where: tuple[str | int, ...], number: float, key: str
+) -> None:
+    # The model is strict: 4.0 is not an integer, written in a stack file or passed by a Python program.
+    config = _with(MINIMAL, where, number)
+    expected = [f"{key}: expected a valid integer, got {number}"]
+    with pytest.raises(StackConfigError) as from_file:
+        read_stack(_stack_file(write_stack, config))
+    with pytest.raises(StackConfigError) as from_args:
+        stack_config_from_args(config)
+    assert from_file.value.problems == from_args.value.problems == expected
+    # The same number written as an integer passes both ways, to the same config.
+    config = _with(MINIMAL, where, int(number))
+    assert stack_config_from_args(config) == read_stack(_stack_file(write_stack, config))

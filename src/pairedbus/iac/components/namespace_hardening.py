@@ -21,6 +21,7 @@ import pulumi
 from pulumi_azure_native import authorization, monitor, servicebus
 
 from pairedbus.iac.components.options import Inherited
+from pairedbus.iac.components.secrecy import as_secret_as
 from pairedbus.iac.config import StackConfig
 
 #: The diagnostic setting's name on each namespace (unique per resource; one pair owns a namespace).
@@ -176,7 +177,7 @@ def management_lock(
 def network_rule_set(
     name: str,
     role: str,
-    namespace: servicebus.Namespace,
+    namespace_name: pulumi.Input[str],
     resource_group_name: pulumi.Input[str],
     settings: Mapping[str, Any],
     parent: pulumi.Resource,
@@ -186,7 +187,7 @@ def network_rule_set(
     refuses a rule set on a namespace that denies public access): the rule set's own flag would otherwise win."""
     return servicebus.NamespaceNetworkRuleSet(
         f"{name}-{role}-network-rules",
-        namespace_name=namespace.name,
+        namespace_name=namespace_name,
         resource_group_name=resource_group_name,
         default_action=settings.get("default_action", "Deny"),
         public_network_access="Enabled",
@@ -219,4 +220,5 @@ def harden_pair(
             management_lock(name, role, namespace, config.lock_level, parent, inherited, protect=config.production)
         if settings.network_rule_set is not None:
             rules = settings.network_rule_set.model_dump()
-            network_rule_set(name, role, namespace, resource_group_name, rules, parent, inherited)
+            namespace_name = as_secret_as(namespace.name, settings.name)
+            network_rule_set(name, role, namespace_name, resource_group_name, rules, parent, inherited)

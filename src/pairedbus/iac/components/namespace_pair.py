@@ -18,6 +18,7 @@ from pairedbus.iac.components.args import (
     enum_value,
 )
 from pairedbus.iac.components.options import Inherited, renamed_from, with_part_token
+from pairedbus.iac.components.secrecy import as_secret_as
 
 #: The private-link sub-resource of a Service Bus namespace (learn.microsoft.com/azure/private-link/
 #: private-endpoint-overview, "Private-link resource": Microsoft.ServiceBus/namespaces, "namespace").
@@ -59,9 +60,14 @@ class NamespacePair(pulumi.ComponentResource):
     secondary: servicebus.Namespace
     """The secondary namespace."""
     primary_resource_group_name: pulumi.Output[str]
-    """The primary namespace's resource group name."""
+    """The primary namespace's resource group name (secret when the name given was)."""
     secondary_resource_group_name: pulumi.Output[str]
-    """The secondary namespace's resource group name."""
+    """The secondary namespace's resource group name (secret when the name given was)."""
+    primary_namespace_name: pulumi.Output[str]
+    """The primary namespace's name as ARM returns it, secret when the name given was: wire children to this, not
+    to `primary.name`, which the engine returns in clear text even for a secret `namespaceName`."""
+    secondary_namespace_name: pulumi.Output[str]
+    """The secondary namespace's name as ARM returns it, secret when the name given was."""
     private_endpoints: dict[str, network.PrivateEndpoint]
     """The private endpoint of each Premium namespace, by role (primary, secondary), when asked for."""
 
@@ -98,6 +104,8 @@ class NamespacePair(pulumi.ComponentResource):
             # The documented SAS fallback for the backlog provider needs local auth here only.
             local_auth=bool(args.get("secondary_local_auth", False)),
         )
+        self.primary_namespace_name = as_secret_as(self.primary.name, args["primary"]["name"])
+        self.secondary_namespace_name = as_secret_as(self.secondary.name, args["secondary"]["name"])
         self.private_endpoints = {}
         endpoints = args.get("private_endpoints")
         if endpoints is not None:
@@ -112,8 +120,8 @@ class NamespacePair(pulumi.ComponentResource):
                     )
         self.register_outputs(
             {
-                "primaryNamespace": self.primary.name,
-                "secondaryNamespace": self.secondary.name,
+                "primaryNamespace": self.primary_namespace_name,
+                "secondaryNamespace": self.secondary_namespace_name,
                 "primaryEndpoint": self.primary.service_bus_endpoint,
                 "secondaryEndpoint": self.secondary.service_bus_endpoint,
             }
@@ -137,7 +145,7 @@ class NamespacePair(pulumi.ComponentResource):
             tags=self._tags,
             opts=self._child(f"{role}-rg"),
         )
-        return rg.name
+        return as_secret_as(rg.name, group["name"])
 
     def _namespace(
         self, role: str, ns: NamespaceSettings, resource_group_name: pulumi.Input[str], *, local_auth: bool = False

@@ -29,6 +29,7 @@ from pairedbus.iac.components.namespace_hardening import DiagnosticsSettings, ha
 from pairedbus.iac.components.namespace_pair import NamespacePair, NamespacePairArgs
 from pairedbus.iac.components.options import Inherited
 from pairedbus.iac.components.roles import role_definition_id
+from pairedbus.iac.components.secrecy import as_secret_as
 from pairedbus.iac.components.syphon_host import SyphonHost, SyphonHostArgs
 from pairedbus.iac.config import StackConfig
 from pairedbus.iac.config.args_mapping import settings_of, stack_config_from_args
@@ -115,7 +116,7 @@ def backlog_queues_args(config: StackConfig, pair: NamespacePair) -> BacklogQueu
     return {
         "primary_namespace_name": config.primary.name,
         "backlog_queue_count": config.backlog_queue_count,
-        "namespace_name": pair.secondary.name,
+        "namespace_name": pair.secondary_namespace_name,
         "namespace_id": pair.secondary.id,
         "auth": config.backlog_auth,  # type: ignore[typeddict-item]
         "resource_group_name": config.resource_groups.secondary.name,
@@ -128,7 +129,7 @@ def backlog_queues_args(config: StackConfig, pair: NamespacePair) -> BacklogQueu
 
 def messaging_entities_args(config: StackConfig, pair: NamespacePair) -> MessagingEntitiesArgs:
     return {
-        "namespace_name": pair.primary.name,
+        "namespace_name": pair.primary_namespace_name,
         "resource_group_name": pair.primary_resource_group_name,
         "queues": settings_of(config.queues),
         "topics": settings_of(config.topics),
@@ -151,7 +152,7 @@ def syphon_host_args(config: StackConfig, pair: NamespacePair) -> SyphonHostArgs
         "primary_fqdn": _fqdn(config.primary.name),
         "secondary_fqdn": _fqdn(config.secondary.name),
         "primary_namespace_name": config.primary.name,
-        "secondary_namespace_name": pair.secondary.name,
+        "secondary_namespace_name": pair.secondary_namespace_name,
         "tags": dict(config.tags),
     }
 
@@ -251,10 +252,11 @@ class PairedNamespace(pulumi.ComponentResource):
 
         self.primary_namespace_id = self.pair.primary.id
         self.secondary_namespace_id = self.pair.secondary.id
-        self.primary_namespace_name = self.pair.primary.name
-        self.secondary_namespace_name = self.pair.secondary.name
-        self.primary_endpoint = self.pair.primary.service_bus_endpoint
-        self.secondary_endpoint = self.pair.secondary.service_bus_endpoint
+        self.primary_namespace_name = self.pair.primary_namespace_name
+        self.secondary_namespace_name = self.pair.secondary_namespace_name
+        # ARM returns the endpoint in clear text; it holds the name, so it is as secret as the name given.
+        self.primary_endpoint = as_secret_as(self.pair.primary.service_bus_endpoint, config.primary.name)
+        self.secondary_endpoint = as_secret_as(self.pair.secondary.service_bus_endpoint, config.secondary.name)
         self.primary_resource_group_name = self.pair.primary_resource_group_name
         self.secondary_resource_group_name = self.pair.secondary_resource_group_name
         self.queue_ids = self.entities.queue_ids

@@ -21,7 +21,7 @@ import inspect
 import types
 from collections.abc import Mapping
 from enum import Enum
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Union, get_args, get_origin
 
 import pulumi
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -117,9 +117,8 @@ def _config_shape(
     if isinstance(value, Mapping):  # a free-form map such as tags: its keys are data, never renamed
         value_type = _contained(annotation, dict)
         return {k: _config_shape(v, value_type, f"{path}.{k}", twice, (*loc, k), deferred) for k, v in value.items()}
-    if isinstance(value, float) and value.is_integer() and not _takes_float(annotation):
-        # Pulumi's wire has one number type, a double: another language's `3` arrives here as 3.0.
-        return int(value)
+    # Numbers as they are: the model is strict, so `4.0` for an integer is refused here as in a stack file
+    # (another language's `4`, a double on Pulumi's wire, is decoded by the provider: `iac.provider.served`).
     return value
 
 
@@ -145,12 +144,6 @@ def _model_shape(
         annotation = field.annotation if field is not None else None
         shaped[config_key] = _config_shape(item, annotation, where, twice, inner, deferred)
     return shaped
-
-
-def _takes_float(annotation: Any) -> bool:
-    candidates = _unwrap(annotation)
-    literals = [v for c in candidates if get_origin(c) is Literal for v in get_args(c)]
-    return float in candidates or any(isinstance(v, float) for v in literals)
 
 
 def _shape(args: Mapping[str, Any], deferred: dict[Loc, Any] | None) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from pulumi.output import Unknown
 from pulumi.runtime import rpc
 
 from pairedbus import contract
+from pairedbus.sdk import is_pulumi_secret
 
 FAKE_SUBSCRIPTION_ID = "00000000-0000-0000-0000-000000000000"
 FAKE_TENANT_ID = "11111111-1111-1111-1111-111111111111"
@@ -64,6 +65,17 @@ def _unknowns_as_sent(value: Any) -> Any:
     return value
 
 
+def _revealed(value: Any) -> Any:
+    """Inputs as a provider receives them: every secret unwrapped to its value."""
+    if isinstance(value, Mapping):
+        if is_pulumi_secret(value):
+            return _revealed(value.get("value"))
+        return {k: _revealed(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_revealed(v) for v in value]
+    return value
+
+
 def _identity_map(inputs: Mapping[str, Any], value: Callable[[str, str], Any]) -> dict[str, Any]:
     """ARM takes a list of user-assigned identity ids and returns a map of id -> principal and client
     ids (`value(id, "principal" | "client")`); nothing when the inputs hold no such list."""
@@ -87,24 +99,28 @@ class PlanMocks(pulumi.runtime.Mocks):
         self.preview = preview
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        # The inputs as sent: a secret one stays wrapped and is echoed back so (the engine keeps an output
+        # secret when the input of its name was). What the provider computes from them (id, name, endpoint)
+        # comes from their values and is plain, as the engine leaves it.
         inputs = dict(args.inputs)
         if self.preview:
             echoed = _unknowns_as_sent(inputs)
             return "", {**echoed, **_identity_map(echoed, lambda uid, _: rpc.UNKNOWN)}
-        rg = inputs.get("resourceGroupName", "rg")
-        name = next((inputs[k] for k in _NAME_INPUTS if isinstance(inputs.get(k), str)), args.name)
+        plain = _revealed(inputs)
+        rg = plain.get("resourceGroupName", "rg")
+        name = next((plain[k] for k in _NAME_INPUTS if isinstance(plain.get(k), str)), args.name)
         if args.typ == "azure-native:resources:ResourceGroup":
-            name = inputs.get("resourceGroupName", args.name)
+            name = plain.get("resourceGroupName", args.name)
             resource_id = f"/subscriptions/{FAKE_SUBSCRIPTION_ID}/resourceGroups/{name}"
         elif args.typ in _ARM_PROVIDERS:
             resource_id = (
                 f"/subscriptions/{FAKE_SUBSCRIPTION_ID}/resourceGroups/{rg}/providers/{_ARM_PROVIDERS[args.typ]}/{name}"
             )
         elif args.typ == contract.TYPE_BACKLOG_QUEUE:
-            resource_id = inputs.get("queueName", args.name)
+            resource_id = plain.get("queueName", args.name)
         else:
             resource_id = f"{args.name}-id"
-        state = {**inputs, "id": resource_id, "name": name, **_identity_map(inputs, lambda uid, kind: f"{uid}-{kind}")}
+        state = {**inputs, "id": resource_id, "name": name, **_identity_map(plain, lambda uid, kind: f"{uid}-{kind}")}
         if args.typ == contract.TYPE_NAMESPACE:
             state["serviceBusEndpoint"] = f"https://{contract.service_bus_fqdn(name)}:443/"
             state["identity"] = {**(state.get("identity") or {}), "principalId": f"{name}-principal"}
