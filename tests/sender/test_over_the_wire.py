@@ -17,7 +17,6 @@ from pairedbus.sender import PairedNamespaceClient, SendAvailabilityOptions
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.slow]
 
-QUEUE = "orders"
 COUNT = 2
 BACKLOG = contract.backlog_queue_names("primary", COUNT)
 
@@ -29,11 +28,12 @@ def brokers() -> Iterator[EmulatorProcess]:
 
 
 @pytest.fixture
-def pair(brokers: EmulatorProcess, request: pytest.FixtureRequest) -> EmulatorProcess:
-    """Fresh entities per test (names from the test), every fault healed."""
+def pair(brokers: EmulatorProcess) -> Iterator[EmulatorProcess]:
+    """The module's brokers with every fault healed before and after the test."""
     brokers.heal("primary")
     brokers.heal("secondary")
-    return brokers
+    yield brokers
+    brokers.heal("primary")
 
 
 def _client(brokers: EmulatorProcess, **options: object) -> PairedNamespaceClient:
@@ -44,65 +44,62 @@ def _client(brokers: EmulatorProcess, **options: object) -> PairedNamespaceClien
         brokers.connection_string("primary"),
         brokers.connection_string("secondary"),
         primary_name="primary",
+        connection_verify=brokers.ca_file,
         options=SendAvailabilityOptions(**options),  # type: ignore[arg-type]
     )
 
 
-def _parked(brokers: EmulatorProcess) -> list[str]:
-    return [m["message_id"] for name in BACKLOG for m in brokers.queue("secondary", name)["active"]]
+def _parked(brokers: EmulatorProcess, prefix: str) -> list[str]:
+    """Ids of the messages parked in the backlog whose id starts with `prefix` (each test sends
+    its own; the backlog queues are shared by the module's tests)."""
+    ids = [m["message_id"] for name in BACKLOG for m in brokers.queue("secondary", name)["active"]]
+    return [i for i in ids if i.startswith(prefix)]
 
 
 @pytest.fixture(scope="module", autouse=True)
 def entities(brokers: EmulatorProcess) -> None:
-    brokers.create_queue("primary", QUEUE)
     for name in BACKLOG:
         brokers.create_queue("secondary", name)
 
 
-async def _drain(brokers: EmulatorProcess) -> None:
-    """Empty the queues a test left messages in (receive and delete over the wire)."""
-    from azure.servicebus import ServiceBusReceiveMode
-    from azure.servicebus.aio import ServiceBusClient
-
-    for ns, names in (("primary", [QUEUE]), ("secondary", BACKLOG)):
-        async with ServiceBusClient.from_connection_string(brokers.connection_string(ns), retry_total=0) as sb:
-            for name in names:
-                async with sb.get_queue_receiver(name, receive_mode=ServiceBusReceiveMode.RECEIVE_AND_DELETE) as r:
-                    while await r.receive_messages(max_message_count=100, max_wait_time=0.5):
-                        pass
+@pytest.fixture
+def queue(pair: EmulatorProcess, request: pytest.FixtureRequest) -> str:
+    """A primary queue of the test's own."""
+    name = request.node.name.replace("[", "-").replace("]", "")[:50].strip("-_")
+    pair.create_queue("primary", name)
+    return name
 
 
-async def test_a_healthy_primary_takes_the_send(pair: EmulatorProcess) -> None:
-    await _drain(pair)
+async def test_a_healthy_primary_takes_the_send(pair: EmulatorProcess, queue: str) -> None:
     async with _client(pair) as client:
-        await client.get_queue_sender(QUEUE).send_messages(ServiceBusMessage("hello", message_id="h1"))
-    assert [m["message_id"] for m in pair.queue("primary", QUEUE)["active"]] == ["h1"]
-    assert _parked(pair) == []
+        await client.get_queue_sender(queue).send_messages(ServiceBusMessage("hello", message_id="h-1"))
+    assert [m["message_id"] for m in pair.queue("primary", queue)["active"]] == ["h-1"]
+    assert _parked(pair, "h-") == []
 
 
-async def test_a_primary_that_refuses_connections_is_failed_over_on_the_first_send(pair: EmulatorProcess) -> None:
+async def test_a_primary_that_refuses_connections_is_failed_over_on_the_first_send(
+    pair: EmulatorProcess, queue: str
+) -> None:
     """The SDK's default policy retries a refused connection for seconds before it raises
     ServiceBusConnectionError; that first call already outlasts the 1 s interval, so it is parked
     (before the fix, its error reached the caller and only the next call failed over)."""
-    await _drain(pair)
     async with _client(pair) as client:
-        sender = client.get_queue_sender(QUEUE)
-        await sender.send_messages(ServiceBusMessage("before", message_id="b1"))
+        sender = client.get_queue_sender(queue)
+        await sender.send_messages(ServiceBusMessage("before", message_id="r-b1"))
         pair.faults("primary", down=True)
-        await sender.send_messages(ServiceBusMessage("during", message_id="d1"))
+        await sender.send_messages(ServiceBusMessage("during", message_id="r-d1"))
         assert sender.switched
-        await sender.send_messages(ServiceBusMessage("during", message_id="d2"))
+        await sender.send_messages(ServiceBusMessage("during", message_id="r-d2"))
         assert client.stats.failovers == 1
-    assert sorted(_parked(pair)) == ["d1", "d2"]
-    assert [m["message_id"] for m in pair.queue("primary", QUEUE)["active"]] == ["b1"]
+    assert sorted(_parked(pair, "r-")) == ["r-d1", "r-d2"]
+    assert [m["message_id"] for m in pair.queue("primary", queue)["active"]] == ["r-b1"]
 
 
-async def test_pings_bring_the_sender_back_when_the_primary_returns(pair: EmulatorProcess) -> None:
-    await _drain(pair)
+async def test_pings_bring_the_sender_back_when_the_primary_returns(pair: EmulatorProcess, queue: str) -> None:
     async with _client(pair) as client:
-        sender = client.get_queue_sender(QUEUE)
+        sender = client.get_queue_sender(queue)
         pair.faults("primary", down=True)
-        await sender.send_messages(ServiceBusMessage("parked", message_id="p1"))
+        await sender.send_messages(ServiceBusMessage("parked", message_id="p-1"))
         assert sender.switched
         pair.heal("primary")
         for _ in range(600):  # bounded: 60 s of 0.1 s turns; pings go once a second
@@ -111,39 +108,38 @@ async def test_pings_bring_the_sender_back_when_the_primary_returns(pair: Emulat
             await asyncio.sleep(0.1)
         assert not sender.switched
         assert client.stats.returns_to_primary == 1
-        await sender.send_messages(ServiceBusMessage("back", message_id="k1"))
-    assert _parked(pair) == ["p1"]
+        await sender.send_messages(ServiceBusMessage("back", message_id="p-k1"))
+    assert _parked(pair, "p-") == ["p-1"]
     # today's service stores pings like any message (for 1 s): receivers and the syphon drop them
-    active = pair.queue("primary", QUEUE)["active"]
-    assert [m["message_id"] for m in active if m["content_type"] != "application/vnd.ms-servicebus-ping"] == ["k1"]
+    active = pair.queue("primary", queue)["active"]
+    assert [m["message_id"] for m in active if m["content_type"] != "application/vnd.ms-servicebus-ping"] == ["p-k1"]
 
 
 @pytest.mark.parametrize("mode", ["reject", "attach"])
-async def test_server_busy_fails_over(pair: EmulatorProcess, mode: str) -> None:
-    await _drain(pair)
+async def test_server_busy_fails_over(pair: EmulatorProcess, queue: str, mode: str) -> None:
+    prefix = f"busy-{mode}-"
     async with _client(pair) as client:
-        sender = client.get_queue_sender(QUEUE)
+        sender = client.get_queue_sender(queue)
         pair.faults("primary", busy=[mode])
         sent = 0
         for i in range(10):  # the SDK retries server-busy itself; each error it gives up on counts
             try:
-                await sender.send_messages(ServiceBusMessage("x", message_id=f"s{i}"))
+                await sender.send_messages(ServiceBusMessage("x", message_id=f"{prefix}{i}"))
                 sent += 1
                 break
             except Exception as exc:  # what reaches the caller before the switch
                 assert getattr(exc, "retryable", True)
         assert sender.switched and sent == 1
-    assert len(_parked(pair)) == 1
+    assert len(_parked(pair, prefix)) == 1
 
 
-async def test_a_message_too_large_never_fails_over(pair: EmulatorProcess) -> None:
-    await _drain(pair)
+async def test_a_message_too_large_never_fails_over(pair: EmulatorProcess, queue: str) -> None:
     async with _client(pair) as client:
-        sender = client.get_queue_sender(QUEUE)
+        sender = client.get_queue_sender(queue)
         with pytest.raises(MessageSizeExceededError):
-            await sender.send_messages(ServiceBusMessage("x" * 300_000))
+            await sender.send_messages(ServiceBusMessage("x" * 300_000, message_id="big-1"))
         assert not sender.switched
-    assert _parked(pair) == []
+    assert _parked(pair, "big-") == []
 
 
 async def test_a_missing_entity_never_fails_over(pair: EmulatorProcess) -> None:

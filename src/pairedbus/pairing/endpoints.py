@@ -28,6 +28,9 @@ class NamespaceEndpoint:
     fqdn: str
     name: str
     connection_string: str | None = field(default=None, repr=False, compare=False)
+    #: The CA bundle the administration client verifies the namespace's certificate with (an
+    #: emulator's generated CA); None: the system's.
+    connection_verify: str | None = None
 
     @classmethod
     def from_fqdn(cls, fqdn: str) -> NamespaceEndpoint:
@@ -35,9 +38,16 @@ class NamespaceEndpoint:
 
     @classmethod
     def from_connection_string(
-        cls, value: str, *, name: str | None = None, source: str = "connection string"
+        cls,
+        value: str,
+        *,
+        name: str | None = None,
+        source: str = "connection string",
+        connection_verify: str | None = None,
     ) -> NamespaceEndpoint:
-        """`name` is needed when the host does not name the namespace (an emulator's `localhost`)."""
+        """`name` is needed when the host does not name the namespace (an emulator's `localhost`);
+        `connection_verify` when its administration endpoint's certificate is not signed by a CA
+        the system trusts (an emulator's)."""
         if not isinstance(value, str) or not value.strip():
             raise ValueError(f"{source}: expected a Service Bus connection string, got nothing")
         try:
@@ -55,7 +65,7 @@ class NamespaceEndpoint:
                 )
         if not contract.is_namespace_name(name):
             raise ValueError(f"{source}: namespace name {name!r} is not one ({contract.NAMESPACE_NAME_RULE})")
-        return cls(fqdn, name, value.strip())
+        return cls(fqdn, name, value.strip(), connection_verify)
 
     def client(self, credential: Any, **kwargs: Any) -> Any:
         """A new aio `ServiceBusClient` for this namespace."""
@@ -65,9 +75,12 @@ class NamespaceEndpoint:
 
     def admin_client(self, credential: Any) -> Any:
         """A new aio `ServiceBusAdministrationClient` for this namespace."""
+        kwargs = {} if self.connection_verify is None else {"connection_verify": self.connection_verify}
         if self.connection_string is not None:
-            return servicebus_management.ServiceBusAdministrationClient.from_connection_string(self.connection_string)
-        return servicebus_management.ServiceBusAdministrationClient(self.fqdn, credential)
+            return servicebus_management.ServiceBusAdministrationClient.from_connection_string(
+                self.connection_string, **kwargs
+            )
+        return servicebus_management.ServiceBusAdministrationClient(self.fqdn, credential, **kwargs)
 
     def __str__(self) -> str:
         return self.fqdn

@@ -107,16 +107,27 @@ class PairedNamespaceClient:
 
     @classmethod
     def from_connection_strings(
-        cls, primary: str, secondary: str, *, primary_name: str | None = None, **kwargs: Any
+        cls,
+        primary: str,
+        secondary: str,
+        *,
+        primary_name: str | None = None,
+        connection_verify: str | None = None,
+        **kwargs: Any,
     ) -> PairedNamespaceClient:
         """A client on two connection strings (SAS, or an emulator's), as the SDK takes them.
         `primary_name` is the primary namespace's name when its host does not say it (an
         emulator's `localhost`): the backlog queues are named after it. Entra ID (the
         constructor with a credential) stays the way for deployed namespaces, whose local
-        authentication is off."""
+        authentication is off. `connection_verify`: the CA bundle the administration clients trust
+        (an emulator's `ca_file`)."""
         return cls(
-            NamespaceEndpoint.from_connection_string(primary, name=primary_name, source="primary"),
-            NamespaceEndpoint.from_connection_string(secondary, name="secondary", source="secondary"),
+            NamespaceEndpoint.from_connection_string(
+                primary, name=primary_name, source="primary", connection_verify=connection_verify
+            ),
+            NamespaceEndpoint.from_connection_string(
+                secondary, name="secondary", source="secondary", connection_verify=connection_verify
+            ),
             None,
             **kwargs,
         )
