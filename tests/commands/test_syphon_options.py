@@ -81,3 +81,72 @@ def test_a_malformed_secondary_arm_id_is_a_one_line_error() -> None:
             env={},
             secondary_resource_id="contoso-dr",
         )
+
+
+# --- connection strings (SAS, or an emulator's), from the environment only ------------------------
+
+KEY = "c2VjcmV0LWtleS12YWx1ZQ=="
+SAS_PRIMARY = f"Endpoint=sb://contoso.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey={KEY}"
+SAS_SECONDARY = f"Endpoint=sb://contoso-dr.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey={KEY}"
+EMULATOR = (
+    "Endpoint=sb://localhost:5672;SharedAccessKeyName=R;SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true"
+)
+
+
+def _from_env(env: dict[str, str], **flags: str | None) -> object:
+    args = {"primary": None, "secondary": None, "port": None, "log_level": None, "host": "0.0.0.0", **flags}
+    return options_from(**args, env=env)
+
+
+def test_connection_strings_in_the_environment_give_both_namespaces_and_keep_the_key_out_of_repr() -> None:
+    options = _from_env(
+        {"PAIREDBUS_PRIMARY_CONNECTION_STRING": SAS_PRIMARY, "PAIREDBUS_SECONDARY_CONNECTION_STRING": SAS_SECONDARY}
+    )
+    assert str(options.primary) == "contoso.servicebus.windows.net"
+    assert options.primary.name == "contoso"
+    assert KEY not in repr(options)
+
+
+@pytest.mark.parametrize(
+    ("env", "flags", "says"),
+    [
+        ({"PAIREDBUS_PRIMARY_CONNECTION_STRING": SAS_PRIMARY}, {}, "PAIREDBUS_SECONDARY_CONNECTION_STRING: set both"),
+        (
+            {
+                "PAIREDBUS_PRIMARY_CONNECTION_STRING": SAS_PRIMARY,
+                "PAIREDBUS_SECONDARY_CONNECTION_STRING": SAS_SECONDARY,
+            },
+            {"primary": PRIMARY},
+            "--primary/--secondary",
+        ),
+        (
+            {"PAIREDBUS_PRIMARY_CONNECTION_STRING": EMULATOR, "PAIREDBUS_SECONDARY_CONNECTION_STRING": EMULATOR},
+            {},
+            "PAIREDBUS_PRIMARY_CONNECTION_STRING: the host 'localhost' does not name the namespace",
+        ),
+        (
+            {"PAIREDBUS_PRIMARY_CONNECTION_STRING": "nonsense", "PAIREDBUS_SECONDARY_CONNECTION_STRING": SAS_SECONDARY},
+            {},
+            "PAIREDBUS_PRIMARY_CONNECTION_STRING: not a Service Bus connection string",
+        ),
+    ],
+)
+def test_a_bad_connection_string_setting_is_one_line_naming_the_variable_without_the_key(
+    env: dict[str, str], flags: dict[str, str], says: str
+) -> None:
+    with pytest.raises(UserError) as caught:
+        _from_env(env, **flags)
+    assert says in str(caught.value)
+    assert KEY not in str(caught.value) and "SAS_KEY_VALUE" not in str(caught.value)
+
+
+def test_an_emulators_connection_strings_take_the_primary_name_and_the_ca_from_the_environment() -> None:
+    env = {
+        "PAIREDBUS_PRIMARY_CONNECTION_STRING": EMULATOR,
+        "PAIREDBUS_SECONDARY_CONNECTION_STRING": EMULATOR.replace("5672", "5673"),
+        "PAIREDBUS_PRIMARY_NAME": "primary",
+        "PAIREDBUS_CONNECTION_VERIFY": "/tmp/ca.pem",
+    }
+    options = _from_env(env)
+    assert (options.primary.fqdn, options.primary.name) == ("localhost:5672", "primary")
+    assert options.secondary.connection_verify == "/tmp/ca.pem"

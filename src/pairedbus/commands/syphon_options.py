@@ -10,11 +10,16 @@ from collections.abc import Mapping
 
 from pairedbus import contract
 from pairedbus.errors import UserError
+from pairedbus.pairing.endpoints import NamespaceEndpoint
 from pairedbus.service.endpoints import (
     DEFAULT_PORT,
+    ENV_CONNECTION_VERIFY,
     ENV_LOG_LEVEL,
     ENV_PRIMARY,
+    ENV_PRIMARY_CONNECTION_STRING,
+    ENV_PRIMARY_NAME,
     ENV_SECONDARY,
+    ENV_SECONDARY_CONNECTION_STRING,
     ENV_SECONDARY_RESOURCE_ID,
 )
 from pairedbus.service.logs import LOG_LEVELS
@@ -91,14 +96,51 @@ def options_from(
             validate_namespace_resource_id(arm_value)
         except ValueError as exc:
             raise UserError(f"{arm_source}: {exc}, got {arm_value!r}") from None
+    endpoints = _connection_strings(env, flags_given=bool(primary or secondary), arm_given=arm_value is not None)
     options = ServiceOptions(
         secondary_resource_id=arm_value,
-        primary=namespace_fqdn(primary_source, primary_value),
-        secondary=namespace_fqdn(secondary_source, secondary_value),
+        primary=endpoints[0] if endpoints else namespace_fqdn(primary_source, primary_value),
+        secondary=endpoints[1] if endpoints else namespace_fqdn(secondary_source, secondary_value),
         host=host,
         port=_port("--port", DEFAULT_PORT if port is None else port),
         log_level=_log_level(level_source, level_value or "INFO"),
     )
-    if options.primary == options.secondary:
+    if str(options.primary) == str(options.secondary):
         raise UserError(f"{secondary_source}: expected a namespace other than the primary ({options.primary})")
     return options
+
+
+def _connection_strings(
+    env: Mapping[str, str], *, flags_given: bool, arm_given: bool
+) -> tuple[NamespaceEndpoint, NamespaceEndpoint] | None:
+    """The two namespaces from connection strings in the environment (never flags: a key would
+    sit in the process listing), or None when neither is set."""
+    primary, secondary = env.get(ENV_PRIMARY_CONNECTION_STRING), env.get(ENV_SECONDARY_CONNECTION_STRING)
+    if not primary and not secondary:
+        return None
+    if not primary or not secondary:
+        missing = ENV_SECONDARY_CONNECTION_STRING if primary else ENV_PRIMARY_CONNECTION_STRING
+        raise UserError(f"{missing}: set both connection strings or neither")
+    if flags_given:
+        raise UserError(
+            f"--primary/--secondary: the namespaces come from {ENV_PRIMARY_CONNECTION_STRING}; give one or the other"
+        )
+    if arm_given:
+        raise UserError(
+            f"{ENV_SECONDARY_RESOURCE_ID}: listing through ARM needs Entra ID; connection strings list through the data plane"
+        )
+    verify = env.get(ENV_CONNECTION_VERIFY) or None
+    try:
+        return (
+            NamespaceEndpoint.from_connection_string(
+                primary,
+                name=env.get(ENV_PRIMARY_NAME) or None,
+                source=ENV_PRIMARY_CONNECTION_STRING,
+                connection_verify=verify,
+            ),
+            NamespaceEndpoint.from_connection_string(
+                secondary, name="secondary", source=ENV_SECONDARY_CONNECTION_STRING, connection_verify=verify
+            ),
+        )
+    except ValueError as exc:
+        raise UserError(str(exc)) from None

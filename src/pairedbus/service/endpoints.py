@@ -23,6 +23,15 @@ METRICS_PATH: Final = "/metrics"
 ENV_PRIMARY: Final = "PAIREDBUS_PRIMARY"
 ENV_SECONDARY: Final = "PAIREDBUS_SECONDARY"
 ENV_LOG_LEVEL: Final = "PAIREDBUS_LOG_LEVEL"
+#: Connection strings (SAS, or an emulator's) instead of Entra ID; never flags, so a key never
+#: sits in a process listing. Both or neither.
+ENV_PRIMARY_CONNECTION_STRING: Final = "PAIREDBUS_PRIMARY_CONNECTION_STRING"
+ENV_SECONDARY_CONNECTION_STRING: Final = "PAIREDBUS_SECONDARY_CONNECTION_STRING"
+#: The primary namespace's name when its connection string's host does not say it (an emulator's
+#: `localhost`): the backlog queues are named after it.
+ENV_PRIMARY_NAME: Final = "PAIREDBUS_PRIMARY_NAME"
+#: A CA bundle the administration clients trust (an emulator's generated CA).
+ENV_CONNECTION_VERIFY: Final = "PAIREDBUS_CONNECTION_VERIFY"
 #: ARM id of the secondary namespace: the syphon lists backlog queues through ARM (Reader role).
 ENV_SECONDARY_RESOURCE_ID: Final = "PAIREDBUS_SECONDARY_RESOURCE_ID"
 #: azure-identity's DefaultAzureCredential picks the user-assigned managed identity by this client id.

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from prometheus_client import CollectorRegistry
 
 from pairedbus.errors import UserError
+from pairedbus.pairing.endpoints import NamespaceEndpoint
 from pairedbus.service.endpoints import DEFAULT_PORT, ENV_AZURE_CLIENT_ID
 from pairedbus.service.health_server import HealthServer
 from pairedbus.service.logs import configure_json_logging
@@ -39,8 +40,9 @@ EXIT_FAILED = 1
 
 @dataclass(frozen=True)
 class ServiceOptions:
-    primary: str
-    secondary: str
+    #: Fully qualified namespaces (Entra ID), or endpoints from connection strings.
+    primary: str | NamespaceEndpoint
+    secondary: str | NamespaceEndpoint
     host: str = "0.0.0.0"
     port: int = DEFAULT_PORT
     log_level: str = "INFO"
@@ -92,7 +94,11 @@ def default_credential() -> AbstractAsyncContextManager[Any]:
 
 
 def default_syphon(
-    *, primary: str, secondary: str, credential: Any, secondary_resource_id: str | None = None
+    *,
+    primary: str | NamespaceEndpoint,
+    secondary: str | NamespaceEndpoint,
+    credential: Any,
+    secondary_resource_id: str | None = None,
 ) -> RunnableSyphon:
     return Syphon(
         primary=primary, secondary=secondary, credential=credential, secondary_resource_id=secondary_resource_id
@@ -168,7 +174,11 @@ class SyphonService:
             self.listening.set()
             log.info(
                 "syphon service listening",
-                extra={"port": server.port, "primary": self.options.primary, "secondary": self.options.secondary},
+                extra={
+                    "port": server.port,
+                    "primary": str(self.options.primary),
+                    "secondary": str(self.options.secondary),
+                },
             )
             listing = (
                 {"secondary_resource_id": self.options.secondary_resource_id}
