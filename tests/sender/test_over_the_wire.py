@@ -148,3 +148,12 @@ async def test_a_missing_entity_never_fails_over(pair: EmulatorProcess) -> None:
         with pytest.raises(MessagingEntityNotFoundError):
             await sender.send_messages(ServiceBusMessage("x"))
         assert not sender.switched
+
+
+async def test_a_disabled_primary_entity_fails_over_on_the_wire(pair: EmulatorProcess) -> None:
+    pair.create_queue("primary", "disabled-queue", status="Disabled")
+    async with _client(pair, failover_interval=timedelta(0)) as client:
+        sender = client.get_queue_sender("disabled-queue")
+        await sender.send_messages(ServiceBusMessage("x", message_id="dis-w1"))
+        assert sender.switched
+    assert _parked(pair, "dis-w") == ["dis-w1"]

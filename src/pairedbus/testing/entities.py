@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pairedbus import contract
-from pairedbus.testing.errors import entity_full, make_error, no_partition_available
+from pairedbus.testing.errors import entity_disabled, entity_full, make_error, no_partition_available
 from pairedbus.testing.filters import RuleSet
 from pairedbus.testing.messages import Content, FakeReceivedMessage, Record
 from pairedbus.testing.properties import EntitySettings, EntityType
@@ -260,6 +260,9 @@ class SendableEntity(Entity):
     def accept(self, contents: list[Content], now: float) -> list[int]:
         """Store sent messages; returns their sequence numbers (duplicates get none)."""
         self.counts.send_calls += 1
+        status = self.settings.values.get("status")
+        if status in _SEND_REFUSED:
+            raise entity_disabled(self.namespace.fqdn, self.name, str(getattr(status, "value", status)))
         self._check_quota(sum(c.size for c in contents))
         numbers = []
         # A send pinned to a failed fragment fails as a whole, before anything is stored.
@@ -291,6 +294,10 @@ class SendableEntity(Entity):
     def requires_session_ids(self) -> bool:
         """Whether a send without a session id is refused (a session queue's rule)."""
         return False
+
+
+#: Entity statuses under which the service refuses sends (`EntityStatus`).
+_SEND_REFUSED = frozenset({"Disabled", "SendDisabled"})
 
 
 def _partition_count(namespace: Any, settings: EntitySettings) -> int:

@@ -19,6 +19,7 @@ from azure.servicebus.exceptions import (
     MessageLockLostError,
     MessageNotFoundError,
     MessageSizeExceededError,
+    MessagingEntityDisabledError,
     MessagingEntityNotFoundError,
     OperationTimeoutError,
     ServiceBusConnectionError,
@@ -60,6 +61,13 @@ def entity_not_found(fqdn: str, path: str) -> MessagingEntityNotFoundError:
     return MessagingEntityNotFoundError(
         message=f"The messaging entity 'sb://{fqdn}/{path}' could not be found. "
         "To know more visit https://aka.ms/sbResourceMgrExceptions."
+    )
+
+
+def entity_disabled(fqdn: str, path: str, status: str) -> MessagingEntityDisabledError:
+    """A send to an entity whose status is Disabled or SendDisabled."""
+    return MessagingEntityDisabledError(
+        message=f"Messaging entity 'sb://{fqdn}/{path}' is currently disabled (status {status})."
     )
 
 
