@@ -81,3 +81,19 @@ def test_operation_timeout_defaults_to_the_recommended_60_s_and_accepts_just_abo
     assert SendAvailabilityOptions().operation_timeout == timedelta(seconds=60)
     assert SendAvailabilityOptions(operation_timeout=15.001).operation_timeout > timedelta(seconds=15)
     assert SendAvailabilityOptions(backlog_queue_count=10_000).backlog_queue_count == 10_000
+
+
+def test_a_short_failover_interval_replaces_the_sdks_retry_policy_unless_the_caller_set_one():
+    from pairedbus.sender.options import sdk_client_kwargs
+
+    short = SendAvailabilityOptions(failover_interval=timedelta(seconds=1))
+    default = SendAvailabilityOptions()
+    assert sdk_client_kwargs(short, None) == {"retry_total": 1, "retry_backoff_factor": 0.5}
+    assert sdk_client_kwargs(short, {"retry_total": 5}) == {"retry_total": 5}
+    assert sdk_client_kwargs(short, {"logging_enable": True}) == {
+        "logging_enable": True,
+        "retry_total": 1,
+        "retry_backoff_factor": 0.5,
+    }
+    assert sdk_client_kwargs(default, None) == {}  # 60 s outlasts the SDK's own give-up (16 s)
+    assert sdk_client_kwargs(SendAvailabilityOptions(failover_interval=timedelta(seconds=16)), None) == {}

@@ -80,9 +80,10 @@ async def test_a_healthy_primary_takes_the_send(pair: EmulatorProcess, queue: st
 async def test_a_primary_that_refuses_connections_is_failed_over_on_the_first_send(
     pair: EmulatorProcess, queue: str
 ) -> None:
-    """The SDK's default policy retries a refused connection for seconds before it raises
-    ServiceBusConnectionError; that first call already outlasts the 1 s interval, so it is parked
-    (before the fix, its error reached the caller and only the next call failed over)."""
+    """The SDK retries a refused connection before it raises ServiceBusConnectionError (12 s with
+    its default policy; one retry after 0.5 s with the policy a 1 s interval gets); that first call
+    already outlasts the interval, so it is parked (before the fix its error reached the caller and
+    only the next call failed over: 24 s to the first parked message with the default policy)."""
     async with _client(pair) as client:
         sender = client.get_queue_sender(queue)
         await sender.send_messages(ServiceBusMessage("before", message_id="r-b1"))

@@ -34,7 +34,7 @@ from pairedbus.sender.backlog import Backlog, BacklogRotation
 from pairedbus.sender.connections import PairedConnections
 from pairedbus.sender.failover import EntityFacts, EntityFailover, EntityKind, FailoverStats, Sleep
 from pairedbus.sender.failover_clock import FailoverClock, MonotonicSeconds
-from pairedbus.sender.options import SendAvailabilityOptions
+from pairedbus.sender.options import SendAvailabilityOptions, sdk_client_kwargs
 from pairedbus.sender.sender import PairedSender
 
 _log = logging.getLogger("pairedbus.sender")
@@ -88,7 +88,7 @@ class PairedNamespaceClient:
             self.stats,
             grace=close_fault_grace.total_seconds(),
             backoff_initial=self._reconnect_backoff,
-            client_kwargs=client_kwargs,
+            client_kwargs=sdk_client_kwargs(self.options, client_kwargs),
         )
         rotation = BacklogRotation(
             contract.backlog_queue_names(primary_endpoint.name, self.options.backlog_queue_count),
