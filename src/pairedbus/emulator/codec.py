@@ -302,14 +302,7 @@ def _decode(data: bytes | memoryview, offset: int) -> tuple[Any, int]:
     if code == 0x45:
         return [], o
     if code in (0xC0, 0xC1, 0xD0, 0xD1):
-        if code >> 4 == 0xC:
-            size, count, o = data[o], data[o + 1], o + 2
-            end = o + size - 1
-        else:
-            size = int.from_bytes(data[o : o + 4], "big")
-            count = int.from_bytes(data[o + 4 : o + 8], "big")
-            o += 8
-            end = o + size - 4
+        count, o, end = _compound_header(data, code, o)
         if end > len(data):
             raise IndexError("truncated")
         items = []
@@ -324,16 +317,20 @@ def _decode(data: bytes | memoryview, offset: int) -> tuple[Any, int]:
             raise DecodeError(f"map at byte {offset} has an odd number of elements")
         return _as_map(items), o
     if code in (0xE0, 0xF0):
-        if code == 0xE0:
-            size, count, o = data[o], data[o + 1], o + 2
-            end = o + size - 1
-        else:
-            size = int.from_bytes(data[o : o + 4], "big")
-            count = int.from_bytes(data[o + 4 : o + 8], "big")
-            o += 8
-            end = o + size - 4
+        count, o, end = _compound_header(data, code, o)
         return _decode_array(data, o, count, end), end
     raise DecodeError(f"unknown AMQP constructor 0x{code:02x} at byte {offset}")
+
+
+def _compound_header(data: bytes | memoryview, code: int, o: int) -> tuple[int, int, int]:
+    """(element count, offset of the first element, offset past the last) of a list, map or
+    array: a one-byte size and count (0xC_, 0xE_) or four-byte ones (0xD_, 0xF_)."""
+    if code >> 4 in (0xC, 0xE):
+        size, count = data[o], data[o + 1]
+        return count, o + 2, o + 1 + size
+    size = int.from_bytes(data[o : o + 4], "big")
+    count = int.from_bytes(data[o + 4 : o + 8], "big")
+    return count, o + 8, o + 4 + size
 
 
 def _as_map(items: list[Any]) -> dict[Any, Any]:

@@ -123,6 +123,15 @@ class Link:
             properties,
         ]
 
+    def _node(self) -> Node | None:
+        """What the attach's address names; None (the attach refused) when it names nothing."""
+        address = self.address
+        if address is None:
+            self.refuse(entity_not_found(self.broker.fqdn, ""))
+            return None
+        self.node = parse_address(address)
+        return self.node
+
     def refuse(self, exc: BaseException) -> None:
         """Refuse the attach as the service does: a null terminus, then a detach with the error."""
         source, target = (self.source, None) if self.role_receiver else (None, self.target)
@@ -206,11 +215,9 @@ class IncomingLink(Link):
         self._partial_fields: list[Any] = []
 
     def attach(self) -> None:
-        address = self.address
-        if address is None:
-            self.refuse(entity_not_found(self.broker.fqdn, ""))
+        node = self._node()
+        if node is None:
             return
-        node = self.node = parse_address(address)
         try:
             if not (node.cbs or node.management):
                 self.authorize(node)
@@ -328,11 +335,9 @@ class OutgoingLink(Link):
         self._waiter: asyncio.Future[None] | None = None
 
     def attach(self) -> None:
-        address = self.address
-        if address is None:
-            self.refuse(entity_not_found(self.broker.fqdn, ""))
+        node = self._node()
+        if node is None:
             return
-        node = self.node = parse_address(address)
         if node.cbs or node.management:
             self.session.send(Code.ATTACH, self._attach_fields(self.source, self.target))
             return
