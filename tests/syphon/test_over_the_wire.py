@@ -122,3 +122,35 @@ async def test_a_dropped_secondary_connection_loses_the_locks_and_nothing_else(b
     ids = [m["message_id"] for m in home]
     assert sorted(ids) == sorted(f"m{i}" for i in range(200))  # none lost, none doubled
     assert _backlog_total(brokers) == 0
+
+
+async def test_a_primary_that_goes_down_faults_the_syphon_by_the_close_fault_rule(brokers: EmulatorProcess) -> None:
+    """The primary refuses connections while the syphon moves: its sends fail with the SDK's
+    ServiceBusConnectionError once the SDK's retries are spent, the secondary does not follow
+    within the grace, and the syphon faults (paired-namespaces.md, close/fault). Nothing it held is
+    lost: once the primary is back, a new syphon moves every message home, each once."""
+    from pairedbus.syphon import SyphonFaulted
+
+    await _park(brokers, 30)
+    primary, secondary = _endpoints(brokers)
+    brokers.faults("primary", down=True)
+    stop = asyncio.Event()
+    with pytest.raises(SyphonFaulted) as caught:
+        async with Syphon(
+            primary=primary,
+            secondary=secondary,
+            credential=None,
+            backlog_queue_count=COUNT,
+            close_fault_grace=timedelta(seconds=1),
+            client_kwargs={"retry_total": 1, "retry_backoff_factor": 0.2},
+        ) as syphon:
+            await asyncio.wait_for(syphon.run(stop), 120)
+    assert "primary" in str(caught.value)
+    brokers.heal("primary")
+    await asyncio.sleep(6)  # the faulted syphon's locks (5 s) run out
+    async with Syphon(primary=primary, secondary=secondary, credential=None, backlog_queue_count=COUNT) as syphon:
+        await asyncio.wait_for(syphon.drain(), 120)
+    assert sorted(m["message_id"] for m in brokers.queue("primary", "orders")["active"]) == sorted(
+        f"m{i}" for i in range(30)
+    )
+    assert _backlog_total(brokers) == 0
