@@ -158,3 +158,17 @@ async def test_a_disabled_primary_entity_fails_over_on_the_wire(pair: EmulatorPr
         await sender.send_messages(ServiceBusMessage("x", message_id="dis-w1"))
         assert sender.switched
     assert _parked(pair, "dis-w") == ["dis-w1"]
+
+
+async def test_a_dropped_connection_the_sdk_reopens_is_not_an_outage(pair: EmulatorProcess, queue: str) -> None:
+    """Every open connection to the primary is cut (no close frame): the SDK opens a new one on the
+    next send by itself, the send succeeds on the primary, and nothing fails over."""
+    async with _client(pair) as client:
+        sender = client.get_queue_sender(queue)
+        await sender.send_messages(ServiceBusMessage("before", message_id="drop-1"))
+        assert pair.faults("primary", drop=True)["dropped"] >= 1
+        await sender.send_messages(ServiceBusMessage("after", message_id="drop-2"))
+        assert not sender.switched
+        assert client.stats.failovers == 0
+    assert [m["message_id"] for m in pair.queue("primary", queue)["active"]] == ["drop-1", "drop-2"]
+    assert _parked(pair, "drop-") == []
