@@ -172,3 +172,20 @@ async def test_a_dropped_connection_the_sdk_reopens_is_not_an_outage(pair: Emula
         assert client.stats.failovers == 0
     assert [m["message_id"] for m in pair.queue("primary", queue)["active"]] == ["drop-1", "drop-2"]
     assert _parked(pair, "drop-") == []
+
+
+async def test_a_send_stored_but_unanswered_is_sent_again_and_duplicate_detection_keeps_one(
+    pair: EmulatorProcess,
+) -> None:
+    """The primary stores a send, then the connection is cut before the answer: the SDK sends it
+    again on a new connection, and the primary's duplicate detection (paired entities need it,
+    keyed by the message id the sender set) drops the second copy; the caller saw one success."""
+    pair.create_queue("primary", "ambiguous-queue", requires_duplicate_detection=True)
+    async with _client(pair) as client:
+        sender = client.get_queue_sender("ambiguous-queue")
+        pair.faults("primary", ambiguous_sends=1)
+        await sender.send_messages(ServiceBusMessage("once", message_id="amb-1"))
+        assert not sender.switched
+    stored = pair.queue("primary", "ambiguous-queue")
+    assert [m["message_id"] for m in stored["active"]] == ["amb-1"]
+    assert stored["duplicates_dropped"] == 1  # it did arrive twice
