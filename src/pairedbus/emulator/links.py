@@ -401,6 +401,9 @@ class OutgoingLink(Link):
         world = self.broker.world
         while not self.detached:
             if self.credit <= 0:
+                if self.drain:  # a drain finds no credit left: answer it all the same
+                    self._drained()
+                    continue
                 await self._wait(store, None)
                 continue
             now = world.clock.time()
@@ -415,13 +418,18 @@ class OutgoingLink(Link):
                 await asyncio.sleep(0)
                 continue
             if self.drain:
-                self.delivery_count = (self.delivery_count + self.credit) % 2**32
-                self.credit = 0
-                self.drain = False
-                self.session.send(Code.FLOW, [*self.session.flow_fields(self)[:8], True])
+                self._drained()
                 continue
             due = store.next_due()
             await self._wait(store, None if due is None else max(0.0, due - now))
+
+    def _drained(self) -> None:
+        """Nothing more to deliver under a drain: the unused credit is consumed (delivery-count
+        advanced) and a flow with drain set tells the client (part 2, 2.6.7)."""
+        self.delivery_count = (self.delivery_count + max(self.credit, 0)) % 2**32
+        self.credit = 0
+        self.drain = False
+        self.session.send(Code.FLOW, [*self.session.flow_fields(self)[:8], True])
 
     def _transfer(self, store: MessageStore, record: Any) -> None:
         delivery_id = self.session.new_delivery_id()
