@@ -22,6 +22,10 @@ SESSIONS_PER_QUEUE = 16
 #: long enough that most are delivered: both outcomes are accounted for.
 SHORT_TTL = timedelta(seconds=3)
 LONG_TTL = timedelta(hours=6)
+#: The longest `--timeout` a drill takes (seconds): a day, far beyond any drill's own limits.
+MAX_TIMEOUT_SECONDS = 86_400.0
+#: The shortest: the drill needs about a second to stop its consumers and the syphon and to audit.
+MIN_TIMEOUT_SECONDS = 1.0
 
 
 class DrillConfig(BaseModel):
@@ -41,6 +45,10 @@ class DrillConfig(BaseModel):
     syphon_restarts: int = Field(default=2, ge=0, le=1000)
     rtt_ms: float = Field(default=0.0, ge=0.0, le=10_000.0)
     seed: int = 1
+    #: The caller's bound on the whole drill in seconds, sending and settling included (None: no
+    #: bound but the settle timeout below). The verdict comes within it; a drill it cuts short is
+    #: `FAIL (not settled within the timeout)` with the counts it saw.
+    timeout: float | None = Field(default=None, ge=MIN_TIMEOUT_SECONDS, le=MAX_TIMEOUT_SECONDS, allow_inf_nan=False)
     senders: int = Field(default=16, ge=1, le=1000)
     #: The send phase lasts at least this long (sends are paced, not slowed): outage windows and
     #: pings then happen on a human time scale even when the fake could send everything at once.
