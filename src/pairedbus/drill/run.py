@@ -9,8 +9,8 @@ retryable faults hit every operation of both namespaces throughout. Then wait un
 left in flight, stop everything, read every dead-letter queue, and account.
 
 Crash semantics: a killed syphon's receivers do not settle or release anything; the messages it
-had locked come back when their lock expires (the drill's backlog queues lock for 5 s, the service minimum, instead of
-the table's minute).
+had locked come back when their lock expires (the drill's backlog queues lock for
+`DrillConfig.backlog_lock_duration`, 20 s, instead of the table's minute: see there why not less).
 
 Time: the drill runs in real time; failover interval and ping interval come from the config
 (50 ms and the option's 1 s minimum by default). A config ping interval under 1 s is applied
@@ -62,12 +62,10 @@ CONSUMERS_PER_SESSION_QUEUE = 4
 DESTINATION_DUPLICATE_WINDOW = timedelta(days=1)
 #: High enough that random faults on complete never exhaust a message's deliveries.
 DESTINATION_MAX_DELIVERY_COUNT = 10_000
-#: Lock duration of the drill's backlog queues (the table says PT1M; see create_entities).
-BACKLOG_LOCK_IN_DRILL = entity_limits.MIN_LOCK_DURATION
-#: The syphon's timing scaled to the drill: the backlog lock above, and back-off after a failed
-#: move in milliseconds rather than seconds (outage windows last a fraction of a second).
+#: The syphon's timing scaled to the drill: back-off after a failed move in milliseconds rather
+#: than seconds (outage windows last a fraction of a second). Its lock duration is the backlog
+#: queues' (`DrillConfig.backlog_lock_duration`).
 SYPHON_OPTIONS: dict[str, Any] = {
-    "lock_duration": BACKLOG_LOCK_IN_DRILL,
     "retry_hold": timedelta(milliseconds=500),
     "backoff_initial": timedelta(milliseconds=5),
     "backoff_max": timedelta(milliseconds=200),
@@ -83,7 +81,7 @@ SETTLE_POLL = 0.05
 QUIET_POLLS = 10
 #: Of a `--timeout`, the seconds kept for the end (consumers and syphon stopped, clients closed, the
 #: audit), at most a quarter of it: the drill's work stops this much before the caller's bound.
-WRAP_UP_SECONDS = 2.0
+WRAP_UP_SECONDS = 3.0
 
 
 @dataclass(frozen=True)
@@ -140,7 +138,13 @@ async def run_drill(
     bound = Bound.starting(began if started is None else started, config.timeout)
     rng = random.Random(config.seed)
     entities = drill_entities(config.entities)
-    create_entities(world, entities, config.backlog_queues, dedup=config.destination_duplicate_detection)
+    create_entities(
+        world,
+        entities,
+        config.backlog_queues,
+        dedup=config.destination_duplicate_detection,
+        backlog_lock=config.backlog_lock_duration,
+    )
     planned = plan_messages(config, entities)
     units = _send_units(planned)
     ledger = Ledger()
@@ -160,7 +164,7 @@ async def run_drill(
     )
     ping_sleep = _ping_sleep(config.ping_interval)
     stop_consumers = asyncio.Event()
-    syphon = RestartingSyphon(credential)
+    syphon = RestartingSyphon(credential, lock_duration=config.backlog_lock_duration)
     outage_windows = windows(config.outages, len(units))
     kills = kill_points(config.syphon_restarts, len(units), rng)
     sent_so_far = [0]
@@ -276,8 +280,16 @@ async def run_drill(
 # --- setup ---------------------------------------------------------------------------------
 
 
-def create_entities(world: Any, entities: list[DrillEntity], backlog_queues: int, *, dedup: bool = True) -> None:
-    """What the Pulumi components would have created: destinations and backlog queues."""
+def create_entities(
+    world: Any,
+    entities: list[DrillEntity],
+    backlog_queues: int,
+    *,
+    dedup: bool = True,
+    backlog_lock: timedelta = DrillConfig.model_fields["backlog_lock_duration"].default,
+) -> None:
+    """What the Pulumi components would have created: destinations and backlog queues, these with
+    the table's properties but for their lock (`backlog_lock`)."""
     primary = world.namespace(PRIMARY_FQDN)
     common = {
         "dead_lettering_on_message_expiration": True,
@@ -307,7 +319,7 @@ def create_entities(world: Any, entities: list[DrillEntity], backlog_queues: int
     }
     # The table's one-minute lock would make every syphon kill cost the drill a minute before the
     # killed syphon's locked messages come back; the drill shortens it (nothing else differs).
-    properties["lock_duration"] = BACKLOG_LOCK_IN_DRILL
+    properties["lock_duration"] = backlog_lock
     for name in contract.backlog_queue_names(contract.namespace_from_fqdn(PRIMARY_FQDN), backlog_queues):
         secondary.create_queue(name, **properties)
 
@@ -437,8 +449,11 @@ class RestartingSyphon:
     that faults (random faults reach its connections too) is replaced, as the platform restarts
     a replica that exits non-zero."""
 
-    def __init__(self, credential: Any) -> None:
+    def __init__(
+        self, credential: Any, *, lock_duration: timedelta = DrillConfig.model_fields["backlog_lock_duration"].default
+    ) -> None:
         self._credential = credential
+        self._options = {**SYPHON_OPTIONS, "lock_duration": lock_duration}
         self._task: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
         self._syphon: Any = None
@@ -455,7 +470,7 @@ class RestartingSyphon:
 
         while not stop.is_set():
             self._syphon = Syphon(
-                primary=PRIMARY_FQDN, secondary=SECONDARY_FQDN, credential=self._credential, **SYPHON_OPTIONS
+                primary=PRIMARY_FQDN, secondary=SECONDARY_FQDN, credential=self._credential, **self._options
             )
             try:
                 async with self._syphon:

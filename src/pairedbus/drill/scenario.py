@@ -14,6 +14,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pairedbus import entity_limits
+
 PRIMARY_FQDN = "drill-primary.servicebus.windows.net"
 SECONDARY_FQDN = "drill-secondary.servicebus.windows.net"
 SUBSCRIPTIONS = ("audit", "billing")
@@ -58,6 +60,17 @@ class DrillConfig(BaseModel):
     #: Ping interval: the option's minimum (1 s) unless a test makes it shorter through the
     #: client's injectable sleep.
     ping_interval: timedelta = timedelta(seconds=1)
+    #: Lock duration of the drill's backlog queues (and so the syphon's renewal timing). The table
+    #: says a minute: each syphon kill would then cost the drill a minute before the killed
+    #: syphon's messages come back. Not the service minimum (5 s) either: the syphon does not renew
+    #: a message while it waits for its partition key's turn, and under the harsh drill's faults
+    #: (half the sends ambiguous, 30 % failing) a session's turn took up to 14 s; with a 5 s lock
+    #: those messages were redelivered while they waited, queued up again behind the same session,
+    #: and the 20,000-message drill never settled (issue 35; the reproducer is
+    #: tests/drill/test_syphon_key_turn_locks.py).
+    backlog_lock_duration: timedelta = Field(
+        default=timedelta(seconds=20), ge=entity_limits.MIN_LOCK_DURATION, le=entity_limits.MAX_LOCK_DURATION
+    )
     #: How long the drill waits, after the last send, for everything to be accounted for.
     settle_timeout: timedelta = timedelta(minutes=10)
     #: Test hook: every n-th delivery the consumer completes but does not record (a consumer that
