@@ -154,3 +154,46 @@ async def test_a_primary_that_goes_down_faults_the_syphon_by_the_close_fault_rul
         f"m{i}" for i in range(30)
     )
     assert _backlog_total(brokers) == 0
+
+
+async def _park_across(brokers: EmulatorProcess, count: int) -> None:
+    """`count` parked copies for `orders`, spread over every backlog queue (as many senders'
+    random picks spread them)."""
+    from azure.servicebus.aio import ServiceBusClient
+
+    from pairedbus.pairing.aliasing import parked_copy
+
+    async with ServiceBusClient.from_connection_string(brokers.connection_string("secondary")) as client:
+        for q, name in enumerate(BACKLOG):
+            async with client.get_queue_sender(name) as sender:
+                await sender.send_messages(
+                    [
+                        parked_copy(ServiceBusMessage(f"body {i}", message_id=f"m{i}"), "orders")
+                        for i in range(q, count, COUNT)
+                    ]
+                )
+
+
+async def test_short_receives_on_empty_queues_end_and_one_destination_opens_once(
+    brokers: EmulatorProcess, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Two fixes the wire found. A receive that ends with no message drains its credit, and the
+    broker must answer a drain even when no credit is left (the syphon's 100 ms receives hung
+    until their guard fired: this drain timed out at 60 s). And every backlog queue's pump opens the
+    sender of the same destination: the SDK's aio sender cannot be opened by two tasks at once
+    (the second raised AttributeError and every pump backed off)."""
+    await _park_across(brokers, 200)
+    primary, secondary = _endpoints(brokers)
+    async with Syphon(
+        primary=primary,
+        secondary=secondary,
+        credential=None,
+        backlog_queue_count=COUNT,
+        drain_wait=timedelta(milliseconds=100),
+    ) as syphon:
+        stats = await asyncio.wait_for(syphon.drain(), 60)  # a hang guard: it took 6-7 s here
+    assert stats.moved == 200
+    assert "opening a sender to the primary failed" not in caplog.text
+    assert sorted(m["message_id"] for m in brokers.queue("primary", "orders")["active"]) == sorted(
+        f"m{i}" for i in range(200)
+    )
