@@ -148,7 +148,7 @@ class FakeReceivedMessage(ServiceBusReceivedMessage):
         self._app_props = dict(value) if value is not None else None
         self._content.props = self._app_props
 
-    def _string_property(name: str) -> property:  # type: ignore[misc]
+    def _string_property(name: str) -> property:
         def getter(self: FakeReceivedMessage) -> str | None:
             return getattr(self._content, name)
 
