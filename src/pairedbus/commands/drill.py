@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from pairedbus.drill.report import DrillReport
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "drill",
         help="run a failover drill on the in-process Service Bus fake and account for every message",

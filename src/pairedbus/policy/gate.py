@@ -162,7 +162,7 @@ def _run(result: object) -> None:
     if isawaitable(result):
 
         async def wait() -> None:
-            await result  # type: ignore[misc]
+            await result
 
         asyncio.run(wait())
 
