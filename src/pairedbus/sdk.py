@@ -359,7 +359,7 @@ def rest_names(model: type) -> dict[str, str]:
     plane reads and writes resource bodies by these names): the model's private field table
     (`_attr_to_rest_field`, each field's `_rest_name`), which it fills on first construction."""
     model()
-    return {attr: field._rest_name for attr, field in model._attr_to_rest_field.items()}  # type: ignore[attr-defined]
+    return {attr: field._rest_name for attr, field in model._attr_to_rest_field.items()}  # type: ignore[attr-defined]  # the generated model's private field table, which this function exists to read
 
 
 # --- Pulumi (an extra: imported inside each function) --------------------------------------------

@@ -12,6 +12,7 @@ from pairedbus.errors import UserError
 
 if TYPE_CHECKING:
     from pairedbus.drill.report import DrillReport
+    from pairedbus.drill.scenario import DrillConfig
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -76,7 +77,7 @@ _FLAGS = {
 }
 
 
-def config_from(args: argparse.Namespace) -> object:
+def config_from(args: argparse.Namespace) -> DrillConfig:
     from pydantic import ValidationError
 
     from pairedbus.drill.scenario import DrillConfig
@@ -98,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     to_stdout = args.json is not None and str(args.json) == "-"
     if not to_stdout:
         check_writable(args.json, "--json")  # before the drill: its report is never lost to a bad path
-    report = run_drill_on_fake(config)  # type: ignore[arg-type]
+    report = run_drill_on_fake(config)
     text = json.dumps(report.as_dict(), indent=2)
     if to_stdout:
         print(text)

@@ -37,7 +37,7 @@ from pairedbus.testing.errors import (
     sessions_required,
 )
 from pairedbus.testing.sender import check_sessions
-from pairedbus.testing.settlement import settle
+from pairedbus.testing.settlement import Action, settle
 
 if TYPE_CHECKING:
     from pairedbus.emulator.connection import Session
@@ -497,6 +497,7 @@ class OutgoingLink(Link):
         code = int(state.descriptor) if isinstance(state, Described) else Code.RELEASED
         values = state.value if isinstance(state, Described) and isinstance(state.value, list) else []
         reason = description = None
+        action: Action
         if code == Code.ACCEPTED:
             action = "complete"
         elif code == Code.REJECTED:
@@ -521,7 +522,7 @@ class OutgoingLink(Link):
                 token,
                 self.lock,
                 self,
-                action,  # type: ignore[arg-type]
+                action,
                 fqdn=self.broker.fqdn,
                 entity_name=self.node.entity,
                 reason=reason,

@@ -68,7 +68,8 @@ def _tokenize(text: str) -> list[tuple[str, Any]]:
             raise FilterSyntaxError(f"cannot parse SQL filter near {text[pos:]!r}")
         pos = m.end()
         kind = m.lastgroup
-        value = m.group(kind)  # type: ignore[arg-type]
+        assert kind is not None, "every alternative of _TOKEN is a named group"
+        value = m.group(kind)
         if kind == "str":
             tokens.append(("lit", value[1:-1].replace("''", "'")))
         elif kind == "num":
@@ -80,7 +81,7 @@ def _tokenize(text: str) -> list[tuple[str, Any]]:
             else:
                 tokens.append(("ident", value.strip("[]")))
         else:
-            tokens.append((kind, value))  # type: ignore[arg-type]
+            tokens.append((kind, value))
     return tokens
 
 
@@ -329,7 +330,7 @@ class _ActionParser(_Parser):
             for op, (attr, key), expr in targets:
                 value = None
                 if op == "set":
-                    value = expr(new, props)  # type: ignore[misc]
+                    value = expr(new, props)  # type: ignore[misc]  # a SET statement always has its expression (only REMOVE's is None)
                     if value is _MISSING:
                         continue  # an unknown value sets nothing
                 if attr is not None:

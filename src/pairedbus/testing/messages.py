@@ -229,7 +229,7 @@ class FakeReceivedMessage(ServiceBusReceivedMessage):
             return None
         if getattr(self._receiver, "_session", None) is not None:
             return None  # session messages are covered by the session lock
-        return to_datetime(self._locked_until_s)  # type: ignore[arg-type]
+        return to_datetime(self._locked_until_s)  # type: ignore[arg-type]  # a message with a lock token has its lock's expiry
 
     @property
     def _lock_expired(self) -> bool:
