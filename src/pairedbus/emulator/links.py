@@ -254,6 +254,7 @@ class IncomingLink(Link):
         assert node is not None
         delivery_id = field(first, 1)
         settled = bool(field(first, 4, False))
+        outcome: Described | None
         if node.cbs:
             self._put_token(parse_request(data))
             outcome = ACCEPTED
