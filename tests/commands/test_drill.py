@@ -18,7 +18,7 @@ def sends_paced_over_one_second(monkeypatch):
     monkeypatch.setattr(
         drill_package,
         "run_drill_on_fake",
-        lambda config: real(config.model_copy(update={"min_send_time": timedelta(seconds=1)})),
+        lambda config, **kw: real(config.model_copy(update={"min_send_time": timedelta(seconds=1)}), **kw),
     )
 
 
@@ -54,7 +54,7 @@ def test_flags_become_the_config():
 def test_an_unwritable_json_is_refused_before_the_drill(tmp_path, monkeypatch):
     import pairedbus.drill as drill_package
 
-    def must_not_run(_config):
+    def must_not_run(_config, **_):
         raise AssertionError("the drill ran before --json was checked")
 
     monkeypatch.setattr(drill_package, "run_drill_on_fake", must_not_run)
@@ -118,8 +118,8 @@ def test_a_failed_drill_exits_one_and_says_why(monkeypatch, capsys):
 
     real = drill_package.run_drill_on_fake
 
-    def sabotaged(config: DrillConfig):
-        return real(config.model_copy(update={"sabotage_consumer_every": 3}))
+    def sabotaged(config: DrillConfig, **kw):
+        return real(config.model_copy(update={"sabotage_consumer_every": 3}), **kw)
 
     monkeypatch.setattr(drill_package, "run_drill_on_fake", sabotaged)
     code = drill.run(parse("--messages", "30", "--outages", "0", "--syphon-restarts", "0", "--fault-rate", "0"))

@@ -49,7 +49,9 @@ def test_messages_left_anywhere_mean_not_settled_even_when_the_wait_ended():
 def test_an_unsettled_drill_exits_as_a_failed_one(monkeypatch, capsys):
     import pairedbus.drill as drill_package
 
-    monkeypatch.setattr(drill_package, "run_drill_on_fake", lambda _config: report(settled=False, left_in_backlog=5))
+    monkeypatch.setattr(
+        drill_package, "run_drill_on_fake", lambda _config, **_: report(settled=False, left_in_backlog=5)
+    )
     code = drill.run(parse("--messages", "5"))
     captured = capsys.readouterr()
     assert code == 1

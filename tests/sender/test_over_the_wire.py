@@ -158,3 +158,34 @@ async def test_a_disabled_primary_entity_fails_over_on_the_wire(pair: EmulatorPr
         await sender.send_messages(ServiceBusMessage("x", message_id="dis-w1"))
         assert sender.switched
     assert _parked(pair, "dis-w") == ["dis-w1"]
+
+
+async def test_a_dropped_connection_the_sdk_reopens_is_not_an_outage(pair: EmulatorProcess, queue: str) -> None:
+    """Every open connection to the primary is cut (no close frame): the SDK opens a new one on the
+    next send by itself, the send succeeds on the primary, and nothing fails over."""
+    async with _client(pair) as client:
+        sender = client.get_queue_sender(queue)
+        await sender.send_messages(ServiceBusMessage("before", message_id="drop-1"))
+        assert pair.faults("primary", drop=True)["dropped"] >= 1
+        await sender.send_messages(ServiceBusMessage("after", message_id="drop-2"))
+        assert not sender.switched
+        assert client.stats.failovers == 0
+    assert [m["message_id"] for m in pair.queue("primary", queue)["active"]] == ["drop-1", "drop-2"]
+    assert _parked(pair, "drop-") == []
+
+
+async def test_a_send_stored_but_unanswered_is_sent_again_and_duplicate_detection_keeps_one(
+    pair: EmulatorProcess,
+) -> None:
+    """The primary stores a send, then the connection is cut before the answer: the SDK sends it
+    again on a new connection, and the primary's duplicate detection (paired entities need it,
+    keyed by the message id the sender set) drops the second copy; the caller saw one success."""
+    pair.create_queue("primary", "ambiguous-queue", requires_duplicate_detection=True)
+    async with _client(pair) as client:
+        sender = client.get_queue_sender("ambiguous-queue")
+        pair.faults("primary", ambiguous_sends=1)
+        await sender.send_messages(ServiceBusMessage("once", message_id="amb-1"))
+        assert not sender.switched
+    stored = pair.queue("primary", "ambiguous-queue")
+    assert [m["message_id"] for m in stored["active"]] == ["amb-1"]
+    assert stored["duplicates_dropped"] == 1  # it did arrive twice

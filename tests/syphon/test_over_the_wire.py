@@ -122,3 +122,78 @@ async def test_a_dropped_secondary_connection_loses_the_locks_and_nothing_else(b
     ids = [m["message_id"] for m in home]
     assert sorted(ids) == sorted(f"m{i}" for i in range(200))  # none lost, none doubled
     assert _backlog_total(brokers) == 0
+
+
+async def test_a_primary_that_goes_down_faults_the_syphon_by_the_close_fault_rule(brokers: EmulatorProcess) -> None:
+    """The primary refuses connections while the syphon moves: its sends fail with the SDK's
+    ServiceBusConnectionError once the SDK's retries are spent, the secondary does not follow
+    within the grace, and the syphon faults (paired-namespaces.md, close/fault). Nothing it held is
+    lost: once the primary is back, a new syphon moves every message home, each once."""
+    from pairedbus.syphon import SyphonFaulted
+
+    await _park(brokers, 30)
+    primary, secondary = _endpoints(brokers)
+    brokers.faults("primary", down=True)
+    stop = asyncio.Event()
+    with pytest.raises(SyphonFaulted) as caught:
+        async with Syphon(
+            primary=primary,
+            secondary=secondary,
+            credential=None,
+            backlog_queue_count=COUNT,
+            close_fault_grace=timedelta(seconds=1),
+            client_kwargs={"retry_total": 1, "retry_backoff_factor": 0.2},
+        ) as syphon:
+            await asyncio.wait_for(syphon.run(stop), 120)
+    assert "primary" in str(caught.value)
+    brokers.heal("primary")
+    await asyncio.sleep(6)  # the faulted syphon's locks (5 s) run out
+    async with Syphon(primary=primary, secondary=secondary, credential=None, backlog_queue_count=COUNT) as syphon:
+        await asyncio.wait_for(syphon.drain(), 120)
+    assert sorted(m["message_id"] for m in brokers.queue("primary", "orders")["active"]) == sorted(
+        f"m{i}" for i in range(30)
+    )
+    assert _backlog_total(brokers) == 0
+
+
+async def _park_across(brokers: EmulatorProcess, count: int) -> None:
+    """`count` parked copies for `orders`, spread over every backlog queue (as many senders'
+    random picks spread them)."""
+    from azure.servicebus.aio import ServiceBusClient
+
+    from pairedbus.pairing.aliasing import parked_copy
+
+    async with ServiceBusClient.from_connection_string(brokers.connection_string("secondary")) as client:
+        for q, name in enumerate(BACKLOG):
+            async with client.get_queue_sender(name) as sender:
+                await sender.send_messages(
+                    [
+                        parked_copy(ServiceBusMessage(f"body {i}", message_id=f"m{i}"), "orders")
+                        for i in range(q, count, COUNT)
+                    ]
+                )
+
+
+async def test_short_receives_on_empty_queues_end_and_one_destination_opens_once(
+    brokers: EmulatorProcess, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Two fixes the wire found. A receive that ends with no message drains its credit, and the
+    broker must answer a drain even when no credit is left (the syphon's 100 ms receives hung
+    until their guard fired: this drain timed out at 60 s). And every backlog queue's pump opens the
+    sender of the same destination: the SDK's aio sender cannot be opened by two tasks at once
+    (the second raised AttributeError and every pump backed off)."""
+    await _park_across(brokers, 200)
+    primary, secondary = _endpoints(brokers)
+    async with Syphon(
+        primary=primary,
+        secondary=secondary,
+        credential=None,
+        backlog_queue_count=COUNT,
+        drain_wait=timedelta(milliseconds=100),
+    ) as syphon:
+        stats = await asyncio.wait_for(syphon.drain(), 60)  # a hang guard: it took 6-7 s here
+    assert stats.moved == 200
+    assert "opening a sender to the primary failed" not in caplog.text
+    assert sorted(m["message_id"] for m in brokers.queue("primary", "orders")["active"]) == sorted(
+        f"m{i}" for i in range(200)
+    )

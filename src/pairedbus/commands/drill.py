@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -55,6 +56,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--rtt-ms", type=float, default=0.0, metavar="MS", help="simulated round trip (default 0)")
     parser.add_argument("--seed", type=int, default=1, metavar="S", help="random seed (default 1)")
     parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="give the verdict within SECONDS, sending and settling included (1..86400; default: no bound but "
+        "the 10-minute settle limit); a drill cut short fails as not settled within the timeout",
+    )
+    parser.add_argument(
         "--json",
         type=Path,
         metavar="FILE",
@@ -74,6 +83,7 @@ _FLAGS = {
     "syphon_restarts": "--syphon-restarts",
     "rtt_ms": "--rtt-ms",
     "seed": "--seed",
+    "timeout": "--timeout",
 }
 
 
@@ -92,6 +102,7 @@ def config_from(args: argparse.Namespace) -> DrillConfig:
 
 
 def run(args: argparse.Namespace) -> int:
+    started = time.perf_counter()  # a --timeout counts from here: the drill's imports are inside it
     from pairedbus.commands.output import check_writable, console
     from pairedbus.drill import run_drill_on_fake
 
@@ -99,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
     to_stdout = args.json is not None and str(args.json) == "-"
     if not to_stdout:
         check_writable(args.json, "--json")  # before the drill: its report is never lost to a bad path
-    report = run_drill_on_fake(config)
+    report = run_drill_on_fake(config, started=started)
     text = json.dumps(report.as_dict(), indent=2)
     if to_stdout:
         print(text)
@@ -118,16 +129,30 @@ def run(args: argparse.Namespace) -> int:
 
 def verdict(report: DrillReport) -> str:
     """One line a person reads first: PASS or FAIL and the counts that decide it; a drill that
-    did not settle says so, and what it left."""
+    did not settle says so (within the timeout, when that stopped it), what is not yet delivered
+    (still parked or waiting: never counted as lost) and what it left."""
     if report.unsettled:
-        head = "FAIL (not settled)"
+        head = "FAIL (not settled within the timeout)" if report.timed_out else "FAIL (not settled)"
         left = f" · left {report.left_in_backlog:,} parked, {report.left_at_destinations:,} at the destinations"
     else:
         head, left = ("PASS" if report.ok else "FAIL"), ""
+    planned = report.config.get("messages")
+    of = f" of {planned:,}" if isinstance(planned, int) and report.sent < planned else ""
     return (
-        f"{head}  sent {report.sent:,} · delivered {report.delivered:,} of "
-        f"{report.expected_deliveries:,} expected · lost {report.lost:,} · duplicated {report.duplicates:,}{left}"
+        f"{head}  sent {report.sent:,}{of} · delivered {report.delivered:,} of "
+        f"{report.expected_deliveries:,} expected{_not_yet(report)} · lost {report.lost:,} · "
+        f"duplicated {report.duplicates:,}{left}"
     )
+
+
+def _not_yet(report: DrillReport) -> str:
+    """` · not yet delivered N (still parked: P)`, and how many wait at the destinations; or nothing."""
+    if not report.not_yet_delivered:
+        return ""
+    where = f"still parked: {report.still_parked:,}"
+    if report.still_at_destinations:
+        where += f"; at the destinations: {report.still_at_destinations:,}"
+    return f" · not yet delivered {report.not_yet_delivered:,} ({where})"
 
 
 def summary_lines(report: DrillReport) -> list[str]:
@@ -144,6 +169,11 @@ def summary_lines(report: DrillReport) -> list[str]:
         (report.duplicates_dropped, "copies dropped by the destinations' duplicate detection"),
         (report.ambiguous_sends, "injected ambiguous sends (stored, but the client saw a timeout)"),
         (report.late_lock_losses, "injected late lock losses (lost after the next hop acknowledged)"),
+        (
+            report.not_yet_delivered,
+            f"not yet delivered: {report.still_parked:,} still parked, {report.still_at_destinations:,} at the "
+            "destinations (0 once settled; not lost)",
+        ),
         (report.left_in_backlog, "left in the backlog at the end (0 once settled)"),
         (report.left_at_destinations, "left at the destinations at the end (0 once settled)"),
         (
@@ -151,6 +181,8 @@ def summary_lines(report: DrillReport) -> list[str]:
             f"wall ({report.sending_seconds:.1f} s sending, {report.settling_seconds:.1f} s settling)",
         ),
     )
+    if report.timed_out:
+        rows += ((report.sends_interrupted, "sends the timeout interrupted (neither sent nor lost unless found)"),)
     cells = [(f"{value:,}" if isinstance(value, int) else value, label) for value, label in rows]
     width = max(len(value) for value, _ in cells)
     return [f"{value:>{width}}  {label}" for value, label in cells]

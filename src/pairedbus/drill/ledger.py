@@ -1,6 +1,12 @@
 """The drill's accounting: every message sent is delivered exactly once to each of its
 destinations, unchanged, or dead-lettered because its time to live ran out.
 
+An expected delivery that is neither is *not yet delivered* while a copy of it is still parked in a
+backlog queue or waiting at its destination (the audit records where: `still_parked`,
+`still_waiting`), and *lost* only when it is gone from everywhere. A message whose send the drill's
+`--timeout` interrupted (`interrupted`) may or may not have been stored: found somewhere, it counts
+as any other; found nowhere, it was never sent as far as anyone knows, and is not expected.
+
 A delivery is recorded only after the consumer's complete succeeded: a complete that failed
 leaves the message locked, it comes back, and that redelivery is not a duplicate. A duplicate is
 a message id completed twice at one destination (the service's duplicate detection must drop a
@@ -48,17 +54,30 @@ class Ledger:
     early: dict[tuple[str, str], Any] = field(default_factory=dict)
     dead_letters: dict[tuple[str, str], str] = field(default_factory=dict)
     pings_skipped: int = 0
+    #: Expected deliveries with a copy still in a backlog queue, and still waiting (active, scheduled
+    #: or deferred) at their destination, when the audit looked.
+    still_parked: set[tuple[str, str]] = field(default_factory=set)
+    still_waiting: set[tuple[str, str]] = field(default_factory=set)
+    #: Message ids whose send was under way when the timeout stopped the drill (outcome unknown).
+    interrupted: set[str] = field(default_factory=set)
 
     # --- recording ----------------------------------------------------------------------
 
-    def sent(self, planned: PlannedMessage, message_id: str, scheduled_at: datetime | None) -> None:
+    def sent(
+        self, planned: PlannedMessage, message_id: str, scheduled_at: datetime | None, *, interrupted: bool = False
+    ) -> None:
+        """A send returned (or, `interrupted`, was cut off by the timeout: it may have been stored)."""
         self.expected[message_id] = Expected(planned, scheduled_at)
+        if interrupted:
+            self.interrupted.add(message_id)
         for destination in planned.entity.destinations:
             message = self.early.pop((destination, message_id), None)
             if message is not None:
                 self._check(destination, message_id, message)
 
     def expected_deliveries(self) -> int:
+        """Deliveries the messages sent so far owe (an interrupted send's included, while it is not
+        known to have been stored nowhere: see `never_stored`)."""
         return sum(len(e.planned.entity.destinations) for e in self.expected.values())
 
     def delivered_count(self) -> int:
@@ -91,9 +110,18 @@ class Ledger:
     def dead_lettered(self, destination: str, message_id: str, reason: str | None) -> None:
         self.dead_letters[(destination, message_id)] = reason or ""
 
+    def parked(self, destination: str, message_id: str) -> None:
+        """The audit found a copy for `destination` in a backlog queue."""
+        self.still_parked.add((destination, message_id))
+
+    def waiting(self, destination: str, message_id: str) -> None:
+        """The audit found a copy waiting at `destination` (not yet received and completed)."""
+        self.still_waiting.add((destination, message_id))
+
     # --- the verdict --------------------------------------------------------------------
 
-    def lost(self) -> list[tuple[str, str]]:
+    def _undelivered(self) -> list[tuple[str, str]]:
+        """Expected deliveries neither delivered nor dead-lettered (interrupted sends included)."""
         missing = []
         for message_id, expected in self.expected.items():
             for destination in expected.planned.entity.destinations:
@@ -101,6 +129,27 @@ class Ledger:
                 if key not in self.deliveries and key not in self.dead_letters:
                     missing.append(key)
         return missing
+
+    def not_yet_delivered(self) -> list[tuple[str, str]]:
+        """Undelivered, but a copy is still parked or waiting at the destination: not lost (yet)."""
+        return [key for key in self._undelivered() if key in self.still_parked or key in self.still_waiting]
+
+    def never_stored(self) -> list[tuple[str, str]]:
+        """Deliveries of interrupted sends found nowhere: as far as anyone knows, never sent."""
+        return [
+            key
+            for key in self._undelivered()
+            if key[1] in self.interrupted and key not in self.still_parked and key not in self.still_waiting
+        ]
+
+    def lost(self) -> list[tuple[str, str]]:
+        """Expected deliveries gone from everywhere: not delivered, not dead-lettered, not parked,
+        not waiting at the destination, and not of a send the timeout interrupted."""
+        return [
+            key
+            for key in self._undelivered()
+            if key not in self.still_parked and key not in self.still_waiting and key[1] not in self.interrupted
+        ]
 
     def duplicates(self) -> int:
         return sum(count - 1 for count in self.deliveries.values() if count > 1)

@@ -50,6 +50,17 @@ class DrillReport:
     late_lock_losses: int = 0
     #: Copies dropped by the destinations' duplicate detection (repeated sends and moves).
     duplicates_dropped: int = 0
+    #: Expected deliveries neither delivered nor dead-lettered whose copy is still parked in a
+    #: backlog queue or waiting at the destination when the drill stopped: not lost (yet).
+    not_yet_delivered: int = 0
+    #: Of those, with a copy still in a backlog queue; and the rest, waiting at their destination.
+    still_parked: int = 0
+    still_at_destinations: int = 0
+    #: The caller's `--timeout` cut the drill short (while sending or settling): never settled.
+    timed_out: bool = False
+    #: Messages whose send was under way when the timeout came: stored or not, no one knows; one
+    #: found anywhere is counted as usual, one found nowhere is neither sent nor lost.
+    sends_interrupted: int = 0
 
     @property
     def ok(self) -> bool:
@@ -57,8 +68,8 @@ class DrillReport:
 
     @property
     def unsettled(self) -> bool:
-        """The drill ended at its settle limit, or with messages still parked or waiting."""
-        return not self.settled or bool(self.left_in_backlog or self.left_at_destinations)
+        """The drill ended at its settle limit or its timeout, or with messages still parked or waiting."""
+        return not self.settled or self.timed_out or bool(self.left_in_backlog or self.left_at_destinations)
 
     def problems(self) -> list[str]:
         problems = []
@@ -74,9 +85,11 @@ class DrillReport:
             if value:
                 problems.append(f"{name.replace('_', ' ')}: {value}")
         if self.unsettled:
+            within = " within the timeout" if self.timed_out else ""
             problems.append(
-                f"not settled: {self.left_in_backlog} left in the backlog, "
+                f"not settled{within}: {self.left_in_backlog} left in the backlog, "
                 f"{self.left_at_destinations} left at the destinations"
+                + (f", {self.not_yet_delivered} deliveries not yet made" if self.not_yet_delivered else "")
             )
         return problems
 
@@ -98,11 +111,14 @@ class DrillReport:
         injected: dict[str, int] | None = None,
         duplicates_dropped: int = 0,
         settled: bool,
+        timed_out: bool = False,
         sending_seconds: float,
         settling_seconds: float,
         wall_seconds: float,
     ) -> DrillReport:
         lost = ledger.lost()
+        not_yet = ledger.not_yet_delivered()
+        parked = sum(1 for key in not_yet if key in ledger.still_parked)
         wrong_dead = ledger.wrongly_dead_lettered()
         duplicates = sorted(key for key, count in ledger.deliveries.items() if count > 1)
         examples = {
@@ -113,8 +129,8 @@ class DrillReport:
             "wrongly_dead_lettered": [f"{d} {m} ({ledger.dead_letters[(d, m)]})" for d, m in wrong_dead[:EXAMPLES]],
         }
         return cls(
-            sent=len(ledger.expected),
-            expected_deliveries=ledger.expected_deliveries(),
+            sent=len(ledger.expected) - len(ledger.interrupted),
+            expected_deliveries=ledger.expected_deliveries() - len(ledger.never_stored()),
             delivered=sum(1 for key in ledger.deliveries if key not in ledger.unexpected),
             lost=len(lost),
             duplicates=ledger.duplicates(),
@@ -147,4 +163,9 @@ class DrillReport:
             ambiguous_sends=(injected or {}).get("ambiguous_send", 0),
             late_lock_losses=(injected or {}).get("late_lock_loss", 0),
             duplicates_dropped=duplicates_dropped,
+            not_yet_delivered=len(not_yet),
+            still_parked=parked,
+            still_at_destinations=len(not_yet) - parked,
+            timed_out=timed_out,
+            sends_interrupted=len(ledger.interrupted),
         )

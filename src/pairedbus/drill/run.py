@@ -9,8 +9,8 @@ retryable faults hit every operation of both namespaces throughout. Then wait un
 left in flight, stop everything, read every dead-letter queue, and account.
 
 Crash semantics: a killed syphon's receivers do not settle or release anything; the messages it
-had locked come back when their lock expires (the drill's backlog queues lock for 5 s, the service minimum, instead of
-the table's minute).
+had locked come back when their lock expires (the drill's backlog queues lock for
+`DrillConfig.backlog_lock_duration`, 20 s, instead of the table's minute: see there why not less).
 
 Time: the drill runs in real time; failover interval and ping interval come from the config
 (50 ms and the option's 1 s minimum by default). A config ping interval under 1 s is applied
@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -61,12 +62,10 @@ CONSUMERS_PER_SESSION_QUEUE = 4
 DESTINATION_DUPLICATE_WINDOW = timedelta(days=1)
 #: High enough that random faults on complete never exhaust a message's deliveries.
 DESTINATION_MAX_DELIVERY_COUNT = 10_000
-#: Lock duration of the drill's backlog queues (the table says PT1M; see create_entities).
-BACKLOG_LOCK_IN_DRILL = entity_limits.MIN_LOCK_DURATION
-#: The syphon's timing scaled to the drill: the backlog lock above, and back-off after a failed
-#: move in milliseconds rather than seconds (outage windows last a fraction of a second).
+#: The syphon's timing scaled to the drill: back-off after a failed move in milliseconds rather
+#: than seconds (outage windows last a fraction of a second). Its lock duration is the backlog
+#: queues' (`DrillConfig.backlog_lock_duration`).
 SYPHON_OPTIONS: dict[str, Any] = {
-    "lock_duration": BACKLOG_LOCK_IN_DRILL,
     "retry_hold": timedelta(milliseconds=500),
     "backoff_initial": timedelta(milliseconds=5),
     "backoff_max": timedelta(milliseconds=200),
@@ -80,10 +79,61 @@ MAX_SEND_ATTEMPTS = 10_000
 DESTINATION_LOCK = entity_limits.MIN_LOCK_DURATION
 SETTLE_POLL = 0.05
 QUIET_POLLS = 10
+#: Of a `--timeout`, the seconds kept for the end (consumers and syphon stopped, clients closed, the
+#: audit), at most a quarter of it, and more for each message the audit must read (below): the
+#: drill's work stops this much before the caller's bound.
+WRAP_UP_SECONDS = 3.0
+#: What the audit costs per message left in the backlog or at a destination (it reads each): 12 us
+#: measured idle with 100,000 plain parked messages, 57 us at the end of a 0.9/0.9 harsh drill on a
+#: busy machine (80,270 left: 4.6 s; its stores full of stale lock entries); about twice that.
+AUDIT_SECONDS_PER_MESSAGE = 100e-6
+#: How often the bound is re-read while sending (the backlog grows, and with it the audit's cost).
+BOUND_POLL = 0.25
 
 
-def run_drill_on_fake(config: DrillConfig, *, progress: DrillProgress | None = None) -> DrillReport:
-    """Run a drill inside `mock_servicebus()` and return its report."""
+@dataclass(frozen=True)
+class Bound:
+    """The caller's `--timeout` on a perf_counter clock: when the drill's work (sending and settling)
+    must stop, and when the verdict is due. Without a timeout, neither ever comes."""
+
+    verdict_at: float = math.inf
+    wrap_up: float = 0.0
+
+    @classmethod
+    def starting(cls, started: float, timeout: float | None) -> Bound:
+        if timeout is None:
+            return cls()
+        return cls(started + timeout, min(WRAP_UP_SECONDS, timeout / 4))
+
+    @property
+    def bounded(self) -> bool:
+        return self.verdict_at != math.inf
+
+    def work_left(self, *, waiting: int = 0) -> float:
+        """Seconds the drill may still send or settle with `waiting` messages for the audit to read
+        (inf: no bound)."""
+        return self.verdict_at - self.wrap_up - waiting * AUDIT_SECONDS_PER_MESSAGE - time.perf_counter()
+
+    def left(self) -> float:
+        """Seconds until the verdict is due (inf: no bound)."""
+        return self.verdict_at - time.perf_counter()
+
+
+async def _keep_to(bound: Bound, sending: asyncio.Timeout, world: Any, entities: list[DrillEntity]) -> None:
+    """While sending: move the end of the sending phase forward as the backlog (and so the audit's
+    cost) grows, so that the verdict still comes within the bound."""
+    loop = asyncio.get_running_loop()
+    while True:
+        sending.reschedule(loop.time() + bound.work_left(waiting=in_flight(world, entities)))
+        await asyncio.sleep(BOUND_POLL)
+
+
+def run_drill_on_fake(
+    config: DrillConfig, *, progress: DrillProgress | None = None, started: float | None = None
+) -> DrillReport:
+    """Run a drill inside `mock_servicebus()` and return its report. `started`: the perf_counter time
+    the caller's `timeout` counts from (default: now)."""
+    started = time.perf_counter() if started is None else started
     from pairedbus.testing import mock_servicebus
 
     # Hundreds of failovers and syphon retries are the drill's point, not news: keep stderr for
@@ -93,16 +143,25 @@ def run_drill_on_fake(config: DrillConfig, *, progress: DrillProgress | None = N
     quiet.setLevel(logging.ERROR)
     try:
         with mock_servicebus() as world:
-            return asyncio.run(run_drill(config, world, progress=progress))
+            return asyncio.run(run_drill(config, world, progress=progress, started=started))
     finally:
         quiet.setLevel(level)
 
 
-async def run_drill(config: DrillConfig, world: Any, *, progress: DrillProgress | None = None) -> DrillReport:
-    started = time.perf_counter()
+async def run_drill(
+    config: DrillConfig, world: Any, *, progress: DrillProgress | None = None, started: float | None = None
+) -> DrillReport:
+    began = time.perf_counter()
+    bound = Bound.starting(began if started is None else started, config.timeout)
     rng = random.Random(config.seed)
     entities = drill_entities(config.entities)
-    create_entities(world, entities, config.backlog_queues, dedup=config.destination_duplicate_detection)
+    create_entities(
+        world,
+        entities,
+        config.backlog_queues,
+        dedup=config.destination_duplicate_detection,
+        backlog_lock=config.backlog_lock_duration,
+    )
     planned = plan_messages(config, entities)
     units = _send_units(planned)
     ledger = Ledger()
@@ -122,7 +181,7 @@ async def run_drill(config: DrillConfig, world: Any, *, progress: DrillProgress 
     )
     ping_sleep = _ping_sleep(config.ping_interval)
     stop_consumers = asyncio.Event()
-    syphon = RestartingSyphon(credential)
+    syphon = RestartingSyphon(credential, lock_duration=config.backlog_lock_duration)
     outage_windows = windows(config.outages, len(units))
     kills = kill_points(config.syphon_restarts, len(units), rng)
     sent_so_far = [0]
@@ -163,41 +222,55 @@ async def run_drill(config: DrillConfig, world: Any, *, progress: DrillProgress 
             asyncio.create_task(_sender_worker(clients[i % CLIENTS], work, ledger, world, sent_so_far))
             for i in range(config.senders)
         ]
+        outages = 0
+        timed_out = False
+        settled = False
+        keeper: asyncio.Task[None] | None = None
         try:
-            outages = 0
-            pace = config.min_send_time.total_seconds() / max(len(units), 1)
-            dispatch_start = time.perf_counter()
-            for index, unit in enumerate(units):
-                ahead = dispatch_start + index * pace - time.perf_counter()
-                if ahead > 0.005:
-                    await asyncio.sleep(ahead)
-                for start, end in outage_windows:
-                    if index == start:
-                        world.fail(PRIMARY_FQDN, error=ServiceBusCommunicationError)
-                        outages += 1
-                    elif index == end:
-                        world.heal(PRIMARY_FQDN)
-                while kills and kills[0] <= index:
-                    kills.pop(0)
-                    await syphon.kill()
-                await work.put(unit)
-            for _ in workers:
-                await work.put(None)
-            await asyncio.gather(*workers)
+            try:
+                async with asyncio.timeout(bound.work_left() if bound.bounded else None) as sending:
+                    if bound.bounded:
+                        keeper = asyncio.create_task(_keep_to(bound, sending, world, entities))
+                    pace = config.min_send_time.total_seconds() / max(len(units), 1)
+                    dispatch_start = time.perf_counter()
+                    for index, unit in enumerate(units):
+                        ahead = dispatch_start + index * pace - time.perf_counter()
+                        if ahead > 0.005:
+                            await asyncio.sleep(ahead)
+                        for start, end in outage_windows:
+                            if index == start:
+                                world.fail(PRIMARY_FQDN, error=ServiceBusCommunicationError)
+                                outages += 1
+                            elif index == end:
+                                world.heal(PRIMARY_FQDN)
+                        while kills and kills[0] <= index:
+                            kills.pop(0)
+                            await syphon.kill()
+                        await work.put(unit)
+                    for _ in workers:
+                        await work.put(None)
+                    await asyncio.gather(*workers)
+            except TimeoutError:
+                if not sending.expired():
+                    raise
+                timed_out = True  # the caller's bound came while sending: no settling
             world.heal(PRIMARY_FQDN)
             sending_done = time.perf_counter()
             phase[0] = "settling"
-            settled = await _settle(
-                world, ledger, entities, syphon, kills, config.settle_timeout.total_seconds(), senders=clients
-            )
+            if not timed_out:
+                limit = config.settle_timeout.total_seconds()
+                settled = await _settle(world, ledger, entities, syphon, kills, limit, senders=clients, bound=bound)
+                timed_out = not settled and bound.work_left(waiting=in_flight(world, entities)) <= 0
             settle_done = time.perf_counter()
         finally:
-            for task in workers:  # only still running if the drill itself failed
+            if keeper is not None:
+                keeper.cancel()
+            for task in workers:  # only still running if the drill itself failed or was cut short
                 task.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
             stop_consumers.set()
             await asyncio.gather(*consumers, return_exceptions=True)
-            await syphon.stop()
+            await syphon.stop(grace=min(contract.CLOSE_FAULT_GRACE.total_seconds(), max(0.0, bound.left() / 4)))
             reporter.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await reporter
@@ -219,17 +292,26 @@ async def run_drill(config: DrillConfig, world: Any, *, progress: DrillProgress 
         injected=dict(world.injected),
         duplicates_dropped=duplicates_dropped(world, entities),
         settled=settled,
-        sending_seconds=sending_done - started,
+        timed_out=timed_out,
+        sending_seconds=sending_done - began,
         settling_seconds=settle_done - sending_done,
-        wall_seconds=time.perf_counter() - started,
+        wall_seconds=time.perf_counter() - began,
     )
 
 
 # --- setup ---------------------------------------------------------------------------------
 
 
-def create_entities(world: Any, entities: list[DrillEntity], backlog_queues: int, *, dedup: bool = True) -> None:
-    """What the Pulumi components would have created: destinations and backlog queues."""
+def create_entities(
+    world: Any,
+    entities: list[DrillEntity],
+    backlog_queues: int,
+    *,
+    dedup: bool = True,
+    backlog_lock: timedelta = DrillConfig.model_fields["backlog_lock_duration"].default,
+) -> None:
+    """What the Pulumi components would have created: destinations and backlog queues, these with
+    the table's properties but for their lock (`backlog_lock`)."""
     primary = world.namespace(PRIMARY_FQDN)
     common = {
         "dead_lettering_on_message_expiration": True,
@@ -259,7 +341,7 @@ def create_entities(world: Any, entities: list[DrillEntity], backlog_queues: int
     }
     # The table's one-minute lock would make every syphon kill cost the drill a minute before the
     # killed syphon's locked messages come back; the drill shortens it (nothing else differs).
-    properties["lock_duration"] = BACKLOG_LOCK_IN_DRILL
+    properties["lock_duration"] = backlog_lock
     for name in contract.backlog_queue_names(contract.namespace_from_fqdn(PRIMARY_FQDN), backlog_queues):
         secondary.create_queue(name, **properties)
 
@@ -318,31 +400,15 @@ async def _sender_worker(
         scheduled_at: datetime | None = None
         if unit[0].schedule_in is not None:
             scheduled_at = _ms(datetime.fromtimestamp(world.clock.time(), UTC) + unit[0].schedule_in)
-        attempt = 0
-        while True:
-            try:
-                if scheduled_at is not None:
-                    await sender.schedule_messages(messages[0], scheduled_at)
-                elif len(messages) == 1:
-                    await sender.send_messages(messages[0])
-                elif use_batch_object:
-                    batch = await sender.create_message_batch()
-                    for message in messages:
-                        batch.add_message(message)
-                    await sender.send_messages(batch)
-                else:
-                    await sender.send_messages(messages)
-                break
-            except Exception as exc:
-                if not starts_failover_clock(exc):
-                    ledger.send_failures += len(unit)
-                    break
-                # The primary's error while the failover clock runs: retry, as any caller would.
-                attempt += 1
-                if attempt > MAX_SEND_ATTEMPTS:
-                    ledger.send_failures += len(unit)
-                    break
-                await asyncio.sleep(min(0.0005 * 2**attempt, 0.02))
+        try:
+            await _send_unit(sender, messages, scheduled_at, use_batch_object=use_batch_object, ledger=ledger)
+        except asyncio.CancelledError:
+            # The caller's bound cut the send short: the service may have stored it (then it is
+            # found and counted), or not (then it was never sent, and is not lost either).
+            for planned, message in zip(unit, messages, strict=True):
+                if message.message_id is not None:
+                    ledger.sent(planned, message.message_id, scheduled_at, interrupted=True)
+            raise
         if len(messages) > 1:
             use_batch_object = not use_batch_object
         for planned, message in zip(unit, messages, strict=True):
@@ -350,6 +416,39 @@ async def _sender_worker(
         sent_so_far[0] += len(unit)
     for sender in senders.values():
         await sender.close()
+
+
+async def _send_unit(
+    sender: Any,
+    messages: list[ServiceBusMessage],
+    scheduled_at: datetime | None,
+    *,
+    use_batch_object: bool,
+    ledger: Ledger,
+) -> None:
+    """Send (or schedule) one unit, retrying the primary's errors while the failover clock runs,
+    as any caller would; a send that raises otherwise counts as a send failure."""
+    attempt = 0
+    while True:
+        try:
+            if scheduled_at is not None:
+                await sender.schedule_messages(messages[0], scheduled_at)
+            elif len(messages) == 1:
+                await sender.send_messages(messages[0])
+            elif use_batch_object:
+                batch = await sender.create_message_batch()
+                for message in messages:
+                    batch.add_message(message)
+                await sender.send_messages(batch)
+            else:
+                await sender.send_messages(messages)
+            return
+        except Exception as exc:
+            attempt += 1
+            if not starts_failover_clock(exc) or attempt > MAX_SEND_ATTEMPTS:
+                ledger.send_failures += len(messages)
+                return
+            await asyncio.sleep(min(0.0005 * 2 ** min(attempt, 10), 0.02))
 
 
 def _ms(moment: datetime) -> datetime:
@@ -372,8 +471,11 @@ class RestartingSyphon:
     that faults (random faults reach its connections too) is replaced, as the platform restarts
     a replica that exits non-zero."""
 
-    def __init__(self, credential: Any) -> None:
+    def __init__(
+        self, credential: Any, *, lock_duration: timedelta = DrillConfig.model_fields["backlog_lock_duration"].default
+    ) -> None:
         self._credential = credential
+        self._options = {**SYPHON_OPTIONS, "lock_duration": lock_duration}
         self._task: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
         self._syphon: Any = None
@@ -390,7 +492,7 @@ class RestartingSyphon:
 
         while not stop.is_set():
             self._syphon = Syphon(
-                primary=PRIMARY_FQDN, secondary=SECONDARY_FQDN, credential=self._credential, **SYPHON_OPTIONS
+                primary=PRIMARY_FQDN, secondary=SECONDARY_FQDN, credential=self._credential, **self._options
             )
             try:
                 async with self._syphon:
@@ -417,11 +519,12 @@ class RestartingSyphon:
         self.kills += 1
         self.start()
 
-    async def stop(self) -> None:
+    async def stop(self, *, grace: float = contract.CLOSE_FAULT_GRACE.total_seconds()) -> None:
+        """Stop the syphon: it settles what it holds, for `grace` seconds; then it is cancelled."""
         if self._task is None:
             return
         self._stop.set()
-        done, _ = await asyncio.wait({self._task}, timeout=contract.CLOSE_FAULT_GRACE.total_seconds())
+        done, _ = await asyncio.wait({self._task}, timeout=grace)
         if not done:
             self._task.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -477,11 +580,13 @@ async def _settle(
     limit: float,
     *,
     senders: Sequence[PairedNamespaceClient] = (),
+    bound: Bound = Bound(),
 ) -> bool:
     """Wait until every expected delivery is recorded, nothing waits in the backlog or at a
     destination (the audit counts both) and no sender is still switched to the backlog, or until
-    nothing has been in flight for a while; False at `limit`. A switched sender pings its entity once
-    a second, and its next ping would land after the consumers stop (settling's quiet half-second is
+    nothing has been in flight for a while; False at `limit`, or once `bound` (the caller's timeout,
+    less what the audit of what waits will take) comes. A switched sender pings its entity once a
+    second, and its next ping would land after the consumers stop (settling's quiet half-second is
     shorter; CI once saw "1 left at the destinations"); a ping is stored before its sender switches
     back. Kill points not reached while sending (rounding) happen here, mid-drain."""
     deadline = time.perf_counter() + limit
@@ -492,6 +597,8 @@ async def _settle(
             kills.pop(0)
             await syphon.kill()
         waiting = in_flight(world, entities)  # the backlog and the destinations (a late ping included)
+        if bound.work_left(waiting=waiting) <= 0:
+            return False  # the caller's bound, less what the audit of `waiting` messages will take
         waiting += sum(s.is_switched(e.name, topic=e.is_topic) for s in senders for e in entities)
         if ledger.delivered_count() >= expected and waiting == 0:
             return True
@@ -509,34 +616,46 @@ def duplicates_dropped(world: Any, entities: list[DrillEntity]) -> int:
 
 
 def audit(world: Any, ledger: Ledger, entities: list[DrillEntity]) -> dict[str, int]:
-    """Record every dead letter; return what is still sitting in the backlog and destinations."""
+    """Record every dead letter, and every copy still parked in the backlog or waiting at a
+    destination (not yet delivered, not lost); return how many messages are left in each."""
     by_name = {e.name: e for e in entities}
     left = {"backlog": 0, "destinations": 0, "dead_lettered_pings": 0}
     for destination, entity in _receivables(world, entities):
-        counts = entity.message_counts()
-        left["destinations"] += counts["active"] + counts["scheduled"] + counts["deferred"]
+        for message in _waiting(entity):
+            left["destinations"] += 1
+            ledger.waiting(destination, str(message.message_id))
         for message in entity.dead_letters():
             if is_ping(message):
                 left["dead_lettered_pings"] += 1
                 continue
             ledger.dead_lettered(destination, str(message.message_id), message.dead_letter_reason)
     for queue in _backlog(world):
-        counts = queue.message_counts()
-        left["backlog"] += counts["active"] + counts["scheduled"] + counts["deferred"]
+        for message in _waiting(queue):
+            left["backlog"] += 1
+            if not is_ping(message):
+                for destination in _parked_for(message, by_name):
+                    ledger.parked(destination, str(message.message_id))
         for message in queue.dead_letters():
             if is_ping(message):
                 left["dead_lettered_pings"] += 1
                 continue
-            props = {
-                (k.decode() if isinstance(k, bytes) else k): v
-                for k, v in (message.application_properties or {}).items()
-            }
-            path = props.get(contract.ALIAS_PATH)
-            path = path.decode() if isinstance(path, bytes) else path
-            entity = by_name.get(path)
-            for destination in entity.destinations if entity else (f"<unknown {path!r}>",):
+            for destination in _parked_for(message, by_name):
                 ledger.dead_lettered(destination, str(message.message_id), message.dead_letter_reason)
     return left
+
+
+def _waiting(entity: Any) -> list[Any]:
+    """What a queue or subscription still holds: active (locked or not), scheduled and deferred."""
+    return [*entity.active_messages(), *entity.scheduled_messages(), *entity.deferred_messages()]
+
+
+def _parked_for(message: Any, by_name: dict[str, DrillEntity]) -> tuple[str, ...]:
+    """The destinations a backlog message is parked for (its `x-ms-path` alias)."""
+    props = {(k.decode() if isinstance(k, bytes) else k): v for k, v in (message.application_properties or {}).items()}
+    path = props.get(contract.ALIAS_PATH)
+    path = path.decode() if isinstance(path, bytes) else path
+    entity = by_name.get(path)
+    return entity.destinations if entity else (f"<unknown {path!r}>",)
 
 
 async def _report_progress(

@@ -14,6 +14,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pairedbus import entity_limits
+
 PRIMARY_FQDN = "drill-primary.servicebus.windows.net"
 SECONDARY_FQDN = "drill-secondary.servicebus.windows.net"
 SUBSCRIPTIONS = ("audit", "billing")
@@ -22,6 +24,10 @@ SESSIONS_PER_QUEUE = 16
 #: long enough that most are delivered: both outcomes are accounted for.
 SHORT_TTL = timedelta(seconds=3)
 LONG_TTL = timedelta(hours=6)
+#: The longest `--timeout` a drill takes (seconds): a day, far beyond any drill's own limits.
+MAX_TIMEOUT_SECONDS = 86_400.0
+#: The shortest: the drill needs about a second to stop its consumers and the syphon and to audit.
+MIN_TIMEOUT_SECONDS = 1.0
 
 
 class DrillConfig(BaseModel):
@@ -41,6 +47,10 @@ class DrillConfig(BaseModel):
     syphon_restarts: int = Field(default=2, ge=0, le=1000)
     rtt_ms: float = Field(default=0.0, ge=0.0, le=10_000.0)
     seed: int = 1
+    #: The caller's bound on the whole drill in seconds, sending and settling included (None: no
+    #: bound but the settle timeout below). The verdict comes within it; a drill it cuts short is
+    #: `FAIL (not settled within the timeout)` with the counts it saw.
+    timeout: float | None = Field(default=None, ge=MIN_TIMEOUT_SECONDS, le=MAX_TIMEOUT_SECONDS, allow_inf_nan=False)
     senders: int = Field(default=16, ge=1, le=1000)
     #: The send phase lasts at least this long (sends are paced, not slowed): outage windows and
     #: pings then happen on a human time scale even when the fake could send everything at once.
@@ -50,6 +60,17 @@ class DrillConfig(BaseModel):
     #: Ping interval: the option's minimum (1 s) unless a test makes it shorter through the
     #: client's injectable sleep.
     ping_interval: timedelta = timedelta(seconds=1)
+    #: Lock duration of the drill's backlog queues (and so the syphon's renewal timing). The table
+    #: says a minute: each syphon kill would then cost the drill a minute before the killed
+    #: syphon's messages come back. Not the service minimum (5 s) either: the syphon does not renew
+    #: a message while it waits for its partition key's turn, and under the harsh drill's faults
+    #: (half the sends ambiguous, 30 % failing) a session's turn took up to 14 s; with a 5 s lock
+    #: those messages were redelivered while they waited, queued up again behind the same session,
+    #: and the 20,000-message drill never settled (issue 35; the reproducer is
+    #: tests/drill/test_syphon_key_turn_locks.py).
+    backlog_lock_duration: timedelta = Field(
+        default=timedelta(seconds=20), ge=entity_limits.MIN_LOCK_DURATION, le=entity_limits.MAX_LOCK_DURATION
+    )
     #: How long the drill waits, after the last send, for everything to be accounted for.
     settle_timeout: timedelta = timedelta(minutes=10)
     #: Test hook: every n-th delivery the consumer completes but does not record (a consumer that

@@ -16,7 +16,7 @@ go back as the service writes them (`pairedbus.emulator.atom`):
 | `GET /{topic}/Subscriptions[/{sub}]`, `PUT`, `DELETE` | subscriptions |
 | `GET /{topic}/Subscriptions/{sub}/Rules[/{rule}]`, `PUT`, `DELETE` | rules |
 
-Entity names may hold `/` (backlog queues, `contoso/x-servicebus-transfer/0`): the Python client
+Entity names may hold `/` (backlog queues: `<primary>/<transfer segment>/<index>`, see `contract.backlog_queue_name`): the Python client
 sends them as one `%2F`-encoded segment, the .NET client with literal slashes; both are read.
 Only loopback addresses are served.
 """

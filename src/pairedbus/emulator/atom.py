@@ -187,7 +187,7 @@ def duration_text(value: str | datetime.timedelta) -> str:
 
     The model holds timedeltas (microseconds); .NET TimeSpan.MaxValue cannot be held to its last
     0.7 us, so a value within a microsecond of it is the maximum and is written as the service
-    writes the maximum, `P10675199DT2H48M5.4775807S`."""
+    writes the maximum, `contract.TIMESPAN_MAX_ISO`."""
     ticks = durations.duration_ticks(value)
     if ticks > durations.TIMESPAN_MAX_TICKS - durations.TICKS_PER_MICROSECOND:
         ticks = durations.TIMESPAN_MAX_TICKS

@@ -161,6 +161,11 @@ def encode_map(mapping: dict[Any, Any]) -> bytes:
     return _encode_compound(0xC1, 0xD1, None, len(parts), b"".join(parts))
 
 
+def encode_list_from_raw(count: int, body: bytes) -> bytes:
+    """A list from elements already encoded (`count` of them, `body` their bytes)."""
+    return _encode_compound(0xC0, 0xD0, 0x45, count, body)
+
+
 def encode_map_from_raw(count: int, body: bytes) -> bytes:
     """A map from entries already encoded (`count` keys and values, `body` their bytes)."""
     return _encode_compound(0xC1, 0xD1, None, count, body)

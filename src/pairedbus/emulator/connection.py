@@ -30,7 +30,7 @@ from pairedbus.emulator.frames import (
 from pairedbus.emulator.links import IncomingLink, Link, OutgoingLink
 
 if TYPE_CHECKING:
-    from pairedbus.emulator.server import Broker
+    from pairedbus.emulator.ports import BrokerPort as Broker
 
 __all__ = ["Connection", "Session"]
 

@@ -4,7 +4,9 @@ A test or drill whose brokers run in another process drives them here:
 
     GET  /health                                    {"status": "ok", "namespaces": {name: port}}
     POST /namespaces/{ns}/faults                    {"down": true} | {"busy": ["attach", "reject", "detach",
-                                                    "receive"]} | {"latency": 0.05} | {"drop": true}
+                                                    "receive"]} | {"latency": 0.05} | {"drop": true} |
+                                                    {"ambiguous_sends": n}: the next n sends stored, then
+                                                    the connection cut before the answer
     POST /namespaces/{ns}/heal                      every wire fault and model fault of the namespace cleared
     PUT  /namespaces/{ns}/queues/{name}             create a queue; body: properties (SDK names)
     PUT  /namespaces/{ns}/topics/{name}             create a topic; body: properties
@@ -36,6 +38,7 @@ CONTROL_LINE = "@control"
 CA_LINE = "@ca"
 
 _BUSY_MODES = frozenset({"attach", "reject", "detach", "receive"})
+_FAULTS = frozenset({"down", "busy", "latency", "drop", "ambiguous_sends"})
 
 
 def _bad(message: str) -> web.HTTPBadRequest:
@@ -121,9 +124,14 @@ class ControlEndpoint:
     async def _faults(self, request: web.Request) -> web.Response:
         broker = self._broker(request)
         body = await self._body(request)
-        unknown = sorted(set(body) - {"down", "busy", "latency", "drop"})
+        unknown = sorted(set(body) - _FAULTS)
         if unknown:
-            raise _bad(f"{unknown[0]}: not a fault (down, busy, latency, drop)")
+            raise _bad(f"{unknown[0]}: not a fault ({', '.join(sorted(_FAULTS))})")
+        ambiguous = body.get("ambiguous_sends")
+        if ambiguous is not None and (
+            not isinstance(ambiguous, int) or isinstance(ambiguous, bool) or not 1 <= ambiguous <= 1_000_000
+        ):
+            raise _bad(f"ambiguous_sends: expected a count from 1 to 1000000, got {ambiguous!r}")
         busy = body.get("busy")
         if busy is not None and (not isinstance(busy, list) or not set(busy) <= _BUSY_MODES):
             raise _bad(f"busy: expected a list of {sorted(_BUSY_MODES)}, got {busy!r}")
@@ -144,6 +152,9 @@ class ControlEndpoint:
             faults.down()
         elif body.get("down") is False:
             faults.up()
+        if ambiguous is not None:
+            # the next sends are stored and then the connection is cut before the answer
+            self.emulator.world.ambiguous_sends(broker.fqdn, times=ambiguous)
         dropped = broker.drop_connections() if body.get("drop") is True else 0
         return web.json_response(
             {"down": faults.is_down, "busy": sorted(faults.busy), "latency": faults.latency, "dropped": dropped}
@@ -181,6 +192,7 @@ class ControlEndpoint:
         return web.json_response(
             {
                 "counts": entity.message_counts(),
+                "duplicates_dropped": getattr(getattr(entity, "counts", None), "duplicates_dropped", 0),
                 "active": [_message_view(r) for r in entity.store.all_records(now)],
                 "dead_letter": [_message_view(r) for r in entity.dead_letter_store.all_records(now)],
             }

@@ -21,13 +21,11 @@ from pairedbus.emulator.codec import (
     UByte,
     UInt,
     ULong,
-    decode,
-    encode,
-    encode_described_list,
 )
 from pairedbus.emulator.frames import Code, field
-from pairedbus.emulator.messages import batch_payloads, delivery_bytes, lock_token_tag, sections
+from pairedbus.emulator.messages import batch_payloads, delivery_bytes, lock_token_tag
 from pairedbus.emulator.nodes import Node, parse_address
+from pairedbus.emulator.requests import Request, parse_request, reply_payload
 from pairedbus.testing.content import content_from_wire
 from pairedbus.testing.errors import (
     entity_not_found,
@@ -40,12 +38,12 @@ from pairedbus.testing.sender import check_sessions
 from pairedbus.testing.settlement import Action, settle
 
 if TYPE_CHECKING:
-    from pairedbus.emulator.connection import Session
+    from pairedbus.emulator.ports import SessionPort as Session
     from pairedbus.testing.entities import ReceivableEntity
     from pairedbus.testing.sessions import SessionLock
     from pairedbus.testing.store import MessageStore
 
-__all__ = ["IncomingLink", "Link", "OutgoingLink", "Request", "parse_request"]
+__all__ = ["IncomingLink", "Link", "OutgoingLink"]
 
 SESSION_FILTER = Symbol("com.microsoft:session-filter")
 LOCKED_UNTIL_UTC = Symbol("com.microsoft:locked-until-utc")
@@ -166,42 +164,6 @@ def conditions_unauthorized(path: str) -> BaseException:
     from azure.servicebus.exceptions import ServiceBusAuthorizationError
 
     return ServiceBusAuthorizationError(message=f"Unauthorized access to '{path}': no token covers it (put-token).")
-
-
-# --- requests on $cbs and $management -----------------------------------------------------------
-
-
-class Request:
-    """A request message: its id (type kept), reply-to, application properties and body."""
-
-    def __init__(self, payload: bytes) -> None:
-        self.message_id: Any = None
-        self.reply_to: str | None = None
-        self.application_properties: dict[Any, Any] = {}
-        self.body: Any = None
-        for code, start, _ in sections(payload):
-            value, _ = decode(payload, start)
-            if code == Code.PROPERTIES:
-                self.message_id = field(value.value, 0)
-                self.reply_to = field(value.value, 4)
-            elif code == Code.APPLICATION_PROPERTIES:
-                self.application_properties = value.value or {}
-            elif code == Code.AMQP_VALUE:
-                self.body = value.value
-
-    def property(self, name: str, default: Any = None) -> Any:
-        return self.application_properties.get(name, default)
-
-
-def parse_request(payload: bytes) -> Request:
-    return Request(payload)
-
-
-def reply_payload(request: Request, status: dict[str, Any], body: Any) -> bytes:
-    properties = encode_described_list(Code.PROPERTIES, [None, None, None, None, None, request.message_id])
-    app = b"\x00\x53" + bytes((Code.APPLICATION_PROPERTIES,)) + encode(status)
-    value = b"\x00\x53" + bytes((Code.AMQP_VALUE,)) + encode(body)
-    return properties + app + value
 
 
 class IncomingLink(Link):
@@ -440,6 +402,9 @@ class OutgoingLink(Link):
         world = self.broker.world
         while not self.detached:
             if self.credit <= 0:
+                if self.drain:  # a drain finds no credit left: answer it all the same
+                    self._drained()
+                    continue
                 await self._wait(store, None)
                 continue
             now = world.clock.time()
@@ -454,13 +419,18 @@ class OutgoingLink(Link):
                 await asyncio.sleep(0)
                 continue
             if self.drain:
-                self.delivery_count = (self.delivery_count + self.credit) % 2**32
-                self.credit = 0
-                self.drain = False
-                self.session.send(Code.FLOW, [*self.session.flow_fields(self)[:8], True])
+                self._drained()
                 continue
             due = store.next_due()
             await self._wait(store, None if due is None else max(0.0, due - now))
+
+    def _drained(self) -> None:
+        """Nothing more to deliver under a drain: the unused credit is consumed (delivery-count
+        advanced) and a flow with drain set tells the client (part 2, 2.6.7)."""
+        self.delivery_count = (self.delivery_count + max(self.credit, 0)) % 2**32
+        self.credit = 0
+        self.drain = False
+        self.session.send(Code.FLOW, [*self.session.flow_fields(self)[:8], True])
 
     def _transfer(self, store: MessageStore, record: Any) -> None:
         delivery_id = self.session.new_delivery_id()

@@ -21,8 +21,8 @@ from pairedbus.testing.sender import check_sessions
 from pairedbus.testing.settlement import Action, settle
 
 if TYPE_CHECKING:
-    from pairedbus.emulator.connection import Connection
-    from pairedbus.emulator.links import Request
+    from pairedbus.emulator.ports import ConnectionPort as Connection
+    from pairedbus.emulator.requests import Request
 
 __all__ = ["OPERATIONS", "handle"]
 

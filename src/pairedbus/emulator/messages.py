@@ -8,6 +8,7 @@ description application properties — and passes every other section and entry 
 
 from __future__ import annotations
 
+import struct
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -17,11 +18,10 @@ from pairedbus.emulator.codec import (
     DecodeError,
     Described,
     Symbol,
-    Timestamp,
     UInt,
     decode,
     encode,
-    encode_described_list,
+    encode_list_from_raw,
     encode_map_from_raw,
     skip,
 )
@@ -111,58 +111,106 @@ def _merged_map(payload: bytes, span: tuple[int, int] | None, code: int, added: 
     return _map_section(code, kept, added)
 
 
-def _header(payload: bytes, span: tuple[int, int] | None, delivery_count: int) -> bytes:
-    fields: list[Any] = [None] * 5
+def _header_fields(payload: bytes, span: tuple[int, int] | None) -> bytes:
+    """The encoded durable, priority, ttl and first-acquirer of the sender's header (nulls if none)."""
+    fields: list[Any] = [None] * 4
     if span is not None:
         value, _ = decode(payload, span[0])
         if isinstance(value, Described) and isinstance(value.value, list):
-            fields = (list(value.value) + [None] * 5)[:5]
-    fields[4] = UInt(delivery_count)
-    return encode_described_list(Code.HEADER, fields)
+            fields = (list(value.value) + [None] * 4)[:4]
+    return b"".join(encode(f) for f in fields)
 
 
-def broker_annotations(record: Record, locked_until: float | None, dead_letter_source: str | None) -> dict[Any, Any]:
-    annotations: dict[Any, Any] = {
-        Symbol("x-opt-sequence-number"): record.sequence_number,
-        Symbol("x-opt-enqueued-time"): Timestamp(int(record.enqueued * 1000)),
+class Layout:
+    """What a delivery reuses of a stored message: the bytes that never change, cut once."""
+
+    __slots__ = ("annotation_count", "annotations", "app_span", "header", "middle", "payload", "tail")
+
+    def __init__(self, payload: bytes) -> None:
+        self.payload = payload
+        spans: dict[int, tuple[int, int]] = {}
+        order = list(sections(payload))
+        for code, start, end in order:
+            spans.setdefault(code, (start, end))
+        self.header = _header_fields(payload, spans.get(Code.HEADER))
+        kept: list[bytes] = []
+        span = spans.get(Code.MESSAGE_ANNOTATIONS)
+        if span is not None:
+            entries, _ = _map_entries(payload, *span)
+            kept = [raw for key, raw in entries if str(key) not in _BROKER_KEYS]
+        self.annotations = b"".join(kept)
+        self.annotation_count = len(kept)
+        middle = []
+        for code in (Code.DELIVERY_ANNOTATIONS, Code.PROPERTIES):
+            span = spans.get(code)
+            if span is not None:
+                middle.append(payload[span[0] : span[1]])
+        self.middle = b"".join(middle)
+        self.app_span = spans.get(Code.APPLICATION_PROPERTIES)
+        self.tail = b"".join(
+            payload[start:end]
+            for code, start, end in order
+            if code in (Code.DATA, Code.AMQP_SEQUENCE, Code.AMQP_VALUE, Code.FOOTER)
+        )
+
+
+#: The message annotations the broker writes on every delivery (a sender's copy is replaced).
+_BROKER_KEYS = frozenset(
+    {
+        "x-opt-sequence-number",
+        "x-opt-enqueued-time",
+        "x-opt-locked-until",
+        "x-opt-message-state",
+        "x-opt-deadletter-source",
     }
-    if locked_until is not None:
-        annotations[Symbol("x-opt-locked-until")] = Timestamp(int(locked_until * 1000))
-    state = _STATE_CODES.get(getattr(record.state, "name", ""), 0)
-    if state:
-        annotations[Symbol("x-opt-message-state")] = state
-    if dead_letter_source is not None:
-        annotations[Symbol("x-opt-deadletter-source")] = dead_letter_source
-    return annotations
+)
+_SEQUENCE_NUMBER = encode(Symbol("x-opt-sequence-number")) + b"\x81"
+_ENQUEUED_TIME = encode(Symbol("x-opt-enqueued-time")) + b"\x83"
+_LOCKED_UNTIL = encode(Symbol("x-opt-locked-until")) + b"\x83"
+_MESSAGE_STATE = encode(Symbol("x-opt-message-state"))
+_DEAD_LETTER_SOURCE = encode(Symbol("x-opt-deadletter-source"))
+_LONG = struct.Struct(">q").pack
 
 
 def delivery_bytes(record: Record, *, delivery_count: int, locked_until: float | None) -> bytes:
     """The stored message with the broker's fields written in, as a receiver is sent it."""
-    payload = stored_bytes(record.content)
-    spans: dict[int, tuple[int, int]] = {}
-    order: list[tuple[int, int, int]] = list(sections(payload))
-    for code, start, end in order:
-        spans.setdefault(code, (start, end))
-    annotations = broker_annotations(record, locked_until, record.dl_source)
-    app_added: dict[Any, Any] = {}
-    if record.dl_reason is not None:
-        app_added["DeadLetterReason"] = record.dl_reason
-    if record.dl_description is not None:
-        app_added["DeadLetterErrorDescription"] = record.dl_description
-    out = [_header(payload, spans.get(Code.HEADER), delivery_count)]
-    da = spans.get(Code.DELIVERY_ANNOTATIONS)
-    if da is not None:
-        out.append(payload[da[0] : da[1]])
-    out.append(_merged_map(payload, spans.get(Code.MESSAGE_ANNOTATIONS), Code.MESSAGE_ANNOTATIONS, annotations))
-    properties = spans.get(Code.PROPERTIES)
-    if properties is not None:
-        out.append(payload[properties[0] : properties[1]])
-    app = spans.get(Code.APPLICATION_PROPERTIES)
-    if app_added:
-        out.append(_merged_map(payload, app, Code.APPLICATION_PROPERTIES, app_added))
+    content = record.content
+    layout = getattr(content, "wire_layout", None)
+    if layout is None or layout.payload is not content.wire:
+        layout = content.wire_layout = Layout(stored_bytes(content))
+    header_body = layout.header + encode(UInt(delivery_count))
+    annotations = [
+        layout.annotations,
+        _SEQUENCE_NUMBER,
+        _LONG(record.sequence_number),
+        _ENQUEUED_TIME,
+        _LONG(int(record.enqueued * 1000)),
+    ]
+    count = layout.annotation_count + 2
+    if locked_until is not None:
+        annotations += (_LOCKED_UNTIL, _LONG(int(locked_until * 1000)))
+        count += 1
+    state = _STATE_CODES.get(getattr(record.state, "name", ""), 0)
+    if state:
+        annotations += (_MESSAGE_STATE, encode(state))
+        count += 1
+    if record.dl_source is not None:
+        annotations += (_DEAD_LETTER_SOURCE, encode(record.dl_source))
+        count += 1
+    out = [
+        b"\x00\x53\x70" + encode_list_from_raw(5, header_body),
+        b"\x00\x53\x72" + encode_map_from_raw(2 * count, b"".join(annotations)),
+        layout.middle,
+    ]
+    app = layout.app_span
+    if record.dl_reason is not None or record.dl_description is not None:
+        added: dict[Any, Any] = {}
+        if record.dl_reason is not None:
+            added["DeadLetterReason"] = record.dl_reason
+        if record.dl_description is not None:
+            added["DeadLetterErrorDescription"] = record.dl_description
+        out.append(_merged_map(layout.payload, app, Code.APPLICATION_PROPERTIES, added))
     elif app is not None:
-        out.append(payload[app[0] : app[1]])
-    for code, start, end in order:  # the body sections and the footer, in their order
-        if code in (Code.DATA, Code.AMQP_SEQUENCE, Code.AMQP_VALUE, Code.FOOTER):
-            out.append(payload[start:end])
+        out.append(layout.payload[app[0] : app[1]])
+    out.append(layout.tail)
     return b"".join(out)

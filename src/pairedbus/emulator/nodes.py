@@ -1,7 +1,7 @@
 """What a link's address names: an entity, one of its sub-queues, `$cbs` or `$management`.
 
 The Python SDK sends `amqps://host:port/<path>`, Node the bare path; backlog queue names hold
-slashes (`contoso/x-servicebus-transfer/0`), so the path is read by its known suffixes, not split.
+slashes (`contract.backlog_queue_name`), so the path is read by its known suffixes, not split.
 """
 
 from __future__ import annotations

@@ -12,12 +12,9 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Any
-
-from azure.servicebus.exceptions import ServiceBusServerBusyError
 
 from pairedbus.emulator.connection import Connection
+from pairedbus.emulator.faults import WireFaults
 from pairedbus.testing.world import Namespace, ServiceBusWorld
 
 __all__ = ["DEFAULT_KEY", "DEFAULT_KEY_NAME", "LOOPBACK", "Broker", "SideDoor", "WireFaults"]
@@ -36,56 +33,6 @@ FIRST_BYTE_SECONDS = 30.0
 
 #: Takes a connection that is not AMQP: (the bytes read so far, reader, writer).
 SideDoor = Callable[[bytes, asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
-
-
-@dataclass
-class WireFaults:
-    """What goes wrong on one namespace's sockets, changed at any time while it runs.
-
-    - `down()`: new connections are closed at once, open ones cut (a regional outage).
-    - `busy`: "attach" refuses links, "reject" rejects each sent message, "detach" detaches a
-      sender link with a send pending, each with `com.microsoft:server-busy`.
-    - `latency`: seconds slept before each frame is handled.
-    """
-
-    is_down: bool = False
-    busy: set[str] = field(default_factory=set)
-    latency: float = 0.0
-    broker: Broker | None = None
-
-    def down(self) -> None:
-        self.is_down = True
-        if self.broker is not None:
-            self.broker.drop_connections()
-
-    def up(self) -> None:
-        self.is_down = False
-
-    def heal(self) -> None:
-        self.is_down = False
-        self.busy.clear()
-        self.latency = 0.0
-
-    def check_attach(self) -> None:
-        if "attach" in self.busy:
-            raise _busy()
-
-    def check_receive(self) -> None:
-        if "receive" in self.busy:
-            raise _busy()
-
-    def check_send(self, link: Any) -> None:
-        if "reject" in self.busy:
-            raise _busy()
-        if "detach" in self.busy:
-            from pairedbus.emulator import conditions
-
-            link.detach(conditions.error_of(_busy()))
-            raise _busy()
-
-
-def _busy() -> ServiceBusServerBusyError:
-    return ServiceBusServerBusyError(message="The server is busy (injected on the wire).")
 
 
 class Broker:

@@ -61,6 +61,8 @@ class Destinations:
         #: Senders that made a batch: their link is open, so the next batches need no bound (a
         #: timer per batch, and a large message is a batch of its own).
         self._sized: weakref.WeakSet[Any] = weakref.WeakSet()
+        #: Held while a sender's link is being opened by its first batch.
+        self._opening: weakref.WeakKeyDictionary[Any, asyncio.Lock] = weakref.WeakKeyDictionary()
         self._topics: set[str] = set()
         #: Destinations known to key unkeyed messages by message id (partitioned, with duplicate
         #: detection): their batches hold one message id each. Given, or learned when such an
@@ -171,9 +173,19 @@ class Destinations:
         # (`create_message_batch`: `if not self._max_message_size_on_link`); after that, no I/O.
         if sender in self._sized:
             return await sender.create_message_batch()
-        async with asyncio.timeout(self._timeout):  # it may open the link: bounded like a send
-            batch = await sender.create_message_batch()
-        self._sized.add(sender)
+        # The first batch opens the link, and the SDK's aio sender cannot be opened by two tasks at
+        # once: over the wire the second raised AttributeError ('NoneType' object has no attribute
+        # 'create_sender_link') and every pump then backed off. Pumps of other backlog queues wait
+        # for the first to open it.
+        opening = self._opening.get(sender)
+        if opening is None:
+            opening = self._opening[sender] = asyncio.Lock()
+        async with opening:
+            if sender in self._sized:
+                return await sender.create_message_batch()
+            async with asyncio.timeout(self._timeout):  # it may open the link: bounded like a send
+                batch = await sender.create_message_batch()
+            self._sized.add(sender)
         return batch
 
     async def close(self) -> None:

@@ -217,8 +217,11 @@ class BacklogPump:
         if isinstance(exc, MessagingEntityNotFoundError):
             log.warning("backlog queue vanished; its pump stops", extra={"backlog_queue": self.queue})
             return ReceiveEnd.GONE
-        if isinstance(exc, ValueError) and not self._ctx.pair.both_up:
-            return ReceiveEnd.GONE  # the secondary's client was closed; the close/fault rule takes over
+        if not self._ctx.pair.both_up:
+            # A side is down and the close/fault rule takes over: whatever a receive on a client
+            # it closed raises (the SDK's ValueError, or over the wire its ServiceBusError
+            # "Handler failed: 'NoneType' object has no attribute 'flow'") is that, not a new fault.
+            return ReceiveEnd.GONE
         if isinstance(exc, TimeoutError) or (isinstance(exc, ServiceBusError) and is_retryable(exc)):
             delay = self._receive_backoff.failed(self.queue)
             log.warning(

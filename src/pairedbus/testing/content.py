@@ -72,6 +72,7 @@ class Content:
         "to",
         "ttl",
         "wire",
+        "wire_layout",
     )
 
     body: Any  # list of bytes sections for DATA bodies, else the value / sequence
@@ -93,6 +94,9 @@ class Content:
     #: ServiceBusMessage fields above (AmqpAnnotatedMessage sends: sequence or value bodies,
     #: several data sections, header, footer, annotations); a receive decodes it as the SDK does.
     wire: bytes | None
+    #: What a wire front-end cut of `wire` once, to reuse on every delivery (valid while its
+    #: `payload` is `wire`; unset until a wire receiver asks).
+    wire_layout: Any
 
     def copy(self) -> Content:
         new = Content.__new__(Content)
