@@ -157,7 +157,7 @@ def _not_yet(report: DrillReport) -> str:
 
 def summary_lines(report: DrillReport) -> list[str]:
     """A short table: each figure right-aligned beside what it counts."""
-    rows = (
+    rows: tuple[tuple[int | str, str], ...] = (
         (report.expected_deliveries, "expected deliveries: one per queue message, one per subscription for a topic's"),
         (report.dead_lettered, "dead-lettered by their own time to live (expected, not lost)"),
         (
