@@ -107,7 +107,7 @@ def backlog_value_matches(prop: str, expected: object, actual: object) -> bool:
     """Whether a live or declared value equals the table's, comparing durations as durations."""
     if prop in DURATION_PROPERTIES:
         try:
-            return actual is not None and durations_equal(expected, actual)  # type: ignore[arg-type]
+            return actual is not None and durations_equal(expected, actual)  # type: ignore[arg-type]  # a duration property's values: ISO 8601 strings or timedeltas; a wrong one raises ValueError
         except ValueError:
             return False
     if isinstance(expected, bool) or isinstance(actual, bool):

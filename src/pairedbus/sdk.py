@@ -149,7 +149,7 @@ def batch_transport(batch: Any) -> dict[str, Any]:
 
 def amqp_long(value: int) -> Any:
     """An int the SDK encodes as an AMQP long (a plain int above 2**31-1 would not encode)."""
-    return amqp_long_value(value)
+    return amqp_long_value(value)  # type: ignore[no-untyped-call]  # _pyamqp.utils carries no annotations
 
 
 def encoded_size(message: ServiceBusMessage) -> int:
@@ -180,7 +180,7 @@ def bare_annotated_message(body: bytes | None) -> AmqpAnnotatedMessage:
 def data_body_size(message: ServiceBusMessage) -> int:
     """The bytes of the message's data sections (0 for any other body): no encoding of the message
     is smaller, so a batch with less room than this cannot take it."""
-    sections = message.raw_amqp_message._data_body
+    sections: list[bytes] | None = message.raw_amqp_message._data_body  # type: ignore[assignment]  # AMQP data sections are binary; the SDK types them list[int | str | bytes]
     return sum(map(len, sections)) if sections else 0
 
 
@@ -359,7 +359,7 @@ def rest_names(model: type) -> dict[str, str]:
     plane reads and writes resource bodies by these names): the model's private field table
     (`_attr_to_rest_field`, each field's `_rest_name`), which it fills on first construction."""
     model()
-    return {attr: field._rest_name for attr, field in model._attr_to_rest_field.items()}  # type: ignore[attr-defined]
+    return {attr: field._rest_name for attr, field in model._attr_to_rest_field.items()}  # type: ignore[attr-defined]  # the generated model's private field table, which this function exists to read
 
 
 # --- Pulumi (an extra: imported inside each function) --------------------------------------------

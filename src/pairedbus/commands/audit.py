@@ -18,8 +18,12 @@ import re
 import sys
 from collections.abc import Sequence
 from datetime import date
+from typing import TYPE_CHECKING
 
 from pairedbus.errors import EXIT_INTERNAL, DateRangeError, MasterError, OutputError, UserError
+
+if TYPE_CHECKING:  # the pipeline is imported once every check passed
+    from pairedbus.pipeline.prices import PriceTable
 
 #: Spark master URLs (https://spark.apache.org/docs/latest/submitting-applications.html#master-urls).
 MASTER_URL = re.compile(
@@ -125,7 +129,7 @@ def progress_enabled(mode: str) -> bool:
     return mode == "always" or (mode == "auto" and sys.stderr.isatty())
 
 
-def _load_prices(path: str | None):
+def _load_prices(path: str | None) -> PriceTable:
     from pairedbus.pipeline.prices import load_prices
 
     return load_prices(path)
@@ -187,7 +191,7 @@ def _show_stage(name: str, stages: Sequence[str]) -> None:
     print(f"audit: [{stages.index(name) + 1}/{len(stages)}] {name}", file=sys.stderr, flush=True)
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "audit",
         help="audit an exported estate on Spark: rule violations, quarantine, cost of pairing per pair",

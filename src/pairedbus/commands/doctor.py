@@ -37,7 +37,7 @@ class Check:
         return f"{'ok' if self.ok else 'MISSING':8} {self.name:18} {self.detail}  (needed by {self.needed_by})"
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "doctor",
         help="check what the real commands need: Python, extras, Java, the Pulumi CLI and login, Azure credentials",

@@ -11,7 +11,7 @@ from pairedbus import contract
 from pairedbus.errors import UserError
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "drift",
         help="compare the live backlog queues of a secondary namespace with the backlog table",

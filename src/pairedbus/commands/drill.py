@@ -13,9 +13,10 @@ from pairedbus.errors import UserError
 
 if TYPE_CHECKING:
     from pairedbus.drill.report import DrillReport
+    from pairedbus.drill.scenario import DrillConfig
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "drill",
         help="run a failover drill on the in-process Service Bus fake and account for every message",
@@ -86,7 +87,7 @@ _FLAGS = {
 }
 
 
-def config_from(args: argparse.Namespace) -> object:
+def config_from(args: argparse.Namespace) -> DrillConfig:
     from pydantic import ValidationError
 
     from pairedbus.drill.scenario import DrillConfig
@@ -109,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
     to_stdout = args.json is not None and str(args.json) == "-"
     if not to_stdout:
         check_writable(args.json, "--json")  # before the drill: its report is never lost to a bad path
-    report = run_drill_on_fake(config, started=started)  # type: ignore[arg-type]
+    report = run_drill_on_fake(config, started=started)
     text = json.dumps(report.as_dict(), indent=2)
     if to_stdout:
         print(text)
@@ -156,7 +157,7 @@ def _not_yet(report: DrillReport) -> str:
 
 def summary_lines(report: DrillReport) -> list[str]:
     """A short table: each figure right-aligned beside what it counts."""
-    rows = (
+    rows: tuple[tuple[int | str, str], ...] = (
         (report.expected_deliveries, "expected deliveries: one per queue message, one per subscription for a topic's"),
         (report.dead_lettered, "dead-lettered by their own time to live (expected, not lost)"),
         (

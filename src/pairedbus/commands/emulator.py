@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 DEFAULT_PORT = 5672
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "emulator",
         help="serve Service Bus namespaces on loopback over AMQP 1.0 for any SDK",

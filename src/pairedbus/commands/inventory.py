@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser("inventory", help="export the Service Bus inventory of a subscription")
     actions = parser.add_subparsers(dest="inventory_command", required=True, metavar="ACTION")
     export = actions.add_parser(

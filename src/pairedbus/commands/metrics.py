@@ -6,7 +6,7 @@ import argparse
 from datetime import UTC, datetime
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser("metrics", help="export Service Bus metrics per entity from Azure Monitor")
     actions = parser.add_subparsers(dest="metrics_command", required=True, metavar="ACTION")
     export = actions.add_parser(

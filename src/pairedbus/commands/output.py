@@ -18,6 +18,7 @@ from pairedbus.errors import OutputError
 
 if TYPE_CHECKING:  # rich is imported where output is drawn: the checks below run without it (a bare Spark driver)
     from rich.console import Console
+    from rich.progress import Progress, TaskID
 
 #: Width of piped output: wide enough for a resource URN, fixed so the text is stable.
 PIPED_WIDTH = 160
@@ -96,8 +97,8 @@ class Steps:
         self.description = description
         self.stream = stream if stream is not None else sys.stderr
         self.done = 0
-        self._progress = None
-        self._task = None
+        self._progress: Progress | None = None
+        self._task: TaskID | None = None
 
     def __enter__(self) -> Steps:
         if is_terminal(self.stream):
@@ -119,7 +120,7 @@ class Steps:
 
     def __call__(self, step: str) -> None:
         self.done += 1
-        if self._progress is not None:
+        if self._progress is not None and self._task is not None:  # both set together by __enter__
             self._progress.update(self._task, completed=self.done, step=step)
 
     def __exit__(self, *exc: object) -> None:

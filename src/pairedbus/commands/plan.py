@@ -9,7 +9,7 @@ from functools import partial
 from pathlib import Path
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "plan",
         help="render a stack offline (Pulumi mocks: no CLI, no Azure) and gate it on the policy pack",

@@ -14,7 +14,7 @@ from pairedbus.service.endpoints import (
 )
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "syphon",
         help="move parked messages from the backlog queues to the primary, as a service",

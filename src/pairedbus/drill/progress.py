@@ -12,10 +12,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
-    from rich.progress import Progress, Task, TaskID
+    from rich.progress import Progress, ProgressColumn, Task, TaskID
 
 
-def _rate_column() -> object:
+def _rate_column() -> ProgressColumn:
     from rich.progress import ProgressColumn
     from rich.text import Text
 
@@ -52,8 +52,9 @@ class DrillProgress:
         self._sending: TaskID | None = None
         self._settling: TaskID | None = None
 
-    def _start(self) -> Progress:
-        if self._progress is None:
+    def _start(self) -> tuple[Progress, TaskID]:
+        """The bars, and the sending task's id (added with them)."""
+        if self._progress is None or self._sending is None:
             from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -69,7 +70,7 @@ class DrillProgress:
             )
             self._progress.start()
             self._sending = self._progress.add_task("sending", total=self.total, detail="")
-        return self._progress
+        return self._progress, self._sending
 
     def _line(self, phase: str, done: int, total: int, detail: str) -> None:
         """Off a terminal: one line every LINE_EVERY seconds."""
@@ -84,8 +85,8 @@ class DrillProgress:
         if not self.enabled:
             self._line("sending", sent, self.total, detail)
             return
-        progress = self._start()
-        progress.update(self._sending, completed=sent, detail=detail)
+        progress, sending = self._start()
+        progress.update(sending, completed=sent, detail=detail)
         progress.refresh()
 
     def settling(self, delivered: int, expected: int, detail: str = "") -> None:
@@ -93,9 +94,9 @@ class DrillProgress:
         if not self.enabled:
             self._line("settling", delivered, max(expected, 1), detail)
             return
-        progress = self._start()
+        progress, sending = self._start()
         if self._settling is None:
-            progress.update(self._sending, completed=self.total)
+            progress.update(sending, completed=self.total)
             self._settling = progress.add_task("settling", total=max(expected, 1), detail="")
         progress.update(self._settling, completed=delivered, total=max(expected, 1), detail=detail)
         progress.refresh()

@@ -254,7 +254,7 @@ class Connection:
         if handle in session.links:
             raise FrameError("amqp:session:handle-in-use", f"handle {handle} is already attached")
         role_receiver = bool(field(fields, 2, False))
-        link: Link = (OutgoingLink if role_receiver else IncomingLink)(session, handle, fields)
+        link: IncomingLink | OutgoingLink = (OutgoingLink if role_receiver else IncomingLink)(session, handle, fields)
         session.links[handle] = link
         link.attach()
 

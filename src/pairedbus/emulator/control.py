@@ -89,7 +89,7 @@ class ControlEndpoint:
         await site.start()
         server = site._server  # aiohttp keeps the listening socket here; no public accessor
         assert server is not None
-        self.port = server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self.port = server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]  # aiohttp types its private _server as AbstractServer; asyncio's Server has the sockets
         return self.port
 
     async def stop(self) -> None:

@@ -62,7 +62,3 @@ class WireFaults:
 
 def _busy() -> ServiceBusServerBusyError:
     return ServiceBusServerBusyError(message="The server is busy (injected on the wire).")
-
-
-def _busy() -> ServiceBusServerBusyError:
-    return ServiceBusServerBusyError(message="The server is busy (injected on the wire).")

@@ -35,7 +35,7 @@ from pairedbus.testing.errors import (
     sessions_required,
 )
 from pairedbus.testing.sender import check_sessions
-from pairedbus.testing.settlement import settle
+from pairedbus.testing.settlement import Action, settle
 
 if TYPE_CHECKING:
     from pairedbus.emulator.ports import SessionPort as Session
@@ -216,6 +216,7 @@ class IncomingLink(Link):
         assert node is not None
         delivery_id = field(first, 1)
         settled = bool(field(first, 4, False))
+        outcome: Described | None
         if node.cbs:
             self._put_token(parse_request(data))
             outcome = ACCEPTED
@@ -467,6 +468,7 @@ class OutgoingLink(Link):
         code = int(state.descriptor) if isinstance(state, Described) else Code.RELEASED
         values = state.value if isinstance(state, Described) and isinstance(state.value, list) else []
         reason = description = None
+        action: Action
         if code == Code.ACCEPTED:
             action = "complete"
         elif code == Code.REJECTED:
@@ -491,7 +493,7 @@ class OutgoingLink(Link):
                 token,
                 self.lock,
                 self,
-                action,  # type: ignore[arg-type]
+                action,
                 fqdn=self.broker.fqdn,
                 entity_name=self.node.entity,
                 reason=reason,

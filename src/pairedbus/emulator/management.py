@@ -18,7 +18,7 @@ from pairedbus.emulator.nodes import Node
 from pairedbus.testing.content import content_from_wire
 from pairedbus.testing.errors import lock_lost, scheduled_message_not_found, session_lock_lost
 from pairedbus.testing.sender import check_sessions
-from pairedbus.testing.settlement import settle
+from pairedbus.testing.settlement import Action, settle
 
 if TYPE_CHECKING:
     from pairedbus.emulator.ports import ConnectionPort as Connection
@@ -27,7 +27,12 @@ if TYPE_CHECKING:
 __all__ = ["OPERATIONS", "handle"]
 
 _PREFIX = "com.microsoft:"
-_DISPOSITIONS = {"completed": "complete", "abandoned": "abandon", "defered": "defer", "suspended": "dead-letter"}
+_DISPOSITIONS: dict[str, Action] = {
+    "completed": "complete",
+    "abandoned": "abandon",
+    "defered": "defer",
+    "suspended": "dead-letter",
+}
 
 
 class _Context:
@@ -156,7 +161,7 @@ def _update_disposition(ctx: _Context) -> None:
             token.int,
             lock,
             owner,
-            action,  # type: ignore[arg-type]
+            action,
             fqdn=ctx.broker.fqdn,
             entity_name=ctx.node.entity,
             reason=ctx.body.get("deadletter-reason"),

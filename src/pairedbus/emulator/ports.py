@@ -26,7 +26,9 @@ class BrokerPort(Protocol):
 
 
 class ConnectionPort(Protocol):
-    broker: BrokerPort
+    @property  # read-only here, so that a concrete class's own broker type satisfies it
+    def broker(self) -> BrokerPort: ...
+
     authorized: set[str]
     #: lock token -> (store, record, session lock, receiver link) of a delivery still locked
     locks: dict[int, Any]
@@ -42,7 +44,9 @@ class ConnectionPort(Protocol):
 
 
 class SessionPort(Protocol):
-    connection: ConnectionPort
+    @property  # read-only here, so that a concrete class's own connection type satisfies it
+    def connection(self) -> ConnectionPort: ...
+
     links: dict[int, Any]
 
     def send(self, code: int, fields: list[Any], payload: bytes = b"") -> None: ...

@@ -106,14 +106,15 @@ class EmulatorProcess:
 
     # --- the control endpoint -------------------------------------------------------------------
 
-    def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+    def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
         data = None if body is None else json.dumps(body).encode()
         request = urllib.request.Request(
             self.control_url + path, data=data, method=method, headers={"Content-Type": "application/json"}
         )
         try:
             with urllib.request.urlopen(request, timeout=_SECONDS) as response:  # the loopback URL the broker printed
-                return json.loads(response.read())
+                answer: dict[str, Any] = json.loads(response.read())  # control.py answers every request with an object
+                return answer
         except urllib.error.HTTPError as exc:
             raise RuntimeError(f"{method} {path}: {exc.code} {exc.read().decode(errors='replace')}") from None
 
@@ -122,7 +123,7 @@ class EmulatorProcess:
 
     def faults(self, namespace: str, **faults: Any) -> dict[str, Any]:
         """`down=True|False`, `busy=[...]`, `latency=seconds`, `drop=True`."""
-        return self._call("POST", self._path("namespaces", namespace, "faults"), faults)  # type: ignore[no-any-return]
+        return self._call("POST", self._path("namespaces", namespace, "faults"), faults)
 
     def heal(self, namespace: str) -> None:
         self._call("POST", self._path("namespaces", namespace, "heal"), {})
@@ -138,12 +139,10 @@ class EmulatorProcess:
 
     def queue(self, namespace: str, name: str) -> dict[str, Any]:
         """Counts, active and dead-lettered messages of a queue."""
-        return self._call("GET", self._path("namespaces", namespace, "queues", name))  # type: ignore[no-any-return]
+        return self._call("GET", self._path("namespaces", namespace, "queues", name))
 
     def subscription(self, namespace: str, topic: str, name: str) -> dict[str, Any]:
-        return self._call(  # type: ignore[no-any-return]
-            "GET", self._path("namespaces", namespace, "topics", topic, "subscriptions", name)
-        )
+        return self._call("GET", self._path("namespaces", namespace, "topics", topic, "subscriptions", name))
 
     def health(self) -> dict[str, Any]:
-        return self._call("GET", "/health")  # type: ignore[no-any-return]
+        return self._call("GET", "/health")

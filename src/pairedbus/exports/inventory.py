@@ -85,7 +85,7 @@ def _default_administration_client(fully_qualified_namespace: str, credential: A
 
 
 def _fqdn(namespace: Mapping[str, Any]) -> str:
-    endpoint = (namespace.get("properties") or {}).get("serviceBusEndpoint")
+    endpoint: str | None = (namespace.get("properties") or {}).get("serviceBusEndpoint")
     if endpoint:
         return endpoint.split("://", 1)[-1].split(":", 1)[0].rstrip("/")
     return contract.service_bus_fqdn(namespace["name"])

@@ -62,7 +62,7 @@ def queue_state(queue: Any) -> dict[str, Any]:
         live["maxSizeInMegabytes"] = contract.configured_size_mb(
             size,
             partitioned=bool(live[contract.BACKLOG_PARTITIONING_PROPERTY]),
-            expected_mb=contract.BACKLOG_QUEUE_PROPERTIES["maxSizeInMegabytes"],  # type: ignore[arg-type]
+            expected_mb=contract.BACKLOG_QUEUE_PROPERTIES["maxSizeInMegabytes"],  # type: ignore[arg-type]  # the table holds values of many types (dict[str, object]); this one is an int
         )
     return live
 
@@ -70,8 +70,8 @@ def queue_state(queue: Any) -> dict[str, Any]:
 def _canonical_duration(key: str, value: str | timedelta) -> str:
     # timedelta cannot hold TimeSpan.MaxValue's last 0.7 us: keep the table's spelling when equal.
     table_value = contract.BACKLOG_QUEUE_PROPERTIES[key]
-    if durations.durations_equal(table_value, value):  # type: ignore[arg-type]
-        return table_value  # type: ignore[return-value]
+    if durations.durations_equal(table_value, value):  # type: ignore[arg-type]  # the table's durations are ISO 8601 strings; it is typed dict[str, object]
+        return table_value  # type: ignore[return-value]  # as above: an ISO 8601 string
     return durations.iso_duration(value)
 
 
@@ -124,7 +124,10 @@ class DataPlaneAuth:
         keys = ServiceBusManagementClient(credential, subscription).namespaces.list_keys(
             self.resource_group_name, namespace_name, SAS_AUTHORIZATION_RULE
         )
-        return ServiceBusAdministrationClient.from_connection_string(keys.primary_connection_string)
+        connection_string = keys.primary_connection_string
+        if connection_string is None:  # the model's field is Optional; a SAS rule always has its keys
+            raise ValueError(f"{SAS_AUTHORIZATION_RULE} on {namespace_name} returned no primary connection string")
+        return ServiceBusAdministrationClient.from_connection_string(connection_string)
 
 
 def _retry_while_unauthorized(action: Callable[[], Any], *, timeout: timedelta, sleep: Callable[[float], None]) -> Any:
@@ -238,7 +241,7 @@ class BacklogQueueProvider(ResourceProvider):
 
 
 #: pickle's pure-Python `_batch_setitems`, as it was before any dynamic resource was serialized.
-_BATCH_SETITEMS = pickle._Pickler._batch_setitems  # type: ignore[attr-defined]
+_BATCH_SETITEMS = pickle._Pickler._batch_setitems  # type: ignore[attr-defined]  # pickle's pure-Python pickler is private: typeshed leaves it out
 
 
 def _unwrap_pulumi_pickler() -> None:
@@ -249,7 +252,7 @@ def _unwrap_pulumi_pickler() -> None:
     Each dict pickled then recurses through all of them: a few hundred backlog queues in one program
     run hit Python's recursion limit (RecursionError in serialize_provider, pulumi/pulumi#17803).
     """
-    pickle._Pickler._batch_setitems = _BATCH_SETITEMS  # type: ignore[attr-defined]
+    pickle._Pickler._batch_setitems = _BATCH_SETITEMS  # type: ignore[attr-defined]  # as above: private to pickle, absent from typeshed
 
 
 class BacklogQueue(pulumi.dynamic.Resource, module=contract.PACKAGE, name="BacklogQueue"):

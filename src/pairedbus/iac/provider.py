@@ -72,7 +72,7 @@ def served(version_: str | None = None) -> Any:
             for schema_name, prop in properties.items():
                 name = mapping.get(schema_name)
                 if name in mapped:
-                    mapped[name] = _integers_from_the_wire(mapped[name], prop)
+                    mapped[name] = _integers_from_the_wire(mapped[name], prop)  # type: ignore[index]  # Pulumi types the mapped inputs Mapping; they are a dict it builds for this call
             return mapped
 
     return WireNumbersProvider(COMPONENTS, contract.PACKAGE, None, version_ or version())

@@ -120,7 +120,7 @@ def park_message(message: ServiceBusMessage, destination: str) -> ServiceBusMess
     if taken:
         raise ValueError(f"application properties {taken} are reserved for failover aliases")
 
-    aliases: dict[str, Any] = {contract.ALIAS_PATH: destination}
+    aliases: dict[str | bytes, Any] = {contract.ALIAS_PATH: destination}
     session_id = message.session_id
     if session_id is not None:
         aliases[contract.ALIAS_SESSION_ID] = session_id
@@ -177,7 +177,7 @@ def restore_message(received: ServiceBusMessage, *, now: datetime) -> RestoredMe
     missing or an alias cannot be read.
     """
     now = _aware(now)
-    properties: dict[str, Any] = {}
+    properties: dict[str | bytes, Any] = {}  # the keys decoded; the SDK's type for application properties
     aliases: dict[str, Any] = {}
     try:
         for key, value in (received.application_properties or {}).items():
@@ -236,7 +236,7 @@ def restore_message(received: ServiceBusMessage, *, now: datetime) -> RestoredMe
 def build_message(
     body: bytes | None,
     *,
-    application_properties: dict[str, Any] | None = None,
+    application_properties: dict[str | bytes, Any] | None = None,
     session_id: str | None = None,
     message_id: str | None = None,
     content_type: str | None = None,
@@ -267,7 +267,7 @@ def build_message(
         group_id=session_id,
         reply_to_group_id=reply_to_session_id,
     )
-    annotations: dict[bytes, Any] = {}  # in the order the constructor adds them
+    annotations: dict[str | bytes, Any] = {}  # in the order the constructor adds them
     if scheduled_enqueue_time_utc is not None:
         annotations[sdk.ANNOTATION_SCHEDULED_ENQUEUE_TIME] = scheduled_enqueue_time_utc
     if partition_key:
@@ -286,13 +286,17 @@ def set_time_to_live_ms(message: ServiceBusMessage, ttl_ms: int) -> None:
     if ttl_ms <= 0:
         raise ValueError(f"time to live must be positive, got {ttl_ms} ms")
     raw = message.raw_amqp_message
-    raw.header.time_to_live = ttl_ms
-    if raw.properties is None:
-        raw.properties = AmqpMessageProperties()
+    header = raw.header
+    if header is None:  # as the SDK's setter does
+        raw.header = header = AmqpMessageHeader()
+    header.time_to_live = ttl_ms
+    properties = raw.properties
+    if properties is None:
+        raw.properties = properties = AmqpMessageProperties()
     # Same bookkeeping as the SDK's setter: creation time plus TTL as the absolute expiry.
     created = epoch_ms(datetime.now(UTC))
-    raw.properties.creation_time = created
-    raw.properties.absolute_expiry_time = min(_MAX_ABSOLUTE_EXPIRY_MS, created + ttl_ms)
+    properties.creation_time = created
+    properties.absolute_expiry_time = min(_MAX_ABSOLUTE_EXPIRY_MS, created + ttl_ms)
 
 
 def epoch_ms(moment: datetime) -> int:

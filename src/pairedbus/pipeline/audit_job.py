@@ -14,6 +14,7 @@ read through alone, the ones that fail are refused, and the audit runs once more
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from datetime import date
 
@@ -47,10 +48,22 @@ def run_audit(
     until: date | None = None,
     progress: Progress | None = None,
 ) -> AuditSummary:
-    options = dict(clients=clients, costs_dir=costs_dir, since=since, until=until, progress=progress)
+    run = functools.partial(
+        _run,
+        spark,
+        inventory_dir,
+        metrics_dir,
+        out_dir,
+        prices,
+        clients=clients,
+        costs_dir=costs_dir,
+        since=since,
+        until=until,
+        progress=progress,
+    )
     persisted_before = _persisted(spark)
     try:
-        return _run(spark, inventory_dir, metrics_dir, out_dir, prices, **options)
+        return run()
     except Exception as exc:
         if not is_spark_error(exc):
             raise
@@ -61,7 +74,7 @@ def run_audit(
                 unreadable.update(unreadable_in_full(spark, list_files(spark, directory, name)))
         if not unreadable:
             raise  # not a file's fault
-        return _run(spark, inventory_dir, metrics_dir, out_dir, prices, refuse=unreadable, **options)
+        return run(refuse=unreadable)
     finally:
         # The run's cached frames go with it. Left behind, every later query in the same session (a
         # second audit, a test suite's shared session) is matched against all of them during analysis

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.types import StringType, StructField, StructType
 
 from pairedbus import contract
 from pairedbus.pipeline import schemas
@@ -91,17 +92,14 @@ def read_metrics(spark: SparkSession, source: str | InputFiles) -> Metrics:
         )
     checked = check_values(all_rows)
     deduplicated = deduplicate(checked.rows)
-    return Metrics(
-        rows=deduplicated.rows,
-        quarantine=union_all([*quarantine, checked.quarantine, deduplicated.quarantine]),
-    )
+    quarantined = union_all([*quarantine, checked.quarantine, deduplicated.quarantine])
+    assert quarantined is not None  # union_all of a non-empty list
+    return Metrics(rows=deduplicated.rows, quarantine=quarantined)
 
 
-def _row_schema():
-    from pyspark.sql.types import StructField, StructType
-
+def _row_schema() -> StructType:
     return StructType(
-        [StructField(n, t) for n, t in schemas.FLAT_METRICS.items()] + [StructField(SOURCE_FILE, schemas.StringType())]
+        [StructField(n, t) for n, t in schemas.FLAT_METRICS.items()] + [StructField(SOURCE_FILE, StringType())]
     )
 
 

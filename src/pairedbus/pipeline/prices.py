@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -41,8 +42,8 @@ class StandardPrices(_Strict):
         bounds = [t.up_to_millions for t in self.operation_tiers_per_month]
         if bounds[-1] is not None:
             raise ValueError("the last operation tier must have up_to_millions: null")
-        finite = bounds[:-1]
-        if any(b is None for b in finite) or finite != sorted(finite) or len(set(finite)) != len(finite):
+        finite = [b for b in bounds[:-1] if b is not None]
+        if len(finite) != len(bounds) - 1 or finite != sorted(finite) or len(set(finite)) != len(finite):
             raise ValueError("operation tiers must ascend strictly, only the last one open (null)")
         return self
 
@@ -74,7 +75,7 @@ class SyphonHostingPrices(_Strict):
         return self.log_gb_per_day * self.log_analytics_per_gb
 
 
-def _syphon_default(name: str):
+def _syphon_default(name: str) -> Any:  # a pydantic FieldInfo.default; the price field validates it
     from pairedbus.iac.config import SyphonConfig
 
     return SyphonConfig.model_fields[name].default

@@ -39,7 +39,7 @@ LAYOUT = {
 
 
 def _figure_html(figure: Any, div_id: str) -> str:
-    return figure.to_html(
+    html: str = figure.to_html(  # plotly ships no types
         full_html=False,
         include_plotlyjs=False,
         div_id=div_id,
@@ -47,6 +47,7 @@ def _figure_html(figure: Any, div_id: str) -> str:
         default_height=f"{figure.layout.height or 420}px",
         config={"responsive": True, "displaylogo": False},
     )
+    return html
 
 
 def _dates(rows: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -177,7 +177,7 @@ def _only(struct: StructType, names: tuple[str, ...]) -> StructType:
 
 
 _FULL_POINT = (
-    METRICS_RESPONSE["value"].dataType.elementType["timeseries"].dataType.elementType["data"].dataType.elementType
+    METRICS_RESPONSE["value"].dataType.elementType["timeseries"].dataType.elementType["data"].dataType.elementType  # type: ignore[attr-defined]  # each of these fields is an ArrayType; pyspark types a field's dataType as DataType
 )
 #: A point as the audit reads it: its time and its `total` (what the counters are exported with).
 #: Spark's JSON reader does per-field work for every object it builds (the field's existence default,

@@ -220,7 +220,7 @@ def list_files(spark: SparkSession, directory: str, input_name: str) -> InputFil
     if _is_local(directory):
         return list_local(directory, input_name, probe=True)
     jvm = spark._jvm
-    path = jvm.org.apache.hadoop.fs.Path(directory)
+    path = jvm.org.apache.hadoop.fs.Path(directory)  # type: ignore[union-attr]  # a running session has its JVM gateway; pyspark types _jvm Optional
     fs = path.getFileSystem(spark._jsc.hadoopConfiguration())
     files = InputFiles(input_name)
     listing = fs.listFiles(path, True)

@@ -67,6 +67,7 @@ def transform(spark: SparkSession, estate: Estate, prices: PriceTable, *, client
         [estate.inventory.quarantine, estate.metrics.quarantine, rejected]
         + ([estate.charges_quarantine] if estate.charges_quarantine is not None else [])
     )
+    assert quarantine is not None  # union_all of a non-empty list
     return Tables(
         resources=resources,
         violations=violations,

@@ -95,10 +95,14 @@ def backlog_count(tags: Mapping[str, Any] | None) -> tuple[int | None, str | Non
     return None, f"tag {contract.TAG_BACKLOG_QUEUE_COUNT}={value!r} is not a whole number >= 1: count inferred"
 
 
-def _checks(kind: str, entity: str) -> list[tuple[str, Callable[..., list[Any]], dict[str, Any]]]:
+#: A rule check by name, and its keyword options (None: a namespace check, given the namespace alone).
+_Check = tuple[str, Callable[..., list[Any]], dict[str, Any] | None]
+
+
+def _checks(kind: str, entity: str) -> list[_Check]:
     from pairedbus import rules
 
-    checks: list[tuple[str, Callable[..., list[Any]], dict[str, Any]]] = []
+    checks: list[_Check] = []
     if kind == KIND_QUEUE and contract.is_backlog_queue_name(entity):
         checks.append(("check_backlog_queue", rules.check_backlog_queue, {"live": True}))
     if kind in (KIND_QUEUE, KIND_TOPIC):
@@ -169,7 +173,7 @@ def evaluate(rows: Iterable[Mapping[str, Any]]) -> tuple[list[tuple[str, ...]], 
 
     for row in rows:
         if row["kind"] == KIND_NAMESPACE:
-            checks = [("check_namespace_security", rules.check_namespace_security, None)]
+            checks: list[_Check] = [("check_namespace_security", rules.check_namespace_security, None)]
         else:
             checks = _checks(row["kind"], row["entity"])
         namespace = namespaces.get(row["namespace"])

@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import urlparse
 from urllib.request import url2pathname
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
 from pairedbus.pipeline import schemas
@@ -61,7 +61,7 @@ def write_text(spark: SparkSession, uri: str, text: str) -> None:
         local.write_text(text, encoding="utf-8")
         return
     jvm = spark._jvm
-    path = jvm.org.apache.hadoop.fs.Path(uri)
+    path = jvm.org.apache.hadoop.fs.Path(uri)  # type: ignore[union-attr]  # a running session has its JVM gateway; pyspark types _jvm Optional
     stream = path.getFileSystem(spark._jsc.hadoopConfiguration()).create(path, True)
     try:
         stream.write(bytearray(text.encode("utf-8")))
@@ -136,15 +136,17 @@ def summarise(
 ) -> AuditSummary:
     quarantined = spark.read.schema(schemas.QUARANTINE).json(f"{uri}/quarantine")
     by_reason = {r["reason"]: r["count"] for r in quarantined.groupBy("reason").count().collect()}
-    counts = tables.resources.agg(
-        F.count_distinct(
-            F.when(F.col("kind") != KIND_NAMESPACE, F.concat_ws(":", "kind", "namespace", F.lower("entity")))
-        ).alias("entities"),
-        F.count_distinct(F.when(F.col("kind") == KIND_NAMESPACE, F.col("namespace"))).alias("namespaces"),
-        F.sum("duplicates").alias("duplicates"),
-    ).first()
+    counts = _one_row(
+        tables.resources.agg(
+            F.count_distinct(
+                F.when(F.col("kind") != KIND_NAMESPACE, F.concat_ws(":", "kind", "namespace", F.lower("entity")))
+            ).alias("entities"),
+            F.count_distinct(F.when(F.col("kind") == KIND_NAMESPACE, F.col("namespace"))).alias("namespaces"),
+            F.sum("duplicates").alias("duplicates"),
+        )
+    )
     metric_duplicates = (
-        tables.grains.agg(F.sum("duplicates")).first()[0] if "duplicates" in tables.grains.columns else 0
+        _one_row(tables.grains.agg(F.sum("duplicates")))[0] if "duplicates" in tables.grains.columns else 0
     )
     by_rule: dict[str, int] = {}
     for r in written.violations:
@@ -162,7 +164,7 @@ def summarise(
         actual = bills["USD"].effective if "USD" in bills else 0.0
     duplicates = {"inventory": int(counts["duplicates"] or 0), "metrics": int(metric_duplicates or 0)}
     if estate.charges is not None:
-        duplicates["costs"] = int(estate.charges.agg(F.sum("duplicates")).first()[0] or 0)
+        duplicates["costs"] = int(_one_row(estate.charges.agg(F.sum("duplicates")))[0] or 0)
     return AuditSummary(
         # The cost table has every namespace of the inventory and of the metrics, when any day is covered.
         namespaces=len({r["namespace"] for r in cost}) if cost else counts["namespaces"],
@@ -190,3 +192,10 @@ def summarise(
         until=until,
         out=out,
     )
+
+
+def _one_row(aggregate: DataFrame) -> Row:
+    """The row of an aggregate without grouping: Spark always returns exactly one."""
+    row = aggregate.first()
+    assert row is not None, "an aggregate without grouping has one row"
+    return row

@@ -146,7 +146,7 @@ def _differs(old: Any, new: Any) -> bool:
         return old.keys() != new.keys() or any(_differs(old[k], new[k]) for k in old)
     if isinstance(old, list) and isinstance(new, list):
         return len(old) != len(new) or any(_differs(a, b) for a, b in zip(old, new, strict=True))
-    return old != new
+    return bool(old != new)
 
 
 @dataclass(frozen=True)

@@ -29,11 +29,13 @@ import os
 import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar, overload
 
 from pairedbus.errors import UserError
 from pairedbus.plans.model import SECRET_MASK, Plan, PlannedResource
 from pairedbus.plans.urns import ROOT_STACK_TYPE, parse_urn, urn_problem
+
+_T = TypeVar("_T")
 
 #: The deployment version `pulumi stack export` writes (apitype.DeploymentSchemaVersionCurrent).
 DEPLOYMENT_VERSION: Final = 3
@@ -78,6 +80,10 @@ class _Reader:
     def fail(self, where: str, problem: str) -> BaselineError:
         return BaselineError(f"--baseline {self.path}: {where}: {problem}")
 
+    @overload
+    def expect(self, value: Any, kind: type[_T], where: str, what: str) -> _T: ...
+    @overload
+    def expect(self, value: Any, kind: tuple[type, ...], where: str, what: str) -> Any: ...
     def expect(self, value: Any, kind: type | tuple[type, ...], where: str, what: str) -> Any:
         ok = isinstance(value, kind) and not (isinstance(value, bool) and bool not in _as_tuple(kind))
         if not ok:
@@ -105,7 +111,7 @@ class _Reader:
     def reference(self, value: Any, where: str) -> str:
         """A URN of this document's stack: its own, a parent, a dependency, a provider reference."""
         urn = self.urn(value, where)
-        stack, project, _type, _name = parse_urn(urn)  # type: ignore[misc]
+        stack, project, _type, _name = parse_urn(urn)  # type: ignore[misc]  # self.urn checked it with urn_problem: it parses
         if self.home is not None and (project, stack) != self.home:
             raise self.fail(where, f"of stack {project}/{stack}, not the document's {self.home[0]}/{self.home[1]}")
         return urn
@@ -290,7 +296,7 @@ def _from_deployment(document: Mapping[str, Any], reader: _Reader) -> Plan:
         where = f"deployment.resources[{index}]"
         reader.expect(entry, dict, where, "an object")
         urn = reader.urn(entry.get("urn"), f"{where}.urn")
-        own_stack, own_project, qualified, name = parse_urn(urn)  # type: ignore[misc]
+        own_stack, own_project, qualified, name = parse_urn(urn)  # type: ignore[misc]  # reader.urn checked it with urn_problem: it parses
         if reader.home is None:
             reader.home = (own_project, own_stack)
         elif (own_project, own_stack) != reader.home:

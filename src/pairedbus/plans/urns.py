@@ -213,7 +213,8 @@ def alias_urns(resource: PlannedResource, plan: Plan, old_of: Mapping[str, str])
         add(urn)
     parent = resource.parent
     if parent and parent in old_of:
-        parent_name = parse_urn(parent)[3] if parse_urn(parent) else ""
+        parsed = parse_urn(parent)
+        parent_name = parsed[3] if parsed else ""
         add(_inherited(resource.type, resource.name, parent_name, old_of[parent], plan))
         for urn in collapsed:
             parsed = parse_urn(urn)

@@ -24,6 +24,7 @@ from pulumi_policy import (
     PolicyProviderResource,
     PolicyResource,
     PolicyResourceOptions,
+    ReportViolation,
     ResourceValidationArgs,
     ResourceValidationPolicy,
     StackValidationArgs,
@@ -162,7 +163,7 @@ def _run(result: object) -> None:
     if isawaitable(result):
 
         async def wait() -> None:
-            await result  # type: ignore[misc]
+            await result
 
         asyncio.run(wait())
 
@@ -183,7 +184,7 @@ def evaluate_plan(
     by_urn = plan.by_urn()
     violations: list[Violation] = []
 
-    def reporter(policy: Policy, level: EnforcementLevel, default_urn: str | None):
+    def reporter(policy: Policy, level: EnforcementLevel, default_urn: str | None) -> ReportViolation:
         def report(message: str, urn: str | None = None) -> None:
             target = urn or default_urn
             name = by_urn[target].name if target in by_urn else None
@@ -226,9 +227,9 @@ def evaluate_plan(
                 except NOT_APPLICABLE:
                     continue
         elif isinstance(policy, StackValidationPolicy):
-            args = StackValidationArgs(stack_resources, settings)
+            stack_args = StackValidationArgs(stack_resources, settings)
             try:
-                _run(policy.validate(args, reporter(policy, level, None)))
+                _run(policy.validate(stack_args, reporter(policy, level, None)))
             except UnknownValueError as exc:
                 diagnose_unknown(policy, None, exc)
             except NOT_APPLICABLE:

@@ -8,6 +8,7 @@ resource with its dependencies and parent resolved.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from pulumi_policy import (
     EnforcementLevel,
@@ -107,8 +108,8 @@ def validate_backlog_queue_set(args: StackValidationArgs, report: ReportViolatio
     findings = rules.check_pair(stack.props[primary.urn], stack.props[secondary.urn], list(by_name), count=count)
     for finding in findings:
         if finding.rule == rules.BACKLOG_QUEUE_SET:
-            queue = by_name.get(finding.entity)
-            report(finding.message, queue.urn if queue is not None else secondary.urn)
+            named = by_name.get(finding.entity)
+            report(finding.message, named.urn if named is not None else secondary.urn)
 
 
 def validate_paired_regions_differ(args: StackValidationArgs, report: ReportViolation) -> None:
@@ -122,7 +123,7 @@ def validate_paired_regions_differ(args: StackValidationArgs, report: ReportViol
 
 def validate_standard_partitioned_entity_limit(args: StackValidationArgs, report: ReportViolation) -> None:
     stack = StackView(args.resources)
-    members: dict[str, list[dict]] = {ns.urn: [] for ns in stack.namespaces}
+    members: dict[str, list[dict[str, Any]]] = {ns.urn: [] for ns in stack.namespaces}
     for resource in stack.entities:
         ns = stack.namespace_of(resource)
         if ns is not None:

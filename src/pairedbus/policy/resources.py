@@ -174,7 +174,7 @@ class StackView:
             role = _logical_role(ns.name)
             if role is not None:
                 assign(role, ns)
-        holders = {ns.urn: ns for q in self.backlog_queues if (ns := self.namespace_of(q)) is not None}
+        holders = {holder.urn: holder for q in self.backlog_queues if (holder := self.namespace_of(q)) is not None}
         if len(holders) == 1:
             assign(contract.ROLE_SECONDARY, next(iter(holders.values())))
         prefixes = set()

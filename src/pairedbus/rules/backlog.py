@@ -63,7 +63,7 @@ def check_backlog_queue(
         actual = properties.get(prop)
         if live and prop == "maxSizeInMegabytes":
             ok = reported_size_matches(
-                expected,  # type: ignore[arg-type]
+                expected,  # type: ignore[arg-type]  # the table's maxSizeInMegabytes is an int; the table is typed dict[str, object]
                 actual,
                 partitioned=properties.get(PARTITIONING) is True,
                 sku=ns.sku if ns is not None else None,

@@ -225,8 +225,8 @@ def check_duplicate_detection(
     )
     try:
         ticks = durations.duration_ticks(
-            window if window is not None else contract.SERVICE_DEFAULT_DUPLICATE_DETECTION_WINDOW
-        )  # type: ignore[arg-type]
+            window if window is not None else contract.SERVICE_DEFAULT_DUPLICATE_DETECTION_WINDOW  # type: ignore[arg-type]  # a planned property is any JSON value: a non-duration raises ValueError, judged below
+        )
     except ValueError:
         ticks = -1
     if ticks < durations.duration_ticks(max_outage):

@@ -82,7 +82,7 @@ class SessionPartitionKeyMismatchError(ServiceBusError, ValueError):
     the service rejects such a message, so it is refused before anything is sent. A ValueError
     like the SDK's own partition_key setter check, and a non-retryable ServiceBusError."""
 
-    def __init__(self, message_id: str | None, session_id: str, partition_key: str) -> None:
+    def __init__(self, message_id: str | None, session_id: str | None, partition_key: str) -> None:
         super().__init__(
             f"message {message_id!r}: partition_key {partition_key!r} differs from session_id "
             f"{session_id!r}; when both are set they must be identical",

@@ -41,7 +41,7 @@ def prepare(message: ServiceBusMessage) -> bool:
     if properties is None or properties.message_id is None:
         message.message_id = new_message_id()
         properties = message.raw_amqp_message.properties
-    if properties.group_id is None:
+    if properties is None or properties.group_id is None:  # setting message_id made the properties
         return False
     session_id = message.session_id
     partition_key = message.partition_key

@@ -137,9 +137,10 @@ class PairedSender:
         # The common case, a message that has an id and no session id, in one call; anything else
         # (a subclass, a list, a batch) is prepared by `_prepared`.
         if type(message) is not ServiceBusMessage or not sendable_as_is(message):
-            message = self._prepared(message)
-            if message is None:
+            prepared = self._prepared(message)
+            if prepared is None:
                 return
+            message = prepared
         failover = self._failover
         if not failover.switched:
             primary = self._primary

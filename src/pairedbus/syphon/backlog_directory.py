@@ -72,6 +72,7 @@ class ArmDirectory:
     async def list_queues(self) -> list[ListedQueue]:
         listed = []
         async for queue in self._client.queues.list_by_namespace(self._group, self._namespace):
+            assert queue.name is not None, "ARM lists every queue with its name (the model's field is Optional)"
             counts = queue.count_details
             active = counts.active_message_count if counts is not None else 0
             listed.append(

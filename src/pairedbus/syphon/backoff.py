@@ -3,38 +3,39 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 
 
 class Backoff:
     """Delay before the next send to each destination: 0 while healthy; after consecutive
-    failures `initial * 2**(n-1)`, capped at `maximum` (seconds, on a monotonic clock)."""
+    failures `initial * 2**(n-1)`, capped at `maximum` (seconds, on a monotonic clock). A key is a
+    destination's name, or a (destination, partition key) pair (`sending.backoff_key`)."""
 
     def __init__(self, initial: float, maximum: float, *, clock: Callable[[], float] = time.monotonic) -> None:
         self._initial = initial
         self._maximum = maximum
         self._clock = clock
-        self._failures: dict[str, int] = {}
-        self._not_before: dict[str, float] = {}
+        self._failures: dict[Hashable, int] = {}
+        self._not_before: dict[Hashable, float] = {}
 
-    def remaining(self, destination: str) -> float:
+    def remaining(self, destination: Hashable) -> float:
         """Seconds until a send to `destination` may be tried again (0: now)."""
         not_before = self._not_before.get(destination)
         if not_before is None:
             return 0.0
         return max(0.0, not_before - self._clock())
 
-    def failed(self, destination: str) -> float:
+    def failed(self, destination: Hashable) -> float:
         """Record a failure; returns the new delay."""
         failures = self._failures.get(destination, 0) + 1
         self._failures[destination] = failures
-        delay = min(self._maximum, self._initial * 2 ** min(failures - 1, 62))
+        delay = min(self._maximum, self._initial * (1 << min(failures - 1, 62)))
         self._not_before[destination] = self._clock() + delay
         return delay
 
-    def succeeded(self, destination: str) -> None:
+    def succeeded(self, destination: Hashable) -> None:
         if self._failures.pop(destination, None) is not None:
             self._not_before.pop(destination, None)
 
-    def failures(self, destination: str) -> int:
+    def failures(self, destination: Hashable) -> int:
         return self._failures.get(destination, 0)

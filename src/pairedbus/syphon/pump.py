@@ -146,8 +146,9 @@ class BacklogPump:
                     except BaseException:
                         await budget.release(granted)
                         raise
-                    count = 0 if isinstance(received, ReceiveEnd) else len(received)
-                    nbytes = _body_bytes(received) if count else 0
+                    count, nbytes = (
+                        (0, 0) if isinstance(received, ReceiveEnd) else (len(received), _body_bytes(received))
+                    )
                     await budget.received(granted, count, nbytes)
                     if not isinstance(received, ReceiveEnd) or received is ReceiveEnd.EMPTY:
                         busy = plan.received(count, granted)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from azure.servicebus.exceptions import ServiceBusError
@@ -98,7 +98,7 @@ class WarmReceivers:
         await asyncio.gather(*(self.release(queue) for queue in self.queues))
 
 
-async def _close(queue: str, receivers: list[tuple[Any, asyncio.Future[Any] | None]]) -> None:
+async def _close(queue: str, receivers: Sequence[tuple[Any, asyncio.Future[Any] | None]]) -> None:
     """Stop the opens still running and close the receivers (best effort: none of them received anything)."""
     for _, task in receivers:
         if task is not None and not task.done():

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from datetime import datetime
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 from azure.core.async_paging import AsyncItemPaged
 from azure.core.paging import ItemPaged
@@ -18,6 +18,8 @@ from pairedbus.testing.link import Wire
 from pairedbus.testing.receiver import ReceiverCore, ServiceBusReceiver, SyncServiceBusReceiver
 from pairedbus.testing.sender import ServiceBusSender, SyncServiceBusSender
 from pairedbus.testing.world import ServiceBusWorld, normalize_fqdn
+
+_Handler = TypeVar("_Handler", bound=HandlerCore)
 
 
 class ConnectionStringCredential:
@@ -76,7 +78,7 @@ class ClientCore:
         self._handlers.clear()
         self._closed = True
 
-    def _add(self, handler: Any) -> Any:
+    def _add(self, handler: _Handler) -> _Handler:
         if self._fault_error is not None:
             handler.inject_fault(make_error(self._fault_error, self.fully_qualified_namespace))
         self._handlers.append(handler)

@@ -5,7 +5,7 @@ each entity wraps it in (sequence number, lock, delivery count)."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -173,9 +173,9 @@ def size_within(content: Content, limit: int) -> bool:
 def content_from_message(message: Any) -> Content:
     """Snapshot an outgoing message: `ServiceBusMessage` (or a received one being re-sent),
     `AmqpAnnotatedMessage`, or a mapping of `ServiceBusMessage` keyword arguments."""
-    outgoing = getattr(message, "_outgoing_content", None)
+    outgoing: Callable[[], Content] | None = getattr(message, "_outgoing_content", None)
     if outgoing is not None:  # a received message being re-sent (messages.FakeReceivedMessage)
-        return outgoing()  # type: ignore[no-any-return]
+        return outgoing()
     raw = _raw_of(message)
     content = Content.__new__(Content)
     parts = sdk.annotated_message_parts(raw)

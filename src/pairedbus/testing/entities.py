@@ -8,7 +8,7 @@ import itertools
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pairedbus import contract
 from pairedbus.testing.errors import entity_disabled, entity_full, make_error, no_partition_available
@@ -25,6 +25,9 @@ from pairedbus.testing.store import (
     partition_for_key,
     partition_of,
 )
+
+if TYPE_CHECKING:  # world.py builds the entities of its namespaces
+    from pairedbus.testing.world import Namespace
 
 __all__ = [
     "DEAD_LETTER_REASON_MAX_DELIVERY",
@@ -75,7 +78,7 @@ class Entity:
     #: False once deleted; handlers that cached the entity look it up again (and fail).
     alive: bool = True
 
-    def __init__(self, namespace: Any, name: str, settings: EntitySettings) -> None:
+    def __init__(self, namespace: Namespace, name: str, settings: EntitySettings) -> None:
         self.namespace = namespace
         self.name = name
         self.settings = settings
@@ -102,7 +105,7 @@ class Entity:
 
 
 class ReceivableEntity(Entity):
-    def __init__(self, namespace: Any, name: str, settings: EntitySettings) -> None:
+    def __init__(self, namespace: Namespace, name: str, settings: EntitySettings) -> None:
         super().__init__(namespace, name, settings)
         self.store = MessageStore(self, dead_letter=False)
         self.dead_letter_store = MessageStore(self, dead_letter=True)
@@ -189,7 +192,7 @@ class ReceivableEntity(Entity):
 class SendableEntity(Entity):
     """Queues and topics accept sends: duplicate detection, sequence numbers, quota."""
 
-    def __init__(self, namespace: Any, name: str, settings: EntitySettings) -> None:
+    def __init__(self, namespace: Namespace, name: str, settings: EntitySettings) -> None:
         super().__init__(namespace, name, settings)
         self._sequence = itertools.count(1)
         self._dup_seen: dict[str, float] = {}
@@ -300,7 +303,7 @@ class SendableEntity(Entity):
 _SEND_REFUSED = frozenset({"Disabled", "SendDisabled"})
 
 
-def _partition_count(namespace: Any, settings: EntitySettings) -> int:
+def _partition_count(namespace: Namespace, settings: EntitySettings) -> int:
     if not settings.values.get("enable_partitioning"):
         return 1
     if namespace.sku == contract.SKU_PREMIUM:
@@ -313,7 +316,7 @@ def _partition_count(namespace: Any, settings: EntitySettings) -> int:
 class Queue(ReceivableEntity, SendableEntity):
     kind = EntityType.QUEUE
 
-    def __init__(self, namespace: Any, name: str, settings: EntitySettings) -> None:
+    def __init__(self, namespace: Namespace, name: str, settings: EntitySettings) -> None:
         super().__init__(namespace, name, settings)
 
     def total_size_in_bytes(self) -> int:
@@ -366,7 +369,7 @@ class Subscription(ReceivableEntity):
 class Topic(SendableEntity):
     kind = EntityType.TOPIC
 
-    def __init__(self, namespace: Any, name: str, settings: EntitySettings) -> None:
+    def __init__(self, namespace: Namespace, name: str, settings: EntitySettings) -> None:
         super().__init__(namespace, name, settings)
         self.subscriptions: dict[str, Subscription] = {}
 

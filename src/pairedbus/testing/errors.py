@@ -12,6 +12,7 @@ so that logs read the same. Argument checks that the SDK makes locally raise Pyt
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeGuard
 
 from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
 from azure.servicebus.exceptions import (
@@ -46,12 +47,16 @@ def make_error(error: ErrorFactory, what: str) -> BaseException:
     """The exception an injected fault raises on `what` (a namespace, entity or fragment)."""
     if isinstance(error, BaseException):
         return error
-    if isinstance(error, type):
-        try:  # the SDK's and azure.core's errors take message=
-            return error(message=f"Injected fault on {what}.")  # type: ignore[call-arg]
+    if _is_error_class(error):
+        try:
+            return error(message=f"Injected fault on {what}.")  # type: ignore[call-arg]  # the SDK's and azure.core's errors take message=, BaseException does not
         except TypeError:
             return error()
     return error()
+
+
+def _is_error_class(error: ErrorFactory) -> TypeGuard[type[BaseException]]:
+    return isinstance(error, type) and issubclass(error, BaseException)
 
 
 # --- the data plane (azure-servicebus) ----------------------------------------------------------

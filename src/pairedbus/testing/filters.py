@@ -68,7 +68,8 @@ def _tokenize(text: str) -> list[tuple[str, Any]]:
             raise FilterSyntaxError(f"cannot parse SQL filter near {text[pos:]!r}")
         pos = m.end()
         kind = m.lastgroup
-        value = m.group(kind)  # type: ignore[arg-type]
+        assert kind is not None, "every alternative of _TOKEN is a named group"
+        value = m.group(kind)
         if kind == "str":
             tokens.append(("lit", value[1:-1].replace("''", "'")))
         elif kind == "num":
@@ -80,7 +81,7 @@ def _tokenize(text: str) -> list[tuple[str, Any]]:
             else:
                 tokens.append(("ident", value.strip("[]")))
         else:
-            tokens.append((kind, value))  # type: ignore[arg-type]
+            tokens.append((kind, value))
     return tokens
 
 
@@ -170,12 +171,11 @@ class _Parser:
         self.pos += 1
         kind, value = token
         if kind == "lit":
-            return lambda c, p, v=value: v
+            return _constant(value)
         if kind == "param":
             if value not in self.parameters:
                 raise FilterSyntaxError(f"missing parameter {value}")
-            param = self.parameters[value]
-            return lambda c, p, v=param: v
+            return _constant(self.parameters[value])
         if kind == "ident":
             return _property_getter(value)
         raise FilterSyntaxError(f"unexpected {token}")
@@ -330,7 +330,7 @@ class _ActionParser(_Parser):
             for op, (attr, key), expr in targets:
                 value = None
                 if op == "set":
-                    value = expr(new, props)  # type: ignore[misc]
+                    value = expr(new, props)  # type: ignore[misc]  # a SET statement always has its expression (only REMOVE's is None)
                     if value is _MISSING:
                         continue  # an unknown value sets nothing
                 if attr is not None:
@@ -351,7 +351,7 @@ class _ActionParser(_Parser):
         left = self.parse_product()
         while (token := self.peek()) in (("op", "+"), ("op", "-")):
             self.pos += 1
-            left = _binary(_ARITHMETIC[token[1]], left, self.parse_product())  # type: ignore[index]
+            left = _binary(_ARITHMETIC[token[1]], left, self.parse_product())
         return left
 
     def parse_product(self) -> Operand:
@@ -370,6 +370,11 @@ class _ActionParser(_Parser):
             self.take("op", ")")
             return inner
         return self.parse_operand()
+
+
+def _constant(value: Any) -> Operand:
+    """A literal's or a parameter's value, whatever the message."""
+    return lambda c, p: value
 
 
 def _binary(fn: Callable[[Any, Any], Any], left: Operand, right: Operand) -> Operand:
@@ -395,9 +400,12 @@ def _target(name: str) -> tuple[str | None, str]:
 
 def compile_action(action: Any) -> Action | None:
     """The rule's action as a content transformation; None for no action (EmptyRuleAction)."""
-    if action is None or not isinstance(action, SqlRuleAction) or not (action.sql_expression or "").strip():
+    if action is None or not isinstance(action, SqlRuleAction):
         return None
-    return _ActionParser(action.sql_expression, action.parameters).parse_action()
+    expression = action.sql_expression
+    if not expression or not expression.strip():
+        return None
+    return _ActionParser(expression, action.parameters).parse_action()
 
 
 def _correlation(f: CorrelationRuleFilter) -> Predicate:

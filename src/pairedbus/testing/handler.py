@@ -60,7 +60,8 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
     try:
         coro.send(None)
     except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
+        result: T = done.value  # StopIteration carries the coroutine's T as Any
+        return result
     coro.close()
     raise RuntimeError("the fake sync client cannot wait on asyncio")
 

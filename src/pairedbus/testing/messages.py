@@ -148,7 +148,7 @@ class FakeReceivedMessage(ServiceBusReceivedMessage):
         self._app_props = dict(value) if value is not None else None
         self._content.props = self._app_props
 
-    def _string_property(name: str) -> property:  # type: ignore[misc]
+    def _string_property(name: str) -> property:
         def getter(self: FakeReceivedMessage) -> str | None:
             return getattr(self._content, name)
 
@@ -229,7 +229,7 @@ class FakeReceivedMessage(ServiceBusReceivedMessage):
             return None
         if getattr(self._receiver, "_session", None) is not None:
             return None  # session messages are covered by the session lock
-        return to_datetime(self._locked_until_s)  # type: ignore[arg-type]
+        return to_datetime(self._locked_until_s)  # type: ignore[arg-type]  # a message with a lock token has its lock's expiry
 
     @property
     def _lock_expired(self) -> bool:

@@ -72,7 +72,7 @@ class ServiceBusPatch:
         self._saved: list[tuple[ModuleType, str, Any]] = []
         self._started = False
 
-    def start(self, setter: Callable[[ModuleType, str, Any], None] | None = None) -> ServiceBusWorld:
+    def start(self, setter: Callable[[ModuleType, str, Any], object] | None = None) -> ServiceBusWorld:
         if self._started:
             raise RuntimeError("already started")
         for module, attr, fake in bindings():

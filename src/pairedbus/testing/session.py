@@ -85,7 +85,7 @@ class SessionCore:
 class ServiceBusSession(SessionCore, _RealSession):
     """Fake `azure.servicebus.aio.ServiceBusSession`."""
 
-    async def get_state(self, *, timeout: float | None = None, **kwargs: Any) -> bytes | None:
+    async def get_state(self, *, timeout: float | None = None, **kwargs: Any) -> bytes | None:  # type: ignore[override]  # the SDK annotates bytes, yet returns None for a session without state, as the service does
         return await self._get_state()
 
     async def set_state(
@@ -100,7 +100,7 @@ class ServiceBusSession(SessionCore, _RealSession):
 class SyncServiceBusSession(SessionCore, _RealSyncSession):
     """Fake `azure.servicebus.ServiceBusSession`."""
 
-    def get_state(self, *, timeout: float | None = None, **kwargs: Any) -> bytes | None:
+    def get_state(self, *, timeout: float | None = None, **kwargs: Any) -> bytes | None:  # type: ignore[override]  # the SDK annotates bytes, yet returns None for a session without state, as the service does
         return run(self._get_state())
 
     def set_state(self, state: str | bytes | bytearray | None, *, timeout: float | None = None, **kwargs: Any) -> Any:

@@ -134,11 +134,13 @@ def diagnostic_setting(
     inherited: Inherited,
 ) -> monitor.DiagnosticSetting:
     """The namespace's resource logs (and metrics) to a Log Analytics workspace."""
-    logs = [
+    logs: list[monitor.DiagnosticsLogSettingsArgsDict] = [
         {"category_group": entry, "enabled": True} if entry in CATEGORY_GROUPS else {"category": entry, "enabled": True}
         for entry in settings.get("logs", [CATEGORY_GROUPS[0]])
     ]
-    metrics = [{"category": ALL_METRICS, "enabled": True}] if settings.get("metrics", True) else None
+    metrics: list[monitor.DiagnosticsMetricSettingsArgsDict] | None = (
+        [{"category": ALL_METRICS, "enabled": True}] if settings.get("metrics", True) else None
+    )
     return monitor.DiagnosticSetting(
         f"{name}-{role}-diagnostics",
         name=DIAGNOSTIC_SETTING_NAME,

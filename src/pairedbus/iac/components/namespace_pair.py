@@ -130,8 +130,11 @@ class NamespacePair(pulumi.ComponentResource):
     def _child(self, old_name: str, **options: object) -> pulumi.ResourceOptions:
         """A child's options: named `<pair>-<old_name>` now, aliased to `old_name` (its name before 0.2)."""
         return self._inherited.child(
-            self, protect=self._production, aliases=renamed_from(old_name, self._legacy_urns), **options
-        )  # type: ignore[arg-type]
+            self,
+            protect=self._production,
+            aliases=renamed_from(old_name, self._legacy_urns),
+            **options,  # type: ignore[arg-type]  # options are the callers' ResourceOptions keywords, each of its own type
+        )
 
     def _resource_group(
         self, role: str, group: ResourceGroupSettings, location: pulumi.Input[str]

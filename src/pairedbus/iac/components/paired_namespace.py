@@ -100,7 +100,7 @@ def namespace_pair_args(config: StackConfig) -> NamespacePairArgs:
             "location": _private_location(config),
         }
     return {
-        **private,  # type: ignore[typeddict-item]
+        **private,  # type: ignore[typeddict-item]  # the optional private_endpoints key, or nothing: mypy cannot type a splat into a TypedDict
         "primary": settings_of(config.primary),
         "secondary": settings_of(config.secondary),
         "primary_resource_group": settings_of(config.resource_groups.primary),
@@ -118,12 +118,12 @@ def backlog_queues_args(config: StackConfig, pair: NamespacePair) -> BacklogQueu
         "backlog_queue_count": config.backlog_queue_count,
         "namespace_name": pair.secondary_namespace_name,
         "namespace_id": pair.secondary.id,
-        "auth": config.backlog_auth,  # type: ignore[typeddict-item]
+        "auth": config.backlog_auth,  # type: ignore[typeddict-item]  # the config's Literal spells args.BacklogAuth's values (issue 37 item 1: one enum per choice)
         "resource_group_name": config.resource_groups.secondary.name,
         "partitioned": contract.requires_partitioned_entities(
             config.secondary.sku, config.secondary.premium_messaging_partitions
         ),
-        "deployer_principal_type": config.deployer_principal_type,  # type: ignore[typeddict-item]
+        "deployer_principal_type": config.deployer_principal_type,  # type: ignore[typeddict-item]  # the config's Literal spells args.PrincipalType's values (issue 37 item 1)
     }
 
 
@@ -142,7 +142,7 @@ def syphon_host_args(config: StackConfig, pair: NamespacePair) -> SyphonHostArgs
     if config.network is not None:
         network["infrastructure_subnet_id"] = config.network.syphon_infrastructure_subnet_id
     return {
-        **network,  # type: ignore[typeddict-item]
+        **network,  # type: ignore[typeddict-item]  # the optional infrastructure_subnet_id key, or nothing: mypy cannot type a splat into a TypedDict
         "production": config.production,
         "syphon": settings_of(config.syphon),
         "location": config.syphon.location or config.primary.location,

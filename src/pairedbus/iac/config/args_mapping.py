@@ -280,7 +280,7 @@ def _name_of(model: BaseModel, part: str) -> str:
 
 def _at(value: Any, loc: Loc) -> Any:
     for part in loc:
-        value = value[part] if isinstance(value, dict | list) else getattr(value, _name_of(value, part))  # type: ignore[arg-type]
+        value = value[part] if isinstance(value, dict | list) else getattr(value, _name_of(value, part))
     return value
 
 
@@ -290,12 +290,12 @@ def _replaced(value: Any, loc: Loc, new: Any) -> Any:
         return new
     head, rest = loc[0], loc[1:]
     if isinstance(value, BaseModel):
-        name = _name_of(value, head)  # type: ignore[arg-type]
+        name = _name_of(value, head)
         return value.model_copy(update={name: _replaced(getattr(value, name), rest, new)})
     if isinstance(value, dict):
         return {**value, head: _replaced(value[head], rest, new)}
     items = list(value)
-    items[head] = _replaced(items[head], rest, new)  # type: ignore[index]
+    items[head] = _replaced(items[head], rest, new)
     return items
 
 

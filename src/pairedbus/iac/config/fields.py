@@ -122,12 +122,13 @@ def _region(value: str) -> str:
 def _image(value: str) -> str:
     if not value.strip():
         raise ValueError("expected a container image reference such as ghcr.io/contoso/syphon:1.0, got a blank string")
-    if len(value) > limits.IMAGE_REFERENCE_MAX or not limits.IMAGE_REFERENCE.match(value):
+    match = limits.IMAGE_REFERENCE.match(value) if len(value) <= limits.IMAGE_REFERENCE_MAX else None
+    if match is None:
         raise ValueError(
             f"expected a container image reference such as ghcr.io/contoso/syphon:1.0 (lower-case repository, "
             f"optional :tag and @sha256:digest), got {value!r}"
         )
-    name = limits.IMAGE_REFERENCE.match(value)["name"]  # type: ignore[index]
+    name = match["name"]
     if len(name) > limits.IMAGE_NAME_MAX:
         raise ValueError(f"expected an image name of at most {limits.IMAGE_NAME_MAX} characters, got {len(name)}")
     return value

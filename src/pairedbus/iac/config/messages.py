@@ -21,16 +21,17 @@ def loc_path(loc: tuple[Any, ...]) -> str:
 
 def _model_at(root: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
     """The model class a key path (without its last part) points into, for did-you-mean hints."""
-    model: Any = root
+    model = root
     for part in loc:
         if isinstance(part, int):
             continue
         field = model.model_fields.get(part) or next((f for f in model.model_fields.values() if f.alias == part), None)
         if field is None:
             return None
-        model = inner_model(field.annotation)
-        if model is None:
+        inner = inner_model(field.annotation)
+        if inner is None:
             return None
+        model = inner
     return model
 
 

@@ -202,7 +202,7 @@ class SyphonConfig(_Model):
 
     image: ContainerImage
     #: Container Apps consumption sizes: memory is twice the CPU in GiB.
-    cpu: Annotated[Literal[limits.SYPHON_CPU_VALUES], NotBool] = 0.5  # type: ignore[valid-type]
+    cpu: Annotated[Literal[limits.SYPHON_CPU_VALUES], NotBool] = 0.5  # type: ignore[valid-type]  # a Literal over limits' tuple, which pydantic reads at run time and mypy cannot
     memory: str = "1Gi"
     min_replicas: Annotated[int, Field(ge=1, le=30)] = 1
     max_replicas: Annotated[int, Field(ge=1, le=30)] = 1

@@ -130,7 +130,7 @@ class PlanMocks(pulumi.runtime.Mocks):
             state["latestRevisionFqdn"] = f"{name}.internal.example"
         return resource_id, state
 
-    def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
+    def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:  # type: ignore[override]  # Pulumi's runtime takes a bare dict of outputs too (mocks.py: isinstance(tup, dict))
         if args.token == "azure-native:authorization:getClientConfig":
             return {
                 "subscriptionId": FAKE_SUBSCRIPTION_ID,

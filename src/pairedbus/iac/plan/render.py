@@ -51,7 +51,7 @@ class _RecordingMocks(pulumi.runtime.Mocks):
         self.request = threading.local()
         self.planned: list[PlannedResource] = []
 
-    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
         resource_id, state = self.inner.new_resource(args)
         request = getattr(self.request, "current", None)
         if request is not None:
@@ -247,7 +247,7 @@ class _ProgramLog:
         self.logger.propagate = False
         self._messages: list[str] = []
         handler = logging.Handler(logging.WARNING)
-        handler.emit = lambda record: self._messages.append(record.getMessage())  # type: ignore[method-assign]
+        handler.emit = lambda record: self._messages.append(record.getMessage())
         self.logger.addHandler(handler)
 
     @property

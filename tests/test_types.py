@@ -1,0 +1,70 @@
+"""The type checker: mypy, strict, as pyproject.toml's [tool.mypy] configures it.
+
+The runtime's packages and the fake's model are strict with no exception; the rest of `src/pairedbus` is
+strict except for the error codes its per-module overrides list (each with its reason). Any error fails,
+with mypy's report as the message. mypy's cache is the checkout's `.mypy_cache` (ignored by git): a cold
+run of the whole tree takes minutes, a warm one seconds.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PYPROJECT = REPO / "pyproject.toml"
+
+#: Strict with no override: the runtime (paired-namespaces.md's sender and syphon, and what they share)
+#: and the fake's model of Service Bus.
+STRICT_PACKAGES = ("pairedbus.pairing", "pairedbus.sender", "pairedbus.syphon")
+STRICT_MODULES = tuple(
+    f"pairedbus.testing.{name}"
+    for name in ("world", "entities", "store", "sessions", "content", "settlement", "properties", "filters")
+)
+
+
+def _mypy(*targets: str) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy", "--config-file", str(PYPROJECT), "--no-error-summary", *targets],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def _overridden_modules() -> list[str]:
+    overrides = tomllib.loads(PYPROJECT.read_text())["tool"]["mypy"].get("overrides", [])
+    modules: list[str] = []
+    for override in overrides:
+        module = override["module"]
+        modules.extend([module] if isinstance(module, str) else module)
+    return modules
+
+
+def test_no_override_relaxes_a_strict_package() -> None:
+    strict = (*STRICT_PACKAGES, *STRICT_MODULES)
+    relaxed = [
+        module
+        for module in _overridden_modules()
+        if any(
+            module == name or module.startswith(f"{name}.") or name.startswith(module.rstrip("*")) for name in strict
+        )
+    ]
+    assert relaxed == []
+
+
+def test_the_runtime_and_the_fakes_model_type_check_strictly() -> None:
+    targets = [arg for package in STRICT_PACKAGES for arg in ("-p", package)]
+    targets += [arg for module in STRICT_MODULES for arg in ("-m", module)]
+    _mypy(*targets)
+
+
+@pytest.mark.slow
+def test_all_of_src_type_checks_with_its_listed_overrides() -> None:
+    _mypy()  # the packages pyproject.toml's [tool.mypy] names
