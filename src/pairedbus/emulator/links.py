@@ -480,7 +480,9 @@ class OutgoingLink(Link):
         elif code == Code.MODIFIED and field(values, 1, False):
             action = "defer"
         elif code == Code.RELEASED:
-            record.deliveries -= 1  # never reached the application: not a delivery attempt
+            # never reached the application: not a delivery attempt (undone below if the lock was
+            # already gone)
+            record.deliveries -= 1
             action = "abandon"
         else:
             action = "abandon"
@@ -500,6 +502,8 @@ class OutgoingLink(Link):
                 description=description,
             )
         except Exception as exc:
+            if code == Code.RELEASED:
+                record.deliveries += 1  # not released by this disposition: its count stands
             return rejected(conditions.error_of(exc))
         if code == Code.REJECTED:
             return rejected(None)  # the SDK confirms a dead-letter only without an error
