@@ -17,9 +17,12 @@ wrong it kills that JVM, forgets PySpark's singletons and starts a new session."
 from __future__ import annotations
 
 import contextlib
+import os
+import signal
 import threading
 import warnings
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -50,6 +53,8 @@ class SparkKeeper:
         self.started = 0
         #: Why each session before the current one was replaced.
         self.replaced: list[str] = []
+        #: Processes a start cut short had launched, killed.
+        self.killed_at_start: list[int] = []
         #: Set after a test that used Spark failed: the next hand-out probes the session thoroughly first.
         self.suspect = False
 
@@ -61,7 +66,18 @@ class SparkKeeper:
                 return self._session
             self.discard(problem)
         self.suspect = False
-        self._session = self._start()
+        before = _children()
+        try:
+            self._session = self._start()
+        except BaseException:
+            # A start cut short (a timeout while the JVM boots) leaves a JVM that PySpark never learnt of: it would
+            # outlive the run. Kill what this start launched, and let the next test start afresh.
+            for pid in _children() - before:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+                self.killed_at_start.append(pid)
+            _forget_pyspark()
+            raise
         self.started += 1
         return self._session
 
@@ -87,9 +103,6 @@ class SparkKeeper:
 
     def discard(self, reason: str) -> None:
         """Kill the session's JVM and forget PySpark's singletons, so that the next build starts a new JVM."""
-        from pyspark import SparkContext
-        from pyspark.sql import SparkSession, SQLContext
-
         session, self._session = self._session, None
         self.replaced.append(reason)
         context = session.sparkContext
@@ -104,13 +117,7 @@ class SparkKeeper:
             _bounded(context._accumulatorServer.shutdown, guard(STOP_S))
             context._accumulatorServer = None
         context._jsc = None
-        with SparkContext._lock:
-            SparkContext._active_spark_context = None
-            SparkContext._gateway = None
-            SparkContext._jvm = None
-        SparkSession._instantiatedSession = None
-        SparkSession._activeSession = None
-        SQLContext._instantiatedContext = None
+        _forget_pyspark()
 
     def cancel_jobs(self) -> None:
         """Cancel every job of the current session, from a thread of its own (the main thread may be waiting on one)."""
@@ -127,6 +134,29 @@ class SparkKeeper:
             self._session = None
         else:
             self.discard("the run ended")
+
+
+def _forget_pyspark() -> None:
+    """PySpark's singletons (the gateway, the context, the session), so that the next build launches a new JVM."""
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession, SQLContext
+
+    with SparkContext._lock:
+        SparkContext._active_spark_context = None
+        SparkContext._gateway = None
+        SparkContext._jvm = None
+    SparkSession._instantiatedSession = None
+    SparkSession._activeSession = None
+    SQLContext._instantiatedContext = None
+
+
+def _children() -> set[int]:
+    """This process's child processes (Linux's /proc; none elsewhere)."""
+    pids: set[int] = set()
+    for children in Path("/proc/self/task").glob("*/children"):
+        with contextlib.suppress(OSError, ValueError):
+            pids.update(int(pid) for pid in children.read_text().split())
+    return pids
 
 
 def _drop_thread_connection(gateway: Any) -> None:

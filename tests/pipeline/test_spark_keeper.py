@@ -1,6 +1,7 @@
 """A test that breaks the Spark suite's session costs the next test a new session, not its result: a pytest-timeout
 inside a Spark job, a dead JVM, a SparkContext stopped in the JVM. Run in a pytest of its own (a subprocess) with the
-suite's fixtures, so that the breakage stays there.
+suite's fixtures, so that the breakage stays there. The tests that break the session by design end as 1 error (the
+start cut short) and 1 failure (the job interrupted); every test after them passes.
 
 On the session-scoped fixture before the keeper, the same tests give: the test after the timeout hangs on the
 interrupted job's connection until its own timeout, and every test after the dead JVM fails with
@@ -35,8 +36,14 @@ def count(spark):
     return spark.range(7).count()
 
 
-def test_0_the_session_starts(spark):
+@pytest.mark.timeout(1)
+def test_0_a_timeout_fires_while_the_session_starts(spark):
+    pass
+
+
+def test_0b_the_next_test_starts_it_again(spark, spark_keeper):
     assert count(spark) == 7
+    assert len(spark_keeper.killed_at_start) >= 1  # the JVM the cut-short start had launched
 
 
 @pytest.mark.timeout(4)
@@ -87,6 +94,7 @@ def test_a_test_that_breaks_the_session_does_not_break_the_next(tmp_path: Path) 
         check=False,
     )
     summary = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr
-    assert summary.startswith("1 failed, 6 passed"), run.stdout[-4000:]
+    assert summary.startswith("1 failed, 6 passed, 1 error"), run.stdout[-4000:]
+    assert "ERROR test_breakers.py::test_0_a_timeout_fires_while_the_session_starts" in run.stdout
     assert "FAILED test_breakers.py::test_1_a_timeout_fires_inside_a_spark_job" in run.stdout
     assert "Failed: Timeout" in run.stdout
