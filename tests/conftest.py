@@ -12,9 +12,12 @@ import pytest
 
 from pairedbus.iac.config import StackConfig, parse_stack_config
 from tests import scheduling
+from tests.load import pytest_timeout_set_timer
 from tests.wheel import build_wheel
 
 REPO = Path(__file__).resolve().parents[1]
+
+__all__ = ["pytest_timeout_set_timer"]  # tests/load.py: pytest-timeout's limits stretched by the load
 
 BASE_CONFIG: dict[str, Any] = {
     "production": False,

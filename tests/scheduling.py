@@ -17,7 +17,9 @@ SHARED_WORKER: dict[str, str] = {
 }
 #: Spark modules whose audit runs in JVMs of its own (a subprocess; spark-submit to a standalone cluster): they share
 #: nothing with the Spark suite's session, so they go to whichever worker is free instead of lengthening its worker.
-OWN_JVM: frozenset[str] = frozenset({"tests/pipeline/test_cluster.py", "tests/pipeline/test_audit_command.py"})
+OWN_JVM: frozenset[str] = frozenset(
+    {"tests/pipeline/test_cluster.py", "tests/pipeline/test_audit_command.py", "tests/pipeline/test_spark_keeper.py"}
+)
 #: Work units handed out first, in this order: the longest, and mostly waiting (Spark jobs of fixed cost, a cluster,
 #: a JVM started per audit), so that handed out last they would end the run on one worker while the other idles.
 #: Only an order: the rest follow, the modules with the most tests first (pytest-xdist's own order).

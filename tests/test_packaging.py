@@ -19,12 +19,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.load import guard
+
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "src" / "pairedbus"
 
 
 def _run(*args: str, cwd: Path, env: dict[str, str] | None = None) -> str:
-    result = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    result = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=guard(300))
     assert result.returncode == 0, result.stdout + result.stderr
     return result.stdout
 

@@ -16,6 +16,8 @@ import textwrap
 
 import pytest
 
+from tests.load import guard
+
 #: Packages the runtime must never import (what the extras install).
 EXTRAS_ONLY = ("pulumi", "pulumi_azure_native", "pulumi_policy", "pyspark")
 #: Subpackages that are the extras' own code: the infrastructure, the policy pack and the estate audit.
@@ -62,7 +64,7 @@ def child() -> dict[str, object]:
         capture_output=True,
         text=True,
         env=os.environ.copy(),
-        timeout=240,
+        timeout=guard(240),
         check=True,
     )
     return json.loads(result.stdout.strip().splitlines()[-1])
@@ -104,7 +106,7 @@ def test_the_blocker_does_block() -> None:
         capture_output=True,
         text=True,
         env=os.environ.copy(),
-        timeout=240,
+        timeout=guard(240),
         check=True,
     )
     report = json.loads(result.stdout.strip().splitlines()[-1])

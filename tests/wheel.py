@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.load import guard
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -21,7 +23,7 @@ def build_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copytree(REPO / "src", source / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
     out = tmp_path_factory.mktemp("dist")
     command = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), "."]
-    result = subprocess.run(command, cwd=source, capture_output=True, text=True, timeout=600)
+    result = subprocess.run(command, cwd=source, capture_output=True, text=True, timeout=guard(600))
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     (built,) = out.glob("pairedbus-*.whl")
     return built

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pairedbus import cli
+from tests.load import guard
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -22,7 +23,7 @@ def _run(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
         cwd=REPO,
         env={**os.environ, **(env or {})},
         stdin=subprocess.DEVNULL,
-        timeout=300,
+        timeout=guard(300),
     )
 
 

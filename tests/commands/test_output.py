@@ -14,6 +14,7 @@ import pytest
 from pairedbus.cli import main
 from pairedbus.commands.output import bounded, check_writable, check_writable_dir, console
 from pairedbus.errors import UserError
+from tests.load import guard
 
 REPO = Path(__file__).resolve().parents[2]
 #: SGR colour codes (foreground 30-37/90-97, or 38;5 / 38;2) — what NO_COLOR forbids.
@@ -36,7 +37,7 @@ def _run_in_pty(argv: list[str], env: dict[str, str]) -> str:
         if not data:
             break
         chunks.append(data)
-    proc.wait(timeout=120)
+    proc.wait(timeout=guard(120))
     os.close(leader)
     return b"".join(chunks).decode()
 

@@ -49,6 +49,7 @@ from pairedbus.emulator.certificates import TlsFiles, generate_certificates
 from pairedbus.testing.entities import Topic
 from pairedbus.testing.sync_client import ServiceBusClient as FakeServiceBusClient
 from pairedbus.testing.world import ServiceBusWorld
+from tests.load import guard
 
 NAMESPACE = "contoso-sec.servicebus.windows.net"
 KEY_NAME, KEY = "RootManageSharedAccessKey", "emulator-key"
@@ -85,8 +86,8 @@ def admin(plane: AdminPlane, tls: TlsFiles) -> Iterator[ServiceBusAdministration
         plane.connection_string(NAMESPACE),
         connection_verify=str(tls.ca_path),
         retry_total=0,
-        connection_timeout=TIMEOUT,
-        read_timeout=TIMEOUT,
+        connection_timeout=guard(TIMEOUT),
+        read_timeout=guard(TIMEOUT),
     )
     with client:
         yield client
@@ -98,7 +99,9 @@ def raw(
     """One request as any HTTP client would send it, signed with the key; `path` is sent as written."""
     base = f"https://{plane.address(NAMESPACE)}"
     headers = {"Authorization": sas_token(base, key_name, KEY), **kwargs.pop("headers", {})}
-    return requests.request(method, base + path, headers=headers, verify=str(tls.ca_path), timeout=TIMEOUT, **kwargs)
+    return requests.request(
+        method, base + path, headers=headers, verify=str(tls.ca_path), timeout=guard(TIMEOUT), **kwargs
+    )
 
 
 def description(body: bytes, kind: str = "QueueDescription") -> dict[str, str]:
@@ -357,13 +360,17 @@ def test_a_wrong_key_is_refused_with_401_client_authentication_error(plane, tls,
 def test_missing_expired_and_foreign_tokens_are_401(plane, tls) -> None:
     base = f"https://{plane.address(NAMESPACE)}"
     path = "/$Resources/queues?api-version=2024-05"
-    missing = requests.get(base + path, verify=str(tls.ca_path), timeout=TIMEOUT)
+    missing = requests.get(base + path, verify=str(tls.ca_path), timeout=guard(TIMEOUT))
     assert missing.status_code == 401 and b"MissingToken" in missing.content
     expired = sas_token(base, KEY_NAME, KEY, expiry=1)
-    answer = requests.get(base + path, headers={"Authorization": expired}, verify=str(tls.ca_path), timeout=TIMEOUT)
+    answer = requests.get(
+        base + path, headers={"Authorization": expired}, verify=str(tls.ca_path), timeout=guard(TIMEOUT)
+    )
     assert answer.status_code == 401 and b"ExpiredToken" in answer.content
     elsewhere = sas_token(f"{base}/other", KEY_NAME, KEY)
-    answer = requests.get(base + path, headers={"Authorization": elsewhere}, verify=str(tls.ca_path), timeout=TIMEOUT)
+    answer = requests.get(
+        base + path, headers={"Authorization": elsewhere}, verify=str(tls.ca_path), timeout=guard(TIMEOUT)
+    )
     assert answer.status_code == 401 and b"InvalidAudience" in answer.content
     assert raw(plane, tls, "GET", path, key_name="OtherRule").status_code == 401
 
@@ -380,7 +387,7 @@ def test_a_malformed_body_is_400_and_an_injected_fault_is_503(plane, tls, world,
 
 
 def test_health_needs_no_token(plane, tls) -> None:
-    answer = requests.get(f"https://{plane.address(NAMESPACE)}/health", verify=str(tls.ca_path), timeout=TIMEOUT)
+    answer = requests.get(f"https://{plane.address(NAMESPACE)}/health", verify=str(tls.ca_path), timeout=guard(TIMEOUT))
     assert answer.status_code == 200
     assert answer.json() == {"status": "Healthy"}
 
@@ -392,7 +399,10 @@ def test_only_loopback_addresses_are_served(world) -> None:
 
 def test_the_client_without_the_ca_refuses_the_emulator_certificate(plane) -> None:
     client = ServiceBusAdministrationClient.from_connection_string(
-        plane.connection_string(NAMESPACE), retry_total=0, connection_timeout=TIMEOUT, read_timeout=TIMEOUT
+        plane.connection_string(NAMESPACE),
+        retry_total=0,
+        connection_timeout=guard(TIMEOUT),
+        read_timeout=guard(TIMEOUT),
     )
     with client, pytest.raises(ServiceRequestError, match=r"(?i)certificate"):
         client.get_namespace_properties()
@@ -433,7 +443,7 @@ def test_the_sync_client_over_plain_http_with_a_public_transport(world) -> None:
             client.create_queue(BACKLOG, lock_duration=timedelta(minutes=1))
             assert client.get_queue(BACKLOG).lock_duration == timedelta(minutes=1)
             assert [q.name for q in client.list_queues()] == [BACKLOG]
-        health = requests.get(f"http://{plane.address(NAMESPACE)}/health", timeout=TIMEOUT)
+        health = requests.get(f"http://{plane.address(NAMESPACE)}/health", timeout=guard(TIMEOUT))
         assert health.status_code == 200
 
 
@@ -446,7 +456,7 @@ async def test_the_aio_client_and_aiohttp_over_plain_http(world) -> None:
             await client.create_topic("events")
             assert [t.name async for t in client.list_topics()] == ["events"]
         base = f"http://{plane.address(NAMESPACE)}"
-        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=TIMEOUT)) as session:
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=guard(TIMEOUT))) as session:
             headers = {"Authorization": sas_token(base, KEY_NAME, KEY)}
             async with session.get(f"{base}/events?api-version=2024-05", headers=headers) as answer:
                 assert answer.status == 200
@@ -472,7 +482,7 @@ async def test_stop_releases_the_port(world) -> None:
     await plane.stop()
     with pytest.raises(KeyError):
         plane.port_of(NAMESPACE)
-    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=TIMEOUT)) as session:
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=guard(TIMEOUT))) as session:
         with pytest.raises(aiohttp.ClientConnectionError):
             await session.get(f"http://127.0.0.1:{port}/health")
 

@@ -14,6 +14,7 @@ from azure.servicebus.aio import ServiceBusClient
 from pairedbus.emulator import Emulator
 from pairedbus.emulator.codec import Described, UInt, ULong, decode, encode
 from pairedbus.emulator.frames import AMQP_HEADER
+from tests.load import guard
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -39,7 +40,7 @@ def _frame(body: bytes, channel: int = 0) -> bytes:
 async def _close_condition(reader: asyncio.StreamReader) -> str | None:
     """Read frames until a close; its error's condition."""
     while True:
-        head = await asyncio.wait_for(reader.readexactly(8), 10)
+        head = await asyncio.wait_for(reader.readexactly(8), guard(10))
         size = struct.unpack(">I", head[:4])[0]
         body = await reader.readexactly(size - 8)
         if not body:
@@ -87,8 +88,8 @@ async def test_a_frame_larger_than_the_limit_is_a_framing_error(emulator: Emulat
 async def test_a_wrong_protocol_header_is_answered_with_ours_and_closed(emulator: Emulator) -> None:
     reader, writer = await asyncio.open_connection("127.0.0.1", emulator.broker("primary").port)
     writer.write(b"GET / HTTP/1.1\r\n\r\n")
-    assert await asyncio.wait_for(reader.readexactly(8), 10) == AMQP_HEADER
-    assert await asyncio.wait_for(reader.read(), 10) == b""
+    assert await asyncio.wait_for(reader.readexactly(8), guard(10)) == AMQP_HEADER
+    assert await asyncio.wait_for(reader.read(), guard(10)) == b""
     writer.close()
     await _still_serves(emulator)
 

@@ -30,6 +30,7 @@ import pytest
 from pairedbus.emulator.codec import UInt
 from pairedbus.emulator.frames import AMQP_HEADER, Code, encode_frame
 from pairedbus.emulator.running import emulator_thread
+from tests.load import guard
 
 NODE_DIR = Path(__file__).with_name("node")
 SCENARIO = NODE_DIR / "scenario.mjs"
@@ -68,7 +69,7 @@ def _npm_ci(target: Path) -> None:
         for name in ("package.json", "package-lock.json"):
             shutil.copy(NODE_DIR / name, Path(tmp) / name)
         cmd = ["npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts"]
-        done = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, timeout=NPM_SECONDS)
+        done = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, timeout=guard(NPM_SECONDS))
         if done.returncode != 0:
             raise RuntimeError(f"{' '.join(cmd)} failed (offline?): {done.stderr.strip()[-800:]}")
         shutil.rmtree(target, ignore_errors=True)  # a half-made one from an interrupted run
@@ -87,7 +88,12 @@ def run_scenario(conn_str: str, modules: Path) -> dict:
     env = {**os.environ, "PAIREDBUS_CONNECTION_STRING": conn_str}
     env.pop("DEBUG", None)
     done = subprocess.run(
-        ["node", str(script)], cwd=modules.parent, env=env, capture_output=True, text=True, timeout=SCENARIO_SECONDS
+        ["node", str(script)],
+        cwd=modules.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=guard(SCENARIO_SECONDS),
     )
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     assert done.returncode == 0 and lines, f"node exited {done.returncode}: {done.stdout[-2000:]}{done.stderr[-2000:]}"

@@ -14,6 +14,8 @@ import pytest
 from azure.servicebus import ServiceBusMessage
 from azure.servicebus.aio import ServiceBusClient
 
+from tests.load import guard
+
 FIXTURE = Path(__file__).parent / "fixtures" / "Config.json"
 pytestmark = pytest.mark.timeout(120)
 
@@ -74,7 +76,7 @@ async def test_the_sdk_sends_and_receives_through_a_broker_in_another_process() 
                 assert [str(m) for m in messages] == ["match"]
     finally:
         process.send_signal(signal.SIGTERM)
-        _, err = process.communicate(timeout=30)
+        _, err = process.communicate(timeout=guard(30))
     assert process.returncode == 0, err
     assert "stopped" in err
 
@@ -104,7 +106,7 @@ def test_a_bad_config_is_one_line_naming_the_field_exit_2(tmp_path: Path, conten
         [sys.executable, "-m", "pairedbus", "emulator", "serve", "--config", str(path), "--port", "0"],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=guard(60),
     )
     assert result.returncode == 2, result.stderr
     assert says in result.stderr
@@ -120,7 +122,7 @@ def test_non_utf8_and_a_directory_are_refused(tmp_path: Path) -> None:
             [sys.executable, "-m", "pairedbus", "emulator", "serve", "--config", str(target)],
             capture_output=True,
             text=True,
-            timeout=60,
+            timeout=guard(60),
         )
         assert result.returncode == 2
         assert result.stderr.startswith("pairedbus: ") and "--config" in result.stderr

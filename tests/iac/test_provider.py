@@ -24,6 +24,7 @@ from pairedbus import contract
 from pairedbus.iac import provider
 from pairedbus.iac.plan.render import render
 from tests.iac.components.conftest import render_config
+from tests.load import guard
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -220,11 +221,11 @@ def test_the_plugin_entry_serves_the_schema_over_grpc(schema: dict[str, Any]) ->
         port = int(process.stdout.readline())  # type: ignore[union-attr]
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
             stub = provider_pb2_grpc.ResourceProviderStub(channel)
-            served = json.loads(stub.GetSchema(provider_pb2.GetSchemaRequest(version=0), timeout=120).schema)
-            info = stub.GetPluginInfo(empty_pb2.Empty(), timeout=30)
+            served = json.loads(stub.GetSchema(provider_pb2.GetSchemaRequest(version=0), timeout=guard(120)).schema)
+            info = stub.GetPluginInfo(empty_pb2.Empty(), timeout=guard(30))
     finally:
         process.terminate()
-        process.wait(timeout=30)
+        process.wait(timeout=guard(30))
         process.stdout.close()  # type: ignore[union-attr]
         process.stderr.close()  # type: ignore[union-attr]
     assert served["resources"].keys() == schema["resources"].keys()
@@ -395,8 +396,8 @@ def test_the_plugin_entry_serves_the_components_over_grpc() -> None:
         assert port.isdigit(), process.stderr.read() if process.stderr else ""
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
             stub = provider_pb2_grpc.ResourceProviderStub(channel)
-            schema = json.loads(stub.GetSchema(provider_pb2.GetSchemaRequest(version=0), timeout=120).schema)
+            schema = json.loads(stub.GetSchema(provider_pb2.GetSchemaRequest(version=0), timeout=guard(120)).schema)
         assert sorted(schema["resources"]) == sorted(f"pairedbus:index:{c.__name__}" for c in provider.COMPONENTS)
     finally:
         process.terminate()
-        process.wait(timeout=30)
+        process.wait(timeout=guard(30))

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.load import guard
+
 REPO = Path(__file__).resolve().parents[2]
 #: A region ARM accepts that the project's first region list (Azure Migrate's enum) refused.
 REGION = "westus3"
@@ -123,7 +125,7 @@ print(json.dumps({
 
 
 def _run(*args: str, cwd: Path, env: dict[str, str] | None = None) -> str:
-    result = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    result = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=guard(600))
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     return result.stdout
 

@@ -20,6 +20,8 @@ from typing import Any
 from websockets.exceptions import WebSocketException
 from websockets.sync.client import connect
 
+from tests.load import guard
+
 CHROMIUM_FLAGS = (
     "--headless",
     "--no-sandbox",
@@ -104,16 +106,16 @@ def open_page(profile: Path, width: int, height: int) -> Iterator[Page]:
     port = None
     try:
         port_file = profile / "DevToolsActivePort"
-        deadline = time.monotonic() + START_TIMEOUT_S
+        deadline = time.monotonic() + guard(START_TIMEOUT_S)
         while not (port_file.exists() and port_file.read_text().strip()):
             if process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"chromium did not open its DevTools port (exit code {process.poll()})")
             time.sleep(0.1)
         port = int(port_file.read_text().split()[0])
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10) as response:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=guard(10)) as response:
             targets = json.load(response)
         page_url = next(t["webSocketDebuggerUrl"] for t in targets if t.get("type") == "page")
-        with connect(page_url, max_size=None, open_timeout=10) as socket:
+        with connect(page_url, max_size=None, open_timeout=guard(10)) as socket:
             page = Page(socket)
             for domain in ("Page", "Runtime", "Log"):
                 page.send(f"{domain}.enable")
@@ -125,22 +127,22 @@ def open_page(profile: Path, width: int, height: int) -> Iterator[Page]:
         if port is not None:
             _close_browser(port)  # lets chromium stop its own helper processes
         try:
-            process.wait(timeout=10)
+            process.wait(timeout=guard(10))
         except subprocess.TimeoutExpired:
             process.terminate()
             try:
-                process.wait(timeout=10)
+                process.wait(timeout=guard(10))
             except subprocess.TimeoutExpired:
                 process.kill()
-                process.wait(timeout=10)
+                process.wait(timeout=guard(10))
 
 
 def _close_browser(port: int) -> None:
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/version", timeout=5) as response:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/version", timeout=guard(5)) as response:
             url = json.load(response)["webSocketDebuggerUrl"]
-        with connect(url, open_timeout=5) as socket:
+        with connect(url, open_timeout=guard(5)) as socket:
             socket.send(json.dumps({"id": 1, "method": "Browser.close"}))
-            socket.recv(timeout=5)
+            socket.recv(timeout=guard(5))
     except (OSError, KeyError, TimeoutError, ValueError, WebSocketException):
         pass  # the caller stops the process by its PID

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from pairedbus import cli
+from tests.load import guard
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "samples" / "estate"
@@ -120,7 +121,7 @@ def test_the_hostile_sample_keeps_the_clean_bills_per_currency_and_counts_the_re
         capture_output=True,
         text=True,
         env={**os.environ, "PYTHONPATH": str(REPO / "src")},
-        timeout=900,
+        timeout=guard(900),
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "\tat " not in done.stderr and "Exception" not in done.stderr and "Traceback" not in done.stderr

@@ -20,7 +20,8 @@ def read_csv(path: Path) -> list[dict[str, str]]:
 
 
 @pytest.fixture(scope="module")
-def audited(spark, tmp_path_factory):
+def audited(spark_keeper, tmp_path_factory):
+    spark = spark_keeper.session()
     out = tmp_path_factory.mktemp("audit")
     PERSISTED["before"] = persisted(spark)
     summary = run_audit(

@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.load import guard
+
 REPO = Path(__file__).resolve().parents[2]
 SRC = REPO / "src"
 SAMPLES = REPO / "samples" / "estate"
@@ -104,7 +106,7 @@ def pack_project(target: Path) -> Path:
 def bare_python(target: Path) -> Path:
     """A venv with nothing but PySpark (and py4j) on its path: no pydantic, no project."""
     venv = target / "bare"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=60)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=guard(60))
     python = venv / "bin" / "python"
     site = Path(
         subprocess.run(
@@ -128,7 +130,7 @@ def bare_python(target: Path) -> Path:
 def wait_for_workers(ui_port: int, deadline: float) -> None:
     while time.monotonic() < deadline:
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{ui_port}/json/", timeout=2) as response:
+            with urllib.request.urlopen(f"http://127.0.0.1:{ui_port}/json/", timeout=guard(2)) as response:
                 if json.load(response).get("aliveworkers", 0) >= 1:
                     return
         except OSError:
@@ -141,17 +143,17 @@ def stop(process: subprocess.Popen) -> None:
     if process.poll() is None:
         process.terminate()
         try:
-            process.wait(timeout=20)
+            process.wait(timeout=guard(20))
         except subprocess.TimeoutExpired:
             process.kill()
-            process.wait(timeout=20)
+            process.wait(timeout=guard(20))
 
 
 def test_spark_submit_from_a_bare_driver_to_a_standalone_cluster(tmp_path: Path) -> None:
     python = bare_python(tmp_path)
     missing = subprocess.run([python, "-I", "-c", "import pydantic"], capture_output=True, text=True)
     assert missing.returncode != 0 and "No module named 'pydantic'" in missing.stderr
-    assert subprocess.run([python, "-c", "import pyspark"], timeout=60).returncode == 0
+    assert subprocess.run([python, "-c", "import pyspark"], timeout=guard(60)).returncode == 0
     deps, project = pack_dependencies(tmp_path), pack_project(tmp_path)
 
     home = spark_home()
@@ -193,7 +195,7 @@ def test_spark_submit_from_a_bare_driver_to_a_standalone_cluster(tmp_path: Path)
                 stderr=subprocess.STDOUT,
             )
         )
-        wait_for_workers(ui, time.monotonic() + START_TIMEOUT_S)
+        wait_for_workers(ui, time.monotonic() + guard(START_TIMEOUT_S))
 
         out = tmp_path / "out"
         submit = subprocess.run(
@@ -209,7 +211,7 @@ def test_spark_submit_from_a_bare_driver_to_a_standalone_cluster(tmp_path: Path)
             cwd=tmp_path,
             capture_output=True,
             text=True,
-            timeout=SUBMIT_TIMEOUT_S,
+            timeout=guard(SUBMIT_TIMEOUT_S),
         )
         (logs / "submit.log").write_text(submit.stdout + submit.stderr)
         assert submit.returncode == 0, submit.stderr[-3000:]

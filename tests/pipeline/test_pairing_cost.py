@@ -31,7 +31,8 @@ def small_included_tier() -> PriceTable:
 
 
 @pytest.fixture(scope="module")
-def pairing_rows(spark, tmp_path_factory) -> dict[tuple[str, str], dict[str, str]]:
+def pairing_rows(spark_keeper, tmp_path_factory) -> dict[tuple[str, str], dict[str, str]]:
+    spark = spark_keeper.session()
     out = tmp_path_factory.mktemp("pairing")
     run_audit(spark, str(SAMPLES / "inventory"), str(SAMPLES / "metrics"), str(out), small_included_tier())
     with (out / "pairing.csv").open(newline="") as handle:

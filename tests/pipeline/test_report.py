@@ -14,6 +14,7 @@ from pairedbus.pipeline.pairing_cost import PAIRING_COLUMNS
 from pairedbus.pipeline.report import render
 from pairedbus.pipeline.summary import AuditSummary
 from pairedbus.pipeline.write import Written
+from tests.load import guard
 
 from .browser import open_page
 
@@ -78,7 +79,7 @@ def test_report_draws_every_chart_in_a_headless_browser_without_errors(tmp_path:
     report.write_text(render(summary(), written()), encoding="utf-8")
     with open_page(tmp_path / "profile", width=800, height=1000) as page:
         page.send("Page.navigate", url=report.as_uri())
-        page.wait_for_event("Page.loadEventFired", timeout=60)
+        page.wait_for_event("Page.loadEventFired", timeout=guard(60))
         drawn = {}
         for _ in range(100):  # Plotly draws after load; wait until every chart has its SVG
             drawn = page.evaluate(

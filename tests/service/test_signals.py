@@ -10,6 +10,7 @@ import signal
 import pytest
 
 from pairedbus.service.signals import STOP_SIGNALS, install_stop_signals
+from tests.load import guard
 
 
 def test_the_stop_signals_are_sigterm_and_sigint() -> None:
@@ -23,7 +24,7 @@ async def test_a_stop_signal_sets_the_event_and_is_logged(signum: signal.Signals
     try:
         with caplog.at_level(logging.INFO, logger="test.signals"):
             os.kill(os.getpid(), signum)
-            await asyncio.wait_for(stop.wait(), timeout=30)
+            await asyncio.wait_for(stop.wait(), guard(30))
     finally:
         restore()
     assert stop.is_set()

@@ -35,6 +35,7 @@ from pairedbus.service.syphon_process import (
 )
 from pairedbus.syphon import Syphon, SyphonFaulted, SyphonStats
 from pairedbus.testing.world import ServiceBusWorld
+from tests.load import guard
 from tests.syphon import helpers
 
 PRIMARY = "contoso.servicebus.windows.net"
@@ -118,15 +119,15 @@ async def running(
     task = asyncio.create_task(service.run(stop))
     try:
         if wait_for_loop:
-            await asyncio.wait_for(service.started.wait(), WAIT)
+            await asyncio.wait_for(service.started.wait(), guard(WAIT))
         else:
-            await asyncio.wait_for(service.listening.wait(), WAIT)
+            await asyncio.wait_for(service.listening.wait(), guard(WAIT))
         yield service, stop, task
     finally:
         stop.set()
         if syphon.enter_gate is not None:
             syphon.enter_gate.set()
-        await asyncio.wait_for(task, WAIT)
+        await asyncio.wait_for(task, guard(WAIT))
     assert credential.closed
 
 
@@ -166,7 +167,7 @@ async def test_healthz_is_503_once_the_loop_has_returned() -> None:
     syphon = FakeSyphon(in_flight=0)
     async with running(syphon) as (service, stop, task):
         stop.set()
-        await asyncio.wait_for(asyncio.shield(task), WAIT)
+        await asyncio.wait_for(asyncio.shield(task), guard(WAIT))
         assert not service.healthy()
 
 
@@ -228,9 +229,9 @@ async def test_stop_request_lets_in_flight_messages_settle_then_exits_zero() -> 
     service = SyphonService(_options(), syphon_factory=syphon, credential_factory=lambda: credential)
     stop = asyncio.Event()
     task = asyncio.create_task(service.run(stop))
-    await asyncio.wait_for(syphon.running.wait(), WAIT)
+    await asyncio.wait_for(syphon.running.wait(), guard(WAIT))
     stop.set()
-    assert await asyncio.wait_for(task, WAIT) == EXIT_STOPPED
+    assert await asyncio.wait_for(task, guard(WAIT)) == EXIT_STOPPED
     assert syphon.stats.moved == 3
     assert syphon.events[-2:] == ["run returned", "close"]
     assert sorted(syphon.events[1:4]) == ["settled 0", "settled 1", "settled 2"]
@@ -243,9 +244,9 @@ async def test_sigterm_or_sigint_requests_a_graceful_stop_and_exits_zero(signum:
     syphon = FakeSyphon(in_flight=2)
     before = signal.getsignal(signum)
     task = asyncio.create_task(serve(_options(), syphon_factory=syphon, credential_factory=FakeCredential))
-    await asyncio.wait_for(syphon.running.wait(), WAIT)  # serve() installed its handlers before this
+    await asyncio.wait_for(syphon.running.wait(), guard(WAIT))  # serve() installed its handlers before this
     os.kill(os.getpid(), signum)
-    assert await asyncio.wait_for(task, WAIT) == EXIT_STOPPED
+    assert await asyncio.wait_for(task, guard(WAIT)) == EXIT_STOPPED
     assert syphon.stats.moved == 2
     assert signal.getsignal(signum) == before  # the process's own handler is back
 
@@ -253,14 +254,14 @@ async def test_sigterm_or_sigint_requests_a_graceful_stop_and_exits_zero(signum:
 async def test_syphon_fault_exits_non_zero() -> None:
     syphon = FakeSyphon(fault=SyphonFaulted("secondary", partner_followed=False, cause="was closed"))
     service = SyphonService(_options(), syphon_factory=syphon, credential_factory=FakeCredential)
-    assert await asyncio.wait_for(service.run(asyncio.Event()), WAIT) == EXIT_FAILED
+    assert await asyncio.wait_for(service.run(asyncio.Event()), guard(WAIT)) == EXIT_FAILED
     assert syphon.events == ["open", "close"]
 
 
 async def test_loop_that_ends_without_a_stop_request_exits_non_zero() -> None:
     syphon = FakeSyphon(ends_alone=True)
     service = SyphonService(_options(), syphon_factory=syphon, credential_factory=FakeCredential)
-    assert await asyncio.wait_for(service.run(asyncio.Event()), WAIT) == EXIT_FAILED
+    assert await asyncio.wait_for(service.run(asyncio.Event()), guard(WAIT)) == EXIT_FAILED
 
 
 async def test_port_in_use_is_a_one_line_user_error() -> None:
@@ -295,7 +296,7 @@ async def test_every_log_line_is_one_json_object_with_time_level_logger_message(
     syphon = FakeSyphon(in_flight=1)
     async with running(syphon) as (service, stop, task):
         stop.set()
-        await asyncio.wait_for(asyncio.shield(task), WAIT)
+        await asyncio.wait_for(asyncio.shield(task), guard(WAIT))
     entries = [json.loads(line) for line in stream.getvalue().splitlines()]
     assert entries, "the service logged nothing"
     for entry in entries:
@@ -359,13 +360,13 @@ async def test_service_moves_parked_messages_reports_them_and_stops_cleanly(fake
     service = fake_pair.service()
     stop = asyncio.Event()
     task = asyncio.create_task(service.run(stop))
-    await asyncio.wait_for(service.started.wait(), WAIT)
+    await asyncio.wait_for(service.started.wait(), guard(WAIT))
     await helpers.eventually(lambda: orders.message_counts()["active"] == 2)
     await helpers.eventually(lambda: (service.stats() or SyphonStats()).moved == 2)
     status, _, _ = await _get(service, "/healthz")
     _, _, body = await _get(service, "/metrics")
     stop.set()
-    assert await asyncio.wait_for(task, WAIT) == EXIT_STOPPED
+    assert await asyncio.wait_for(task, guard(WAIT)) == EXIT_STOPPED
     assert status == 200
     samples = {
         (s.name, tuple(s.labels.values())): s.value for f in text_string_to_metric_families(body) for s in f.samples
@@ -378,9 +379,9 @@ async def test_service_moves_parked_messages_reports_them_and_stops_cleanly(fake
 async def test_service_exits_non_zero_when_a_namespace_connection_faults(fake_pair: FakePair) -> None:
     service = fake_pair.service()
     task = asyncio.create_task(service.run(asyncio.Event()))
-    await asyncio.wait_for(service.started.wait(), WAIT)
+    await asyncio.wait_for(service.started.wait(), guard(WAIT))
     fake_pair.made[0].report_fault("secondary", "faulted")
-    assert await asyncio.wait_for(task, WAIT) == EXIT_FAILED
+    assert await asyncio.wait_for(task, guard(WAIT)) == EXIT_FAILED
     assert not service.healthy()
 
 
@@ -403,7 +404,7 @@ async def test_without_a_usable_credential_liveness_fails_after_the_grace_and_re
     stop = asyncio.Event()
     task = asyncio.create_task(service.run(stop))
     try:
-        await asyncio.wait_for(service.started.wait(), WAIT)
+        await asyncio.wait_for(service.started.wait(), guard(WAIT))
         await helpers.eventually(lambda: (service.stats() or SyphonStats()).unfixable_since is not None)
         assert (await _get(service, "/livez"))[0] == 200  # not yet sustained
         assert (await _get(service, "/readyz"))[0] == 503  # but not ready
@@ -420,7 +421,7 @@ async def test_without_a_usable_credential_liveness_fails_after_the_grace_and_re
         assert (await _get(service, "/readyz"))[0] == 200
     finally:
         stop.set()
-        assert await asyncio.wait_for(task, WAIT) == EXIT_STOPPED
+        assert await asyncio.wait_for(task, guard(WAIT)) == EXIT_STOPPED
 
 
 async def test_liveness_fails_when_nothing_moves_for_the_stall_timeout_with_work_waiting(fake_pair: FakePair) -> None:
@@ -431,7 +432,7 @@ async def test_liveness_fails_when_nothing_moves_for_the_stall_timeout_with_work
     stop = asyncio.Event()
     task = asyncio.create_task(service.run(stop))
     try:
-        await asyncio.wait_for(service.started.wait(), WAIT)
+        await asyncio.wait_for(service.started.wait(), guard(WAIT))
         await helpers.eventually(lambda: (service.stats() or SyphonStats()).listed)
         assert (await _get(service, "/livez"))[0] == 200
         fake_pair.skew = 121
@@ -439,7 +440,7 @@ async def test_liveness_fails_when_nothing_moves_for_the_stall_timeout_with_work
         assert status == 503 and "no progress" in json.loads(body)["problem"]
     finally:
         stop.set()
-        assert await asyncio.wait_for(task, WAIT) == EXIT_STOPPED
+        assert await asyncio.wait_for(task, guard(WAIT)) == EXIT_STOPPED
 
 
 async def test_an_idle_syphon_with_an_empty_backlog_stays_live(fake_pair: FakePair) -> None:
@@ -447,11 +448,11 @@ async def test_an_idle_syphon_with_an_empty_backlog_stays_live(fake_pair: FakePa
     stop = asyncio.Event()
     task = asyncio.create_task(service.run(stop))
     try:
-        await asyncio.wait_for(service.started.wait(), WAIT)
+        await asyncio.wait_for(service.started.wait(), guard(WAIT))
         await helpers.eventually(lambda: (service.stats() or SyphonStats()).listed)
         fake_pair.skew = 3600  # an hour of long polls that found nothing
         assert (await _get(service, "/livez"))[0] == 200
         assert (await _get(service, "/readyz"))[0] == 200
     finally:
         stop.set()
-        assert await asyncio.wait_for(task, WAIT) == EXIT_STOPPED
+        assert await asyncio.wait_for(task, guard(WAIT)) == EXIT_STOPPED

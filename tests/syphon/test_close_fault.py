@@ -15,6 +15,7 @@ from pairedbus.pairing.connections import ConnectionPair
 from pairedbus.syphon import SyphonFaulted
 from pairedbus.syphon.close_fault import StopOnFault
 from pairedbus.testing.world import ServiceBusWorld
+from tests.load import guard
 
 from .helpers import PRIMARY, SECONDARY, create_backlog_queues, eventually, make_syphon, park
 
@@ -28,7 +29,7 @@ async def test_secondary_fault_faults_the_primary_after_the_grace(world: Service
         await eventually(lambda: world.operations.get("receive", 0) >= 2)  # long-polling
         world.close_connections(SECONDARY)
         with pytest.raises(SyphonFaulted) as caught:
-            await asyncio.wait_for(running, 10)
+            await asyncio.wait_for(running, guard(10))
         assert world.open_clients(PRIMARY) == []
         assert not syphon.clients_open
 
@@ -47,7 +48,7 @@ async def test_primary_closed_by_someone_else_faults_the_secondary(world: Servic
         (primary_client,) = world.open_clients(PRIMARY)
         await primary_client.close()
         with pytest.raises(SyphonFaulted) as caught:
-            await asyncio.wait_for(running, 10)
+            await asyncio.wait_for(running, guard(10))
         assert world.open_clients(SECONDARY) == []
 
     assert (caught.value.side, caught.value.partner_followed) == (PRIMARY_SIDE, False)
@@ -63,7 +64,7 @@ async def test_primary_fault_seen_on_send_faults_the_syphon(world: ServiceBusWor
         running = asyncio.create_task(syphon.run(stop))
         await park("orders", ServiceBusMessage(b"kept"))
         with pytest.raises(SyphonFaulted) as caught:
-            await asyncio.wait_for(running, 10)
+            await asyncio.wait_for(running, guard(10))
 
     assert caught.value.side == PRIMARY_SIDE
     # Nothing lost: the message is still in the backlog, for the next syphon.
@@ -85,7 +86,7 @@ async def test_partner_that_follows_within_the_grace_is_not_faulted_by_the_sypho
         (primary_client,) = world.open_clients(PRIMARY)
         await primary_client.close()
         with pytest.raises(SyphonFaulted) as caught:
-            await asyncio.wait_for(running, 10)
+            await asyncio.wait_for(running, guard(10))
 
     assert caught.value.partner_followed is True
 
@@ -97,7 +98,7 @@ async def test_reported_fault_stops_drain_too(world: ServiceBusWorld) -> None:
     async with make_syphon(world) as syphon:
         syphon.report_fault("secondary", "lost its connection")
         with pytest.raises(SyphonFaulted, match="lost its connection"):
-            await asyncio.wait_for(syphon.drain(), 10)
+            await asyncio.wait_for(syphon.drain(), guard(10))
 
 
 async def test_own_shutdown_is_not_a_fault(world: ServiceBusWorld) -> None:
@@ -113,7 +114,7 @@ async def test_pair_watch_uses_the_grace_given() -> None:
     pair = ConnectionPair(grace=0.01, reaction=reaction)
     watching = asyncio.create_task(reaction.watch(pair))
     pair.mark_down(PRIMARY_SIDE, "was closed")
-    fault = await asyncio.wait_for(watching, 5)
+    fault = await asyncio.wait_for(watching, guard(5))
     assert (fault.side, fault.partner_followed) == (PRIMARY_SIDE, False)
     assert "did not follow" in str(fault)
 

@@ -23,6 +23,7 @@ from pairedbus.syphon.delivery import Deliveries, Round
 from pairedbus.syphon.outcomes import DeadLetter, KeysBackingOff, Retry, RoundEnd
 from pairedbus.syphon.sending import PrimarySends
 from pairedbus.syphon.stats import SyphonStats
+from tests.load import guard
 
 
 class Primary:
@@ -250,7 +251,7 @@ async def test_a_destination_missing_when_its_batch_is_made_dead_letters_the_del
 
     primary.batches = missing  # type: ignore[method-assign]
     settled = Settled()
-    await asyncio.wait_for(deliveries.deliver(settled, "orders", None, items("a", "b")), 5)  # type: ignore[arg-type]
+    await asyncio.wait_for(deliveries.deliver(settled, "orders", None, items("a", "b")), guard(5))  # type: ignore[arg-type]
     assert settled.dead_lettered == [("backlog-a", "DestinationNotFound"), ("backlog-b", "DestinationNotFound")]
     assert settled.completed == []
 

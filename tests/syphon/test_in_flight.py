@@ -7,6 +7,7 @@ import asyncio
 import pytest
 
 from pairedbus.syphon.in_flight import InFlightBudget
+from tests.load import guard
 
 
 async def test_grants_what_is_free_up_to_what_is_asked() -> None:
@@ -33,7 +34,7 @@ async def test_a_full_budget_makes_the_next_receive_wait_until_a_settlement() ->
         await asyncio.sleep(0)
     assert not waiting.done()
     await budget.settled(1)
-    assert await asyncio.wait_for(waiting, 5) == 1
+    assert await asyncio.wait_for(waiting, guard(5)) == 1
 
 
 async def test_idle_waits_for_every_settlement() -> None:
@@ -44,7 +45,7 @@ async def test_idle_waits_for_every_settlement() -> None:
     await asyncio.sleep(0)
     assert not idle.done()
     await budget.settled(1)
-    await asyncio.wait_for(idle, 5)
+    await asyncio.wait_for(idle, guard(5))
 
 
 async def test_releasing_more_than_taken_is_a_bug() -> None:
@@ -80,7 +81,7 @@ async def test_no_receive_starts_while_the_held_bytes_reach_the_byte_bound() -> 
         await asyncio.sleep(0)
     assert not waiting.done()  # 95 slots free, but the bytes are at the bound
     await budget.settled(5, 1000)
-    assert await asyncio.wait_for(waiting, 5) == 1  # a quarter of the 1,000 bytes: one of 200
+    assert await asyncio.wait_for(waiting, guard(5)) == 1  # a quarter of the 1,000 bytes: one of 200
 
 
 async def test_grants_are_cut_to_what_the_byte_bound_fits_at_the_typical_size() -> None:
@@ -95,7 +96,7 @@ async def test_grants_are_cut_to_what_the_byte_bound_fits_at_the_typical_size() 
     await asyncio.sleep(0)
     assert not waiting.done()  # the slots being received count at 200 KB each
     await budget.received(81, 0)  # one receive came back empty
-    assert await asyncio.wait_for(waiting, 5) == 81
+    assert await asyncio.wait_for(waiting, guard(5)) == 81
 
 
 async def test_a_busy_pump_finding_nothing_free_asks_for_a_whole_receive() -> None:
@@ -114,12 +115,12 @@ async def test_releases_of_one_turn_are_granted_together_to_the_first_waiter() -
         await asyncio.sleep(0)
     for _ in range(5):  # five sends' completions arriving in one turn, given back one by one
         await budget.settled(6)
-    assert await asyncio.wait_for(first, 5) == 30  # all 30, not the first release's 6
+    assert await asyncio.wait_for(first, guard(5)) == 30  # all 30, not the first release's 6
     for _ in range(3):
         await asyncio.sleep(0)
     assert not second.done()
     await budget.settled(20)
-    assert await asyncio.wait_for(second, 5) == 20
+    assert await asyncio.wait_for(second, guard(5)) == 20
 
 
 async def test_a_grant_made_but_not_yet_taken_when_cancelled_is_given_back() -> None:

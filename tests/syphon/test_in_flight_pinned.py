@@ -8,6 +8,7 @@ import asyncio
 import pytest
 
 from pairedbus.syphon.in_flight import Hold, InFlightBudget
+from tests.load import guard
 
 
 async def turns(n: int = 5) -> None:
@@ -67,7 +68,7 @@ async def test_settled_bytes_alone_wake_a_receive_waiting_on_the_byte_bound() ->
     await turns()
     assert not waiting.done()
     await budget.settled(0, 5_000)  # bytes freed, no slot
-    assert await asyncio.wait_for(waiting, 5) >= 1
+    assert await asyncio.wait_for(waiting, guard(5)) >= 1
 
 
 async def test_a_grant_cancelled_as_it_is_given_is_given_back() -> None:
@@ -93,7 +94,7 @@ async def test_a_waiter_cancelled_before_its_grant_lets_the_next_one_be_served()
     with pytest.raises(asyncio.CancelledError):
         await first
     await budget.settled(1)
-    assert await asyncio.wait_for(second, 5) == 1
+    assert await asyncio.wait_for(second, guard(5)) == 1
     assert budget.free == 0
 
 
@@ -125,10 +126,10 @@ async def test_a_new_acquirer_waits_behind_earlier_waiters() -> None:
     await budget.settled(1)  # one slot free: the early waiter takes it
     late = asyncio.create_task(budget.acquire(1))
     await turns()
-    assert await asyncio.wait_for(early, 5) == 1
+    assert await asyncio.wait_for(early, guard(5)) == 1
     assert not late.done()
     await budget.settled(1)
-    assert await asyncio.wait_for(late, 5) == 1
+    assert await asyncio.wait_for(late, guard(5)) == 1
 
 
 async def test_releasing_more_than_was_taken_is_an_error() -> None:

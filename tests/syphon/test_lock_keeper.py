@@ -12,6 +12,7 @@ from azure.servicebus import ServiceBusMessage
 from pairedbus import contract
 from pairedbus.testing import aio_client
 from pairedbus.testing.world import ServiceBusWorld
+from tests.load import guard
 
 from .helpers import PRIMARY, SECONDARY, backlog_depth, create_backlog_queues, eventually, make_syphon, park
 
@@ -43,7 +44,7 @@ async def test_lock_is_renewed_while_a_slow_send_runs(world: ServiceBusWorld, mo
         release.set()
         await eventually(lambda: syphon.stats.moved == 1)
         stop.set()
-        await asyncio.wait_for(running, 30)
+        await asyncio.wait_for(running, guard(30))
 
     assert [b"".join(m.body) for m in orders.active_messages()] == [b"slow"]
     assert syphon.stats.errors == {}

@@ -16,6 +16,7 @@ from pairedbus.emulator.remote import EmulatorProcess
 from pairedbus.pairing.endpoints import NamespaceEndpoint
 from pairedbus.sender import PairedNamespaceClient, SendAvailabilityOptions
 from pairedbus.syphon import Syphon
+from tests.load import guard
 
 pytestmark = [pytest.mark.timeout(240), pytest.mark.slow]
 
@@ -72,7 +73,7 @@ async def test_the_syphon_moves_every_parked_message_home_once(brokers: Emulator
     assert _backlog_total(brokers) == 20
     primary, secondary = _endpoints(brokers)
     async with Syphon(primary=primary, secondary=secondary, credential=None, backlog_queue_count=COUNT) as syphon:
-        stats = await asyncio.wait_for(syphon.drain(), 120)
+        stats = await asyncio.wait_for(syphon.drain(), guard(120))
     home = brokers.queue("primary", "orders")["active"]
     assert sorted(m["message_id"] for m in home) == sorted(f"m{i}" for i in range(20))
     assert {m["body"] for m in home} == {f"body {i}" for i in range(20)}
@@ -110,7 +111,7 @@ async def test_a_dropped_secondary_connection_loses_the_locks_and_nothing_else(b
             ) as syphon:
                 cutter = asyncio.ensure_future(cut_once_moving())
                 try:
-                    await asyncio.wait_for(syphon.drain(), 120)
+                    await asyncio.wait_for(syphon.drain(), guard(120))
                 finally:
                     cutter.cancel()
             if _backlog_total(brokers) == 0:

@@ -16,6 +16,7 @@ from pairedbus.pairing.ping import ping_message
 from pairedbus.syphon.pump import DEAD_LETTER_DESTINATION_NOT_FOUND, DEAD_LETTER_MESSAGE_SIZE_EXCEEDED
 from pairedbus.testing import aio_client
 from pairedbus.testing.world import ServiceBusWorld
+from tests.load import guard
 
 from .helpers import (
     PRIMARY,
@@ -317,7 +318,7 @@ async def test_destination_outage_loses_nothing_and_moves_once_healed(world: Ser
         assert not drain.done()
 
         world.heal(PRIMARY, "orders")
-        stats = await asyncio.wait_for(drain, 30)
+        stats = await asyncio.wait_for(drain, guard(30))
 
     assert sorted(b"".join(m.body) for m in orders.active_messages()) == sorted(f"o{i}".encode() for i in range(20))
     assert stats.moved == 40
@@ -389,7 +390,7 @@ async def test_a_failed_fragment_holds_back_only_the_messages_its_keys_pin(world
         async with FastForward(world):  # the held-back messages come back when their locks lapse
             await eventually(lambda: syphon.stats.moved == len(ids))
         stop.set()
-        await asyncio.wait_for(running, 10)
+        await asyncio.wait_for(running, guard(10))
     assert sorted(m.message_id for m in orders.active_messages()) == sorted(ids)  # once each
     assert syphon.stats.dead_lettered == 0
 
@@ -440,7 +441,7 @@ async def test_a_key_backing_off_holds_up_only_its_own_later_messages(world: Ser
         world.heal_partition(PRIMARY, "orders", down)
         await eventually(lambda: len(_session_bodies(orders, slow)) == 10)
         stop.set()
-        await asyncio.wait_for(running, 10)
+        await asyncio.wait_for(running, guard(10))
     # Each session's order is the order it was parked in.
     assert _session_bodies(orders, fast) == [f"{fast}-{i}".encode() for i in range(10)]
     assert _session_bodies(orders, slow) == [f"{slow}-{i}".encode() for i in range(10)]

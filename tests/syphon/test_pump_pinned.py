@@ -24,6 +24,7 @@ from pairedbus.syphon.pump import BacklogPump, _body_bytes
 from pairedbus.syphon.stats import SyphonStats
 from pairedbus.testing import aio_client
 from pairedbus.testing.world import ServiceBusWorld
+from tests.load import guard
 
 from .helpers import PRIMARY, SECONDARY, backlog_depth, bodies, create_backlog_queues, eventually, make_syphon, park
 
@@ -78,7 +79,7 @@ async def test_keyed_messages_to_one_destination_wait_for_the_send_before_them(
         sends.release.set()
         await eventually(lambda: syphon.stats.moved == 2)
         stop.set()
-        await asyncio.wait_for(running, 10)
+        await asyncio.wait_for(running, guard(10))
     assert [b"".join(m.body) for m in carts.active_messages()] == [b"first", b"second"]
     assert backlog_depth(world) == 0
 
@@ -100,7 +101,7 @@ async def test_unkeyed_messages_to_one_destination_are_sent_side_by_side(
         sends.release.set()
         await eventually(lambda: syphon.stats.moved == 2)
         stop.set()
-        await asyncio.wait_for(running, 10)
+        await asyncio.wait_for(running, guard(10))
     assert bodies(orders) == [b"a", b"b"]
 
 
@@ -130,7 +131,7 @@ async def test_a_halted_pump_leaves_a_backing_off_destination_locked_instead_of_
     }
     async with make_syphon(world, **options) as syphon:
         running = asyncio.create_task(syphon.run(stop))
-        await asyncio.wait_for(running, 10)  # not 40 s
+        await asyncio.wait_for(running, guard(10))  # not 40 s
         assert syphon.stats.left_locked == 2
         assert syphon.stats.moved == 0 and syphon.stats.dead_lettered == 0
     assert backlog_depth(world) == 2  # redelivered when their locks lapse
@@ -241,7 +242,7 @@ async def test_a_failed_receive_waits_out_its_queue_s_back_off_before_the_next(
             await asyncio.sleep(0.01)
         assert receives == 1 and syphon.stats.moved == 0  # waiting out the queue's 60 s back-off
         stop.set()
-        await asyncio.wait_for(running, 10)  # the wait is cut short by the stop
+        await asyncio.wait_for(running, guard(10))  # the wait is cut short by the stop
     assert syphon.stats.errors["ServiceBusServerBusyError"] == 1
     assert orders.active_messages() == []
     assert backlog_depth(world) == 1
@@ -281,7 +282,7 @@ async def test_a_queue_busy_again_after_its_extra_receiver_closed_gets_one_again
         await eventually(lambda: syphon.stats.moved == 120)
         assert opened > quiet  # busy again: a new extra receiver
         stop.set()
-        await asyncio.wait_for(running, 10)
+        await asyncio.wait_for(running, guard(10))
     assert len(orders.active_messages()) == 120
 
 

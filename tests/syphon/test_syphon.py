@@ -12,6 +12,7 @@ from azure.servicebus import ServiceBusMessage
 from pairedbus import contract
 from pairedbus.testing import aio_client
 from pairedbus.testing.world import ServiceBusWorld
+from tests.load import guard
 
 from .helpers import (
     PRIMARY,
@@ -98,7 +99,7 @@ async def test_run_moves_messages_and_stops_gracefully_with_nothing_unsettled(wo
         await park("orders", ServiceBusMessage(b"b"), backlog=1)
         await eventually(lambda: syphon.stats.moved == 2)
         stop.set()
-        await asyncio.wait_for(running, 10)
+        await asyncio.wait_for(running, guard(10))
         assert syphon.in_flight == 0
 
     assert bodies(orders) == [b"a", b"b"]
@@ -126,13 +127,13 @@ async def test_run_finishes_a_send_in_flight_before_returning_on_stop(
     async with make_syphon(world) as syphon:
         running = asyncio.create_task(syphon.run(stop))
         await park("orders", ServiceBusMessage(b"in flight"))
-        await asyncio.wait_for(sending.wait(), 10)
+        await asyncio.wait_for(sending.wait(), guard(10))
         stop.set()
         for _ in range(20):
             await asyncio.sleep(0)
         assert not running.done()  # it waits for the send it started
         release.set()
-        await asyncio.wait_for(running, 10)
+        await asyncio.wait_for(running, guard(10))
         assert syphon.stats.moved == 1
 
     assert bodies(orders) == [b"in flight"]
@@ -152,7 +153,7 @@ async def test_run_serves_a_backlog_queue_created_after_it_started(world: Servic
         await park("orders", ServiceBusMessage(b"late"), backlog=5)
         await eventually(lambda: syphon.stats.moved == 1)
         stop.set()
-        await asyncio.wait_for(running, 10)
+        await asyncio.wait_for(running, guard(10))
 
     assert bodies(orders) == [b"late"]
 
@@ -177,7 +178,7 @@ async def test_run_uses_the_long_poll_on_every_backlog_queue(
         running = asyncio.create_task(syphon.run(stop))
         await eventually(lambda: len(waits) == 2)
         stop.set()
-        await asyncio.wait_for(running, 10)
+        await asyncio.wait_for(running, guard(10))
 
     assert waits == [contract.SYPHON_LONG_POLL.total_seconds()] * 2
 
@@ -219,7 +220,7 @@ async def test_idle_long_polls_do_not_starve_other_backlog_queues_of_in_flight_s
         await park("orders", ServiceBusMessage(b"last queue"), backlog=9)
         await eventually(lambda: syphon.stats.moved == 1)
         stop.set()
-        await asyncio.wait_for(running, 10)
+        await asyncio.wait_for(running, guard(10))
 
     assert bodies(orders) == [b"last queue"]
 
@@ -249,7 +250,7 @@ async def test_a_failed_listing_is_retried_with_back_off_not_after_the_relist_in
         running = asyncio.create_task(syphon.run(stop))
         await eventually(lambda: syphon.stats.moved == 1)  # would take an hour without the retry
         stop.set()
-        await asyncio.wait_for(running, 10)
+        await asyncio.wait_for(running, guard(10))
 
     assert calls == 2
     assert bodies(orders) == [b"parked"]
@@ -269,7 +270,7 @@ async def test_two_syphons_compete_on_one_backlog_with_nothing_lost_and_nothing_
         runs = [asyncio.create_task(s.run(stop)) for s in (first, second)]
         await eventually(lambda: first.stats.moved + second.stats.moved >= len(sent))
         stop.set()
-        await asyncio.wait_for(asyncio.gather(*runs), 10)
+        await asyncio.wait_for(asyncio.gather(*runs), guard(10))
         assert first.stats.moved > 0 and second.stats.moved > 0  # both took part
         assert first.stats.moved + second.stats.moved == len(sent)
     delivered = [m.message_id for m in orders.active_messages()]
@@ -293,7 +294,7 @@ async def test_two_syphons_losing_locks_after_their_sends_still_deliver_each_mes
         runs = [asyncio.create_task(s.run(stop)) for s in (first, second)]
         await eventually(lambda: backlog_depth(world) == 0 and first.in_flight + second.in_flight == 0)
         stop.set()
-        await asyncio.wait_for(asyncio.gather(*runs), 10)
+        await asyncio.wait_for(asyncio.gather(*runs), guard(10))
     assert sorted(m.message_id for m in orders.active_messages()) == sorted(sent)  # 0 lost, 0 duplicated
     assert orders.counts.duplicates_dropped == 25
 
@@ -333,7 +334,7 @@ async def test_a_listed_message_held_by_another_receiver_keeps_the_drain_listing
                     await asyncio.sleep(0.01)
                 assert not drain.done()
                 await elsewhere.abandon_message(held)
-                stats = await asyncio.wait_for(drain, 10)
+                stats = await asyncio.wait_for(drain, guard(10))
 
     assert stats.moved == 3 and len(orders.active_messages()) == 3
     assert stats.backlog_depth == {names[0]: 0}
@@ -441,7 +442,7 @@ async def test_given_the_backlog_queue_count_drain_opens_the_named_receivers_bef
         await eventually(lambda: {name for name, _, _ in gate.opened} == set(names))
         assert not gate.returned and not gate.received  # opened while the listing ran; no receive sized blind
         gate.release()
-        stats = await asyncio.wait_for(drain, 10)
+        stats = await asyncio.wait_for(drain, guard(10))
 
     # Each queue's first receive came on the receiver opened ahead: no open after the listing.
     ahead = {receiver for _, receiver, returned in gate.opened if not returned}
@@ -466,7 +467,7 @@ async def test_receivers_opened_ahead_are_as_many_as_the_pumps_receives_warrant_
         drain = asyncio.create_task(syphon.drain())
         await eventually(lambda: len(gate.opened) == 40)
         gate.release()
-        stats = await asyncio.wait_for(drain, 10)
+        stats = await asyncio.wait_for(drain, guard(10))
 
     assert sorted(name for name, _, returned in gate.opened if not returned) == sorted(names * 4)
     assert stats.moved == 10 and len(orders.active_messages()) == 10
@@ -486,7 +487,7 @@ async def test_without_the_count_drain_opens_no_receiver_before_the_listing_retu
             await asyncio.sleep(0.005)
         assert not gate.opened  # it knows no names before the listing
         gate.release()
-        stats = await asyncio.wait_for(drain, 10)
+        stats = await asyncio.wait_for(drain, guard(10))
 
     assert all(returned for _, _, returned in gate.opened)
     assert stats.moved == 5 and len(orders.active_messages()) == 5
@@ -513,7 +514,7 @@ async def test_a_named_backlog_queue_that_does_not_exist_is_not_served_and_is_no
     listing = mocker.spy(backlog_directory.DataPlaneDirectory, "list_queues")
 
     async with make_syphon(world, backlog_queue_count=3, receivers_per_queue=2) as syphon:
-        stats = await asyncio.wait_for(syphon.drain(), 10)
+        stats = await asyncio.wait_for(syphon.drain(), guard(10))
 
     assert stats.moved == 30 and len(orders.active_messages()) == 30
     assert stats.errors == {}  # the missing queue's failed open is not the syphon's error

@@ -11,6 +11,7 @@ import pytest
 from azure.servicebus.exceptions import MessagingEntityNotFoundError, ServiceBusError
 
 from pairedbus.syphon.warm_receivers import WarmReceivers
+from tests.load import guard
 
 
 class _Receiver:
@@ -95,7 +96,7 @@ async def test_halting_ends_the_wait_for_opens_and_closes_the_receivers_still_op
     assert not ready.done()
 
     halt.set()
-    await asyncio.wait_for(ready, 1)
+    await asyncio.wait_for(ready, guard(1))
 
     assert client.made[0].closed and client.opens[0].cancelled()
 
@@ -105,7 +106,7 @@ async def test_an_open_that_outlasts_the_timeout_is_given_up() -> None:
     warm = WarmReceivers(client, timeout=0.01)
     warm.open(["q/0"], 1, prefetch_count=0)
 
-    await asyncio.wait_for(warm.ready("q/0", halt=asyncio.Event()), 1)
+    await asyncio.wait_for(warm.ready("q/0", halt=asyncio.Event()), guard(1))
 
     assert client.made[0].closed
     assert warm.get_queue_receiver("q/0", prefetch_count=0) is not client.made[0]

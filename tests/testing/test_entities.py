@@ -12,6 +12,7 @@ from azure.servicebus.aio import ServiceBusClient
 from azure.servicebus.exceptions import MessageNotFoundError, MessagingEntityNotFoundError, ServiceBusQuotaExceededError
 
 from pairedbus.testing import DEAD_LETTER_REASON_MAX_DELIVERY, DEAD_LETTER_REASON_TTL, Namespace, ServiceBusWorld
+from tests.load import guard
 
 from .conftest import body
 
@@ -141,7 +142,7 @@ async def test_deleting_a_queue_fails_its_waiting_receivers(ns: Namespace, clien
         await asyncio.sleep(0)
         ns.delete("q")
         with pytest.raises(MessagingEntityNotFoundError):
-            await asyncio.wait_for(waiting, timeout=5)
+            await asyncio.wait_for(waiting, guard(5))
         ns.create_queue("q")
         with pytest.raises(MessagingEntityNotFoundError):
             await receiver.receive_messages(max_wait_time=0.01)

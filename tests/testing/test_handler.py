@@ -12,6 +12,7 @@ from azure.servicebus.exceptions import OperationTimeoutError
 from pytest_mock import MockerFixture
 
 from pairedbus.testing import Namespace, ServiceBusWorld
+from pairedbus.testing.world import _ROUND_TRIP_WINDOW
 
 from .conftest import FQDN, Credential
 
@@ -50,20 +51,35 @@ async def test_round_trips_ending_within_one_millisecond_share_one_timer_and_non
     world: ServiceBusWorld, mocker: MockerFixture
 ) -> None:
     # What the link model does to a gather of completes: each round trip a few µs longer than the one
-    # before (its frame queued behind theirs), each its own timer before, some 5 timers of 1 ms now.
+    # before (its frame queued behind theirs), each its own timer before, one timer per millisecond now.
+    # The loop's clock stands still while the 100 round trips start, so that they all start at one instant
+    # however long the loop takes to start them (on a busy machine, long enough to spread their ends over
+    # more milliseconds): their ends are then exactly the latencies after it.
     loop = asyncio.get_running_loop()
     call_later = mocker.spy(loop, "call_later")
     latencies = [0.02 + i * 50e-6 for i in range(100)]
     ended: list[float] = []
+    waiting: list[float] = []
+    start = loop.time()
 
     async def one(latency: float) -> None:
         started = loop.time()
+        waiting.append(latency)
         await world.round_trip(latency)
         ended.append(loop.time() - started - latency)
 
-    await asyncio.gather(*(one(latency) for latency in latencies))
+    loop.time = lambda: start  # type: ignore[method-assign]
+    try:
+        trips = [asyncio.ensure_future(one(latency)) for latency in latencies]
+        await asyncio.sleep(0)  # one turn of the loop runs each to its round trip's future
+        assert len(waiting) == len(latencies)
+    finally:
+        del loop.time  # the loop's own clock again
+    await asyncio.gather(*trips)
     timers = [c for c in call_later.call_args_list if c.args[1].__name__ == "_wake_all"]
-    assert 1 <= len(timers) <= 7
+    # One timer for each millisecond window the 100 ends fall in (4.95 ms of ends: 5 or 6 windows).
+    windows = {int((start + latency) / _ROUND_TRIP_WINDOW) for latency in latencies}
+    assert len(timers) == len(windows) <= 6
     assert len(ended) == 100 and min(ended) >= 0
 
 

@@ -12,6 +12,7 @@ from azure.servicebus.aio import AutoLockRenewer, ServiceBusClient
 from azure.servicebus.exceptions import MessageAlreadySettled, MessageLockLostError
 
 from pairedbus.testing import Namespace, ServiceBusWorld
+from tests.load import guard
 
 from .conftest import FQDN, Credential, body
 
@@ -32,7 +33,7 @@ async def test_waiting_receiver_is_woken_by_a_send(ns: Namespace, client: Servic
         await asyncio.sleep(0)
         assert not waiting.done()
         await sender.send_messages(ServiceBusMessage(b"wake"))
-        [got] = await asyncio.wait_for(waiting, timeout=5)
+        [got] = await asyncio.wait_for(waiting, guard(5))
     assert body(got) == b"wake"
 
 
@@ -47,7 +48,7 @@ async def test_empty_receive_ends_when_the_frozen_clock_passes_max_wait_time(
         await asyncio.sleep(0)
         assert not waiting.done()
         world.clock.advance(1)
-        assert await asyncio.wait_for(waiting, timeout=5) == []
+        assert await asyncio.wait_for(waiting, guard(5)) == []
 
 
 async def test_renew_message_lock_extends_the_lock(

@@ -17,6 +17,7 @@ from azure.servicebus.exceptions import (
 )
 
 from pairedbus.testing import Namespace, ServiceBusWorld
+from tests.load import guard
 
 
 async def test_session_receiver_gets_only_its_session_in_order(ns: Namespace, client: ServiceBusClient) -> None:
@@ -51,7 +52,7 @@ async def test_no_available_session_times_out(ns: Namespace, client: ServiceBusC
     await asyncio.sleep(0)
     world.clock.advance(5)
     with pytest.raises(OperationTimeoutError):
-        await asyncio.wait_for(opening, timeout=5)
+        await asyncio.wait_for(opening, guard(5))
 
 
 async def test_session_lock_expiry_raises_session_lock_lost_and_releases_messages(

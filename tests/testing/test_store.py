@@ -12,6 +12,7 @@ from azure.servicebus.aio import ServiceBusClient
 from azure.servicebus.exceptions import MessageLockLostError
 
 from pairedbus.testing import DEAD_LETTER_REASON_MAX_DELIVERY, Namespace, ServiceBusWorld
+from tests.load import guard
 
 from .conftest import body
 
@@ -112,7 +113,7 @@ async def test_waiting_receiver_wakes_when_a_schedule_comes_due(
         waiting = asyncio.create_task(receiver.receive_messages(max_wait_time=60))
         await asyncio.sleep(0)
         world.clock.advance(30)
-        [got] = await asyncio.wait_for(waiting, timeout=5)
+        [got] = await asyncio.wait_for(waiting, guard(5))
     assert body(got) == b"later"
 
 

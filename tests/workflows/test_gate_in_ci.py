@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.load import guard
 from tests.workflows.test_workflows import DEPLOY, PREVIEW, STACKS, environment_of, load, pulumi_step, steps_using
 
 REPO = Path(__file__).resolve().parents[2]
@@ -149,7 +150,7 @@ def _run_ci_gate(tmp_path: Path, state: Path, *flags: str) -> tuple[int, str, st
         "GITHUB_STEP_SUMMARY": str(summary),
     }
     result = subprocess.run(
-        [str(CI_GATE), "dev", *flags], capture_output=True, text=True, env=env, timeout=300, check=False
+        [str(CI_GATE), "dev", *flags], capture_output=True, text=True, env=env, timeout=guard(300), check=False
     )
     return result.returncode, result.stdout, summary.read_text() if summary.exists() else ""
 

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.load import guard
+
 WORKFLOWS = Path(__file__).resolve().parents[2] / ".github" / "workflows"
 PREVIEW = WORKFLOWS / "preview.yml"
 DEPLOY = WORKFLOWS / "deploy.yml"
@@ -70,7 +72,7 @@ def test_workflow_is_valid_against_the_github_workflow_schema(path):
         [str(check_jsonschema()), "--builtin-schema", "vendor.github-workflows", str(path)],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=guard(120),
     )
     assert result.returncode == 0, result.stdout + result.stderr
 
@@ -82,7 +84,7 @@ def test_schema_lint_rejects_a_broken_workflow(tmp_path):
         [str(check_jsonschema()), "--builtin-schema", "vendor.github-workflows", str(broken)],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=guard(120),
     )
     assert result.returncode != 0
 

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.load import guard
+
 RUNNER = Path(__file__).with_name("run_sample.py")
 VERSION = importlib.metadata.version("azure-servicebus")
 #: Default wall-clock limit of one sample (the slowest ordinary sample waits about 25 s in
@@ -93,7 +95,7 @@ def _download(target: Path, samples: Path) -> None:
             "-d",
             tmp,
         ]
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=guard(300))
         archives = list(Path(tmp).glob("*.tar.gz"))
         if done.returncode != 0 or not archives:
             raise RuntimeError(
@@ -153,7 +155,7 @@ def run(path: Path) -> Outcome:
         text=True,
     )
     try:
-        output, _ = proc.communicate(timeout=limit)
+        output, _ = proc.communicate(timeout=guard(limit))
         code: int | None = proc.returncode
     except subprocess.TimeoutExpired:
         proc.kill()
