@@ -8,7 +8,7 @@ import itertools
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pairedbus import contract
 from pairedbus.testing.errors import entity_disabled, entity_full, make_error, no_partition_available
@@ -26,8 +26,8 @@ from pairedbus.testing.store import (
     partition_of,
 )
 
-if TYPE_CHECKING:  # world.py builds the entities of its namespaces
-    from pairedbus.testing.world import Namespace
+#: world.Namespace, which imports this module: named, not imported, so the imports point one way.
+Namespace = Any
 
 __all__ = [
     "DEAD_LETTER_REASON_MAX_DELIVERY",
@@ -148,7 +148,7 @@ class ReceivableEntity(Entity):
     # --- introspection for tests -------------------------------------------------------------
 
     def now(self) -> float:
-        return self.namespace.world.clock.time()
+        return float(self.namespace.world.clock.time())
 
     def active_messages(self) -> list[Any]:
         return [FakeReceivedMessage(r, None, settled=True, peeked=True) for r in self.store.queued_records(self.now())]
@@ -308,7 +308,7 @@ def _partition_count(namespace: Namespace, settings: EntitySettings) -> int:
         return 1
     if namespace.sku == contract.SKU_PREMIUM:
         if namespace.messaging_partitions >= contract.MIN_PREMIUM_PARTITIONS_FOR_ENTITIES:
-            return namespace.messaging_partitions
+            return int(namespace.messaging_partitions)
         return contract.PARTITIONS_PER_ENTITY[contract.SKU_PREMIUM]
     return contract.PARTITIONS_PER_ENTITY[contract.SKU_STANDARD]
 

@@ -85,8 +85,9 @@ class SessionCore:
 class ServiceBusSession(SessionCore, _RealSession):
     """Fake `azure.servicebus.aio.ServiceBusSession`."""
 
-    async def get_state(self, *, timeout: float | None = None, **kwargs: Any) -> bytes | None:  # type: ignore[override]  # the SDK annotates bytes, yet returns None for a session without state, as the service does
-        return await self._get_state()
+    async def get_state(self, *, timeout: float | None = None, **kwargs: Any) -> bytes:
+        # The SDK annotates bytes, yet returns None for a session without state, as the service does.
+        return await self._get_state()  # type: ignore[return-value]  # None, as the SDK returns it
 
     async def set_state(
         self, state: str | bytes | bytearray | None, *, timeout: float | None = None, **kwargs: Any
@@ -100,8 +101,9 @@ class ServiceBusSession(SessionCore, _RealSession):
 class SyncServiceBusSession(SessionCore, _RealSyncSession):
     """Fake `azure.servicebus.ServiceBusSession`."""
 
-    def get_state(self, *, timeout: float | None = None, **kwargs: Any) -> bytes | None:  # type: ignore[override]  # the SDK annotates bytes, yet returns None for a session without state, as the service does
-        return run(self._get_state())
+    def get_state(self, *, timeout: float | None = None, **kwargs: Any) -> bytes:
+        # The SDK annotates bytes, yet returns None for a session without state, as the service does.
+        return run(self._get_state())  # type: ignore[return-value]  # None, as the SDK returns it
 
     def set_state(self, state: str | bytes | bytearray | None, *, timeout: float | None = None, **kwargs: Any) -> Any:
         run(self._set_state(state))

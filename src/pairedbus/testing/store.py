@@ -16,7 +16,7 @@ import random
 import zlib
 from collections import deque
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pairedbus.testing.content import (
     STATE_ACTIVE,
@@ -26,9 +26,6 @@ from pairedbus.testing.content import (
 )
 from pairedbus.testing.errors import deferred_message_not_found, lock_lost
 from pairedbus.testing.sessions import SessionLock, Sessions
-
-if TYPE_CHECKING:  # entities.py builds the stores of its entities
-    from pairedbus.testing.entities import ReceivableEntity
 
 __all__ = [
     "DEAD_LETTER_REASON_MAX_DELIVERY",
@@ -84,7 +81,7 @@ NOTHING_DOWN: frozenset[int] = frozenset()
 class MessageStore:
     """The messages of one queue or subscription, or of its dead-letter sub-queue."""
 
-    def __init__(self, entity: ReceivableEntity, *, dead_letter: bool) -> None:
+    def __init__(self, entity: Any, *, dead_letter: bool) -> None:  # a ReceivableEntity (it imports this module)
         self.entity = entity
         self.is_dead_letter = dead_letter
         self.available: deque[Record] = deque()
@@ -368,7 +365,7 @@ class MessageStore:
         self._release_many([rec])
 
     def renew(self, rec: Record, now: float) -> float:
-        until = now + self.entity.settings.lock_seconds
+        until: float = now + self.entity.settings.lock_seconds
         rec.locked_until = until
         self.locked.append((until, rec, rec.lock_token))
         return until
