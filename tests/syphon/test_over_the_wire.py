@@ -46,6 +46,12 @@ def _endpoints(brokers: EmulatorProcess) -> tuple[NamespaceEndpoint, NamespaceEn
     )
 
 
+def _syphon(brokers: EmulatorProcess, **options: object) -> Syphon:
+    """A syphon on the brokers' connection strings, serving the pair's backlog queues."""
+    primary, secondary = _endpoints(brokers)
+    return Syphon(primary=primary, secondary=secondary, credential=None, backlog_queue_count=COUNT, **options)
+
+
 async def _park(brokers: EmulatorProcess, count: int) -> None:
     """The sender parks `count` messages while the primary refuses connections."""
     primary, secondary = _endpoints(brokers)
@@ -71,8 +77,7 @@ def _backlog_total(brokers: EmulatorProcess) -> int:
 async def test_the_syphon_moves_every_parked_message_home_once(brokers: EmulatorProcess) -> None:
     await _park(brokers, 20)
     assert _backlog_total(brokers) == 20
-    primary, secondary = _endpoints(brokers)
-    async with Syphon(primary=primary, secondary=secondary, credential=None, backlog_queue_count=COUNT) as syphon:
+    async with _syphon(brokers) as syphon:
         stats = await asyncio.wait_for(syphon.drain(), guard(120))
     home = brokers.queue("primary", "orders")["active"]
     assert sorted(m["message_id"] for m in home) == sorted(f"m{i}" for i in range(20))
@@ -87,7 +92,6 @@ async def test_a_dropped_secondary_connection_loses_the_locks_and_nothing_else(b
     come back when the 5 s lock expires) and they are moved later; duplicate detection on the
     destination drops a second copy of any whose send had already succeeded."""
     await _park(brokers, 200)
-    primary, secondary = _endpoints(brokers)
 
     dropped: list[int] = []
 
@@ -102,11 +106,8 @@ async def test_a_dropped_secondary_connection_loses_the_locks_and_nothing_else(b
 
     for _ in range(3):  # a faulted syphon is started again, as its host does
         try:
-            async with Syphon(
-                primary=primary,
-                secondary=secondary,
-                credential=None,
-                backlog_queue_count=COUNT,
+            async with _syphon(
+                brokers,
                 close_fault_grace=timedelta(seconds=1),
             ) as syphon:
                 cutter = asyncio.ensure_future(cut_once_moving())
@@ -133,15 +134,11 @@ async def test_a_primary_that_goes_down_faults_the_syphon_by_the_close_fault_rul
     from pairedbus.syphon import SyphonFaulted
 
     await _park(brokers, 30)
-    primary, secondary = _endpoints(brokers)
     brokers.faults("primary", down=True)
     stop = asyncio.Event()
     with pytest.raises(SyphonFaulted) as caught:
-        async with Syphon(
-            primary=primary,
-            secondary=secondary,
-            credential=None,
-            backlog_queue_count=COUNT,
+        async with _syphon(
+            brokers,
             close_fault_grace=timedelta(seconds=1),
             client_kwargs={"retry_total": 1, "retry_backoff_factor": 0.2},
         ) as syphon:
@@ -149,7 +146,7 @@ async def test_a_primary_that_goes_down_faults_the_syphon_by_the_close_fault_rul
     assert "primary" in str(caught.value)
     brokers.heal("primary")
     await asyncio.sleep(6)  # the faulted syphon's locks (5 s) run out
-    async with Syphon(primary=primary, secondary=secondary, credential=None, backlog_queue_count=COUNT) as syphon:
+    async with _syphon(brokers) as syphon:
         await asyncio.wait_for(syphon.drain(), 120)
     assert sorted(m["message_id"] for m in brokers.queue("primary", "orders")["active"]) == sorted(
         f"m{i}" for i in range(30)
@@ -178,18 +175,13 @@ async def _park_across(brokers: EmulatorProcess, count: int) -> None:
 async def test_short_receives_on_empty_queues_end_and_one_destination_opens_once(
     brokers: EmulatorProcess, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """Two fixes the wire found. A receive that ends with no message drains its credit, and the
-    broker must answer a drain even when no credit is left (the syphon's 100 ms receives hung
-    until their guard fired: this drain timed out at 60 s). And every backlog queue's pump opens the
-    sender of the same destination: the SDK's aio sender cannot be opened by two tasks at once
-    (the second raised AttributeError and every pump backed off)."""
+    """Short receives on queues that run empty (each ends in a drain of its credit), and every
+    backlog queue's pump opening the sender of the same destination: the SDK's aio sender cannot
+    be opened by two tasks at once (the second raised AttributeError and every pump backed off;
+    this test fails on that code)."""
     await _park_across(brokers, 200)
-    primary, secondary = _endpoints(brokers)
-    async with Syphon(
-        primary=primary,
-        secondary=secondary,
-        credential=None,
-        backlog_queue_count=COUNT,
+    async with _syphon(
+        brokers,
         drain_wait=timedelta(milliseconds=100),
     ) as syphon:
         stats = await asyncio.wait_for(syphon.drain(), 60)  # a hang guard: it took 6-7 s here
