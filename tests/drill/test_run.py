@@ -130,3 +130,33 @@ def test_the_harshest_faults_on_sessions_alone_settle_with_the_drills_backlog_lo
     assert report.settled and not report.timed_out, report.problems()
     assert report.ok, report.problems()
     assert report.lost == report.duplicates == report.not_yet_delivered == 0
+
+
+async def test_a_cancellation_during_a_syphon_kill_reaches_the_drill(monkeypatch):
+    # The drill's --timeout cancels its sending phase; when that came while a syphon was being
+    # killed, the kill swallowed it (awaiting the killed task under suppress(CancelledError)) and
+    # the drill sent all 3,000 of 3,000 messages past its bound (seen in CI).
+    import asyncio
+
+    from pairedbus.drill.run import RestartingSyphon
+
+    slow_to_die = asyncio.Event()
+
+    async def dies_slowly(self: RestartingSyphon, stop: asyncio.Event) -> None:
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await slow_to_die.wait()  # still cleaning up when the caller is cancelled
+
+    monkeypatch.setattr(RestartingSyphon, "_run", dies_slowly)
+    syphon = RestartingSyphon(credential=None)
+    syphon.start()
+    await asyncio.sleep(0)
+    killing = asyncio.create_task(syphon.kill())
+    await asyncio.sleep(0.01)
+    killing.cancel()
+    slow_to_die.set()
+    with pytest.raises(asyncio.CancelledError):
+        await killing
+    assert syphon.kills == 0  # cut short: no new syphon was started
+    await syphon.stop(grace=0.1)

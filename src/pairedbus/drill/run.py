@@ -514,8 +514,7 @@ class RestartingSyphon:
     async def kill(self) -> None:
         assert self._task is not None
         self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await self._task
+        await _finished(self._task)
         self.kills += 1
         self.start()
 
@@ -527,9 +526,17 @@ class RestartingSyphon:
         done, _ = await asyncio.wait({self._task}, timeout=grace)
         if not done:
             self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await self._task
+        await _finished(self._task)
         self._task = None
+
+
+async def _finished(task: asyncio.Task[None]) -> None:
+    """Wait for `task` to end, its own cancellation or error swallowed but never the caller's: awaiting
+    the task under `suppress(CancelledError)` also swallowed a cancellation of the caller (the
+    `--timeout` that came during a syphon kill was lost, and the drill sent everything)."""
+    await asyncio.wait({task})
+    if not task.cancelled():
+        task.exception()  # retrieved: a syphon that died with an error was already counted
 
 
 # --- settling and the audit ----------------------------------------------------------------
