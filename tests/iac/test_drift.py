@@ -221,3 +221,17 @@ def test_sign_in_failure_is_a_one_line_user_error(admin, capsys):
 def test_bad_flags_are_user_errors_naming_the_flag(admin, capsys, flags, named):
     assert main(["drift", *flags]) == 2
     assert named in capsys.readouterr().err
+
+
+def test_values_print_as_the_table_writes_them_iso_durations_and_enum_values(admin, capsys):
+    # Issue 36: drift printed `0:00:30` beside `PT1M` and `MessagingSku.STANDARD` for the tier.
+    from azure.servicebus.management import MessagingSku
+
+    _cls, client = admin
+    client.get_namespace_properties.return_value = namespace(MessagingSku.STANDARD)
+    client.list_queues.return_value = backlog(10, q3={"lock_duration": timedelta(seconds=30)})
+    assert run_drift() == 1
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].startswith(f"{SECONDARY} (Standard): 10 backlog queues expected")
+    assert f"backlog queue {contract.backlog_queue_name(PRIMARY, 3)}: lockDuration expected 'PT1M', got 'PT30S'" in out
+    assert "0:00:30" not in out and "MessagingSku" not in out

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, Protocol
 
 from azure.core.exceptions import HttpResponseError
@@ -95,6 +96,11 @@ class DriftReport:
         }
 
 
+def _plain(value: object) -> str:
+    """An SDK enum by its value (`Standard`; `str()` of the enum says `MessagingSku.STANDARD`)."""
+    return str(value.value) if isinstance(value, Enum) else str(value)
+
+
 def _index_order(name: str) -> tuple[int, str]:
     parsed = contract.parse_backlog_queue_name(name)
     return (parsed[1], name) if parsed else (contract.INT32_MAX, name)
@@ -105,7 +111,7 @@ def detect_drift(client: AdministrationClient, *, secondary: str, primary_name: 
     try:
         ns = client.get_namespace_properties()
         namespace: dict[str, object] | None = {"name": ns.name, "sku": ns.messaging_sku}
-        sku = str(ns.messaging_sku) if ns.messaging_sku else None
+        sku = _plain(ns.messaging_sku) if ns.messaging_sku else None
     except HttpResponseError as exc:
         # The tier only sharpens the partition-aware size comparison; the queues still tell drift.
         namespace, sku = None, None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
+from enum import Enum
 from typing import Final
 
 from pairedbus import contract, durations
@@ -24,8 +25,12 @@ ABSENT: Final = "<absent>"
 
 
 def _show(value: object) -> str:
+    """A live value as the table writes its own: durations in ISO 8601 (`'PT30S'` beside the
+    table's `'PT1M'`, not `0:00:30`), an SDK enum as its value (not `MessagingSku.STANDARD`)."""
     if isinstance(value, timedelta):
-        return f"{value} ({durations.duration_ticks(value)} ticks)"
+        return repr(durations.iso_duration(value))
+    if isinstance(value, Enum):
+        return repr(value.value)
     return repr(value)
 
 
