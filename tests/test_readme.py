@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 import textwrap
 from pathlib import Path
@@ -156,3 +157,20 @@ def test_the_comparison_answers_side_by_side_with_microsoft_sources() -> None:
     ):
         assert url in section
     assert "Premium only [1]" in section and "Premium only [2]" in section and "per GB" in section
+
+
+def test_the_layout_names_every_entry_of_the_package_and_nothing_else() -> None:
+    # Issue 37 item 5: the layout section omitted pairing/ (and later cli, entity_limits, __main__).
+    section = README.read_text(encoding="utf-8").split("## Layout", 1)[1]
+    block = section.split("```\n", 2)[1]
+    listed = set()
+    for line in block.splitlines():
+        if line.startswith("  ") and not line.startswith("   "):  # an entry of src/pairedbus/
+            listed |= set(itertools.takewhile(lambda word: word.endswith(("/", ".py")), line.split()))
+    package = README.parent / "src" / "pairedbus"
+    present = {
+        f"{entry.name}/" if entry.is_dir() else entry.name
+        for entry in package.iterdir()
+        if (entry.is_dir() and (entry / "__init__.py").exists()) or (entry.suffix == ".py" and entry.name != "__init__.py")
+    }
+    assert listed == present, (sorted(present - listed), sorted(listed - present))
