@@ -171,6 +171,7 @@ def test_the_layout_names_every_entry_of_the_package_and_nothing_else() -> None:
     present = {
         f"{entry.name}/" if entry.is_dir() else entry.name
         for entry in package.iterdir()
-        if (entry.is_dir() and (entry / "__init__.py").exists()) or (entry.suffix == ".py" and entry.name != "__init__.py")
+        if (entry.is_dir() and (entry / "__init__.py").exists())
+        or (entry.suffix == ".py" and entry.name != "__init__.py")
     }
     assert listed == present, (sorted(present - listed), sorted(listed - present))

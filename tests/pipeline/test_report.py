@@ -1,5 +1,6 @@
 """report.html in a real headless browser: it loads offline, logs no error, draws every chart,
-lets no series hide another and does not scroll sideways at 800 px (issue 14, item 4)."""
+lets no series hide another and does not scroll sideways at 800 px (issue 14, item 4); at 1280 px
+every table fits the page (issue 36, item 5). Values are text, never markup; headers are for people."""
 
 from __future__ import annotations
 
@@ -66,6 +67,29 @@ def summary() -> AuditSummary:
     )  # fmt: skip
 
 
+def test_values_are_text_never_markup_and_headers_are_for_people() -> None:
+    hostile = written()
+    hostile.violations[0]["entity"] = "<script>alert(1)</script>"
+    hostile.violations[1]["actual"] = '"><img src=x onerror=alert(1)>'
+    html = render(summary(), hostile)
+    assert "<script>alert(1)" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "<img src=x" not in html and "&#34;&gt;&lt;img src=x onerror=alert(1)&gt;" in html
+    assert '<th class="">Monthly projection (USD)</th>' in html and "monthly_projection_usd" not in html
+    assert '<th class="">Secondary base (USD)</th>' in html
+    assert "Estimate, billed, effective." in html and "as of 2024-09-01" in html
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [(None, ""), (1234567, "1,234,567"), (1.643, "1.643"), (1.5, "1.50"), (0.0023, "0.0023"), (2.0, "2.00"),
+     (12345.678912, "12,345.6789"), (True, "true"), ("x", "x")],
+)  # fmt: skip
+def test_cells_show_amounts_to_the_cent_or_the_decimals_that_matter(value: object, shown: str) -> None:
+    from pairedbus.pipeline.report import cell
+
+    assert cell(value) == shown
+
+
 def test_report_is_self_contained_html() -> None:
     html = render(summary(), written())
     assert "<script src" not in html and "<link" not in html and "cdn." not in html.split("</script>", 1)[1]
@@ -106,4 +130,15 @@ def test_report_draws_every_chart_in_a_headless_browser_without_errors(tmp_path:
         # Readable at 800 px: the page does not scroll sideways, wide tables scroll in their box.
         assert page.evaluate("document.documentElement.scrollWidth") <= 800
         assert page.evaluate("[...document.querySelectorAll('.scroll')].some(s => s.scrollWidth > s.clientWidth)")
+        # At 1280 px every table is inside the page (issue 36: totals, differences and severities
+        # were cut off): none scrolls in its box, and the page does not scroll sideways.
+        page.send("Emulation.setDeviceMetricsOverride", width=1280, height=1000, deviceScaleFactor=1, mobile=False)
+        overflowing = page.evaluate(
+            "[...document.querySelectorAll('.scroll')].filter(s => s.scrollWidth > s.clientWidth)"
+            ".map(s => s.previousElementSibling.textContent)"
+        )
+        assert overflowing == []
+        assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+        shot = page.send("Page.captureScreenshot", format="png", captureBeyondViewport=True)
+        (tmp_path / "report-1280.png").write_bytes(base64.b64decode(shot["data"]))
     assert (tmp_path / "report.png").stat().st_size > 10_000

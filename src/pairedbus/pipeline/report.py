@@ -2,14 +2,16 @@
 
 Charts never let one series hide another: grouped or stacked bars instead of overlapping lines,
 and small multiples with their own axis where magnitudes differ (Premium next to Standard).
-Wide tables scroll inside their box; the page is readable from 800 px up.
+Tables fit the page from 1280 px up (headers wrap, text cells break anywhere), and in print
+(A4 landscape); narrower, a wide table scrolls inside its box. Headers are for people (the CSVs
+keep their snake_case). The page is a Jinja2 template with autoescape on.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from html import escape
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pairedbus.pipeline.cost import COST_COLUMNS
@@ -23,10 +25,16 @@ CSS = """
 *{box-sizing:border-box}
 body{font-family:system-ui,sans-serif;margin:0 auto;padding:1em;max-width:1200px;color:#222}
 .scroll{overflow-x:auto;max-width:100%;border:1px solid #eee;margin:1em 0}
-table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:.25em .6em;text-align:right;white-space:nowrap}
-th{background:#f3f3f3;position:sticky;top:0}td.l,th.l{text-align:left}h2{margin-top:1.6em}
+table{border-collapse:collapse;font-size:.85em;font-variant-numeric:tabular-nums}
+td,th{border:1px solid #ddd;padding:.2em .4em;text-align:right;white-space:nowrap}
+th{background:#f3f3f3;position:sticky;top:0;white-space:normal;vertical-align:bottom;min-width:4.5em}
+td.l,th.l{text-align:left}td.l{white-space:normal;overflow-wrap:anywhere;min-width:7em}h2{margin-top:1.6em}
 .chart{width:100%;min-height:320px}.muted{color:#666;font-size:.9em}
-dl{display:grid;grid-template-columns:max-content 1fr;gap:.2em 1em}dt{font-weight:600}
+.note{background:#f7f7f2;border-left:3px solid #E69F00;padding:.4em .8em;font-size:.9em}
+dl{display:grid;grid-template-columns:max-content 1fr;gap:.2em 1em}dt{font-weight:600}dd{margin:0;overflow-wrap:anywhere}
+@media print{body{max-width:none;padding:0}.scroll{overflow:visible;border:0}th{position:static}
+h2{break-after:avoid}tr,.plotly-graph-div{break-inside:avoid}}
+@page{size:A4 landscape;margin:12mm}
 """
 #: Colour-blind-safe qualitative palette (Okabe-Ito).
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
@@ -141,97 +149,165 @@ def cost_per_namespace(cost: Sequence[Mapping[str, Any]]) -> Any:
     return figure
 
 
-def _table(columns: Sequence[str], rows: Sequence[Sequence[Any]], left: int = 1) -> str:
-    head = "".join(f'<th class="{"l" if i < left else ""}">{escape(c)}</th>' for i, c in enumerate(columns))
-    body = "".join(
-        "<tr>"
-        + "".join(
-            f'<td class="{"l" if i < left else ""}">{escape("" if v is None else str(v))}</td>'
-            for i, v in enumerate(row)
-        )
-        + "</tr>"
-        for row in rows
-    )
-    return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+#: Column headers a reader sees (the CSVs keep the snake_case names); any other column is
+#: humanised by `header`.
+HEADERS = {
+    "pair": "Pair",
+    "date": "Date",
+    "parked_extra_operations": "Extra operations for parked messages",
+    "ping_operations_estimate": "Ping operations (estimate)",
+    "estimate_usd": "Estimate (USD)",
+    "actual_billed": "Billed",
+    "actual_effective": "Effective (amortised)",
+    "difference_usd": "Effective − estimate (USD)",
+    "monthly_projection_usd": "Monthly projection (USD)",
+}
 
 
-def _counts(summary: AuditSummary) -> str:
+def header(column: str) -> str:
+    """`secondary_base_usd` -> `Secondary base (USD)`."""
+    if column in HEADERS:
+        return HEADERS[column]
+    text = column.removesuffix("_usd").replace("_", " ")
+    text = text[:1].upper() + text[1:]
+    return f"{text} (USD)" if column.endswith("_usd") else text
+
+
+def cell(value: Any) -> str:
+    """A value as the page shows it: thousands separated; amounts to the cent, or to four decimals
+    where a cent would hide them (0.0023 USD of logs a day)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            return str(value)
+        text = f"{value:,.4f}".rstrip("0")
+        whole, _, decimals = text.partition(".")
+        return f"{whole}.{decimals:0<2}"
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Table:
+    """One table of the page: its title, human headers, displayed cells, and how many leading
+    columns are text (left-aligned)."""
+
+    title: str
+    headers: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    left: int
+    empty: str
+
+
+def table(
+    title: str, columns: Sequence[str], records: Sequence[Mapping[str, Any]] | None, *, left: int, empty: str
+) -> Table:
+    rows = tuple(tuple(cell(r[c]) for c in columns) for r in records or ())
+    return Table(title, tuple(header(c) for c in columns), rows, left, empty)
+
+
+def headline(s: AuditSummary) -> dict[str, Any]:
+    bills = None
+    if s.actual_pairing_cost_usd is not None:
+        bills = [
+            {"currency": c, "billed": cell(b.billed), "effective": cell(b.effective)}
+            for c, b in sorted(s.bills.items())
+        ]
+    return {
+        "pairs": s.pairs,
+        "days": s.days,
+        "pairing_usd": cell(s.pairing_cost_usd),
+        "monthly_usd": cell(s.pairing_monthly_projection_usd),
+        "bills": bills,
+        "namespaces": s.namespaces,
+        "entities": s.entities,
+        "estate_usd": cell(s.estimated_cost_usd),
+        "violations": s.violations,
+        "prices_source": s.prices_source,
+        "prices_as_of": s.prices_as_of,
+        "clients": s.clients,
+        "without_price": s.namespaces_without_price,
+    }
+
+
+def inputs(s: AuditSummary) -> list[tuple[str, str]]:
     read = "; ".join(
         f"{name}: " + (", ".join(f"{n} {fmt}" for fmt, n in formats.items()) or "none")
-        for name, formats in summary.files_read.items()
+        for name, formats in s.files_read.items()
     )
-    items = [
-        ("files read", read),
-        ("files refused", str(len(summary.files_refused))),
-        ("duplicates dropped", ", ".join(f"{k}: {v}" for k, v in summary.duplicates_dropped.items())),
-        ("conflicting resources", str(summary.conflicting_resources)),
-        ("records quarantined", str(summary.quarantined)),
+    return [
+        ("Files read", read),
+        ("Files refused", str(len(s.files_refused))),
+        ("Duplicates dropped", ", ".join(f"{k}: {v}" for k, v in s.duplicates_dropped.items())),
+        ("Conflicting resources", str(s.conflicting_resources)),
+        ("Records quarantined", str(s.quarantined)),
     ]
-    return "<dl>" + "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in items) + "</dl>"
+
+
+def charts(written: Written) -> list[dict[str, Any]]:
+    """The charts the data allows, each drawn by Plotly (its own HTML, trusted: marked safe)."""
+    from markupsafe import Markup
+
+    drawn: list[tuple[str, Any, str]] = []
+    if written.pairing:
+        drawn.append(("Cost of pairing", pairing_over_time(written.pairing), "chart-pairing"))
+        drawn.append(("What pairing costs, by component", pairing_breakdown(written.pairing), "chart-breakdown"))
+    if written.attribution:
+        drawn.append(("Estimate vs actual", estimate_vs_actual(written.attribution), "chart-actual"))
+    if written.violations:
+        drawn.append(("Violations", violations_by_namespace(written.violations), "chart-violations"))
+    if written.cost:
+        drawn.append(("Cost per namespace", cost_per_namespace(written.cost), "chart-namespaces"))
+    return [{"title": title, "html": Markup(_figure_html(figure, div_id))} for title, figure, div_id in drawn]
+
+
+VIOLATION_COLUMNS = ("namespace", "entity", "rule", "property", "expected", "actual", "severity")
+CONFLICT_COLUMNS = ("kind", "namespace", "entity", "versions", "differing")
+
+
+def tables(s: AuditSummary, written: Written) -> list[Table]:
+    # pairing.csv's columns in two tables, operations then money, so that each fits the page.
+    operations = tuple(c for c in PAIRING_COLUMNS if not c.endswith("_usd"))
+    money = ("pair", "date", *(c for c in PAIRING_COLUMNS if c.endswith("_usd")))
+    found = [
+        table("Pairing per pair per day: operations", operations, written.pairing, left=4, empty="No pairs."),
+        table("Pairing per pair per day: cost", money, written.pairing, left=2, empty="No pairs."),
+    ]
+    if written.attribution is not None:  # only with --costs
+        columns = tuple(written.attribution[0]) if written.attribution else ()
+        found.append(
+            table("Estimate vs actual per pair per day", columns, written.attribution, left=4, empty="No pair-days.")
+        )
+    quarantine = [{"reason": k, "records": v} for k, v in sorted(s.quarantined_by_reason.items())]
+    refused = [{"file": k, "reason": v} for k, v in sorted(s.files_refused.items())]
+    found += [
+        table("Violations", VIOLATION_COLUMNS, written.violations, left=7, empty="None."),
+        table("Conflicting versions of one resource", CONFLICT_COLUMNS, written.conflicts, left=3, empty="None."),
+        table("Cost per namespace per day", COST_COLUMNS, written.cost, left=2, empty="No metrics."),
+        table("Quarantine", ("reason", "records"), quarantine, left=1, empty="Nothing quarantined."),
+        table("Refused files", ("file", "reason"), refused, left=2, empty="None."),
+    ]
+    return found
 
 
 def render(summary: AuditSummary, written: Written) -> str:
+    """The page, from templates/report.html.j2 with autoescape on."""
+    from jinja2 import Environment, PackageLoader, StrictUndefined
+    from markupsafe import Markup
     from plotly.offline import get_plotlyjs
 
-    s = summary
-    charts: list[tuple[str, str]] = []
-    if written.pairing:
-        charts.append(("Cost of pairing", _figure_html(pairing_over_time(written.pairing), "chart-pairing")))
-        charts.append(
-            ("What pairing costs, by component", _figure_html(pairing_breakdown(written.pairing), "chart-breakdown"))
-        )
-    if written.attribution:
-        charts.append(("Estimate vs actual", _figure_html(estimate_vs_actual(written.attribution), "chart-actual")))
-    if written.violations:
-        charts.append(("Violations", _figure_html(violations_by_namespace(written.violations), "chart-violations")))
-    if written.cost:
-        charts.append(("Cost per namespace", _figure_html(cost_per_namespace(written.cost), "chart-namespaces")))
-    chart_html = "\n".join(f"<h2>{escape(title)}</h2>\n{html}" for title, html in charts)
-
-    actual = ""
-    if s.actual_pairing_cost_usd is not None:
-        bills = "; ".join(
-            f"billed <b>{b.billed:.2f} {escape(c)}</b>, effective (amortised) <b>{b.effective:.2f} {escape(c)}</b>"
-            for c, b in sorted(s.bills.items())
-        )
-        actual = f". The bills for the pairs say: {bills or 'nothing in the days covered'}"
-    refused = _table(["file", "reason"], sorted(s.files_refused.items()), left=2) if s.files_refused else "<p>None.</p>"
-    attribution = ""
-    if written.attribution is not None:
-        columns = list(written.attribution[0]) if written.attribution else []
-        attribution = "<h2>Estimate vs actual per pair per day</h2>" + (
-            _table(columns, [[r[c] for c in columns] for r in written.attribution], left=4)
-            if written.attribution
-            else "<p>No pair-days.</p>"
-        )
-    violation_columns = ["namespace", "entity", "rule", "property", "expected", "actual", "severity"]
-    return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>pairedbus estate audit</title><style>{CSS}</style>
-<script>{get_plotlyjs()}</script></head>
-<body>
-<h1>Estate audit</h1>
-<p>{s.pairs} pairs over {s.days} days: pairing is estimated at <b>{s.pairing_cost_usd:.2f} USD</b> (list prices),
-about <b>{s.pairing_monthly_projection_usd:.2f} USD a month</b>{actual}. The whole estate ({s.namespaces} namespaces,
-{s.entities} entities) is estimated at {s.estimated_cost_usd:.2f} USD; <b>{s.violations} violations</b>.</p>
-<p class="muted">Prices: {escape(s.prices_source)} as of {escape(s.prices_as_of)}. Ping estimate assumes
-{s.clients} client(s) per primary entity.
-{"Namespaces without a known tier (no cost): " + escape(", ".join(s.namespaces_without_price)) if s.namespaces_without_price else ""}</p>
-<h2>Inputs</h2>
-{_counts(s)}
-{chart_html or "<p>No data to chart.</p>"}
-<h2>Pairing cost per pair per day</h2>
-{_table(list(PAIRING_COLUMNS), [[r[c] for c in PAIRING_COLUMNS] for r in written.pairing], left=4) if written.pairing else "<p>No pairs.</p>"}
-{attribution}
-<h2>Violations</h2>
-{_table(violation_columns, [[v[c] for c in violation_columns] for v in written.violations], left=7) if written.violations else "<p>None.</p>"}
-<h2>Conflicting versions of one resource</h2>
-{_table(["kind", "namespace", "entity", "versions", "differing"], [[c[k] for k in ("kind", "namespace", "entity", "versions", "differing")] for c in written.conflicts], left=3) if written.conflicts else "<p>None.</p>"}
-<h2>Cost per namespace per day</h2>
-{_table(list(COST_COLUMNS), [[c[k] for k in COST_COLUMNS] for c in written.cost], left=2) if written.cost else "<p>No metrics.</p>"}
-<h2>Quarantine</h2>
-{_table(["reason", "records"], sorted(s.quarantined_by_reason.items())) if s.quarantined_by_reason else "<p>Nothing quarantined.</p>"}
-<h2>Refused files</h2>
-{refused}
-</body></html>
-"""
+    environment = Environment(
+        loader=PackageLoader("pairedbus.pipeline", "templates"), autoescape=True, undefined=StrictUndefined
+    )
+    return environment.get_template("report.html.j2").render(
+        css=Markup(CSS),
+        plotly_js=Markup(get_plotlyjs()),
+        h=headline(summary),
+        inputs=inputs(summary),
+        charts=charts(written),
+        tables=tables(summary, written),
+    )
