@@ -47,9 +47,23 @@ def test_an_exception_is_one_line_with_its_traceback_as_a_field(stream: io.Strin
 
 
 def test_extra_values_json_cannot_hold_are_logged_as_text(stream: io.StringIO) -> None:
-    logging.getLogger("pairedbus.test").warning("odd", extra={"when": datetime(2026, 1, 2)})
+    class Opaque:
+        def __str__(self) -> str:
+            return "opaque thing"
+
+    logging.getLogger("pairedbus.test").warning("odd", extra={"when": datetime(2026, 1, 2), "what": Opaque()})
     (entry,) = _lines(stream)
-    assert entry["when"] == "2026-01-02 00:00:00"
+    assert entry["when"] == "2026-01-02T00:00:00"  # ISO 8601, as every other time on the line
+    assert entry["what"] == "opaque thing"
+
+
+def test_the_time_is_utc_to_the_millisecond_and_text_stays_unescaped(stream: io.StringIO) -> None:
+    logging.getLogger("pairedbus.test").info("köln → tokyo")
+    line = stream.getvalue()
+    assert "köln → tokyo" in line
+    (entry,) = _lines(stream)
+    assert str(entry["time"]).endswith("+00:00") and len(str(entry["time"]).split(".")[1]) == len("123+00:00")
+    assert list(entry)[:4] == ["time", "level", "logger", "message"]
 
 
 def test_below_the_configured_level_nothing_is_written(stream: io.StringIO) -> None:
