@@ -103,7 +103,9 @@ def open_page(profile: Path, width: int, height: int) -> Iterator[Page]:
     """A fresh headless chromium (stopped by its PID at the end) and its one page, `width` px wide."""
     binary = chromium()
     if binary is None:
-        missing = "chromium not found: PAIREDBUS_INSTALL_BROWSER=1 scripts/bootstrap installs Debian's chromium (as root)"
+        missing = (
+            "chromium not found: PAIREDBUS_INSTALL_BROWSER=1 scripts/bootstrap installs Debian's chromium (as root)"
+        )
         if os.environ.get(INSTALL_BROWSER) == "1":
             raise RuntimeError(missing)  # CI asked for the browser: its absence is a failure, not a skip
         pytest.skip(missing)

@@ -33,7 +33,7 @@ class JsonFormatter(LibraryJsonFormatter):
             "{asctime}{levelname}{name}{message}", style="{", rename_fields=FIELD_NAMES, json_ensure_ascii=False
         )
 
-    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:  # noqa: N802 (logging's name)
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
         return datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds")
 
 
