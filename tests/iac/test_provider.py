@@ -372,7 +372,7 @@ def test_the_provider_decodes_only_integral_doubles_of_integer_properties(config
             project="pairedbus",
             stack="test",
         )
-    assert str(caught.value) == "pairedbus:backlogQueueCount: expected a valid integer, got 4.5"
+    assert str(caught.value) == "pairedbus: backlogQueueCount: expected a valid integer, got 4.5"
 
 
 @pytest.mark.slow  # starts the provider process

@@ -120,7 +120,7 @@ def test_a_known_mistake_is_refused_before_anything_registers_even_with_outputs_
     with pytest.raises(StackConfigError) as caught:
         render(_with_outputs(secondary=bad), project="pairedbus", stack="test")
     assert caught.value.problems == [
-        "pairedbus:secondary.name: expected 6-50 letters, digits or '-', starting with a letter, ending with a letter "
+        "orders: secondary.name: expected 6-50 letters, digits or '-', starting with a letter, ending with a letter "
         "or digit, not ending in -sb or -mgmt (in any letter case), got 'x'"
     ]
 
@@ -132,7 +132,7 @@ def test_an_output_that_resolves_to_a_bad_value_fails_the_deployment_with_the_sa
         args["primary"] = {**args["primary"], "name": group.name.apply(lambda _: "x")}
         PairedNamespace("orders", args)
 
-    with pytest.raises(Exception, match=r"pairedbus:primary\.name: expected 6-50 letters.*got 'x'"):
+    with pytest.raises(Exception, match=r"orders: primary\.name: expected 6-50 letters.*got 'x'"):
         render(program, project="pairedbus", stack="test")
 
 
@@ -146,7 +146,7 @@ def test_a_cross_field_rule_waits_for_the_output_and_then_fails() -> None:
         args["secondary"] = {**args["secondary"], "location": group.location}
         PairedNamespace("orders", args)
 
-    with pytest.raises(Exception, match=r"pairedbus:secondary\.location: expected a region other than the primary"):
+    with pytest.raises(Exception, match=r"orders: secondary\.location: expected a region other than the primary"):
         render(program, project="pairedbus", stack="test")
 
 
@@ -207,6 +207,21 @@ def test_tag_names_are_checked_at_once_when_a_tag_value_is_an_output() -> None:
     with pytest.raises(StackConfigError) as caught:
         render(program, project="pairedbus", stack="test")
     assert caught.value.problems == [
-        "pairedbus:tags.cost/center: expected a tag name without any of < > % & \\ ? /, got 'cost/center'",
-        "pairedbus:tags.long: expected a tag value of at most 256 characters, got 300",
+        "orders: tags.cost/center: expected a tag name without any of < > % & \\ ? /, got 'cost/center'",
+        "orders: tags.long: expected a tag value of at most 256 characters, got 300",
     ]
+
+
+def test_a_value_that_fails_when_its_output_resolves_names_the_pair() -> None:
+    """In a program with several pairs the deployment's error says which pair's value it was."""
+
+    def program() -> None:
+        group = resources.ResourceGroup("team-rg", resource_group_name="rg-team", location="westeurope")
+        PairedNamespace("orders", copy.deepcopy(ARGS) | {"primary": {**ARGS["primary"], "name": "orders-primary"}})
+        args = copy.deepcopy(ARGS)
+        args["primary"] = {**args["primary"], "name": group.name.apply(lambda rg: f"{rg}_billing")}
+        args["secondary"] = {**args["secondary"], "name": "billing-secondary"}
+        PairedNamespace("billing", args)
+
+    with pytest.raises(Exception, match=r"billing: primary\.name: expected 6-50 letters.*got 'rg-team_billing'"):
+        render(program, project="pairedbus", stack="test")

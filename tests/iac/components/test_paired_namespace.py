@@ -129,7 +129,7 @@ def test_errors_name_the_field_as_the_stack_config_and_every_other_language_spel
 
 def test_nothing_is_registered_when_the_args_are_invalid() -> None:
     monitor = RecordingMonitor(PlanMocks())
-    with _without_dead_work(), pytest.raises(StackConfigError, match=r"pairedbus:secondary\.location"):
+    with _without_dead_work(), pytest.raises(StackConfigError, match=r"pairedbus: secondary\.location"):
         _render(
             lambda: PairedNamespace("pairedbus", _args(secondary={"name": "contoso-dr", "location": "westeurope"})),
             monitor,

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import inspect
 import types
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from enum import Enum
 from typing import Annotated, Any, Union, get_args, get_origin
 
@@ -162,18 +163,43 @@ def config_values(args: Mapping[str, Any]) -> dict[str, Any]:
     return _shape(args, None)
 
 
-def stack_config_from_args(args: Mapping[str, Any]) -> StackConfig:
+def stack_config_from_args(args: Mapping[str, Any], pair: str | None = None) -> StackConfig:
     """Validate args exactly as a stack's config is validated; raises StackConfigError, one line per problem.
 
     Where args hold outputs (at `INPUT_PATHS` only), the config returned holds, at those places, outputs of the
     values validated once they resolve (see the module docstring); everything else is plain and validated now.
+    `pair`: the component's name, which then starts every problem line instead of the config's namespace
+    (`billing: primary.location: ...`), now and when the outputs resolve, so a program with several pairs says
+    which one is wrong.
     """
+    with _problems_of(pair):
+        return _stack_config_from_args(args, pair)
+
+
+@contextmanager
+def _problems_of(pair: str | None) -> Iterator[None]:
+    """Re-raise a StackConfigError with each line naming `pair` (None: as the stack config words it)."""
+    try:
+        yield
+    except StackConfigError as exc:
+        if pair is None:
+            raise
+        prefix = f"{CONFIG_NAMESPACE}:"
+        raise StackConfigError([f"{pair}: {p.removeprefix(prefix)}" for p in exc.problems]) from None
+
+
+def _stack_config_from_args(args: Mapping[str, Any], pair: str | None) -> StackConfig:
     deferred: dict[Loc, Any] = {}
     shaped = _shape(args, deferred)
     if not deferred:
         return parse_stack_config(shaped)
     _check_known(shaped, deferred)
-    resolved = pulumi.Output.all(*deferred.values()).apply(lambda values: _validated(shaped, list(deferred), values))
+
+    def validated(values: list[Any]) -> StackConfig:
+        with _problems_of(pair):
+            return _validated(shaped, list(deferred), values)
+
+    resolved = pulumi.Output.all(*deferred.values()).apply(validated)
     config = _with_outage_windows(_constructed(StackConfig, shaped))
     for loc in deferred:
         config = _replaced(config, loc, resolved.apply(lambda whole, at=loc: _at(whole, at)))
