@@ -115,7 +115,8 @@ class NamespaceSettings(TypedDict):
     capacity: NotRequired[int]
     """Premium messaging units: 1, 2, 4, 8 or 16 (default: one per partition). Not for Standard."""
     premium_messaging_partitions: NotRequired[int]
-    """Premium messaging partitions: 1, 2 or 4. Not for Standard."""
+    """Premium messaging partitions: 1, 2 or 4, set at creation. Not for Standard. Default on Premium: 2 where the
+    namespace holds queues or topics (the secondary always, for its backlog queues), else the service's 1."""
     zone_redundant: NotRequired[bool]
     """Spread the namespace over availability zones (default false)."""
     public_network_access: NotRequired[PublicNetworkAccess]

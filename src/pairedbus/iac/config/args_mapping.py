@@ -32,7 +32,7 @@ from pairedbus.iac.config import StackConfig, StackConfigError, parse_stack_conf
 from pairedbus.iac.config.cross_field import CROSS_FIELD_RULES
 from pairedbus.iac.config.keys import CONFIG_NAMESPACE, key_problems_of
 from pairedbus.iac.config.messages import describe, inner_model, loc_path
-from pairedbus.iac.config.model import _with_outage_windows
+from pairedbus.iac.config.model import _with_outage_windows, with_tier_defaults
 from pairedbus.iac.config.partial import _constructed, cross_field_problems_despite
 
 #: The prefix of every problem line, as the stack config's.
@@ -190,7 +190,7 @@ def _problems_of(pair: str | None) -> Iterator[None]:
 
 def _stack_config_from_args(args: Mapping[str, Any], pair: str | None) -> StackConfig:
     deferred: dict[Loc, Any] = {}
-    shaped = _shape(args, deferred)
+    shaped = with_tier_defaults(_shape(args, deferred))
     if not deferred:
         return parse_stack_config(shaped)
     _check_known(shaped, deferred)
