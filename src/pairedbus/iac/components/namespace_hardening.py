@@ -15,7 +15,7 @@ No `from __future__ import annotations`: Pulumi's component analyzer reads the s
 """
 
 from collections.abc import Callable, Mapping
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict, cast
 
 import pulumi
 from pulumi_azure_native import authorization, monitor, servicebus
@@ -184,7 +184,8 @@ def _each(rules: pulumi.Input[list[Any]], rule: Callable[[Any], dict[str, Any]])
     or not, pass through as they are)."""
     if isinstance(rules, list):
         return [rule(item) for item in rules]
-    return pulumi.Output.from_input(rules).apply(lambda items: [rule(item) for item in items])
+    whole = cast(pulumi.Output[list[Any]], pulumi.Output.from_input(rules))  # not a list: an output of one
+    return whole.apply(lambda items: [rule(item) for item in items])
 
 
 def network_rule_set(
