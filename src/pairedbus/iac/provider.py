@@ -10,6 +10,8 @@ exactly the token it registers (`contract.TYPE_*`); the parts' tokens before 0.2
 
 from __future__ import annotations
 
+import inspect
+import json
 from importlib import metadata
 from typing import Any
 
@@ -30,6 +32,57 @@ COMPONENTS: list[type[pulumi.ComponentResource]] = [
     MessagingEntities,
     SyphonHost,
 ]
+
+
+#: PairedNamespace's methods other languages call (Pulumi's component methods: a resource's `methods` map names a
+#: function `<resource token>/<method>` whose `__self__` input is the component): schema name, Python method, what
+#: the ids of the role assignments it made are returned.
+METHODS: dict[str, str] = {"grantSender": "grant_sender", "grantReceiver": "grant_receiver"}
+_PRINCIPAL_TYPE_DEFAULT = "ServicePrincipal"
+
+
+def _method_token(method: str) -> str:
+    return f"{contract.TYPE_PAIRED_NAMESPACE}/{method}"
+
+
+def with_methods(schema: dict[str, Any]) -> dict[str, Any]:
+    """The analyzed schema plus PairedNamespace's methods (the analyzer infers constructors only, pulumi 3.272):
+    each a function taking `__self__` (the pair), `name`, `principalId` and `principalType`, returning the ids of
+    the role assignments it made (an output: wire onward or depend on them)."""
+    resource = schema["resources"][contract.TYPE_PAIRED_NAMESPACE]
+    resource["methods"] = {method: _method_token(method) for method in METHODS}
+    principal_type = next(
+        ref for ref in (schema["types"] or {}) if ref.rsplit(":", 1)[-1] == "PrincipalType"
+    )  # the deployer's principal type's enum: the same three values ARM takes
+    functions = schema.setdefault("functions", {})
+    for method, python_name in METHODS.items():
+        doc = inspect.getdoc(getattr(PairedNamespace, python_name)) or ""
+        functions[_method_token(method)] = {
+            "description": doc,
+            "inputs": {
+                "properties": {
+                    "__self__": {"$ref": f"#/resources/{contract.TYPE_PAIRED_NAMESPACE}"},
+                    "name": {"type": "string", "description": "Names the grant in this pair (`<pair>-<name>-...`)."},
+                    "principalId": {"type": "string", "description": "The application identity's object id."},
+                    "principalType": {
+                        "$ref": f"#/types/{principal_type}",
+                        "description": "ServicePrincipal (default), User or Group, as ARM's role assignment.",
+                    },
+                },
+                "required": ["__self__", "name", "principalId"],
+            },
+            "outputs": {
+                "properties": {
+                    "roleAssignmentIds": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": "ARM ids of the role assignments made.",
+                    }
+                },
+                "required": ["roleAssignmentIds"],
+            },
+        }
+    return schema
 
 
 def version() -> str:
@@ -62,9 +115,36 @@ def served(version_: str | None = None) -> Any:
     the wire. Convert to `int` here.") but then stores the double it converted (pulumi 3.x). Decoded here, the
     components' args are checked strictly, as a stack file is: `4.0` written in a Python program or a stack
     file is not an integer (one line naming the field), `4` from any language is."""
+    from pulumi.provider import CallResult
     from pulumi.provider.experimental.component import ComponentProvider
 
     class WireNumbersProvider(ComponentProvider):
+        def __init__(self, *args: Any) -> None:
+            super().__init__(*args)
+            self.schema = json.dumps(with_methods(json.loads(self.schema or "{}")))
+            #: The pairs this provider built in this deployment, by URN: a method call names its pair by URN (the
+            #: engine runs one provider process per deployment, which constructs the pair before any call on it).
+            self.pairs: dict[str, PairedNamespace] = {}
+
+        def get_state(self, comp_instance: Any, component_def: Any) -> Any:
+            if isinstance(comp_instance, PairedNamespace):
+                comp_instance.urn.apply(lambda urn: self.pairs.__setitem__(urn, comp_instance))
+            return super().get_state(comp_instance, component_def)
+
+        def call(self, token: str, args: Any) -> CallResult:
+            method = METHODS.get(token.removeprefix(f"{contract.TYPE_PAIRED_NAMESPACE}/"))
+            if method is None or not token.startswith(f"{contract.TYPE_PAIRED_NAMESPACE}/"):
+                return super().call(token, args)
+            urn = args["__self__"]
+            pair = self.pairs.get(urn if isinstance(urn, str) else "")
+            if pair is None:
+                raise ValueError(f"{token}: __self__: expected a PairedNamespace built in this deployment, got {urn!r}")
+            made = getattr(pair, method)(
+                args["name"], args["principalId"], args.get("principalType") or _PRINCIPAL_TYPE_DEFAULT
+            )
+            grants = made if isinstance(made, list) else [made]
+            return CallResult({"roleAssignmentIds": pulumi.Output.all(*(g.id for g in grants))})
+
         def map_input_properties(
             self, inputs: Any, properties: Any, mapping: Any, component_name: str, property_path: str
         ) -> Any:

@@ -20,7 +20,7 @@ from pairedbus.iac import PairedNamespace
 from pairedbus.iac.config import StackConfigError
 from pairedbus.iac.plan.project import PulumiProject
 from pairedbus.iac.plan.render import PlanMocks, render
-from pairedbus.plans.model import Plan
+from pairedbus.plans.model import SECRET_MASK, Plan
 from tests.iac.components.test_paired_namespace import ARGS, REPO
 
 #: What an output must never become in a registered input: the old stand-in, or anything of ours standing in.
@@ -120,7 +120,7 @@ def test_a_known_mistake_is_refused_before_anything_registers_even_with_outputs_
     with pytest.raises(StackConfigError) as caught:
         render(_with_outputs(secondary=bad), project="pairedbus", stack="test")
     assert caught.value.problems == [
-        "pairedbus:secondary.name: expected 6-50 letters, digits or '-', starting with a letter, ending with a letter "
+        "orders: secondary.name: expected 6-50 letters, digits or '-', starting with a letter, ending with a letter "
         "or digit, not ending in -sb or -mgmt (in any letter case), got 'x'"
     ]
 
@@ -132,7 +132,7 @@ def test_an_output_that_resolves_to_a_bad_value_fails_the_deployment_with_the_sa
         args["primary"] = {**args["primary"], "name": group.name.apply(lambda _: "x")}
         PairedNamespace("orders", args)
 
-    with pytest.raises(Exception, match=r"pairedbus:primary\.name: expected 6-50 letters.*got 'x'"):
+    with pytest.raises(Exception, match=r"orders: primary\.name: expected 6-50 letters.*got 'x'"):
         render(program, project="pairedbus", stack="test")
 
 
@@ -146,7 +146,7 @@ def test_a_cross_field_rule_waits_for_the_output_and_then_fails() -> None:
         args["secondary"] = {**args["secondary"], "location": group.location}
         PairedNamespace("orders", args)
 
-    with pytest.raises(Exception, match=r"pairedbus:secondary\.location: expected a region other than the primary"):
+    with pytest.raises(Exception, match=r"orders: secondary\.location: expected a region other than the primary"):
         render(program, project="pairedbus", stack="test")
 
 
@@ -160,8 +160,8 @@ def test_an_output_where_the_value_decides_the_resources_is_refused_by_name() ->
     with pytest.raises(StackConfigError) as caught:
         render(program, project="pairedbus", stack="test")
     assert caught.value.problems == [
-        "pairedbus:queues[0].name: expected a value known when the component is built (it decides which resources "
-        "exist), got an output of another resource"
+        "orders: queues[0].name: expected a value known when the component is built, got an output of another "
+        "resource (it decides which queues are created)"
     ]
 
 
@@ -207,6 +207,133 @@ def test_tag_names_are_checked_at_once_when_a_tag_value_is_an_output() -> None:
     with pytest.raises(StackConfigError) as caught:
         render(program, project="pairedbus", stack="test")
     assert caught.value.problems == [
-        "pairedbus:tags.cost/center: expected a tag name without any of < > % & \\ ? /, got 'cost/center'",
-        "pairedbus:tags.long: expected a tag value of at most 256 characters, got 300",
+        "orders: tags.cost/center: expected a tag name without any of < > % & \\ ? /, got 'cost/center'",
+        "orders: tags.long: expected a tag value of at most 256 characters, got 300",
     ]
+
+
+def test_a_value_that_fails_when_its_output_resolves_names_the_pair() -> None:
+    """In a program with several pairs the deployment's error says which pair's value it was."""
+
+    def program() -> None:
+        group = resources.ResourceGroup("team-rg", resource_group_name="rg-team", location="westeurope")
+        PairedNamespace("orders", copy.deepcopy(ARGS) | {"primary": {**ARGS["primary"], "name": "orders-primary"}})
+        args = copy.deepcopy(ARGS)
+        args["primary"] = {**args["primary"], "name": group.name.apply(lambda rg: f"{rg}_billing")}
+        args["secondary"] = {**args["secondary"], "name": "billing-secondary"}
+        PairedNamespace("billing", args)
+
+    with pytest.raises(Exception, match=r"billing: primary\.name: expected 6-50 letters.*got 'rg-team_billing'"):
+        render(program, project="pairedbus", stack="test")
+
+
+# --- Outputs wherever a value does not decide which resources exist ------------------------------------------
+
+_IDS = "/subscriptions/6f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f/resourceGroups/rg-ops/providers"
+WORKSPACE_ID = f"{_IDS}/Microsoft.OperationalInsights/workspaces/law-ops"
+CMK_IDENTITY_ID = f"{_IDS}/Microsoft.ManagedIdentity/userAssignedIdentities/id-cmk"
+
+
+def _hardened(out: Callable[[Any], Any], **changes: Any) -> dict[str, Any]:
+    """A pair whose diagnostics workspace, customer-managed key and firewall rules come from `out` (another
+    resource's outputs in the program)."""
+    args = copy.deepcopy(ARGS)
+    args["primary"] = {
+        **args["primary"],
+        "sku": "Premium",
+        "encryption": {
+            "key_vault_uri": out("https://kv-contoso.vault.azure.net"),
+            "key_name": out("sb-key"),
+            "user_assigned_identity_id": out(CMK_IDENTITY_ID),
+        },
+        "network_rule_set": {"ip_rules": out(["203.0.113.0/24"])},  # the whole list an output
+    }
+    args["secondary"] = {
+        **args["secondary"],
+        "network_rule_set": {"ip_rules": ["198.51.100.7", out("198.51.100.8")]},  # one rule an output
+    }
+    args["diagnostics"] = {"workspace_id": out(WORKSPACE_ID)}
+    args.update(changes)
+    return args
+
+
+def _from_the_team_group(
+    args_of: Callable[[Callable[[Any], Any]], dict[str, Any]], *, secret: bool = False
+) -> Callable[[], None]:
+    def program() -> None:
+        group = resources.ResourceGroup("team-rg", resource_group_name="rg-team", location="westeurope")
+
+        def out(value: Any) -> Any:
+            resolved = group.name.apply(lambda _: value)
+            return pulumi.Output.secret(resolved) if secret else resolved
+
+        PairedNamespace("orders", args_of(out))  # type: ignore[arg-type]
+
+    return program
+
+
+def test_the_diagnostics_workspace_the_key_and_the_firewall_rules_may_be_outputs() -> None:
+    plan = render(_from_the_team_group(_hardened), project="pairedbus", stack="test")
+    settings = plan.of_type("azure-native:monitor:DiagnosticSetting")
+    assert [s.inputs["workspaceId"] for s in settings] == [WORKSPACE_ID, WORKSPACE_ID]
+    namespaces = {ns.inputs["tags"][contract.TAG_ROLE]: ns.inputs for ns in plan.of_type(contract.TYPE_NAMESPACE)}
+    (key,) = namespaces["primary"]["encryption"]["keyVaultProperties"]
+    assert key["keyName"] == "sb-key" and key["keyVaultUri"] == "https://kv-contoso.vault.azure.net"
+    assert key["identity"]["userAssignedIdentity"] == CMK_IDENTITY_ID
+    rules = {r.name: r.inputs["ipRules"] for r in plan.of_type("azure-native:servicebus:NamespaceNetworkRuleSet")}
+    assert rules == {
+        "orders-primary-network-rules": [{"ipMask": "203.0.113.0/24", "action": "Allow"}],
+        "orders-secondary-network-rules": [
+            {"ipMask": "198.51.100.7", "action": "Allow"},
+            {"ipMask": "198.51.100.8", "action": "Allow"},
+        ],
+    }
+    assert placeholders_in(plan) == []
+
+
+def test_a_secret_workspace_id_stays_secret() -> None:
+    plan = render(_from_the_team_group(_hardened, secret=True), project="pairedbus", stack="test")
+    settings = plan.of_type("azure-native:monitor:DiagnosticSetting")
+    assert [s.inputs["workspaceId"] for s in settings] == [SECRET_MASK, SECRET_MASK]
+
+
+def test_an_output_rule_that_resolves_to_a_bad_address_fails_naming_the_pair_and_the_rule() -> None:
+    def args_of(out: Callable[[Any], Any]) -> dict[str, Any]:
+        args = _hardened(out)
+        args["secondary"]["network_rule_set"] = {"ip_rules": ["198.51.100.7", out("198.51.100.300")]}
+        return args
+
+    with pytest.raises(Exception, match=r"orders: secondary\.networkRuleSet\.ipRules\[1\]: expected an IPv4 address"):
+        render(_from_the_team_group(args_of), project="pairedbus", stack="test")
+
+
+@pytest.mark.parametrize(
+    ("put", "line"),
+    [
+        (
+            lambda a, o: a.update(backlog_queue_count=o(3)),
+            "backlogQueueCount: expected a value known when the component is built, got an output of another "
+            "resource (it decides how many backlog queues are created)",
+        ),
+        (
+            lambda a, o: a["syphon"].update(max_replicas=o(3)),
+            "syphon.maxReplicas: expected a value known when the component is built, got an output of another "
+            "resource (it decides whether the syphon gets a scale rule and its Data Owner role assignment)",
+        ),
+        (
+            lambda a, o: a["syphon"].update(cpu=o(1.0)),
+            "syphon.cpu: expected a value known when the component is built, got an output of another resource "
+            "(the component reads it to build its resources; outputs may be names, locations, tag values, the "
+            "image, ARM ids, Key Vault keys and firewall rules)",
+        ),
+    ],
+)
+def test_an_output_is_refused_only_with_the_true_reason(put: Callable[..., None], line: str) -> None:
+    def args_of(out: Callable[[Any], Any]) -> dict[str, Any]:
+        args = copy.deepcopy(ARGS)
+        put(args, out)
+        return args
+
+    with pytest.raises(StackConfigError) as caught:
+        render(_from_the_team_group(args_of), project="pairedbus", stack="test")
+    assert caught.value.problems == [f"orders: {line}"]

@@ -25,6 +25,7 @@ from pairedbus.iac.components.backlog_queues import BacklogQueues
 from pairedbus.iac.components.messaging_entities import MessagingEntities
 from pairedbus.iac.components.namespace_pair import NamespacePair
 from pairedbus.iac.components.syphon_host import SyphonHost
+from pairedbus.iac.config import StackConfigError
 from pairedbus.iac.plan.render import PlanMocks, RecordingMonitor, _without_dead_work
 from tests.iac.components.test_paired_namespace import ARGS
 
@@ -240,3 +241,84 @@ def test_the_secondary_records_its_backlog_queue_count(count: int) -> None:
     }
     assert tags["secondary"]["pairedbus-backlog-queue-count"] == str(count)
     assert "pairedbus-backlog-queue-count" not in tags["primary"]
+
+
+# --- What a program with several pairs is told -----------------------------------------------------------
+
+
+def test_every_error_names_its_pair() -> None:
+    """Two pairs, each with a mistake of its own: each line says which pair it is about."""
+
+    def program() -> None:
+        PairedNamespace("orders", _args("orders"))
+        PairedNamespace("billing", _args("billing", primary={"name": "billing-primary", "location": "westeurop"}))
+
+    with pytest.raises(StackConfigError) as caught:
+        run(program)
+    assert [p.split(":", 2)[:2] for p in caught.value.problems] == [["billing", " primary.location"]]
+    assert "got 'westeurop' (did you mean westeurope?)" in caught.value.problems[0]
+
+
+def test_two_pairs_with_legacy_urns_are_refused_in_one_line() -> None:
+    """Both would alias the names every pair had before 0.2: the engine would list each shared alias (hundreds of
+    lines); the second pair is refused before it registers anything."""
+
+    def program() -> None:
+        PairedNamespace("orders", _args("orders"), legacy_urns=True)
+        PairedNamespace("billing", _args("billing"), legacy_urns=True)
+
+    with pytest.raises(StackConfigError) as caught:
+        run(program)
+    assert caught.value.problems == [
+        "billing: legacy_urns: expected on one pair of a program only, 'orders' has it already (the names before "
+        "pairedbus 0.2 were the same for every pair: two pairs would claim the same resources)"
+    ]
+
+
+def test_legacy_urns_is_for_one_pair_of_each_program_not_of_the_process() -> None:
+    for _ in range(2):  # two programs, one after the other in one process: each has its one legacy pair
+        monitor = run(lambda: PairedNamespace("orders", _args("orders"), legacy_urns=True))
+        assert any(r.name == "orders-pair" for r in monitor.planned)
+
+
+@pytest.mark.parametrize(
+    ("name", "resource_type"),
+    [
+        ("Orders", "Microsoft.App/containerApps"),  # upper case: a container app's name is lower case
+        ("orders/eu", "Microsoft.App/containerApps"),  # '/' cannot be in any ARM name
+        ("orders-prod-12", "Microsoft.App/containerApps"),  # 14 + '-syphon-app' + 8 random digits > 32
+        ("orders-", "Microsoft.App/containerApps"),  # 'orders--syphon-app...': no '--'
+        ("1orders", "Microsoft.App/containerApps"),  # a container app's name starts with a letter
+    ],
+)
+def test_a_pair_name_azure_would_refuse_is_refused_before_anything_registers(name: str, resource_type: str) -> None:
+    monitor = RequestMonitor()
+    with pytest.raises(StackConfigError) as caught:
+        with _without_dead_work():
+            run_program_into(monitor, lambda: PairedNamespace(name, _args("orders")))
+    (problem,) = caught.value.problems
+    assert problem.startswith(f"{name}: name: expected a pair name Azure accepts in every name made from it: ")
+    assert resource_type in problem and "at most 13 characters" in problem
+    assert [urn for urn, _ in monitor.requests if not urn.endswith("::platform-dev")] == []  # the stack only
+
+
+@pytest.mark.parametrize("name", ["orders", "orders-prod-1", "pairedbus", "a1"])
+def test_a_pair_name_azure_accepts_everywhere_passes(name: str) -> None:
+    monitor = run(lambda: PairedNamespace(name, _args("orders")))
+    (app,) = [r for r in monitor.planned if r.type == "azure-native:app:ContainerApp"]
+    assert app.name == f"{name}-syphon-app"
+
+
+def run_program_into(monitor: RequestMonitor, program: Callable[[], None]) -> None:
+    """`run` with a monitor of the caller's, to look at it after the program failed."""
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    settings.reset_options(project="platform", stack="dev")
+    pulumi.runtime.set_all_config({}, [])
+    pulumi.runtime.set_mocks(monitor.recorder, project="platform", stack="dev", preview=False, monitor=monitor)
+    try:
+        _sync_await(run_pulumi_func(program))
+    finally:
+        settings.reset_options()
+        asyncio.set_event_loop(None)
+        loop.close()

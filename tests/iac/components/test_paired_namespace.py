@@ -129,7 +129,7 @@ def test_errors_name_the_field_as_the_stack_config_and_every_other_language_spel
 
 def test_nothing_is_registered_when_the_args_are_invalid() -> None:
     monitor = RecordingMonitor(PlanMocks())
-    with _without_dead_work(), pytest.raises(StackConfigError, match=r"pairedbus:secondary\.location"):
+    with _without_dead_work(), pytest.raises(StackConfigError, match=r"pairedbus: secondary\.location"):
         _render(
             lambda: PairedNamespace("pairedbus", _args(secondary={"name": "contoso-dr", "location": "westeurope"})),
             monitor,
@@ -159,3 +159,15 @@ def test_the_image_may_be_an_output_of_another_resource_in_the_program() -> None
     assert container["image"] == "acme.azurecr.io/rg-images/syphon:2.0"
     assert container["resources"] == {"cpu": 1.0, "memory": "2Gi"}
     assert any(dep.endswith("::images") for dep in app.dependencies)
+
+
+def test_a_premium_pair_renders_on_its_defaults() -> None:
+    """`sku: Premium` and nothing else: no error about a value nobody wrote; both namespaces partitioned."""
+    premium = {
+        "primary": {**ARGS["primary"], "sku": "Premium"},
+        "secondary": {**ARGS["secondary"], "sku": "Premium"},
+    }
+    plan = render(lambda: _build(_args(**premium)), project="pairedbus", stack="test")
+    for namespace in plan.of_type(contract.TYPE_NAMESPACE):
+        assert namespace.inputs["premiumMessagingPartitions"] == 2
+        assert namespace.inputs["sku"] == {"name": "Premium", "tier": "Premium", "capacity": 2}

@@ -265,3 +265,42 @@ def test_the_same_subnet_in_another_letter_case_is_still_the_same_subnet(product
     )
     with pytest.raises(StackConfigError, match=r"network\.syphonInfrastructureSubnetId: expected a subnet other"):
         parse_stack_config(production_config_dict)
+
+
+# --- Defaults valid for every tier -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("primary", "secondary"),
+    [("Standard", "Standard"), ("Premium", "Standard"), ("Standard", "Premium"), ("Premium", "Premium")],
+)
+def test_a_pair_is_valid_on_its_defaults_whatever_its_tiers(primary: str, secondary: str) -> None:
+    """Only the tier written: every other setting is the default, and the default must be one Azure takes."""
+    config = parse_stack_config(_with("secondary.sku", secondary, _with("primary.sku", primary)))
+    for role, tier in (("primary", primary), ("secondary", secondary)):
+        namespace = getattr(config, role)
+        if tier == contract.SKU_PREMIUM:  # both hold entities here: partitioned, one messaging unit per partition
+            assert namespace.premium_messaging_partitions == contract.MIN_PREMIUM_PARTITIONS_FOR_ENTITIES
+            assert namespace.messaging_units == contract.MIN_PREMIUM_PARTITIONS_FOR_ENTITIES
+            assert namespace.requires_partitioned_entities
+        else:
+            assert namespace.premium_messaging_partitions is None and namespace.messaging_units is None
+
+
+def test_a_premium_primary_without_queues_or_topics_keeps_the_service_default() -> None:
+    """It was valid with the service's 1 partition, and the count cannot change on an existing namespace: a new
+    default would replace a deployed namespace."""
+    config = parse_stack_config({**_with("primary.sku", "Premium"), "queues": [], "topics": []})
+    assert config.primary.premium_messaging_partitions is None and config.primary.messaging_units == 1
+
+
+def test_partitions_written_are_kept_and_checked() -> None:
+    written = _with("secondary.premiumMessagingPartitions", 1, _with("secondary.sku", "Premium"))
+    with pytest.raises(StackConfigError) as caught:
+        parse_stack_config(written)
+    assert caught.value.problems == [
+        "pairedbus:secondary.premiumMessagingPartitions: expected >= 2 for a Premium namespace holding the backlog "
+        "queues, got 1"
+    ]
+    four = parse_stack_config(_with("secondary.premiumMessagingPartitions", 4, _with("secondary.sku", "Premium")))
+    assert four.secondary.premium_messaging_partitions == 4 and four.secondary.messaging_units == 4

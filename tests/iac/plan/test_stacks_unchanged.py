@@ -20,8 +20,7 @@ from typing import Any
 import pytest
 
 from pairedbus import contract
-from pairedbus.iac.config import config_from_pulumi_settings, parse_stack_config
-from pairedbus.iac.plan.engine_checks import EngineRefusal
+from pairedbus.iac.config import StackConfigError, config_from_pulumi_settings, parse_stack_config
 from pairedbus.iac.plan.project import PulumiProject
 from pairedbus.iac.plan.render import _render, _without_dead_work
 from tests.iac.plan.engine_aliases import AliasRecordingMonitor, resolve
@@ -231,8 +230,11 @@ def test_a_second_pair_added_to_an_existing_stack_claims_nothing_of_the_first() 
     assert len(billing) > 20 and set(billing.values()) == {None}
 
 
-def test_legacy_urns_on_two_pairs_is_what_the_engine_refuses() -> None:
-    """Why `legacy_urns` is opt-in, for one pair: the old names were the same for every pair."""
-    # The offline render stops there already, in the engine's words (iac/plan/engine_checks.py).
-    with pytest.raises(EngineRefusal, match="Duplicate resource alias"):
+def test_legacy_urns_on_two_pairs_is_refused_in_one_line_before_the_engine_would() -> None:
+    """Why `legacy_urns` is opt-in, for one pair: the old names were the same for every pair. The engine would
+    refuse every alias the two share ("Duplicate resource alias", hundreds of lines, iac/plan/engine_checks.py);
+    the second pair says so in one line before it registers anything."""
+    with pytest.raises(StackConfigError) as caught:
         _two_pairs_on_dev(billing_legacy=True)
+    (problem,) = caught.value.problems
+    assert problem.startswith("billing: legacy_urns: expected on one pair of a program only, 'pairedbus' has it")

@@ -3,9 +3,10 @@ and Pulumi's component-provider analyzer (`pulumi.provider.experimental.analyzer
 
 Field names are the stack config's keys in snake_case; the schema (and every other language) spells them in
 camelCase, exactly as `stacks/Pulumi.<stack>.yaml` does, so a validation error naming `primary.sku` means the
-same field on every path. Plain fields (`str`, `int`, ...) must be known before anything is registered: they
-decide which resources exist and are validated first. `pulumi.Input[...]` fields may be outputs of other
-resources.
+same field on every path. Plain fields (`str`, `int`, ...) must be known before anything is registered: the
+component reads them to build its resources, and some decide which resources exist (`args_mapping.DECIDES`).
+`pulumi.Input[...]` fields may be outputs of other resources: they are passed through to resource inputs and
+checked when they resolve.
 
 No `from __future__ import annotations` here: the analyzer reads these annotations as live types.
 """
@@ -115,7 +116,8 @@ class NamespaceSettings(TypedDict):
     capacity: NotRequired[int]
     """Premium messaging units: 1, 2, 4, 8 or 16 (default: one per partition). Not for Standard."""
     premium_messaging_partitions: NotRequired[int]
-    """Premium messaging partitions: 1, 2 or 4. Not for Standard."""
+    """Premium messaging partitions: 1, 2 or 4, set at creation. Not for Standard. Default on Premium: 2 where the
+    namespace holds queues or topics (the secondary always, for its backlog queues), else the service's 1."""
     zone_redundant: NotRequired[bool]
     """Spread the namespace over availability zones (default false)."""
     public_network_access: NotRequired[PublicNetworkAccess]

@@ -14,8 +14,8 @@ collide. `PairedNamespace` calls them; the encryption and identity helpers feed 
 No `from __future__ import annotations`: Pulumi's component analyzer reads the settings' annotations as live types.
 """
 
-from collections.abc import Mapping
-from typing import Any, NotRequired, TypedDict
+from collections.abc import Callable, Mapping
+from typing import Any, NotRequired, TypedDict, cast
 
 import pulumi
 from pulumi_azure_native import authorization, monitor, servicebus
@@ -23,6 +23,7 @@ from pulumi_azure_native import authorization, monitor, servicebus
 from pairedbus.iac.components.options import Inherited
 from pairedbus.iac.components.secrecy import as_secret_as
 from pairedbus.iac.config import StackConfig
+from pairedbus.iac.config.args_mapping import settings_of
 
 #: The diagnostic setting's name on each namespace (unique per resource; one pair owns a namespace).
 DIAGNOSTIC_SETTING_NAME = "pairedbus"
@@ -47,10 +48,11 @@ class NetworkRuleSetSettings(TypedDict):
 
     default_action: NotRequired[str]
     """Deny (default): only the rules' addresses and subnets get in; Allow: everyone (then no rules may be given)."""
-    ip_rules: NotRequired[list[str]]
-    """IPv4 addresses or CIDR ranges allowed in (at most 128)."""
-    virtual_network_rules: NotRequired[list[str]]
-    """ARM ids of subnets allowed in through their Microsoft.ServiceBus service endpoint (Premium only; at most 128)."""
+    ip_rules: NotRequired[pulumi.Input[list[pulumi.Input[str]]]]
+    """IPv4 addresses or CIDR ranges allowed in (at most 128); the list or any address may be an output."""
+    virtual_network_rules: NotRequired[pulumi.Input[list[pulumi.Input[str]]]]
+    """ARM ids of subnets allowed in through their Microsoft.ServiceBus service endpoint (Premium only; at most 128);
+    the list or any id may be an output."""
     trusted_service_access_enabled: NotRequired[bool]
     """Let Microsoft's trusted services past the firewall (default false)."""
 
@@ -58,14 +60,15 @@ class NetworkRuleSetSettings(TypedDict):
 class EncryptionSettings(TypedDict):
     """Customer-managed-key encryption at rest (Premium only)."""
 
-    key_vault_uri: str
-    """The key vault's URI, https://<vault>.vault.azure.net."""
-    key_name: str
-    """The key's name in the vault."""
-    key_version: NotRequired[str]
+    key_vault_uri: pulumi.Input[str]
+    """The key vault's URI, https://<vault>.vault.azure.net (may be an output of the vault)."""
+    key_name: pulumi.Input[str]
+    """The key's name in the vault (may be an output of the key)."""
+    key_version: NotRequired[pulumi.Input[str]]
     """A key version (32 hexadecimal digits); none: the current version, followed when the key rotates."""
-    user_assigned_identity_id: str
-    """ARM id of the user-assigned identity that reads the key (it needs Key Vault Crypto Service Encryption User)."""
+    user_assigned_identity_id: pulumi.Input[str]
+    """ARM id of the user-assigned identity that reads the key (it needs Key Vault Crypto Service Encryption User);
+    may be an output of the identity."""
     require_infrastructure_encryption: NotRequired[bool]
     """A second layer of platform-key encryption (default false); decided when the namespace is created."""
 
@@ -73,8 +76,8 @@ class EncryptionSettings(TypedDict):
 class DiagnosticsSettings(TypedDict):
     """Diagnostic settings on both namespaces."""
 
-    workspace_id: NotRequired[str]
-    """ARM id of the Log Analytics workspace; none: the syphon's workspace."""
+    workspace_id: NotRequired[pulumi.Input[str]]
+    """ARM id of the Log Analytics workspace (may be an output of the workspace); none: the syphon's workspace."""
     logs: NotRequired[list[str]]
     """Category groups (allLogs, audit) or Service Bus log categories (default: allLogs)."""
     metrics: NotRequired[bool]
@@ -176,6 +179,15 @@ def management_lock(
     )
 
 
+def _each(rules: pulumi.Input[list[Any]], rule: Callable[[Any], dict[str, Any]]) -> Any:
+    """Each firewall rule as ARM takes it; a list that is an output is mapped when it resolves (its items, outputs
+    or not, pass through as they are)."""
+    if isinstance(rules, list):
+        return [rule(item) for item in rules]
+    whole = cast(pulumi.Output[list[Any]], pulumi.Output.from_input(rules))  # not a list: an output of one
+    return whole.apply(lambda items: [rule(item) for item in items])
+
+
 def network_rule_set(
     name: str,
     role: str,
@@ -194,11 +206,11 @@ def network_rule_set(
         default_action=settings.get("default_action", "Deny"),
         public_network_access="Enabled",
         trusted_service_access_enabled=bool(settings.get("trusted_service_access_enabled", False)),
-        ip_rules=[{"ip_mask": mask, "action": "Allow"} for mask in settings.get("ip_rules", [])],
-        virtual_network_rules=[
-            {"subnet": {"id": subnet}, "ignore_missing_vnet_service_endpoint": False}
-            for subnet in settings.get("virtual_network_rules", [])
-        ],
+        ip_rules=_each(settings.get("ip_rules", []), lambda mask: {"ip_mask": mask, "action": "Allow"}),
+        virtual_network_rules=_each(
+            settings.get("virtual_network_rules", []),
+            lambda subnet: {"subnet": {"id": subnet}, "ignore_missing_vnet_service_endpoint": False},
+        ),
         opts=_options(parent, inherited),
     )
 
@@ -215,12 +227,14 @@ def harden_pair(
     for role, (namespace, resource_group_name) in namespaces.items():
         settings = getattr(config, role)
         if config.diagnostics is not None:
-            diagnostics = config.diagnostics.model_dump(exclude_none=True)
-            workspace = config.diagnostics.workspace_id or syphon_workspace_id
+            # settings_of, not model_dump: the workspace id may be an output, which model_dump cannot serialise.
+            diagnostics = settings_of(config.diagnostics)
+            given = config.diagnostics.workspace_id
+            workspace = given if given is not None else syphon_workspace_id
             diagnostic_setting(name, role, namespace, workspace, diagnostics, parent, inherited)
         if config.lock_level is not None:
             management_lock(name, role, namespace, config.lock_level, parent, inherited, protect=config.production)
         if settings.network_rule_set is not None:
-            rules = settings.network_rule_set.model_dump()
+            rules = settings_of(settings.network_rule_set)  # its rules may be outputs
             namespace_name = as_secret_as(namespace.name, settings.name)
             network_rule_set(name, role, namespace_name, resource_group_name, rules, parent, inherited)

@@ -6,9 +6,11 @@ It validates its args exactly as a stack's config is validated (`pairedbus.iac.c
 No `from __future__ import annotations`: Pulumi's component analyzer reads the annotations as live types.
 """
 
+import weakref
 from typing import Any, NotRequired, TypedDict
 
 import pulumi
+from pulumi.runtime import settings
 from pulumi_azure_native import authorization
 
 from pairedbus import contract
@@ -30,13 +32,18 @@ from pairedbus.iac.components.namespace_pair import NamespacePair, NamespacePair
 from pairedbus.iac.components.options import Inherited
 from pairedbus.iac.components.roles import role_definition_id
 from pairedbus.iac.components.secrecy import as_secret_as
-from pairedbus.iac.components.syphon_host import SyphonHost, SyphonHostArgs
-from pairedbus.iac.config import StackConfig
+from pairedbus.iac.components.syphon_host import SyphonHost, SyphonHostArgs, autonamed_problem
+from pairedbus.iac.config import StackConfig, StackConfigError
 from pairedbus.iac.config.args_mapping import settings_of, stack_config_from_args
 
 #: The parts' names inside a PairedNamespace before pairedbus 0.2 (fixed, so two pairs collided); a pair built
 #: with `legacy_urns=True` aliases its parts to them. Now each part is `<name>-<part>`.
 PAIR, BACKLOG, ENTITIES, SYPHON = "pair", "backlog", "entities", "syphon"
+
+#: The pair built with `legacy_urns=True` in each running program, by the program's resource monitor (one per
+#: `pulumi up`, or per render under the mocks), so that a second one is refused in one line before the engine
+#: lists every alias the two would share.
+_LEGACY_PAIRS: "weakref.WeakKeyDictionary[Any, str]" = weakref.WeakKeyDictionary()
 
 
 class PairedNamespaceArgs(TypedDict):
@@ -77,6 +84,37 @@ class PairedNamespaceArgs(TypedDict):
     """Diagnostic settings on both namespaces (resource logs and metrics to Log Analytics); none: no settings."""
     namespace_lock: NotRequired[str]
     """A lock on each namespace: CanNotDelete or none (default: CanNotDelete when production, else none)."""
+
+
+def _validated(name: str, args: PairedNamespaceArgs, *, legacy_urns: bool) -> StackConfig:
+    """The args' config, with the pair's own name and its `legacy_urns` checked too; every problem in one error."""
+    problems = []
+    made = autonamed_problem(name, f"-{SYPHON}")
+    if made is not None:
+        problems.append(f"{name}: name: expected a pair name Azure accepts in every name made from it: {made}")
+    if legacy_urns:
+        first = _legacy_pair(name)
+        if first is not None:
+            problems.append(
+                f"{name}: legacy_urns: expected on one pair of a program only, {first!r} has it already (the names "
+                "before pairedbus 0.2 were the same for every pair: two pairs would claim the same resources)"
+            )
+    try:
+        config = stack_config_from_args(args, pair=name)
+    except StackConfigError as exc:
+        raise StackConfigError([*problems, *exc.problems]) from None
+    if problems:
+        raise StackConfigError(problems)
+    return config
+
+
+def _legacy_pair(name: str) -> str | None:
+    """The pair of this program that claimed the names before 0.2 already (None: this one claims them now)."""
+    monitor = settings.get_monitor()
+    if monitor is None:  # not inside a Pulumi program: nothing to share the names with
+        return None
+    first = _LEGACY_PAIRS.setdefault(monitor, name)
+    return None if first == name else first
 
 
 # The parts' args from a validated config: its fields as they are (the model filled in its defaults).
@@ -205,8 +243,9 @@ class PairedNamespace(pulumi.ComponentResource):
         `pair`, `backlog`, `entities`, `syphon`, children `primary`, `backlog-0`, ...): each part is aliased to
         its old name, so `pulumi up` updates every resource in place. Give it to at most one pair per program:
         the old names were the same for every pair, so two pairs would claim the same old resources."""
-        # Validated before anything registers; a bad value raises StackConfigError, one line per problem.
-        config = stack_config_from_args(args)
+        # Validated before anything registers; a bad value raises StackConfigError, one line per problem, each
+        # starting with this pair's name.
+        config = _validated(name, args, legacy_urns=legacy_urns)
         super().__init__(contract.TYPE_PAIRED_NAMESPACE, name, None, opts)
         self._name = name
         self._inherited = Inherited.of(opts)

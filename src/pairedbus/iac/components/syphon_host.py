@@ -21,6 +21,7 @@ from pairedbus import contract, durations
 from pairedbus.iac.components.args import SYPHON_DEFAULTS, SyphonSettings
 from pairedbus.iac.components.options import Inherited, with_part_token
 from pairedbus.iac.components.roles import role_definition_id
+from pairedbus.iac.config import limits
 from pairedbus.service.endpoints import (
     DEFAULT_PORT,
     ENV_AZURE_CLIENT_ID,
@@ -34,6 +35,16 @@ from pairedbus.service.endpoints import (
 )
 
 CONTAINER_NAME = "syphon"
+#: The children whose Azure name azure-native makes from their Pulumi name, `<syphon>-<suffix>` plus random
+#: hexadecimal digits (limits.py, [autoname]), and the rule ARM checks each against, strictest first (the
+#: container app's 32 lower-case characters: a name it accepts passes the others too).
+LOGS, ENVIRONMENT, IDENTITY, APP = "logs", "env", "identity", "app"
+AUTONAMED: tuple[tuple[str, limits.NameRule], ...] = (
+    (APP, limits.CONTAINER_APP_NAME),
+    (ENVIRONMENT, limits.MANAGED_ENVIRONMENT_NAME),
+    (LOGS, limits.LOG_ANALYTICS_WORKSPACE_NAME),
+    (IDENTITY, limits.USER_ASSIGNED_IDENTITY_NAME),
+)
 SERVICE_PRINCIPAL = "ServicePrincipal"
 LOG_ANALYTICS_SKU = "PerGB2018"
 
@@ -128,6 +139,21 @@ class SyphonHostArgs(TypedDict):
     app); adds to the `protect` resource option."""
 
 
+def autonamed_problem(name: str, infix: str = "") -> str | None:
+    """Why ARM would refuse a name azure-native makes from a syphon named `name + infix` (PairedNamespace passes
+    its own name and `-syphon`), or None. Every random digit is a lower-case hexadecimal one, which each rule
+    allows: one sample stands for them all."""
+    for suffix, rule in AUTONAMED:
+        made = f"{name}{infix}-{suffix}"
+        if not rule.accepts(made + "0" * limits.AUTONAME_SUFFIX_LENGTH):
+            room = rule.max_length - limits.AUTONAME_SUFFIX_LENGTH - (len(made) - len(name))
+            return (
+                f"the syphon's {rule.resource_type} is named {made!r} plus {limits.AUTONAME_SUFFIX_LENGTH} random "
+                f"hexadecimal digits, and ARM accepts {rule.described} (so at most {room} characters here)"
+            )
+    return None
+
+
 def _probe(kind: str, path: str, timings: dict[str, int]) -> dict[str, object]:
     return {"type": kind, "http_get": {"path": path, "port": DEFAULT_PORT}, **timings}
 
@@ -148,6 +174,9 @@ class SyphonHost(pulumi.ComponentResource):
     """ARM id of the syphon's Log Analytics workspace (the namespaces' diagnostic settings default to it)."""
 
     def __init__(self, name: str, args: SyphonHostArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        problem = autonamed_problem(name)
+        if problem is not None:  # before anything registers: ARM would refuse the app only after the rest exists
+            raise ValueError(f"{name}: name: expected a name Azure accepts in every name made from it: {problem}")
         super().__init__(contract.TYPE_SYPHON_HOST, name, None, with_part_token(contract.TYPE_SYPHON_HOST, opts))
         inherited = Inherited.of(opts)
         config = args["syphon"]
@@ -165,7 +194,7 @@ class SyphonHost(pulumi.ComponentResource):
         common = {"resource_group_name": args["resource_group_name"], "location": args["location"], "tags": tags}
 
         workspace = operationalinsights.Workspace(
-            f"{name}-logs",
+            f"{name}-{LOGS}",
             sku={"name": LOG_ANALYTICS_SKU},
             retention_in_days=settings["log_retention_days"],
             **common,
@@ -178,7 +207,7 @@ class SyphonHost(pulumi.ComponentResource):
         ).primary_shared_key
         subnet = args.get("infrastructure_subnet_id")
         environment = app.ManagedEnvironment(
-            f"{name}-env",
+            f"{name}-{ENVIRONMENT}",
             # Internal: no public address; the app reaches private endpoints through the subnet's network.
             vnet_configuration={"infrastructure_subnet_id": subnet, "internal": True} if subnet else None,
             app_logs_configuration={
@@ -191,7 +220,7 @@ class SyphonHost(pulumi.ComponentResource):
             **common,
             opts=kept,
         )
-        identity = managedidentity.UserAssignedIdentity(f"{name}-identity", **common, opts=kept)
+        identity = managedidentity.UserAssignedIdentity(f"{name}-{IDENTITY}", **common, opts=kept)
 
         def grant(suffix: str, role_guid: str, scope: pulumi.Input[str]) -> authorization.RoleAssignment:
             return authorization.RoleAssignment(
@@ -227,7 +256,7 @@ class SyphonHost(pulumi.ComponentResource):
             registries.append({"server": registry["server"], "identity": identity.id})
 
         container_app = app.ContainerApp(
-            f"{name}-app",
+            f"{name}-{APP}",
             managed_environment_id=environment.id,
             identity={"type": "UserAssigned", "user_assigned_identities": [identity.id]},
             configuration={

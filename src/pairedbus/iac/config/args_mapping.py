@@ -5,8 +5,11 @@ Args are mapped to the config's shape (snake_case field names to the model's key
 `parse_stack_config`, so a mistake gets the same one-line error on both paths; a validated `StackConfig`
 maps back to args for the repository's own program.
 
-Names, resource-group names, locations, tag values, the image, the registry and the network ids may be
-`pulumi.Input`s (another resource's outputs). No stand-in value takes their place, ever:
+Names, resource-group names, locations, tag values, the image, the registry, the network ids, the diagnostics
+workspace, the customer-managed key (vault, key, version, identity) and the firewall rules may be `pulumi.Input`s
+(another resource's outputs): each is passed through to a resource input and none decides which resources exist
+(`INPUT_PATHS`; an output anywhere else is refused saying what the value decides, `why_known`). No stand-in value
+takes their place, ever:
 - known values are validated when the component is built, exactly as a stack's config (rules that need a value
   that is not known yet are left for later, so they can neither fail spuriously nor pass a wrong value);
 - the whole config is validated again, with every value, inside `Output.apply` once the outputs resolve; a
@@ -19,7 +22,8 @@ from __future__ import annotations
 
 import inspect
 import types
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from enum import Enum
 from typing import Annotated, Any, Union, get_args, get_origin
 
@@ -31,25 +35,63 @@ from pairedbus.iac.config import StackConfig, StackConfigError, parse_stack_conf
 from pairedbus.iac.config.cross_field import CROSS_FIELD_RULES
 from pairedbus.iac.config.keys import CONFIG_NAMESPACE, key_problems_of
 from pairedbus.iac.config.messages import describe, inner_model, loc_path
-from pairedbus.iac.config.model import _with_outage_windows
+from pairedbus.iac.config.model import _with_outage_windows, with_tier_defaults
 from pairedbus.iac.config.partial import _constructed, cross_field_problems_despite
 
 #: The prefix of every problem line, as the stack config's.
 
-#: Where an args value may be a `pulumi.Input` that is not known yet (config key paths; `*` is any key). These
-#: name, place, tag or run something; every other value decides which resources exist, so it must be known.
+#: Where an args value may be a `pulumi.Input` that is not known yet (config key paths; `*` is any key or index).
+#: These name, place, tag, run, encrypt, log or let something in: each is passed through to a resource input, and
+#: none decides which resources exist (`DECIDES` says what the others decide).
+_NAMESPACE_INPUTS: tuple[tuple[str, ...], ...] = (
+    ("name",),
+    ("location",),
+    # Customer-managed key: the key and the identity reading it may come from the same program's Key Vault.
+    ("encryption", "keyVaultUri"),
+    ("encryption", "keyName"),
+    ("encryption", "keyVersion"),
+    ("encryption", "userAssignedIdentityId"),
+    # Firewall rules: the whole list, or any rule in it (a NAT gateway's address, a subnet's id).
+    ("networkRuleSet", "ipRules"),
+    ("networkRuleSet", "ipRules", "*"),
+    ("networkRuleSet", "virtualNetworkRules"),
+    ("networkRuleSet", "virtualNetworkRules", "*"),
+)
 INPUT_PATHS: tuple[tuple[str, ...], ...] = (
     ("resourceGroups", "*", "name"),
-    ("primary", "name"),
-    ("primary", "location"),
-    ("secondary", "name"),
-    ("secondary", "location"),
+    *((role, *path) for role in ("primary", "secondary") for path in _NAMESPACE_INPUTS),
     ("tags", "*"),
     ("syphon", "image"),
     ("syphon", "location"),
     ("syphon", "registry", "server"),
     ("syphon", "registry", "resourceId"),
     ("network", "*"),
+    ("diagnostics", "workspaceId"),
+)
+
+#: What a value that must be known decides, by config key path (as INPUT_PATHS): the refusal of an output says it.
+DECIDES: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("backlogQueueCount",), "how many backlog queues are created"),
+    (("backlogAuth",), "whether the deployer's Data Owner role assignment is created"),
+    (("resourceGroups", "*", "create"), "whether the resource group is created"),
+    (("*", "sku"), "whether the namespace gets a private endpoint"),
+    (("network",), "whether private endpoints are created"),
+    (("queues",), "which queues are created"),
+    (("queues", "*"), "which queues are created"),
+    (("queues", "*", "name"), "which queues are created"),
+    (("topics",), "which topics and subscriptions are created"),
+    (("topics", "*"), "which topics and subscriptions are created"),
+    (("topics", "*", "name"), "which topics and subscriptions are created"),
+    (("topics", "*", "subscriptions"), "which subscriptions are created"),
+    (("topics", "*", "subscriptions", "*"), "which subscriptions are created"),
+    (("topics", "*", "subscriptions", "*", "name"), "which subscriptions are created"),
+    (("production",), "which resources are protected"),
+    (("namespaceLock",), "whether the namespaces' locks are created"),
+    (("diagnostics",), "whether diagnostic settings are created"),
+    (("*", "networkRuleSet"), "whether a network rule set is created"),
+    (("syphon", "minReplicas"), "whether the syphon gets a scale rule and its Data Owner role assignment"),
+    (("syphon", "maxReplicas"), "whether the syphon gets a scale rule and its Data Owner role assignment"),
+    (("syphon", "registry"), "whether the syphon's AcrPull role assignment is created"),
 )
 
 Loc = tuple[str | int, ...]
@@ -68,9 +110,25 @@ class _Deferred:
         return f"<output at {loc_path(self.loc)}>"
 
 
+def _matches(pattern: tuple[str, ...], loc: Loc) -> bool:
+    return len(pattern) == len(loc) and all(a in ("*", b) for a, b in zip(pattern, loc, strict=True))
+
+
 def may_be_input(loc: Loc) -> bool:
     """Whether the value at this config key path may be an output of another resource."""
-    return any(len(p) == len(loc) and all(a in ("*", b) for a, b in zip(p, loc, strict=True)) for p in INPUT_PATHS)
+    return any(_matches(p, loc) for p in INPUT_PATHS)
+
+
+def why_known(loc: Loc) -> str:
+    """Why the value at this config key path must be known when the component is built, truthfully: what it
+    decides, or that the component reads it to build the rest."""
+    decides = next((what for pattern, what in DECIDES if _matches(pattern, loc)), None)
+    if decides is not None:
+        return f"it decides {decides}"
+    return (
+        "the component reads it to build its resources; outputs may be names, locations, tag values, the image, "
+        "ARM ids, Key Vault keys and firewall rules"
+    )
 
 
 def _unwrap(annotation: Any) -> list[Any]:
@@ -162,18 +220,43 @@ def config_values(args: Mapping[str, Any]) -> dict[str, Any]:
     return _shape(args, None)
 
 
-def stack_config_from_args(args: Mapping[str, Any]) -> StackConfig:
+def stack_config_from_args(args: Mapping[str, Any], pair: str | None = None) -> StackConfig:
     """Validate args exactly as a stack's config is validated; raises StackConfigError, one line per problem.
 
     Where args hold outputs (at `INPUT_PATHS` only), the config returned holds, at those places, outputs of the
     values validated once they resolve (see the module docstring); everything else is plain and validated now.
+    `pair`: the component's name, which then starts every problem line instead of the config's namespace
+    (`billing: primary.location: ...`), now and when the outputs resolve, so a program with several pairs says
+    which one is wrong.
     """
+    with _problems_of(pair):
+        return _stack_config_from_args(args, pair)
+
+
+@contextmanager
+def _problems_of(pair: str | None) -> Iterator[None]:
+    """Re-raise a StackConfigError with each line naming `pair` (None: as the stack config words it)."""
+    try:
+        yield
+    except StackConfigError as exc:
+        if pair is None:
+            raise
+        prefix = f"{CONFIG_NAMESPACE}:"
+        raise StackConfigError([f"{pair}: {p.removeprefix(prefix)}" for p in exc.problems]) from None
+
+
+def _stack_config_from_args(args: Mapping[str, Any], pair: str | None) -> StackConfig:
     deferred: dict[Loc, Any] = {}
-    shaped = _shape(args, deferred)
+    shaped = with_tier_defaults(_shape(args, deferred))
     if not deferred:
         return parse_stack_config(shaped)
     _check_known(shaped, deferred)
-    resolved = pulumi.Output.all(*deferred.values()).apply(lambda values: _validated(shaped, list(deferred), values))
+
+    def validated(values: list[Any]) -> StackConfig:
+        with _problems_of(pair):
+            return _validated(shaped, list(deferred), values)
+
+    resolved = pulumi.Output.all(*deferred.values()).apply(validated)
     config = _with_outage_windows(_constructed(StackConfig, shaped))
     for loc in deferred:
         config = _replaced(config, loc, resolved.apply(lambda whole, at=loc: _at(whole, at)))
@@ -194,8 +277,8 @@ def _check_known(shaped: dict[str, Any], deferred: Mapping[Loc, Any]) -> None:
     """Every problem of the known values, as `parse_stack_config` words it; nothing about the outputs' places."""
     problems = [
         _qualified(
-            f"{loc_path(loc)}: expected a value known when the component is built (it decides which "
-            "resources exist), got an output of another resource"
+            f"{loc_path(loc)}: expected a value known when the component is built, got an output of another "
+            f"resource ({why_known(loc)})"
         )
         for loc in deferred
         if not may_be_input(loc)
@@ -247,11 +330,17 @@ def _known_inputs(shaped: Mapping[str, Any], deferred: Mapping[Loc, Any]) -> lis
         if isinstance(value, dict):
             for key, item in value.items():
                 walk(item, (*loc, key))
-        elif loc and may_be_input(loc) and loc not in deferred and value is not None:
+        elif loc and may_be_input(loc) and loc not in deferred and value is not None and not _holds_output(value):
             found.append((loc, value))
 
     walk(shaped, ())
     return found
+
+
+def _holds_output(value: Any) -> bool:
+    """Whether a known list holds an output (its items are then in the config as they were given, each output
+    replaced by its validated value: the list as a whole is validated when they resolve)."""
+    return isinstance(value, list) and any(isinstance(v, _Deferred) or _holds_output(v) for v in value)
 
 
 def _field(loc: Loc) -> Any:

@@ -26,6 +26,7 @@ These are Azure's numbers, not the spec's: the spec's own names and numbers stay
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Final
 
 from pairedbus import contract
@@ -144,3 +145,72 @@ SERVICE_BUS_LOG_CATEGORIES: Final = (
 LOG_CATEGORY_GROUPS: Final = ("allLogs", "audit")
 #: [sb-monitor] "Runtime audit logs are currently available only in premium tier" (AZMSRunTimeAuditLogs).
 PREMIUM_ONLY_LOG_CATEGORIES: Final = ("RuntimeAuditLogs",)
+
+
+# --- Names azure-native makes from a component's name -----------------------------------------------
+# Sources: [autoname] pulumi/pulumi-azure-native, provider/pkg/provider (`getDefaultName`): a resource whose name
+# the program leaves out is named after its Pulumi name plus `resource.NewUniqueHex(name, 8, 0)`, 8 random
+# hexadecimal digits (strategy `random`; the provider's own test: `test` -> `test614742c2`), or a random GUID
+# (strategy `uuid`: role assignments, "It can be any valid GUID"). [aca-name] PSRule.Rules.Azure
+# Azure.ContainerApp.Name (`^([a-z][0-9a-z-]{0,30}[0-9a-z])$`, 2-32) and ARM's own refusal ("A name must consist
+# of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric
+# character and cannot have '--'. The length must not be more than 32 characters."). [naming] Microsoft.App
+# managedEnvironments 2-60 alphanumerics and hyphens, starting with a letter and ending with an alphanumeric;
+# [uai-name] PSRule.Rules.Azure Azure.Identity.UserAssignedName (`^[a-zA-Z0-9][a-zA-Z0-9\-_]{2,127}$`);
+# [log-name] PSRule.Rules.Azure Azure.Log.Name and LOG_ANALYTICS_WORKSPACE_ID above (4-63 letters, digits and
+# '-', starting and ending with a letter or digit).
+
+#: [autoname] Random hexadecimal digits azure-native appends to a Pulumi name to make a resource's name.
+AUTONAME_SUFFIX_LENGTH: Final = 8
+
+
+@dataclass(frozen=True)
+class NameRule:
+    """What ARM accepts as one resource type's name."""
+
+    resource_type: str
+    min_length: int
+    max_length: int
+    pattern: re.Pattern[str]
+    #: The rule in words, for the one line that refuses a name.
+    described: str
+    #: Whether two hyphens in a row are refused (Container Apps).
+    no_double_hyphen: bool = False
+
+    def accepts(self, name: str) -> bool:
+        return (
+            self.min_length <= len(name) <= self.max_length
+            and self.pattern.fullmatch(name) is not None
+            and not (self.no_double_hyphen and "--" in name)
+        )
+
+
+CONTAINER_APP_NAME: Final = NameRule(
+    "Microsoft.App/containerApps",
+    2,
+    32,
+    re.compile(r"[a-z][a-z0-9-]*[a-z0-9]"),
+    "2-32 lower-case letters, digits and '-', starting with a letter, ending with a letter or digit, no '--'",
+    no_double_hyphen=True,
+)
+MANAGED_ENVIRONMENT_NAME: Final = NameRule(
+    "Microsoft.App/managedEnvironments",
+    2,
+    60,
+    re.compile(r"[A-Za-z][A-Za-z0-9-]*[A-Za-z0-9]"),
+    "2-60 letters, digits and '-', starting with a letter, ending with a letter or digit",
+)
+USER_ASSIGNED_IDENTITY_NAME: Final = NameRule(
+    "Microsoft.ManagedIdentity/userAssignedIdentities",
+    3,
+    128,
+    re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*"),
+    "3-128 letters, digits, '-' and '_', starting with a letter or digit",
+)
+LOG_ANALYTICS_WORKSPACE_NAME: Final = NameRule(
+    "Microsoft.OperationalInsights/workspaces",
+    4,
+    63,
+    re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*[A-Za-z0-9]"),
+    "4-63 letters, digits and '-', starting and ending with a letter or digit",
+)

@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from pairedbus import contract
 from pairedbus.iac.config.config_warnings import config_warnings, log_in_program
 from pairedbus.iac.config.cross_field import CROSS_FIELD_RULES, cross_field_problems
 from pairedbus.iac.config.keys import (
@@ -81,6 +82,40 @@ def _with_outage_windows(config: StackConfig) -> StackConfig:
     )
 
 
+#: How a namespace's messaging partitions may be spelled under `pairedbus:` (the model takes both).
+_PARTITIONS_KEYS = ("premiumMessagingPartitions", "premium_messaging_partitions")
+
+
+def with_tier_defaults(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The `pairedbus:` values with the defaults that depend on a namespace's tier filled in.
+
+    A Premium namespace that holds queues or topics must be partitioned (partitioning.md: "in Premium every queue
+    and topic is partitioned"), which Azure allows only with premiumMessagingPartitions 2 or 4, set at creation
+    (`Microsoft.ServiceBus` SBNamespaceProperties: "The default value is 1 and possible values are 1, 2 and 4";
+    learn.microsoft.com, "Enable partitioning in Azure Service Bus Premium": non-partitioned entities are not
+    allowed in a partitioned namespace). The service's own default, 1, is a non-partitioned namespace, so a
+    Premium pair failed on a value nobody wrote. Such a namespace now gets 2 unless the config says otherwise:
+    the secondary always (it holds the backlog queues), the primary when the pair has queues or topics. A
+    Premium primary without them keeps the service's default: it was valid, and the count cannot change on an
+    existing namespace (a new value would replace it). Anything not shaped as expected is left for the model
+    to report."""
+    filled = dict(values)
+    holds_entities = {
+        "secondary": True,
+        "primary": any(isinstance(filled.get(k), list) and filled[k] for k in ("queues", "topics")),
+    }
+    for role, holds in holds_entities.items():
+        namespace = filled.get(role)
+        if (
+            holds
+            and isinstance(namespace, Mapping)
+            and namespace.get("sku") == contract.SKU_PREMIUM
+            and not any(k in namespace for k in _PARTITIONS_KEYS)
+        ):
+            filled[role] = {**namespace, _PARTITIONS_KEYS[0]: contract.MIN_PREMIUM_PARTITIONS_FOR_ENTITIES}
+    return filled
+
+
 def parse_stack_config(values: Mapping[str, Any]) -> StackConfig:
     """Validate the `pairedbus:` config (keys without the namespace prefix).
 
@@ -89,8 +124,9 @@ def parse_stack_config(values: Mapping[str, Any]) -> StackConfig:
     config's warnings (`config_warnings`) are logged when a Pulumi program is running.
     """
     carried = key_problems_of(values)
+    values = with_tier_defaults(values)
     try:
-        config = StackConfig.model_validate(dict(values))
+        config = StackConfig.model_validate(values)
     except ValidationError as exc:
         errors = exc.errors(include_url=False)
         problems = [_qualified(f"{loc_path(e['loc'])}: {describe(e, StackConfig)}") for e in errors]

@@ -111,6 +111,8 @@ class NamespaceConfig(_Model):
     sku: Literal["Standard", "Premium"] = contract.SKU_STANDARD
     #: Premium messaging units; Standard has none.
     capacity: Annotated[Literal[1, 2, 4, 8, 16] | None, NotBool] = None
+    #: Premium only, set at creation; none: 2 where the namespace holds queues or topics (`with_tier_defaults`),
+    #: else the service's 1.
     premium_messaging_partitions: Annotated[Literal[1, 2, 4] | None, NotBool] = None
     zone_redundant: bool = False
     #: Production stacks need `Disabled` (clients then reach a Premium namespace through private
