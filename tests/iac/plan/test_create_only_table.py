@@ -50,6 +50,7 @@ INPUTS: dict[str, dict[str, Any]] = {
         "resourceGroupName": "rg-messaging",
         "enablePartitioning": True,
         "requiresDuplicateDetection": True,
+        "requiresSession": False,
         "maxSizeInMegabytes": 1024,
     },
     SUBSCRIPTION: {
@@ -82,6 +83,7 @@ CREATE_ONLY = [
     (TOPIC, "resourceGroupName"),
     (TOPIC, "enablePartitioning"),
     (TOPIC, "requiresDuplicateDetection"),
+    (TOPIC, "requiresSession"),
     (SUBSCRIPTION, "namespaceName"),
     (SUBSCRIPTION, "topicName"),
     (SUBSCRIPTION, "subscriptionName"),
