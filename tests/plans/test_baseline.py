@@ -59,9 +59,18 @@ def test_a_backlog_queue_partitioning_change_and_a_namespace_move_are_caught():
     current = _with_inputs(baseline, "backlog-3", enablePartitioning=False)
     current = _with_inputs(current, "secondary", location="West Europe")
     lines = find_replacements(baseline, current)
-    assert len(lines) == 2
     assert any(contract.backlog_queue_name("contoso-prod-weu", 3) in line for line in lines)
     assert any("location 'northeurope' -> 'West Europe'" in line for line in lines)
+    # As the engine previews it: the replaced namespace's id is unknown until deployed, so what takes it in an
+    # input the provider replaces on (a role assignment's or a lock's scope, a diagnostic setting's resourceUri)
+    # is replaced too; nothing else is.
+    cascaded = [
+        line
+        for line in lines
+        if line.endswith("-> <unknown until deployed>; replacing deletes it and creates a new one")
+    ]
+    assert len(lines) == 2 + len(cascaded) and len(cascaded) == 6
+    assert all("Microsoft.ServiceBus/namespaces/contoso-prod-neu'" in line for line in cascaded)
 
 
 def test_a_region_spelled_differently_is_not_a_move():

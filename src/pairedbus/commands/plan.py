@@ -59,9 +59,9 @@ def run(args: argparse.Namespace) -> int:
     from pairedbus.errors import EXIT_USER
     from pairedbus.iac.plan import PulumiProject, render_stack
     from pairedbus.iac.plan.engine_checks import EngineRefusal
-    from pairedbus.iac.plan.operations import operations
+    from pairedbus.iac.plan.operations import judge
     from pairedbus.iac.plan.policy_settings import merge_policy_config, stack_policy_settings
-    from pairedbus.iac.plan.tree import plan_tree, summary
+    from pairedbus.iac.plan.tree import diff_lines, plan_tree, summary
     from pairedbus.policy.gate import load_baseline, load_policy_config, run_gate
 
     # Read every input and check every output before rendering: a bad flag fails fast, nothing half-runs.
@@ -86,9 +86,10 @@ def run(args: argparse.Namespace) -> int:
 
         # Against a baseline, URNs as the engine makes them: a state export holds those.
         plan = engine_plan(plan)
-        ops, deleted = operations(baseline, plan)
+        judged = judge(baseline, plan)
+        ops, deleted, changes = judged.by_urn, judged.deleted, judged.changes
     else:
-        ops, deleted = None, ()
+        ops, deleted, changes = None, (), {}
     gate = run_gate(
         plan,
         baseline=baseline,
@@ -113,6 +114,9 @@ def run(args: argparse.Namespace) -> int:
     out.print(plan_tree(plan, ops, deleted[:MAX_PROBLEMS] if deleted else ()))
     if len(deleted) > MAX_PROBLEMS:
         show(f"... and {len(deleted) - MAX_PROBLEMS} more resources of the baseline to delete")
+    if ops is not None:
+        for line in diff_lines(plan, ops, changes, MAX_PROBLEMS):  # each update and replacement's property diff
+            show_whole(line)
     for warning in plan.warnings:  # what the program logged with pulumi.log.warn (e.g. a region not in the table)
         show_whole(f"warning: {warning}", style="yellow")
     for line in gate.lines():
@@ -123,6 +127,7 @@ def run(args: argparse.Namespace) -> int:
         document = {**plan.to_json(), "policy": gate.to_json()}
         if ops is not None:
             document["operations"] = ops
+            document["changes"] = {urn: [c.to_json() for c in found] for urn, found in changes.items()}
         args.json.write_text(json.dumps(document, indent=2, sort_keys=True, default=str) + "\n")
         show(f"Wrote {args.json}")
     if args.write_policy_config:

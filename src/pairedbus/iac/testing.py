@@ -4,9 +4,13 @@
   the inputs back is not enough (a Container App's identity: a list in, a map out; ARM ids; principal
   ids; the namespace endpoint). Use them with `pulumi.runtime.set_mocks` in Pulumi's own unit-test style.
 - `run_program(program, preview=...)`: run a whole program under those mocks and get every registered
-  resource back (`Plan`: type, name, inputs, parent, protect, ...), in update or preview mode. What the
-  Pulumi engine would refuse (a duplicate URN, an alias two resources claim, a missing parent) raises
-  `EngineRefusal` in the engine's words, where Pulumi's mock monitor would silently keep the last one.
+  resource back (`Plan`: type, name, inputs, parent, protect, ignore_changes, ...), in update or preview mode.
+  As the engine does, and Pulumi's mock monitor does not: URNs carry the parent's whole type chain
+  (`urn:pulumi:stack::project::team:index:Platform$pairedbus:index:PairedNamespace::messaging`), so `Plan.by_urn()`
+  is exact; transforms (`transforms=` and `pulumi.runtime.register_resource_transform`) run on every
+  registration, the resource's own first, then its ancestors', then the stack's. What the engine would refuse
+  (a duplicate URN, an alias two resources claim, a missing parent) raises `EngineRefusal` in the engine's
+  words, where Pulumi's mock monitor would silently keep the last one.
 
 See docs/testing.md, "Testing your own Pulumi program".
 """

@@ -2,7 +2,10 @@
 
 Four kinds of change are reported, each naming the resource:
 
-- **replace**: a create-only input changed, or the same entity got a new URN (below);
+- **replace**: an input changed that makes the provider replace the resource (`plans.replacements`: for
+  azure-native the provider's own metadata, for every type the program uses), or the same entity got a new
+  URN (below), or a setting the service fixes at creation changed (`replacements.SERVICE_CREATE_ONLY`: the
+  provider tries an update the service refuses);
 - **delete**: a stateful resource (namespace, queue, topic, subscription, backlog queue) left the
   program without `retainOnDelete`, so `pulumi up` deletes it and its messages; a protected one
   makes `pulumi up` fail instead (the engine refuses to delete it), which is reported the same way;
@@ -16,14 +19,11 @@ Four kinds of change are reported, each naming the resource:
 
 The first three fail the gate unless the user passes that kind's flag (`FLAGS`).
 
-Replacing a queue, topic or subscription deletes it with its messages. Partitioning, sessions and
-duplicate detection can only be set when an entity is created (partitioning.md; the ARM specs lack
-the create-only marker, azure-rest-api-specs#16679, so the provider would try an update the service
-rejects, or replace); the names in an entity's ARM path (namespace, entity, resource group) and a
-namespace's location or Premium partition count force a new resource. A logical-name change
-(new URN, same entity) is a delete plus a create as well, unless the program adds an alias. A value not
-known offline is no evidence of a change: an output not yet known (None) and a secret, which both the
-render and a state show only as `SECRET_MASK`.
+Replacing a queue, topic or subscription deletes it with its messages; replacing a resource group deletes
+everything in it (ARM cannot move a resource group: a new location is a new group). A logical-name change
+(new URN, same entity) is a delete plus a create as well, unless the program adds an alias. Inputs are compared
+property by property as the engine would (`plans.diff`): a value not known offline, or one the mocks derived
+from another resource's computed outputs, is no evidence of a change.
 
 Resources are paired as the engine pairs them (`pairedbus.plans.urns.match_old`): both plans in
 the engine's URN form, each current resource with the baseline resource of its URN or, failing
@@ -34,44 +34,27 @@ covers is the same resource, not a change.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from pairedbus import contract
+from pairedbus.plans.diff import UNKNOWN, PropertyChange, diff_inputs, operation
 from pairedbus.plans.model import SECRET_MASK, Plan, PlannedResource
+from pairedbus.plans.replacements import SERVICE_CREATE_ONLY
 from pairedbus.plans.urns import engine_plan, match_old
-from pairedbus.rules.namespace import normalise_region
 
-#: Create-only inputs per resource type (ARM camelCase).
-CREATE_ONLY: Final[Mapping[str, tuple[str, ...]]] = {
-    contract.TYPE_NAMESPACE: ("namespaceName", "resourceGroupName", "location", "premiumMessagingPartitions"),
-    contract.TYPE_QUEUE: (
-        "namespaceName",
-        "queueName",
-        "resourceGroupName",
-        "enablePartitioning",
-        "requiresSession",
-        "requiresDuplicateDetection",
-    ),
-    contract.TYPE_TOPIC: (
-        "namespaceName",
-        "topicName",
-        "resourceGroupName",
-        "enablePartitioning",
-        "requiresDuplicateDetection",
-    ),
-    contract.TYPE_SUBSCRIPTION: (
-        "namespaceName",
-        "topicName",
-        "subscriptionName",
-        "resourceGroupName",
-        "requiresSession",
-    ),
-    # The backlog dynamic resources: their provider re-creates the queue when these change.
-    contract.TYPE_BACKLOG_QUEUE: ("namespaceName", "queueName", "enablePartitioning"),
-    contract.TYPE_DYNAMIC_RESOURCE: ("namespaceName", "queueName", "enablePartitioning"),
-}
-_ABSENT: Final = object()
+#: The types whose resources hold messages: leaving the program deletes them, a new URN replaces them.
+STATEFUL_TYPES: Final = frozenset(
+    {
+        contract.TYPE_NAMESPACE,
+        contract.TYPE_QUEUE,
+        contract.TYPE_TOPIC,
+        contract.TYPE_SUBSCRIPTION,
+        contract.TYPE_BACKLOG_QUEUE,
+        contract.TYPE_DYNAMIC_RESOURCE,
+    }
+)
+_RESOURCE_GROUP: Final = "azure-native:resources:ResourceGroup"
 
 ChangeKind = Literal["replace", "delete", "unprotect", "retain", "forget"]
 #: The flag of `pairedbus plan` that accepts each blocking kind of change.
@@ -100,7 +83,7 @@ class BaselineChange:
 
 def _is_entity(resource: PlannedResource) -> bool:
     if resource.type not in (contract.TYPE_DYNAMIC_RESOURCE, contract.TYPE_BACKLOG_QUEUE):
-        return resource.type in CREATE_ONLY
+        return resource.type in STATEFUL_TYPES
     return {"queueName", "namespaceName"} <= resource.inputs.keys()
 
 
@@ -125,68 +108,98 @@ def _label(resource: PlannedResource) -> str:
 
 
 def _show(value: Any) -> str:
-    return "<absent>" if value is _ABSENT else ("<unknown>" if value is None else repr(value))
+    if value is UNKNOWN:
+        return "<unknown until deployed>"
+    return "<absent>" if value is None else repr(value)
 
 
-def input_changed(prop: str, old: Any, new: Any) -> bool:
-    """Whether an input differs between two plans as ARM would see it. None is an output not known offline,
-    and `SECRET_MASK` a value not shown: neither is evidence of a change, a mask at any depth (`sku.name`)."""
-    if old is None or new is None or old == SECRET_MASK or new == SECRET_MASK:
-        return False
-    if prop == "location" and isinstance(old, str) and isinstance(new, str):
-        return normalise_region(old) != normalise_region(new)  # "West Europe" is "westeurope"
-    return _differs(old, new) or type(old) is not type(new)
-
-
-def _differs(old: Any, new: Any) -> bool:
-    """`old != new`, but a mask inside either compares equal to anything."""
-    if old == SECRET_MASK or new == SECRET_MASK:
-        return False
-    if isinstance(old, dict) and isinstance(new, dict):
-        return old.keys() != new.keys() or any(_differs(old[k], new[k]) for k in old)
-    if isinstance(old, list) and isinstance(new, list):
-        return len(old) != len(new) or any(_differs(a, b) for a, b in zip(old, new, strict=True))
-    return bool(old != new)
+def _consequence(resource: PlannedResource) -> str:
+    if resource.type == _RESOURCE_GROUP:
+        return "ARM cannot change it in place; replacing a resource group deletes every resource in it"
+    if resource.type in STATEFUL_TYPES:
+        return "replacing deletes its messages"
+    return "replacing deletes it and creates a new one"
 
 
 @dataclass(frozen=True)
 class Pairing:
-    """Both plans in the engine's URN form, and each current URN's baseline resource (`match_old`)."""
+    """Both plans in the engine's URN form, each current URN's baseline resource (`match_old`), and each
+    matched resource's property changes (`plans.diff`), judged upstream first: an input fed by a resource
+    that is created or replaced takes a new value, known only once deployed."""
 
     baseline: Plan
     current: Plan
     old_by_urn: Mapping[str, PlannedResource]
+    changes: Mapping[str, tuple[PropertyChange, ...]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, baseline: Plan, current: Plan) -> Pairing:
         baseline, current = engine_plan(baseline), engine_plan(current)
-        return cls(baseline, current, match_old(baseline, current))
+        old_by_urn = match_old(baseline, current)
+        return cls(baseline, current, old_by_urn, _judge(current, old_by_urn))
+
+    def operation(self, urn: str) -> str:
+        """create, replace, update or same, for a current resource."""
+        return "create" if urn not in self.old_by_urn else operation(self.changes.get(urn, ()))
+
+
+def _judge(current: Plan, old_by_urn: Mapping[str, PlannedResource]) -> dict[str, tuple[PropertyChange, ...]]:
+    by_urn = current.by_urn()
+    changes: dict[str, tuple[PropertyChange, ...]] = {}
+    visiting: set[str] = set()
+
+    def new_value(urn: str) -> bool:
+        """Whether the resource is created or replaced: its computed outputs (ids, principal ids) are new."""
+        if urn not in by_urn:
+            return False  # not of this plan (the root stack, another stack's resource): nothing new
+        if urn not in old_by_urn:
+            return True
+        return operation(judge(urn)) == "replace"
+
+    def judge(urn: str) -> tuple[PropertyChange, ...]:
+        if urn in changes or urn in visiting:
+            return changes.get(urn, ())  # a cycle cannot come from the engine; never loop on one
+        visiting.add(urn)
+        new, old = by_urn[urn], old_by_urn[urn]
+        renewed = [key for key, deps in new.property_dependencies.items() if any(new_value(d) for d in deps)]
+        changes[urn] = diff_inputs(old, new, renewed=renewed)
+        visiting.discard(urn)
+        return changes[urn]
+
+    for urn in old_by_urn:
+        if urn in by_urn:
+            judge(urn)
+    return changes
 
 
 def find_replacements(
     baseline: Plan, current: Plan, *, types: Iterable[str] | None = None, pairing: Pairing | None = None
 ) -> list[str]:
-    """One line per change in `current` that would replace an entity or namespace of `baseline`."""
-    wanted = set(types) if types is not None else set(CREATE_ONLY)
+    """One line per change in `current` that replaces a resource of `baseline` (every type, or `types`), or
+    that the service refuses on an existing entity."""
+    wanted = set(types) if types is not None else None
     pairing = pairing or Pairing.of(baseline, current)
     baseline, current, old_by_urn = pairing.baseline, pairing.current, pairing.old_by_urn
     matched_olds = {old.urn for old in old_by_urn.values()}
     lines: list[str] = []
     for new in current.resources:
-        old = old_by_urn.get(new.urn)
-        if old is None or new.type not in wanted or not _is_entity(new):
+        if new.urn not in old_by_urn or (wanted is not None and new.type not in wanted):
             continue
-        for prop in CREATE_ONLY[new.type]:
-            before, after = old.inputs.get(prop, _ABSENT), new.inputs.get(prop, _ABSENT)
-            if input_changed(prop, before, after):
+        fixed = SERVICE_CREATE_ONLY.get(new.type, ())
+        for change in pairing.changes.get(new.urn, ()):
+            change_text = f"{change.path} {_show(change.old)} -> {_show(change.new)}"
+            if change.replaces:
+                lines.append(f"{_label(new)} ({new.type}) would be replaced: {change_text}; {_consequence(new)}")
+            elif change.path.split(".", 1)[0].split("[", 1)[0] in fixed:
                 lines.append(
-                    f"{_label(new)} ({new.type}) would be replaced: {prop} {_show(before)} -> {_show(after)} "
-                    "can only be set at creation; replacing deletes its messages"
+                    f"{_label(new)} ({new.type}): {change_text} can only be set at creation; the provider would "
+                    "try an update, which Service Bus refuses: only a new one (deleting this one and its messages) "
+                    "takes it"
                 )
     # Same entity, new URN: Pulumi deletes the old resource and creates a new one.
     new_identities = {_identity(r): r for r in current.resources if _is_entity(r) and _identity(r) is not None}
     for old in baseline.resources:
-        if old.urn in matched_olds or old.type not in wanted or not _is_entity(old):
+        if old.urn in matched_olds or (wanted is not None and old.type not in wanted) or not _is_entity(old):
             continue
         moved = new_identities.get(_identity(old)) if _identity(old) is not None else None
         if moved is not None:
@@ -206,7 +219,7 @@ def find_deletions(baseline: Plan, current: Plan, *, pairing: Pairing | None = N
     current_identities = {_identity(r) for r in current.resources if _is_entity(r)} - {None}
     changes: list[BaselineChange] = []
     for old in baseline.resources:
-        if old.urn in current_urns or old.type not in CREATE_ONLY or not _is_entity(old):
+        if old.urn in current_urns or not _is_entity(old):
             continue
         if _identity(old) is not None and _identity(old) in current_identities:
             continue  # same entity under a new URN: a replacement

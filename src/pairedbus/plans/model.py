@@ -41,6 +41,11 @@ class PlannedResource:
     #: Read, not managed (`external: true` in a state: `Resource.get`): leaving the program, Pulumi forgets it
     #: and deletes nothing.
     external: bool = False
+    #: Paths of inputs whose value the mocks derived from another resource's computed output (an ARM id, a
+    #: principal id, an endpoint): made up offline, so no evidence of a change (`plans.diff`).
+    derived: tuple[str, ...] = ()
+    #: The registration's `ignore_changes` (after transforms): paths whose change the engine does not apply.
+    ignore_changes: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -49,8 +54,11 @@ class PlannedResource:
         # Not written: only the *current* plan's aliases pair resources (a baseline's never do), and every
         # azure-native resource carries a dozen versioned type aliases; `aliases` keeps their count.
         del data["alias_specs"]
-        if not self.external:
-            del data["external"]  # what every render registers: the plan JSON is as it was
+        for key in ("external", "derived", "ignore_changes"):
+            if not data[key]:
+                del data[key]  # what most registrations carry: the plan JSON is as it was
+            elif isinstance(data[key], tuple):
+                data[key] = list(data[key])
         return data
 
     @classmethod
@@ -61,6 +69,8 @@ class PlannedResource:
                 "dependencies": tuple(data.get("dependencies", ())),
                 "property_dependencies": {k: tuple(v) for k, v in data.get("property_dependencies", {}).items()},
                 "alias_specs": tuple(dict(spec) for spec in data.get("alias_specs", ())),
+                "derived": tuple(data.get("derived", ())),
+                "ignore_changes": tuple(data.get("ignore_changes", ())),
             }
         )
 

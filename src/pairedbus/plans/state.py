@@ -97,6 +97,11 @@ class _Reader:
         value = data.get(key)
         return None if value is None else self.expect(value, str, f"{where}.{key}", "a string")
 
+    def strings(self, data: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
+        """An optional list of property paths."""
+        values = self.expect(data.get(key, []), list, f"{where}.{key}", "a list of property paths")
+        return tuple(self.expect(v, str, f"{where}.{key}[{i}]", "a property path") for i, v in enumerate(values))
+
     def urn(self, value: Any, where: str) -> str:
         """A URN Pulumi could have written, of any stack (an alias may name another)."""
         if not isinstance(value, str):
@@ -406,6 +411,8 @@ def _from_plan(document: Mapping[str, Any], reader: _Reader) -> Plan:
                 aliases=aliases,
                 alias_specs=tuple(dict(spec) for spec in specs),
                 external=reader.boolean(entry, "external", where),
+                derived=reader.strings(entry, "derived", where),
+                ignore_changes=reader.strings(entry, "ignore_changes", where),
             )
         )
     _check_parents(reader, [(r.urn, r.parent, f"resources[{i}]") for i, r in enumerate(resources)])

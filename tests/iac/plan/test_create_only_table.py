@@ -1,12 +1,13 @@
-"""The destructive gate's create-only table, fact by fact (issue 22): every input that can only be
-set when a resource is created is named here with its resource type, and a change to it, an
-addition or a removal must be reported as a replacement by `compare_plans`.
+"""The destructive gate's create-only inputs of the Service Bus types, fact by fact (issues 22, 36): every input
+that can only be set when a resource is created is named here with its resource type, and a change to it, an
+addition or a removal must be reported by `compare_plans` as a blocking replacement.
 
-Why each is create-only: partitioning, sessions and duplicate detection can only be set at
-creation (partitioning.md; Microsoft Learn "Partitioned queues and topics", "Message sessions",
-"Duplicate detection": "you can't enable or disable ... after the entity is created"); the names
-in an entity's ARM path (namespace, entity, resource group) and a namespace's location and Premium
-messaging partition count force a new resource.
+Why each is create-only: the names in an entity's ARM path (namespace, entity, resource group) and a
+namespace's location (common-types TrackedResource), and a queue's or topic's partitioning, sessions and
+duplicate detection (the provider's forceNewMap) make pulumi-azure-native replace the resource
+(`plans/azure_native_replacements.json`); a Premium namespace's partition count and a subscription's sessions
+are fixed by the service at creation although the provider's metadata would try an update
+(`replacements.SERVICE_CREATE_ONLY`); the backlog queue's provider replaces on its own three.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ INPUTS: dict[str, dict[str, Any]] = {
         "resourceGroupName": "rg-messaging",
         "enablePartitioning": True,
         "requiresDuplicateDetection": True,
+        "requiresSession": False,
         "maxSizeInMegabytes": 1024,
     },
     SUBSCRIPTION: {
@@ -81,6 +83,7 @@ CREATE_ONLY = [
     (TOPIC, "resourceGroupName"),
     (TOPIC, "enablePartitioning"),
     (TOPIC, "requiresDuplicateDetection"),
+    (TOPIC, "requiresSession"),
     (SUBSCRIPTION, "namespaceName"),
     (SUBSCRIPTION, "topicName"),
     (SUBSCRIPTION, "subscriptionName"),
@@ -93,6 +96,8 @@ CREATE_ONLY = [
     (DYNAMIC, "queueName"),
     (DYNAMIC, "enablePartitioning"),
 ]
+#: What the service fixes at creation though the provider's metadata would update it in place.
+SERVICE_FIXED = {(NAMESPACE, "premiumMessagingPartitions"), (SUBSCRIPTION, "requiresSession")}
 #: An input of each type that an update changes in place (never a replacement).
 MUTABLE = {
     NAMESPACE: "minimumTlsVersion",
@@ -133,10 +138,17 @@ def test_changing_a_create_only_input_is_a_replacement(type_: str, prop: str) ->
     [change] = compare_plans(_plan(_resource(type_, before)), _plan(_resource(type_, after)))
     assert change.kind == "replace" and change.blocking
     old, new = before[prop], after[prop]
-    assert change.message == (
-        f"{_label(type_, after)} ({type_}) would be replaced: {prop} {old!r} -> {new!r} "
-        "can only be set at creation; replacing deletes its messages"
-    )
+    if (type_, prop) in SERVICE_FIXED:
+        assert change.message == (
+            f"{_label(type_, after)} ({type_}): {prop} {old!r} -> {new!r} can only be set at creation; the "
+            "provider would try an update, which Service Bus refuses: only a new one (deleting this one and its "
+            "messages) takes it"
+        )
+    else:
+        assert change.message == (
+            f"{_label(type_, after)} ({type_}) would be replaced: {prop} {old!r} -> {new!r}; "
+            "replacing deletes its messages"
+        )
 
 
 @pytest.mark.parametrize(("type_", "prop"), CREATE_ONLY, ids=[f"{t.rsplit(':', 1)[-1]}.{p}" for t, p in CREATE_ONLY])
@@ -192,8 +204,8 @@ def test_every_changed_input_of_one_resource_is_reported() -> None:
     changes = compare_plans(_plan(_resource(QUEUE, before)), _plan(_resource(QUEUE, after)))
     assert [c.message.split(": ", 1)[1].split(" ")[0] for c in changes] == [
         "enablePartitioning",
-        "requiresSession",
         "requiresDuplicateDetection",
+        "requiresSession",
     ]
 
 

@@ -2,43 +2,52 @@
 
 Matched as the engine matches them (`urns.match_old`: by URN, then by alias): unmatched new ->
 create, unmatched old -> delete (or discard, for a resource the program only read: Pulumi's
-`read-discard` step forgets it and deletes nothing), a create-only input changed -> replace, any
-other input changed -> update, else same. Inputs not known offline (None, or a secret's mask) are no
-evidence of a change.
+`read-discard` step forgets it and deletes nothing), a change of an input the provider replaces on ->
+replace, any other change -> update, else same. Inputs are compared property by property as the engine
+would (`plans.diff`): a value not known offline, or one the mocks derived, is no evidence of a change.
 """
 
 from __future__ import annotations
 
-from pairedbus.plans.baseline import CREATE_ONLY, input_changed
+from dataclasses import dataclass
+
+from pairedbus.plans.baseline import Pairing
+from pairedbus.plans.diff import PropertyChange
 from pairedbus.plans.model import Plan, PlannedResource
-from pairedbus.plans.urns import engine_plan, match_old
 
 
-def operation(old: PlannedResource, new: PlannedResource) -> str:
-    changed = {
-        prop
-        for prop in old.inputs.keys() | new.inputs.keys()
-        if input_changed(prop, old.inputs.get(prop, "<absent>"), new.inputs.get(prop, "<absent>"))
-    }
-    if changed & set(CREATE_ONLY.get(new.type, ())):
-        return "replace"
-    return "update" if changed else "same"
+@dataclass(frozen=True)
+class Operations:
+    """URN -> operation for every resource of both plans, each current resource's property changes (by its
+    URN in the current plan), and the baseline's deleted resources in the engine's URN form."""
+
+    by_urn: dict[str, str]
+    changes: dict[str, tuple[PropertyChange, ...]]
+    deleted: tuple[PlannedResource, ...]
+
+
+def judge(baseline: Plan, current: Plan) -> Operations:
+    """Every operation and property change of `current` against `baseline`."""
+    pairing = Pairing.of(baseline, current)
+    ops: dict[str, str] = {}
+    changes: dict[str, tuple[PropertyChange, ...]] = {}
+    claimed: set[str] = set()
+    # engine_plan keeps the order of the resources: pair each engine form with the resource it came from.
+    for engine, resource in zip(pairing.current.resources, current.resources, strict=True):
+        ops[resource.urn] = pairing.operation(engine.urn)
+        if pairing.changes.get(engine.urn):
+            changes[resource.urn] = pairing.changes[engine.urn]
+        old = pairing.old_by_urn.get(engine.urn)
+        if old is not None:
+            claimed.add(old.urn)
+    deleted = tuple(e for e in pairing.baseline.resources if e.urn not in claimed)
+    ops.update({r.urn: "discard" if r.external else "delete" for r in deleted if r.urn not in ops})
+    return Operations(ops, changes, deleted)
 
 
 def operations(baseline: Plan, current: Plan) -> tuple[dict[str, str], tuple[PlannedResource, ...]]:
     """URN -> operation for every resource of both plans, and the baseline's deleted resources: the
     current plan's under its own URNs, the deleted ones in the engine's URN form (show them beside
     `engine_plan(current)` to see them under their components)."""
-    old_engine, new_engine = engine_plan(baseline), engine_plan(current)
-    matched = match_old(old_engine, new_engine)
-    ops: dict[str, str] = {}
-    claimed: set[str] = set()
-    # engine_plan keeps the order of the resources: pair each engine form with the resource it came from.
-    for engine, resource in zip(new_engine.resources, current.resources, strict=True):
-        old = matched.get(engine.urn)
-        ops[resource.urn] = "create" if old is None else operation(old, engine)
-        if old is not None:
-            claimed.add(old.urn)
-    deleted = tuple(e for e in old_engine.resources if e.urn not in claimed)
-    ops.update({r.urn: "discard" if r.external else "delete" for r in deleted if r.urn not in ops})
-    return ops, deleted
+    judged = judge(baseline, current)
+    return judged.by_urn, judged.deleted

@@ -35,8 +35,10 @@ from pairedbus.iac.plan.mocks import (  # noqa: F401 - PlanMocks and its fake id
     FAKE_TENANT_ID,
     PlanMocks,
 )
+from pairedbus.iac.plan.transforms import Transforms
+from pairedbus.plans.diff import key_path, leaves
 from pairedbus.plans.model import SECRET_MASK, Plan, PlannedResource
-from pairedbus.plans.urns import alias_spec_json
+from pairedbus.plans.urns import alias_spec_json, make_urn
 from pairedbus.sdk import is_pulumi_secret, pulumi_sync_await
 
 __all__ = ["EngineRefusal", "PlanMocks", "RecordingMonitor", "render"]
@@ -44,56 +46,105 @@ __all__ = ["EngineRefusal", "PlanMocks", "RecordingMonitor", "render"]
 
 class _RecordingMocks(pulumi.runtime.Mocks):
     """Wraps the mocks to see each registration's deserialized inputs (the monitor already
-    decoded them) next to the request that carried them."""
+    decoded them) next to the request that carried them, and what the mocks computed for it."""
 
     def __init__(self, inner: pulumi.runtime.Mocks) -> None:
         self.inner = inner
         self.request = threading.local()
         self.planned: list[PlannedResource] = []
+        self._lock = threading.Lock()
+        #: URN -> the strings the mocks made up for it: outputs that are none of its inputs (ids, principal ids,
+        #: endpoints). A real provider computes them; offline they are invented from names.
+        self.computed: dict[str, frozenset[str]] = {}
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
         resource_id, state = self.inner.new_resource(args)
+        inputs = _plan_value_from_engine(args.inputs)
+        urn = getattr(self.request, "urn", None)
+        if urn is not None:
+            computed = _computed(inputs, _plan_value_from_engine(state), resource_id)
+            with self._lock:
+                self.computed[urn] = computed
         request = getattr(self.request, "current", None)
         if request is not None:
+            dependencies = {
+                k: tuple(sorted(v.urns)) for k, v in request.propertyDependencies.items() if k != "__provider"
+            }
             self.planned.append(
                 PlannedResource(
                     urn=self.request.urn,
                     type=request.type,
                     name=request.name,
-                    inputs=_plan_value_from_engine(args.inputs),
+                    inputs=inputs,
                     custom=bool(request.custom),
                     parent=request.parent or None,
                     # The SDK gathers dependencies in a set: their order depends on timing, not on the program.
                     dependencies=tuple(sorted(request.dependencies)),
-                    property_dependencies={
-                        k: tuple(sorted(v.urns)) for k, v in request.propertyDependencies.items() if k != "__provider"
-                    },
+                    property_dependencies=dependencies,
                     protect=bool(request.protect),
                     aliases=len(request.aliases),
                     alias_specs=tuple(alias_spec_json(a) for a in request.aliases),
                     retain_on_delete=bool(request.retainOnDelete),
                     provider=request.provider or None,
+                    derived=self._derived(inputs, dependencies),
+                    ignore_changes=tuple(request.ignoreChanges),
                 )
             )
         return resource_id, state
+
+    def _derived(self, inputs: Mapping[str, Any], dependencies: Mapping[str, tuple[str, ...]]) -> tuple[str, ...]:
+        """Paths of the inputs that hold a value the mocks made up for a resource they depend on."""
+        with self._lock:
+            made_up = {
+                key: frozenset().union(*(self.computed.get(u, frozenset()) for u in urns))
+                for key, urns in dependencies.items()
+            }
+        paths = [
+            path
+            for key, value in inputs.items()
+            if made_up.get(key)
+            for path, leaf in leaves(value, key_path("", key))
+            if isinstance(leaf, str) and any(text in leaf for text in made_up[key])
+        ]
+        return tuple(paths)
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> Any:
         return self.inner.call(args)
 
 
+#: Made-up values shorter than this are not looked for inside other inputs (too likely to occur by chance).
+_MIN_MADE_UP = 4
+
+
+def _computed(inputs: Mapping[str, Any], state: Mapping[str, Any], resource_id: Any) -> frozenset[str]:
+    """The strings of `state` (and the id) that are none of the input strings: what the mocks computed."""
+    given = {leaf for _path, leaf in leaves(dict(inputs)) if isinstance(leaf, str)}
+    found = {leaf for _path, leaf in leaves(dict(state)) if isinstance(leaf, str)}
+    if isinstance(resource_id, str):
+        found.add(resource_id)
+    return frozenset(text for text in found - given if len(text) >= _MIN_MADE_UP and text != SECRET_MASK)
+
+
 class RecordingMonitor(pulumi_mocks.MockMonitor):
-    """A MockMonitor that also keeps what the engine would see of each registration, and the
+    """A MockMonitor that answers with the engine's URNs (the parent's whole type chain), runs transforms as the
+    engine does (`transforms.Transforms`), and keeps what the engine would see of each registration, and the
     registrations themselves for the engine's checks (`refusals`)."""
 
     def __init__(self, mocks: pulumi.runtime.Mocks) -> None:
         self.recorder = _RecordingMocks(mocks)
         self.ledger: EngineLedger | None = None  # the project and stack are known once the render starts
         self._ledger_lock = threading.Lock()
+        self.transforms = Transforms()
         super().__init__(self.recorder)
 
     @property
     def planned(self) -> list[PlannedResource]:
         return self.recorder.planned
+
+    def make_urn(self, parent: str, type_: str, name: str) -> str:
+        """`resource.NewURN` as the engine calls it, where Pulumi's mock monitor keeps only the parent's last type."""
+        parent_type = parent.split("::")[2] if parent else None
+        return make_urn(get_stack(), get_project(), parent_type, type_, name)
 
     def refusals(self) -> list[str]:
         """What the Pulumi engine would refuse of the registrations so far, in its words."""
@@ -109,6 +160,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
     def RegisterResource(self, request: Any) -> Any:
         # Registrations run on executor threads: the request travels to new_resource per thread.
         urn = self.make_urn(request.parent, request.type, request.name)
+        request = self.transforms.apply(request, urn)
         self._record(request, urn, read=False)
         self.recorder.request.current = request
         self.recorder.request.urn = urn
@@ -116,10 +168,20 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             return super().RegisterResource(request)
         finally:
             self.recorder.request.current = None
+            self.recorder.request.urn = None
+
+    def RegisterStackTransform(self, request: Any) -> Any:
+        self.transforms.register_stack(request)
+        return super().RegisterStackTransform(request)
 
     def ReadResource(self, request: Any) -> Any:
-        self._record(request, self.make_urn(request.parent, request.type, request.name), read=True)
-        return super().ReadResource(request)
+        urn = self.make_urn(request.parent, request.type, request.name)
+        self._record(request, urn, read=True)
+        self.recorder.request.urn = urn
+        try:
+            return super().ReadResource(request)
+        finally:
+            self.recorder.request.urn = None
 
 
 def _plan_value_from_engine(value: Any) -> Any:
@@ -219,6 +281,7 @@ def _render(
         asyncio.set_event_loop(_idle_loop())
         loop.close()
         log.close()
+        monitor.transforms.close()
     refusals = monitor.refusals()
     if refusals:
         raise EngineRefusal(refusals)

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from rich.text import Text
 from rich.tree import Tree
 
+from pairedbus.plans.diff import PropertyChange
 from pairedbus.plans.model import Plan, PlannedResource
 
 #: The settings a reviewer looks at first, in the order they are shown; at most MAX_SETTINGS.
@@ -128,3 +129,27 @@ def summary(plan: Plan, operations: Mapping[str, str] | None = None) -> str:
         counts = Counter(operations.values())
         text += "; " + ", ".join(f"{counts[op]} to {op}" for op in OPERATIONS if counts.get(op))
     return text
+
+
+def diff_lines(
+    plan: Plan,
+    operations: Mapping[str, str],
+    changes: Mapping[str, tuple[PropertyChange, ...]],
+    limit: int | None = None,
+) -> list[str]:
+    """Each updated or replaced resource, then its property changes indented below it, as `pulumi preview --diff`
+    shows them: `~ tags["owner"]: "a" => "b"`, `... (forces replacement)`; secrets as `[secret]`. At most `limit`
+    resources, and as many changes of each, then how many more."""
+    changed = [r for r in plan.resources if operations.get(r.urn) in ("update", "replace") and changes.get(r.urn)]
+    lines: list[str] = []
+    for resource in changed[:limit]:
+        op = operations[resource.urn]
+        mark, _style = OPERATIONS[op]
+        found = changes[resource.urn]
+        lines.append(f"{mark} {short_type(resource)} {display_name(resource)} ({op})")
+        lines.extend(f"    {change.line()}" for change in found[:limit])
+        if limit is not None and len(found) > limit:
+            lines.append(f"    ... and {len(found) - limit} more changes")
+    if limit is not None and len(changed) > limit:
+        lines.append(f"... and {len(changed) - limit} more resources with changes (every change is in --json)")
+    return lines
