@@ -134,11 +134,8 @@ class Destinations:
 
     async def forget(self, destination: str) -> None:
         pool = self._pools.pop(destination, None)
-        for sender in pool.senders if pool is not None else ():
-            try:
-                await sender.close()
-            except (ServiceBusError, ValueError):
-                pass  # already shut down with its error
+        if pool is not None:
+            await asyncio.gather(*(_close(sender) for sender in pool.senders))
 
     async def send(self, destination: str, batch: Any) -> None:
         """Send one batch (or one message); returns once the broker acknowledged it."""
@@ -234,8 +231,18 @@ class Destinations:
         return await pool.sized.create_message_batch()
 
     async def close(self) -> None:
-        for destination in list(self._pools):
-            await self.forget(destination)
+        """Close every sender, side by side: over the wire a sender's close waits for the broker's
+        detach, end and close answers (0.9 s each under load here), and 40 closed one after another
+        took 37 s."""
+        pools, self._pools = list(self._pools.values()), {}
+        await asyncio.gather(*(_close(sender) for pool in pools for sender in pool.senders))
+
+
+async def _close(sender: Any) -> None:
+    try:
+        await sender.close()
+    except (ServiceBusError, ValueError):
+        pass  # already shut down with its error
 
 
 def _by_key(messages: list[Any], *, message_id_is_key: bool) -> Iterator[tuple[Any, list[int]]]:
