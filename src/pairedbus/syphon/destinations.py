@@ -60,6 +60,9 @@ class SenderPool:
         #: Held while a batch opens a sender to learn the link's size.
         self.sizing = asyncio.Lock()
 
+    def sized_sender(self) -> Any | None:
+        return self.sized
+
     async def take(self) -> Any:
         if self._free.empty() and len(self.senders) < self._most:
             sender = self._make()
@@ -212,23 +215,25 @@ class Destinations:
         # azure-servicebus opens the link only while it has not learned the link's size
         # (`create_message_batch`: `if not self._max_message_size_on_link`); after that, no I/O, so
         # batches are made on the sized sender while it sends.
-        if pool.sized is not None:
-            return await pool.sized.create_message_batch()
+        sized = pool.sized_sender()
+        if sized is not None:
+            return await sized.create_message_batch()
         # The first batch opens a sender, taken from the pool: the SDK's aio sender cannot be
         # opened by two tasks at once (over the wire the second raised AttributeError: 'NoneType'
         # object has no attribute 'create_sender_link', and every pump then backed off). Pumps of
         # other backlog queues wait for the first to open it.
         async with pool.sizing:
-            if pool.sized is None:
-                sender = await pool.take()
-                try:
-                    async with asyncio.timeout(self._timeout):  # it opens the link: bounded like a send
-                        batch = await sender.create_message_batch()
-                finally:
-                    pool.give(sender)
-                pool.sized = sender
-                return batch
-        return await pool.sized.create_message_batch()
+            sized = pool.sized_sender()
+            if sized is not None:  # opened by the task this one waited for
+                return await sized.create_message_batch()
+            sender = await pool.take()
+            try:
+                async with asyncio.timeout(self._timeout):  # it opens the link: bounded like a send
+                    batch = await sender.create_message_batch()
+            finally:
+                pool.give(sender)
+            pool.sized = sender
+            return batch
 
     async def close(self) -> None:
         """Close every sender, side by side: over the wire a sender's close waits for the broker's
