@@ -190,3 +190,56 @@ async def test_short_receives_on_empty_queues_end_and_one_destination_opens_once
     assert sorted(m["message_id"] for m in brokers.queue("primary", "orders")["active"]) == sorted(
         f"m{i}" for i in range(200)
     )
+
+
+async def test_a_drain_over_ten_backlog_queues_moves_every_message_once(brokers: EmulatorProcess) -> None:
+    """1,000 parked messages over 10 backlog queues to 10 destinations. It stalled with messages
+    available and held, two ways: overlapping sends on one SDK sender (transfers sent again,
+    dropped by duplicate detection, and sends that never returned: 132 pending after 30 s), and
+    receivers whose link open the SDK bounded by the 100 ms drain wait (opens timed out under
+    load, the queues backed off). A drain now ends with each message home once and no transfer
+    sent twice."""
+    names = contract.backlog_queue_names("bulk", 10)  # a pair of its own: the backlog spec's 1-minute lock
+    for name in names:
+        brokers.create_queue("secondary", name, lock_duration="PT1M")
+    destinations = [f"dest-{d}" for d in range(10)]
+    for destination in destinations:
+        brokers.create_queue("primary", destination, requires_duplicate_detection=True)
+    await _park_to(brokers, names, destinations, 1_000)
+    primary, secondary = _endpoints(brokers)
+    async with Syphon(
+        primary=primary,
+        secondary=secondary,
+        credential=None,
+        backlog_prefix="bulk",
+        backlog_queue_count=len(names),
+        drain_wait=timedelta(milliseconds=100),
+    ) as syphon:
+        stats = await asyncio.wait_for(syphon.drain(), guard(120))  # a hang guard: 10-20 s here, busy
+    assert stats.moved == 1_000
+    views = [brokers.queue("primary", d) for d in destinations]
+    assert sorted(m["message_id"] for v in views for m in v["active"]) == sorted(f"m{i}" for i in range(1_000))
+    assert [v["duplicates_dropped"] for v in views] == [0] * 10  # no transfer was sent twice
+    assert sum(brokers.queue("secondary", n)["counts"]["active"] for n in names) == 0
+
+
+async def _park_to(brokers: EmulatorProcess, names: list[str], destinations: list[str], count: int) -> None:
+    """`count` parked copies spread over the backlog queues `names` and the `destinations`."""
+    from azure.servicebus.aio import ServiceBusClient
+
+    from pairedbus.pairing.aliasing import parked_copy
+
+    async with ServiceBusClient.from_connection_string(brokers.connection_string("secondary")) as client:
+
+        async def park(q: int, name: str) -> None:
+            async with client.get_queue_sender(name) as sender:  # each opens a connection: side by side
+                await sender.send_messages(
+                    [
+                        parked_copy(
+                            ServiceBusMessage(b"x" * 256, message_id=f"m{i}"), destinations[i % len(destinations)]
+                        )
+                        for i in range(q, count, len(names))
+                    ]
+                )
+
+        await asyncio.gather(*(park(q, name) for q, name in enumerate(names)))

@@ -266,6 +266,34 @@ async def test_a_busy_queue_gets_more_receivers_and_every_message_moves_once(
     assert receiving == 0
 
 
+async def test_every_receiver_is_opened_before_its_first_receive(
+    world: ServiceBusWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The SDK bounds a receiver's link open by its first receive's wait (7.15.0; a receive whose
+    open used the wait up returns nothing): a drain's short wait then timed out opening, or came
+    back empty from a queue with messages, and a 10-queue drain over the wire stalled. The pump
+    opens each receiver first (bounded by the operation timeout): no receive meets an unopened one."""
+    create_backlog_queues(world, 3)
+    primary_queue(world, "orders")
+    for q in range(3):
+        await park("orders", *(ServiceBusMessage(f"m{q}-{i}") for i in range(100)), backlog=q)
+    world.latency = 0.002
+    unopened: list[bool] = []
+    receive = aio_client.ServiceBusReceiver.receive_messages
+
+    async def checked(self: Any, *args: Any, **kwargs: Any) -> Any:
+        unopened.append(not self._opened)
+        return await receive(self, *args, **kwargs)
+
+    monkeypatch.setattr(aio_client.ServiceBusReceiver, "receive_messages", checked)
+
+    async with make_syphon(world, receive_batch_size=50) as syphon:  # no queue count: no warm receivers
+        stats = await syphon.drain()
+
+    assert stats.moved == 300
+    assert unopened and not any(unopened)
+
+
 async def test_one_receiver_per_queue_when_asked(world: ServiceBusWorld, monkeypatch: pytest.MonkeyPatch) -> None:
     create_backlog_queues(world, 1)
     primary_queue(world, "orders")

@@ -40,6 +40,11 @@ class SyphonOptions(BaseModel):
     #: round trip, so with one receiver the slots freed meanwhile wait for it to return; more
     #: receivers take them at once. Extra receivers close when their receive comes back short.
     receivers_per_queue: StrictInt = Field(default=4, ge=1, le=8)
+    #: Senders (each its own AMQP connection) one destination in the primary may have at once
+    #: (1..16): the SDK's aio sender carries one send at a time (`destinations.SenderPool`), so
+    #: sends to one destination overlap only across senders. A sender is added only while every
+    #: one is busy.
+    senders_per_destination: StrictInt = Field(default=4, ge=1, le=16)
     #: How long one receive waits for messages in `run()` (the spec's 15-minute long poll).
     long_poll: timedelta = Field(default=contract.SYPHON_LONG_POLL, gt=timedelta(0))
     #: How long one receive waits in `drain()` before a queue counts as empty (then its depth is

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable
 from enum import Enum
-from typing import Any
+from typing import Any, cast
 
 from azure.servicebus.amqp import AmqpMessageBodyType
 from azure.servicebus.exceptions import MessagingEntityNotFoundError, ServiceBusError
@@ -133,6 +134,7 @@ class BacklogPump:
         plan = self._plan
         receiver = ctx.secondary.get_queue_receiver(self.queue, prefetch_count=0)
         busy = extra or plan.starts_busy
+        opened = False  # opened before its first receive, and again after a failed one
         try:
             async with asyncio.TaskGroup() as batches:
                 while not halt.is_set():
@@ -141,11 +143,12 @@ class BacklogPump:
                     try:
                         # An extra receiver exists while the queue is busy: it never long-polls.
                         received = await self._receive(
-                            receiver, granted, min(wait, _EXTRA_WAIT) if extra else wait, halt
+                            receiver, granted, min(wait, _EXTRA_WAIT) if extra else wait, halt, opened=opened
                         )
                     except BaseException:
                         await budget.release(granted)
                         raise
+                    opened = received is not ReceiveEnd.FAILED
                     count, nbytes = (
                         (0, 0) if isinstance(received, ReceiveEnd) else (len(received), _body_bytes(received))
                     )
@@ -178,8 +181,17 @@ class BacklogPump:
             except (ServiceBusError, ValueError) as exc:
                 log.debug("closing a backlog receiver failed", extra={"backlog_queue": self.queue, "error": repr(exc)})
 
-    async def _receive(self, receiver: Any, count: int, wait: float, halt: asyncio.Event) -> list[Any] | ReceiveEnd:
-        """One receive raced against `halt` and bounded by its wait plus the operation timeout."""
+    async def _receive(
+        self, receiver: Any, count: int, wait: float, halt: asyncio.Event, *, opened: bool = True
+    ) -> list[Any] | ReceiveEnd:
+        """One receive raced against `halt` and bounded by its wait plus the operation timeout;
+        unless `opened`, the receiver's link is opened first, bounded by the operation timeout.
+
+        The SDK bounds a receiver's link open by its first receive's wait (azure-servicebus 7.15.0,
+        `ServiceBusReceiver._receive`: `_open(get_attempt_timeout(wait_time, ...))`, and a receive
+        whose open used up the wait returns no messages): with a drain's short wait, over the wire,
+        opens under load timed out again and again while the queue backed off, or came back empty
+        from a queue with messages, and a 10-queue drain stalled with messages available."""
         delay = self._receive_backoff.remaining(self.queue)
         if delay:
             try:
@@ -187,28 +199,45 @@ class BacklogPump:
                 return ReceiveEnd.EMPTY
             except TimeoutError:
                 pass
-        receive = asyncio.ensure_future(receiver.receive_messages(max_message_count=count, max_wait_time=wait))
+        if not opened:
+            opening = await self._raced(receiver.__aenter__(), self._timeout, halt, "opening the receiver")
+            if isinstance(opening, ReceiveEnd):
+                return opening
+        received = await self._raced(
+            receiver.receive_messages(max_message_count=count, max_wait_time=wait),
+            wait + self._timeout,
+            halt,
+            "receive",
+        )
+        if isinstance(received, ReceiveEnd):
+            return received
+        self._receive_backoff.succeeded(self.queue)
+        self._ctx.stats.note_progress()
+        return cast(list[Any], received) or ReceiveEnd.EMPTY
+
+    async def _raced(self, call: Awaitable[Any], bound: float, halt: asyncio.Event, what: str) -> Any:
+        """`call`'s result, raced against `halt` (EMPTY) and bounded by `bound` seconds; a failure
+        or an overrun is `_receive_failed`'s to judge."""
+        task = asyncio.ensure_future(call)
         halted = asyncio.ensure_future(halt.wait())
         try:
-            await asyncio.wait((receive, halted), timeout=wait + self._timeout, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait((task, halted), timeout=bound, return_when=asyncio.FIRST_COMPLETED)
         finally:
             halted.cancel()
-            overran = not receive.done() and not halted.done()
-            if not receive.done():
+            overran = not task.done() and not halted.done()
+            if not task.done():
                 # Stopping (or overran): a message the broker hands over meanwhile stays locked
                 # and comes back.
-                receive.cancel()
-            await asyncio.gather(halted, receive, return_exceptions=True)
+                task.cancel()
+            await asyncio.gather(halted, task, return_exceptions=True)
         if overran:
-            return self._receive_failed(TimeoutError(f"receive took over {wait + self._timeout:g} s"))
-        if receive.cancelled():
+            return self._receive_failed(TimeoutError(f"{what} took over {bound:g} s"))
+        if task.cancelled():
             return ReceiveEnd.EMPTY
-        exc = receive.exception()
-        if exc is None:
-            self._receive_backoff.succeeded(self.queue)
-            self._ctx.stats.note_progress()
-            return receive.result() or ReceiveEnd.EMPTY
-        return self._receive_failed(exc)
+        exc = task.exception()
+        if exc is not None:
+            return self._receive_failed(exc)
+        return task.result()
 
     def _receive_failed(self, exc: BaseException) -> ReceiveEnd:
         self._ctx.stats.count_error(exc)
