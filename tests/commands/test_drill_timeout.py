@@ -11,6 +11,7 @@ import pytest
 
 from pairedbus.commands import drill
 from pairedbus.errors import UserError
+from tests.load import guard
 
 
 def parse(*argv: str) -> argparse.Namespace:
@@ -94,7 +95,9 @@ def test_a_drill_cut_off_while_settling_says_not_settled_within_the_timeout(
     code = drill.run(parse("--messages", "200", "--outages", "1", "--syphon-restarts", "0", "--timeout", "4"))
     elapsed = time.perf_counter() - started
     out, err = capsys.readouterr()
-    assert elapsed <= 4.0, elapsed
+    # The bound is the behaviour here, but a wall clock is not a verdict on a busy machine (5.0 s at load 15
+    # on 2 cores): within the bound when idle, stretched with the load (tests/load.py) when not.
+    assert elapsed <= guard(4.0), elapsed
     assert code == 1
     line = out.splitlines()[0]
     assert line.startswith("FAIL (not settled within the timeout)  sent 200 · delivered "), line
