@@ -175,3 +175,16 @@ def test_the_layout_names_every_entry_of_the_package_and_nothing_else() -> None:
         or (entry.suffix == ".py" and entry.name != "__init__.py")
     }
     assert listed == present, (sorted(present - listed), sorted(listed - present))
+
+
+def test_the_sample_plan_is_what_plan_dev_prints(capsys) -> None:
+    # Issue 36 item 5: the sample tree kept names from before children were named from their parent.
+    from pairedbus.cli import main
+
+    text = README.read_text(encoding="utf-8")
+    start = text.index("```text\n", text.index("What `pairedbus plan dev` prints")) + len("```text\n")
+    sample = [line for line in text[start : text.index("```", start)].splitlines() if not line.endswith("...")]
+    assert main(["plan", "dev"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    missing = [line for line in sample if line not in printed]
+    assert missing == []
