@@ -40,23 +40,27 @@ def test_the_timeout_becomes_the_config() -> None:
     assert drill.config_from(parse()).timeout is None  # type: ignore[attr-defined]
 
 
-def test_a_drill_cut_off_while_sending_gives_its_verdict_within_the_bound(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    # Paced over a minute, a 5 s bound stops it while sending, however slow the start: what was
-    # sent is accounted for, a send the bound interrupted is neither sent nor lost. The default
-    # drill: a kill once swallowed the bound (CI sent
-    # 3,000 of 3,000 with a 3 s bound on a 6 s pace).
+def _pace_sends_over(monkeypatch: pytest.MonkeyPatch, *, seconds: float) -> None:
+    """The command's drills pace their sends over `seconds` (a config the command has no flag for)."""
     from datetime import timedelta
 
     import pairedbus.drill as drill_package
 
     real = drill_package.run_drill_on_fake
+    update = {"min_send_time": timedelta(seconds=seconds)}
     monkeypatch.setattr(
-        drill_package,
-        "run_drill_on_fake",
-        lambda config, **kw: real(config.model_copy(update={"min_send_time": timedelta(seconds=60)}), **kw),
+        drill_package, "run_drill_on_fake", lambda config, **kw: real(config.model_copy(update=update), **kw)
     )
+
+
+def test_a_drill_cut_off_while_sending_gives_its_verdict_within_the_bound(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Paced over a minute, a 5 s bound stops it while sending, however slow the start: what was
+    # sent is accounted for, a send the bound interrupted is neither sent nor lost. Syphon kills
+    # every 0.3 s of pacing: a kill once swallowed the bound (CI sent 3,000 of 3,000 with a 3 s
+    # bound on a 6 s pace).
+    _pace_sends_over(monkeypatch, seconds=60)
     started = time.perf_counter()
     code = drill.run(parse("--messages", "3000", "--syphon-restarts", "200", "--timeout", "5", "--json", "-"))
     elapsed = time.perf_counter() - started
@@ -76,21 +80,13 @@ def test_a_drill_cut_off_while_settling_says_not_settled_within_the_timeout(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # No syphon: what the outages parked stays parked, and settling would wait its ten minutes.
-    from datetime import timedelta
-
-    import pairedbus.drill as drill_package
     from pairedbus.drill import run as drill_run
 
     async def no_syphon(self: object, stop: object) -> None:
         await stop.wait()  # type: ignore[attr-defined]
 
     monkeypatch.setattr(drill_run.RestartingSyphon, "_run", no_syphon)
-    real = drill_package.run_drill_on_fake
-    monkeypatch.setattr(
-        drill_package,
-        "run_drill_on_fake",
-        lambda config, **kw: real(config.model_copy(update={"min_send_time": timedelta(seconds=1)}), **kw),
-    )
+    _pace_sends_over(monkeypatch, seconds=1)
     started = time.perf_counter()
     code = drill.run(parse("--messages", "200", "--outages", "1", "--syphon-restarts", "0", "--timeout", "4"))
     elapsed = time.perf_counter() - started
