@@ -164,3 +164,27 @@ async def test_a_cancellation_during_a_syphon_kill_reaches_the_drill(monkeypatch
         await killing
     assert syphon.kills == 0  # cut short: no new syphon was started
     await syphon.stop(grace=0.1)
+
+
+async def test_consumers_that_do_not_stop_within_the_grace_are_cancelled():
+    # Over the wire a consumer inside a session receiver's open or the SDK's own retries did not look at
+    # its stop for minutes, and a 2,000-message wire drill gave its verdict 400 s after its --timeout.
+    import asyncio
+    import time
+
+    from pairedbus.drill.run import stopped
+
+    stop = asyncio.Event()
+
+    async def deaf() -> None:
+        await asyncio.Event().wait()  # never looks at the stop
+
+    async def listening() -> None:
+        await stop.wait()
+
+    tasks = [asyncio.create_task(deaf()), asyncio.create_task(listening())]
+    stop.set()
+    started = time.perf_counter()
+    await stopped(tasks, grace=0.2)
+    assert tasks[0].cancelled() and tasks[1].done() and not tasks[1].cancelled()
+    assert time.perf_counter() - started < 30  # a hang guard only: without the cancel it never returns

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import signal
 import time
 from collections.abc import AsyncIterator, Callable
 from types import SimpleNamespace
@@ -214,6 +215,11 @@ def run_drill_on_wire(
     from pairedbus.drill.run import run_drill
 
     async def drill() -> DrillReport:
+        # SIGTERM cancels the drill, so that its emulator processes are stopped on the way out
+        # (killed outright, they outlived the drill)
+        task = asyncio.current_task()
+        assert task is not None
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
         async with wire_world() as world:
             return await run_drill(config, world, progress=progress, started=started)
 
