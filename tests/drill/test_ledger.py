@@ -95,3 +95,17 @@ def test_a_delivery_seen_before_its_send_returned_is_checked_when_it_does():
     ledger.sent(p, "m", None)
     assert ledger.unexpected == set()
     assert (QUEUE.name, "m") in ledger.mismatches
+
+
+def test_a_send_that_failed_is_a_send_failure_not_also_lost_unless_a_copy_is_found():
+    # The wire drill's first runs: 180 sends raised to the caller, and each was counted twice, as a
+    # send failure and (its deliveries) as lost. A failed send may still have been stored: found
+    # anywhere, it counts as usual; found nowhere, it was never sent.
+    ledger = Ledger()
+    p = planned()
+    ledger.sent(p, "gone", None, failed=True)
+    ledger.sent(p, "stored", None, failed=True)
+    ledger.delivered(QUEUE.name, received(p, message_id="stored"))
+    assert ledger.lost() == []
+    assert ledger.never_stored() == [(QUEUE.name, "gone")]
+    assert ledger.deliveries[(QUEUE.name, "stored")] == 1 and ledger.mismatches == {}

@@ -9,10 +9,12 @@ from azure.servicebus import ServiceBusMessage
 
 from pairedbus import contract
 from pairedbus.drill import DrillConfig, run_drill_on_fake
+from pairedbus.drill.in_process import InProcessWorld
 from pairedbus.drill.ledger import Ledger
 from pairedbus.drill.report import DrillReport
-from pairedbus.drill.run import PRIMARY_FQDN, SECONDARY_FQDN, audit, create_entities
+from pairedbus.drill.run import PRIMARY_FQDN, SECONDARY_FQDN, audit
 from pairedbus.drill.scenario import drill_entities, plan_messages
+from pairedbus.drill.world import creations
 
 ENTITIES = drill_entities(3)
 QUEUE, TOPIC = ENTITIES[1], ENTITIES[2]
@@ -32,6 +34,13 @@ async def _parked(entity, message_id: str) -> None:
     await _send(
         SECONDARY_FQDN, backlog, ServiceBusMessage(b"x", message_id=message_id, application_properties=properties)
     )
+
+
+async def _world(servicebus_world) -> InProcessWorld:
+    """The drill's entities (one backlog queue) on the test's fake."""
+    world = InProcessWorld(servicebus_world)
+    await world.create(creations(ENTITIES, world.primary, 1, dedup=True, backlog_lock=timedelta(seconds=20)))
+    return world
 
 
 def _report(ledger: Ledger, left: dict[str, int]) -> DrillReport:
@@ -58,7 +67,7 @@ def _report(ledger: Ledger, left: dict[str, int]) -> DrillReport:
 async def test_a_message_still_parked_or_waiting_is_not_yet_delivered_and_one_gone_from_everywhere_is_lost(
     servicebus_world,
 ):
-    create_entities(servicebus_world, ENTITIES, 1)
+    world = await _world(servicebus_world)
     plans = plan_messages(DrillConfig(messages=3, seed=5), [QUEUE])
     plans[2].entity = TOPIC
     ledger = Ledger()
@@ -67,7 +76,7 @@ async def test_a_message_still_parked_or_waiting_is_not_yet_delivered_and_one_go
     await _parked(QUEUE, "parked")
     await _send(PRIMARY_FQDN, QUEUE.name, ServiceBusMessage(b"x", message_id="waiting"))
 
-    report = _report(ledger, audit(servicebus_world, ledger, ENTITIES))
+    report = _report(ledger, audit(ledger, await world.contents(ENTITIES), ENTITIES))
 
     assert report.left_in_backlog == 1 and report.left_at_destinations == 1
     assert (report.not_yet_delivered, report.still_parked, report.still_at_destinations) == (2, 1, 1)
@@ -79,13 +88,13 @@ async def test_a_message_still_parked_or_waiting_is_not_yet_delivered_and_one_go
 
 
 async def test_a_parked_topic_message_is_not_yet_delivered_to_each_subscription(servicebus_world):
-    create_entities(servicebus_world, ENTITIES, 1)
+    world = await _world(servicebus_world)
     ledger = Ledger()
     plan = plan_messages(DrillConfig(messages=1, seed=5), [TOPIC])[0]
     ledger.sent(plan, "parked", None)
     await _parked(TOPIC, "parked")
 
-    report = _report(ledger, audit(servicebus_world, ledger, ENTITIES))
+    report = _report(ledger, audit(ledger, await world.contents(ENTITIES), ENTITIES))
 
     assert (report.lost, report.not_yet_delivered, report.still_parked) == (0, 2, 2)
 

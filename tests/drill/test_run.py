@@ -30,6 +30,7 @@ async def test_settling_waits_for_a_sender_still_switched_to_the_backlog(service
     # A switched sender pings its entity once a second, and settling may end after half a second of
     # quiet: its next ping landed after the consumers had stopped, "1 left at the destinations" (seen
     # once in CI). Settling waits until the sender is back on the primary.
+    from pairedbus.drill.in_process import InProcessWorld
     from pairedbus.drill.ledger import Ledger
     from pairedbus.drill.run import PRIMARY_FQDN, SECONDARY_FQDN, _settle
     from pairedbus.drill.scenario import DrillEntity, DrillEntityKind
@@ -37,6 +38,7 @@ async def test_settling_waits_for_a_sender_still_switched_to_the_backlog(service
     servicebus_world.namespace(PRIMARY_FQDN).create_queue("orders")
     servicebus_world.namespace(SECONDARY_FQDN)
     entities = [DrillEntity("orders", DrillEntityKind.QUEUE)]
+    world = InProcessWorld(servicebus_world)
 
     class Switched:
         def __init__(self) -> None:
@@ -46,9 +48,9 @@ async def test_settling_waits_for_a_sender_still_switched_to_the_backlog(service
             return self.switched and name == "orders" and not topic
 
     sender = Switched()
-    assert not await _settle(servicebus_world, Ledger(), entities, None, [], 0.8, senders=[sender])  # type: ignore[arg-type, list-item]
+    assert not await _settle(world, Ledger(), entities, None, [], 0.8, senders=[sender])  # type: ignore[arg-type, list-item]
     sender.switched = False
-    assert await _settle(servicebus_world, Ledger(), entities, None, [], 0.8, senders=[sender])  # type: ignore[arg-type, list-item]
+    assert await _settle(world, Ledger(), entities, None, [], 0.8, senders=[sender])  # type: ignore[arg-type, list-item]
 
 
 def test_a_consumer_that_drops_messages_makes_the_drill_fail():
@@ -90,6 +92,7 @@ async def test_settling_waits_for_a_message_still_at_a_destination(servicebus_wo
     import azure.servicebus.aio as servicebus_aio
     from azure.servicebus import ServiceBusMessage
 
+    from pairedbus.drill.in_process import InProcessWorld
     from pairedbus.drill.ledger import Ledger
     from pairedbus.drill.run import PRIMARY_FQDN, SECONDARY_FQDN, _settle
     from pairedbus.drill.scenario import DrillEntity, DrillEntityKind
@@ -97,14 +100,15 @@ async def test_settling_waits_for_a_message_still_at_a_destination(servicebus_wo
     servicebus_world.namespace(PRIMARY_FQDN).create_queue("orders")
     servicebus_world.namespace(SECONDARY_FQDN)
     entities = [DrillEntity("orders", DrillEntityKind.QUEUE)]
+    world = InProcessWorld(servicebus_world)
     async with servicebus_aio.ServiceBusClient(PRIMARY_FQDN, object()) as client:
         async with client.get_queue_sender("orders") as sender:
             await sender.send_messages(ServiceBusMessage(b"late"))
-        assert not await _settle(servicebus_world, Ledger(), entities, None, [], 0.3)  # type: ignore[arg-type]
+        assert not await _settle(world, Ledger(), entities, None, [], 0.3)  # type: ignore[arg-type]
         async with client.get_queue_receiver("orders") as receiver:
             for message in await receiver.receive_messages(max_wait_time=1):
                 await receiver.complete_message(message)
-        assert await _settle(servicebus_world, Ledger(), entities, None, [], 0.3)  # type: ignore[arg-type]
+        assert await _settle(world, Ledger(), entities, None, [], 0.3)  # type: ignore[arg-type]
 
 
 @pytest.mark.slow
@@ -160,3 +164,27 @@ async def test_a_cancellation_during_a_syphon_kill_reaches_the_drill(monkeypatch
         await killing
     assert syphon.kills == 0  # cut short: no new syphon was started
     await syphon.stop(grace=0.1)
+
+
+async def test_consumers_that_do_not_stop_within_the_grace_are_cancelled():
+    # Over the wire a consumer inside a session receiver's open or the SDK's own retries did not look at
+    # its stop for minutes, and a 2,000-message wire drill gave its verdict 400 s after its --timeout.
+    import asyncio
+    import time
+
+    from pairedbus.drill.run import stopped
+
+    stop = asyncio.Event()
+
+    async def deaf() -> None:
+        await asyncio.Event().wait()  # never looks at the stop
+
+    async def listening() -> None:
+        await stop.wait()
+
+    tasks = [asyncio.create_task(deaf()), asyncio.create_task(listening())]
+    stop.set()
+    started = time.perf_counter()
+    await stopped(tasks, grace=0.2)
+    assert tasks[0].cancelled() and tasks[1].done() and not tasks[1].cancelled()
+    assert time.perf_counter() - started < 30  # a hang guard only: without the cancel it never returns

@@ -74,6 +74,7 @@ from azure.servicebus.exceptions import (  # noqa: E402
     MessagingEntityNotFoundError,
     ServiceBusAuthorizationError,
     ServiceBusCommunicationError,
+    ServiceBusError,
     ServiceBusQuotaExceededError,
     ServiceBusServerBusyError,
 )
@@ -152,3 +153,83 @@ async def test_with_no_backlog_queue_at_all_a_failed_over_send_says_none_was_tri
             await client.get_queue_sender(QUEUE).send_messages(ServiceBusMessage(b"nowhere"))
     assert str(caught.value) == "no backlog queue could take the message (none tried; 4 out of the rotation)"
     assert caught.value.failures == []
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        ServiceBusError("Handler failed: 'NoneType' object has no attribute 'create_sender_link'."),
+        AttributeError("'NoneType' object has no attribute 'end'"),
+    ],
+    ids=["handler-failed", "pyamqp"],
+)
+async def test_a_backlog_send_whose_secondary_was_closed_under_it_goes_again_on_the_fresh_connection(
+    world, make_client, monkeypatch, error
+):
+    # Over the wire (the wire drill, two outages): the close/fault rule faulted the secondary while
+    # parked sends were under way, and the SDK raised what pyamqp tripped on, not a connection
+    # error: each such send reached the caller (176 of 200 sends).
+    from datetime import timedelta
+
+    from pairedbus.testing.sender import ServiceBusSender
+
+    world.fail(PRIMARY, error=ServiceBusCommunicationError)
+    healthy = ServiceBusSender.send_messages
+    client = make_client(failover_interval=0, reconnect_backoff=timedelta(milliseconds=10))
+    cut = []
+
+    async def closed_under_the_first(self, message, **kwargs):
+        if self.fully_qualified_namespace == SECONDARY and not cut:
+            cut.append(True)
+            await client.connections.client("secondary").close()  # the rule faults it mid-send
+            raise error
+        await healthy(self, message, **kwargs)
+
+    monkeypatch.setattr(ServiceBusSender, "send_messages", closed_under_the_first)
+    async with client:
+        sender = client.get_queue_sender(QUEUE)
+        queue = sender.backlog_queue
+        await sender.send_messages(ServiceBusMessage(b"parked"))
+        assert cut and client.stats.backlog_send_failures == 0
+    assert [b"".join(m.body) for m in backlog_messages(world)[queue]] == [b"parked"]
+
+
+async def test_senders_parking_at_once_open_the_shared_backlog_sender_once(world, make_client, monkeypatch):
+    # Every sender of a client parks through one SDK sender per backlog queue, and the SDK's aio
+    # sender cannot be opened by two tasks at once: over the wire the others raised ServiceBusError
+    # ("Handler failed: 'NoneType' object has no attribute 'create_sender_link'") to the caller (the
+    # wire drill, after each replacement of the secondary). Here the fake's sender opens as the SDK's
+    # does: a second call while the first opens fails so.
+    import asyncio
+    import weakref
+
+    from pairedbus.testing.sender import ServiceBusSender
+
+    world.fail(PRIMARY, error=ServiceBusCommunicationError)
+    state: weakref.WeakKeyDictionary[object, str] = weakref.WeakKeyDictionary()
+    healthy_send, healthy_batch = ServiceBusSender.send_messages, ServiceBusSender.create_message_batch
+
+    async def open_as_the_sdk(self) -> None:
+        if self.fully_qualified_namespace != SECONDARY or state.get(self) == "open":
+            return
+        if state.get(self) == "opening":
+            raise ServiceBusError("Handler failed: 'NoneType' object has no attribute 'create_sender_link'.")
+        state[self] = "opening"
+        await asyncio.sleep(0.01)
+        state[self] = "open"
+
+    async def send(self, message, **kwargs):
+        await open_as_the_sdk(self)
+        await healthy_send(self, message, **kwargs)
+
+    async def batch(self, *args, **kwargs):
+        await open_as_the_sdk(self)
+        return await healthy_batch(self, *args, **kwargs)
+
+    monkeypatch.setattr(ServiceBusSender, "send_messages", send)
+    monkeypatch.setattr(ServiceBusSender, "create_message_batch", batch)
+    async with make_client(failover_interval=0, backlog_queue_count=1) as client:
+        senders = [client.get_queue_sender(QUEUE) for _ in range(8)]
+        await asyncio.gather(*(s.send_messages(ServiceBusMessage(b"x")) for s in senders))
+        assert client.stats.backlog_send_failures == 0
+    assert len(backlog_messages(world)[BACKLOG[0]]) == 8

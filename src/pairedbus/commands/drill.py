@@ -1,4 +1,5 @@
-"""`pairedbus drill`: an end-to-end failover drill on the Service Bus fake (see pairedbus.drill)."""
+"""`pairedbus drill`: an end-to-end failover drill on the Service Bus fake, or with `--wire` against
+two emulated namespaces in other processes with the unmodified SDK (see pairedbus.drill)."""
 
 from __future__ import annotations
 
@@ -19,13 +20,20 @@ if TYPE_CHECKING:
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "drill",
-        help="run a failover drill on the in-process Service Bus fake and account for every message",
+        help="run a failover drill (on the in-process Service Bus fake, or --wire) and account for every message",
         description=(
             "Send messages through failover senders while the primary has outages, random faults hit "
             "every operation and the syphon is killed mid-drain; then check that every message was "
             "delivered exactly once, unchanged, or dead-lettered because its time to live ran out. "
             "Exit 1 if anything was lost, duplicated or altered, or the drill did not settle (messages left over)."
         ),
+    )
+    parser.add_argument(
+        "--wire",
+        action="store_true",
+        help="run against two emulated namespaces, each in a process of its own, with the unmodified "
+        "azure-servicebus SDK over connection strings; faults injected on the wire (slower; default: the "
+        "in-process fake)",
     )
     parser.add_argument("--messages", type=int, default=2000, metavar="N", help="messages to send (default 2000)")
     parser.add_argument("--entities", type=int, default=3, metavar="K", help="primary entities (default 3)")
@@ -107,10 +115,22 @@ def run(args: argparse.Namespace) -> int:
     from pairedbus.drill import run_drill_on_fake
 
     config = config_from(args)
+    wire = bool(getattr(args, "wire", False))
+    if wire:
+        from pairedbus.drill.wire import refusal
+
+        refused = refusal(config)
+        if refused is not None:
+            raise UserError(f"{_FLAGS.get(refused[0], refused[0])}: {refused[1]}")
     to_stdout = args.json is not None and str(args.json) == "-"
     if not to_stdout:
         check_writable(args.json, "--json")  # before the drill: its report is never lost to a bad path
-    report = run_drill_on_fake(config, started=started)
+    if wire:
+        from pairedbus.drill.wire import run_drill_on_wire
+
+        report = run_drill_on_wire(config, started=started)
+    else:
+        report = run_drill_on_fake(config, started=started)
     text = json.dumps(report.as_dict(), indent=2)
     if to_stdout:
         print(text)
@@ -141,7 +161,7 @@ def verdict(report: DrillReport) -> str:
     return (
         f"{head}  sent {report.sent:,}{of} · delivered {report.delivered:,} of "
         f"{report.expected_deliveries:,} expected{_not_yet(report)} · lost {report.lost:,} · "
-        f"duplicated {report.duplicates:,}{left}"
+        f"duplicated {report.duplicates:,}{left}" + (" · over the wire" if report.world == "wire" else "")
     )
 
 

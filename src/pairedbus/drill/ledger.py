@@ -4,8 +4,10 @@ destinations, unchanged, or dead-lettered because its time to live ran out.
 An expected delivery that is neither is *not yet delivered* while a copy of it is still parked in a
 backlog queue or waiting at its destination (the audit records where: `still_parked`,
 `still_waiting`), and *lost* only when it is gone from everywhere. A message whose send the drill's
-`--timeout` interrupted (`interrupted`) may or may not have been stored: found somewhere, it counts
-as any other; found nowhere, it was never sent as far as anyone knows, and is not expected.
+`--timeout` interrupted (`interrupted`), or whose send raised to the caller (`failed`: counted as a send
+failure, which fails the drill on its own), may or may not have been stored: found somewhere, it counts
+as any other; found nowhere, it was never sent as far as anyone knows, and is not expected (before, a
+failed send was counted twice: as a send failure, and each of its deliveries as lost).
 
 A delivery is recorded only after the consumer's complete succeeded: a complete that failed
 leaves the message locked, it comes back, and that redelivery is not a duplicate. A duplicate is
@@ -60,16 +62,27 @@ class Ledger:
     still_waiting: set[tuple[str, str]] = field(default_factory=set)
     #: Message ids whose send was under way when the timeout stopped the drill (outcome unknown).
     interrupted: set[str] = field(default_factory=set)
+    #: Message ids whose send raised to the caller (outcome unknown: a send can fail after it was stored).
+    failed: set[str] = field(default_factory=set)
 
     # --- recording ----------------------------------------------------------------------
 
     def sent(
-        self, planned: PlannedMessage, message_id: str, scheduled_at: datetime | None, *, interrupted: bool = False
+        self,
+        planned: PlannedMessage,
+        message_id: str,
+        scheduled_at: datetime | None,
+        *,
+        interrupted: bool = False,
+        failed: bool = False,
     ) -> None:
-        """A send returned (or, `interrupted`, was cut off by the timeout: it may have been stored)."""
+        """A send returned (or, `interrupted`, was cut off by the timeout, or, `failed`, raised to the
+        caller: either may have been stored)."""
         self.expected[message_id] = Expected(planned, scheduled_at)
         if interrupted:
             self.interrupted.add(message_id)
+        if failed:
+            self.failed.add(message_id)
         for destination in planned.entity.destinations:
             message = self.early.pop((destination, message_id), None)
             if message is not None:
@@ -134,21 +147,25 @@ class Ledger:
         """Undelivered, but a copy is still parked or waiting at the destination: not lost (yet)."""
         return [key for key in self._undelivered() if key in self.still_parked or key in self.still_waiting]
 
+    def outcome_unknown(self, message_id: str) -> bool:
+        """Whether the message's send was interrupted or failed: stored or not, no one knows."""
+        return message_id in self.interrupted or message_id in self.failed
+
     def never_stored(self) -> list[tuple[str, str]]:
-        """Deliveries of interrupted sends found nowhere: as far as anyone knows, never sent."""
+        """Deliveries of interrupted or failed sends found nowhere: as far as anyone knows, never sent."""
         return [
             key
             for key in self._undelivered()
-            if key[1] in self.interrupted and key not in self.still_parked and key not in self.still_waiting
+            if self.outcome_unknown(key[1]) and key not in self.still_parked and key not in self.still_waiting
         ]
 
     def lost(self) -> list[tuple[str, str]]:
         """Expected deliveries gone from everywhere: not delivered, not dead-lettered, not parked,
-        not waiting at the destination, and not of a send the timeout interrupted."""
+        not waiting at the destination, and not of a send the timeout interrupted or that failed."""
         return [
             key
             for key in self._undelivered()
-            if key not in self.still_parked and key not in self.still_waiting and key[1] not in self.interrupted
+            if key not in self.still_parked and key not in self.still_waiting and not self.outcome_unknown(key[1])
         ]
 
     def duplicates(self) -> int:

@@ -61,6 +61,12 @@ class DrillReport:
     #: Messages whose send was under way when the timeout came: stored or not, no one knows; one
     #: found anywhere is counted as usual, one found nowhere is neither sent nor lost.
     sends_interrupted: int = 0
+    #: Where the drill ran: "in-process" (the fake) or "wire" (emulators in other processes, the real SDK).
+    world: str = "in-process"
+    #: Connections the drill cut on purpose (the wire drill cuts the secondary's at each syphon kill).
+    connections_dropped: int = 0
+    #: Seconds from each outage's start to the first message parked after it (null: none was).
+    first_parked_seconds: list[float | None] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -115,6 +121,9 @@ class DrillReport:
         sending_seconds: float,
         settling_seconds: float,
         wall_seconds: float,
+        world: str = "in-process",
+        connections_dropped: int = 0,
+        first_parked_seconds: list[float | None] | None = None,
     ) -> DrillReport:
         lost = ledger.lost()
         not_yet = ledger.not_yet_delivered()
@@ -129,7 +138,7 @@ class DrillReport:
             "wrongly_dead_lettered": [f"{d} {m} ({ledger.dead_letters[(d, m)]})" for d, m in wrong_dead[:EXAMPLES]],
         }
         return cls(
-            sent=len(ledger.expected) - len(ledger.interrupted),
+            sent=sum(1 for message_id in ledger.expected if not ledger.outcome_unknown(message_id)),
             expected_deliveries=ledger.expected_deliveries() - len(ledger.never_stored()),
             delivered=sum(1 for key in ledger.deliveries if key not in ledger.unexpected),
             lost=len(lost),
@@ -168,4 +177,7 @@ class DrillReport:
             still_at_destinations=len(not_yet) - parked,
             timed_out=timed_out,
             sends_interrupted=len(ledger.interrupted),
+            world=world,
+            connections_dropped=connections_dropped,
+            first_parked_seconds=[None if s is None else round(s, 3) for s in first_parked_seconds or []],
         )

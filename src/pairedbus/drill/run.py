@@ -1,4 +1,4 @@
-"""The failover drill on the in-process Service Bus fake (`pairedbus.testing`).
+"""The failover drill's one sequence, on either world (world.py: in-process fake or the wire).
 
 Sequence: create the primary entities (duplicate detection on, dead-lettering on expiry) and the
 backlog queues; start consumers on the primary and a syphon; send every planned message from
@@ -8,7 +8,8 @@ dispatcher opens and closes the primary's outage windows and kills the syphon at
 retryable faults hit every operation of both namespaces throughout. Then wait until nothing is
 left in flight, stop everything, read every dead-letter queue, and account.
 
-Crash semantics: a killed syphon's receivers do not settle or release anything; the messages it
+Crash semantics: a killed syphon's receivers do not settle or release anything (on the wire its
+world also cuts the secondary's connections: a crashed process's sockets die with it); the messages it
 had locked come back when their lock expires (the drill's backlog queues lock for
 `DrillConfig.backlog_lock_duration`, 20 s, instead of the table's minute: see there why not less).
 
@@ -21,20 +22,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import math
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from azure.core.credentials import AzureNamedKeyCredential
 from azure.servicebus import ServiceBusMessage
-from azure.servicebus.exceptions import ServiceBusCommunicationError
 
-from pairedbus import contract, durations, entity_limits
+from pairedbus import contract
 from pairedbus.drill.consumers import Sabotage, consume
 from pairedbus.drill.ledger import Ledger
 from pairedbus.drill.progress import DrillProgress
@@ -52,16 +50,13 @@ from pairedbus.drill.scenario import (
     plan_messages,
     windows,
 )
-from pairedbus.pairing.ping import is_ping
+from pairedbus.drill.world import Contents, DrillWorld, RandomFaults, Seen, creations
+from pairedbus.pairing.endpoints import NamespaceEndpoint
 from pairedbus.sender import PairedNamespaceClient, SendAvailabilityOptions, starts_failover_clock
 
 CLIENTS = 2
 CONSUMERS_PER_DESTINATION = 2
 CONSUMERS_PER_SESSION_QUEUE = 4
-#: Destinations keep duplicate-detection history for the whole drill.
-DESTINATION_DUPLICATE_WINDOW = timedelta(days=1)
-#: High enough that random faults on complete never exhaust a message's deliveries.
-DESTINATION_MAX_DELIVERY_COUNT = 10_000
 #: The syphon's timing scaled to the drill: back-off after a failed move in milliseconds rather
 #: than seconds (outage windows last a fraction of a second). Its lock duration is the backlog
 #: queues' (`DrillConfig.backlog_lock_duration`).
@@ -74,9 +69,6 @@ SYPHON_OPTIONS: dict[str, Any] = {
 }
 #: A caller's patience: far beyond any outage window of a drill.
 MAX_SEND_ATTEMPTS = 10_000
-#: A consumer whose complete failed (and whose abandon failed too) leaves the message locked:
-#: the service minimum brings it back within seconds rather than the default minute.
-DESTINATION_LOCK = entity_limits.MIN_LOCK_DURATION
 SETTLE_POLL = 0.05
 QUIET_POLLS = 10
 #: Of a `--timeout`, the seconds kept for the end (consumers and syphon stopped, clients closed, the
@@ -87,6 +79,10 @@ WRAP_UP_SECONDS = 3.0
 #: measured idle with 100,000 plain parked messages, 57 us at the end of a 0.9/0.9 harsh drill on a
 #: busy machine (80,270 left: 4.6 s; its stores full of stale lock entries); about twice that.
 AUDIT_SECONDS_PER_MESSAGE = 100e-6
+#: How long consumers told to stop may take to finish what they hold before they are cancelled: over
+#: the wire a session receiver waiting for a session, or a receive inside the SDK's own retries, does
+#: not look at the stop for minutes (a 2,000-message wire drill's verdict came 400 s after its bound).
+CONSUMER_STOP_GRACE = 5.0
 #: How often the bound is re-read while sending (the backlog grows, and with it the audit's cost).
 BOUND_POLL = 0.25
 
@@ -119,61 +115,48 @@ class Bound:
         return self.verdict_at - time.perf_counter()
 
 
-async def _keep_to(bound: Bound, sending: asyncio.Timeout, world: Any, entities: list[DrillEntity]) -> None:
+async def _keep_to(bound: Bound, sending: asyncio.Timeout, world: DrillWorld, entities: list[DrillEntity]) -> None:
     """While sending: move the end of the sending phase forward as the backlog (and so the audit's
     cost) grows, so that the verdict still comes within the bound."""
     loop = asyncio.get_running_loop()
     while True:
-        sending.reschedule(loop.time() + bound.work_left(waiting=in_flight(world, entities)))
+        waiting = (await world.in_flight(entities)).total
+        sending.reschedule(loop.time() + bound.work_left(waiting=waiting))
         await asyncio.sleep(BOUND_POLL)
 
 
-def run_drill_on_fake(
-    config: DrillConfig, *, progress: DrillProgress | None = None, started: float | None = None
-) -> DrillReport:
-    """Run a drill inside `mock_servicebus()` and return its report. `started`: the perf_counter time
-    the caller's `timeout` counts from (default: now)."""
-    started = time.perf_counter() if started is None else started
-    from pairedbus.testing import mock_servicebus
-
-    # Hundreds of failovers and syphon retries are the drill's point, not news: keep stderr for
-    # the progress bar and the verdict.
-    quiet = logging.getLogger("pairedbus")
-    level = quiet.level
-    quiet.setLevel(logging.ERROR)
-    try:
-        with mock_servicebus() as world:
-            return asyncio.run(run_drill(config, world, progress=progress, started=started))
-    finally:
-        quiet.setLevel(level)
-
-
 async def run_drill(
-    config: DrillConfig, world: Any, *, progress: DrillProgress | None = None, started: float | None = None
+    config: DrillConfig, world: DrillWorld, *, progress: DrillProgress | None = None, started: float | None = None
 ) -> DrillReport:
+    """The drill's one sequence, on `world` (in_process.py or wire.py): the same scenario, ledger,
+    settling and verdict on either."""
     began = time.perf_counter()
     bound = Bound.starting(began if started is None else started, config.timeout)
     rng = random.Random(config.seed)
     entities = drill_entities(config.entities)
-    create_entities(
-        world,
-        entities,
-        config.backlog_queues,
-        dedup=config.destination_duplicate_detection,
-        backlog_lock=config.backlog_lock_duration,
+    await world.create(
+        creations(
+            entities,
+            world.primary,
+            config.backlog_queues,
+            dedup=config.destination_duplicate_detection,
+            backlog_lock=config.backlog_lock_duration,
+        )
     )
     planned = plan_messages(config, entities)
     units = _send_units(planned)
     ledger = Ledger()
     progress = progress or DrillProgress(len(planned))
 
-    world.seed(config.seed)
-    world.latency = config.rtt_ms / 1000
-    world.fault_rate = config.fault_rate
-    world.ambiguous_send_rate = config.ambiguous_send_rate
-    world.late_lock_loss_rate = config.late_lock_loss_rate
-
-    credential = AzureNamedKeyCredential("drill", "fake-key")
+    await world.inject(
+        RandomFaults(
+            seed=config.seed,
+            fault_rate=config.fault_rate,
+            ambiguous_send_rate=config.ambiguous_send_rate,
+            late_lock_loss_rate=config.late_lock_loss_rate,
+            rtt_seconds=config.rtt_ms / 1000,
+        )
+    )
     options = SendAvailabilityOptions(
         backlog_queue_count=config.backlog_queues,
         failover_interval=config.failover_interval,
@@ -181,20 +164,20 @@ async def run_drill(
     )
     ping_sleep = _ping_sleep(config.ping_interval)
     stop_consumers = asyncio.Event()
-    syphon = RestartingSyphon(credential, lock_duration=config.backlog_lock_duration)
+    syphon = RestartingSyphon(
+        world.credential, primary=world.primary, secondary=world.secondary, lock_duration=config.backlog_lock_duration
+    )
     outage_windows = windows(config.outages, len(units))
     kills = kill_points(config.syphon_restarts, len(units), rng)
     sent_so_far = [0]
-
-    from azure.servicebus.aio import ServiceBusClient
 
     async with contextlib.AsyncExitStack() as stack:
         clients = [
             await stack.enter_async_context(
                 PairedNamespaceClient(
-                    PRIMARY_FQDN,
-                    SECONDARY_FQDN,
-                    credential,
+                    world.primary,
+                    world.secondary,
+                    world.credential,
                     options=options,
                     rng=random.Random(rng.random()),
                     **({"sleep": ping_sleep} if ping_sleep else {}),
@@ -202,7 +185,7 @@ async def run_drill(
             )
             for _ in range(CLIENTS)
         ]
-        consumer_client = await stack.enter_async_context(ServiceBusClient(PRIMARY_FQDN, credential))
+        consumer_client = await stack.enter_async_context(world.primary.client(world.credential))
         sabotage = Sabotage(config.sabotage_consumer_every)
         consumers = [
             asyncio.create_task(consume(consumer_client, entity, sub, ledger, sabotage, stop_consumers))
@@ -216,10 +199,13 @@ async def run_drill(
         ]
         syphon.start()
         phase = ["sending"]
-        reporter = asyncio.create_task(_report_progress(progress, phase, sent_so_far, ledger, clients, world))
+        park_clock = ParkClock(clients)
+        reporter = asyncio.create_task(_report_progress(progress, phase, sent_so_far, ledger, clients, world, entities))
         work: asyncio.Queue[list[PlannedMessage] | None] = asyncio.Queue(maxsize=config.senders * 2)
         workers = [
-            asyncio.create_task(_sender_worker(clients[i % CLIENTS], work, ledger, world, sent_so_far))
+            asyncio.create_task(
+                _sender_worker(clients[i % CLIENTS], work, ledger, world.now, sent_so_far, park_clock.sent)
+            )
             for i in range(config.senders)
         ]
         outages = 0
@@ -239,13 +225,14 @@ async def run_drill(
                             await asyncio.sleep(ahead)
                         for start, end in outage_windows:
                             if index == start:
-                                world.fail(PRIMARY_FQDN, error=ServiceBusCommunicationError)
+                                park_clock.outage_began()
+                                await world.outage(down=True)
                                 outages += 1
                             elif index == end:
-                                world.heal(PRIMARY_FQDN)
+                                await world.outage(down=False)
                         while kills and kills[0] <= index:
                             kills.pop(0)
-                            await syphon.kill()
+                            await syphon.kill(world.syphon_killed)
                         await work.put(unit)
                     for _ in workers:
                         await work.put(None)
@@ -254,13 +241,13 @@ async def run_drill(
                 if not sending.expired():
                     raise
                 timed_out = True  # the caller's bound came while sending: no settling
-            world.heal(PRIMARY_FQDN)
+            await world.outage(down=False)
             sending_done = time.perf_counter()
             phase[0] = "settling"
             if not timed_out:
                 limit = config.settle_timeout.total_seconds()
                 settled = await _settle(world, ledger, entities, syphon, kills, limit, senders=clients, bound=bound)
-                timed_out = not settled and bound.work_left(waiting=in_flight(world, entities)) <= 0
+                timed_out = not settled and bound.work_left(waiting=(await world.in_flight(entities)).total) <= 0
             settle_done = time.perf_counter()
         finally:
             if keeper is not None:
@@ -269,19 +256,17 @@ async def run_drill(
                 task.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
             stop_consumers.set()
-            await asyncio.gather(*consumers, return_exceptions=True)
+            await stopped(consumers, grace=min(CONSUMER_STOP_GRACE, max(0.0, bound.left() / 4)))
             await syphon.stop(grace=min(contract.CLOSE_FAULT_GRACE.total_seconds(), max(0.0, bound.left() / 4)))
             reporter.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await reporter
             progress.finish()
         # Audit without faults: what is left, and every dead letter.
-        world.fault_rate = 0.0
-        world.ambiguous_send_rate = 0.0
-        world.late_lock_loss_rate = 0.0
-        world.heal_all()
+        await world.calm()
         stats = [c.stats for c in clients]
-    left = audit(world, ledger, entities)
+    contents = await world.contents(entities)
+    left = audit(ledger, contents, entities)
     return DrillReport.build(
         config=config,
         ledger=ledger,
@@ -289,61 +274,47 @@ async def run_drill(
         syphon=syphon,
         outages=outages,
         left=left,
-        injected=dict(world.injected),
-        duplicates_dropped=duplicates_dropped(world, entities),
+        injected=contents.injected,
+        duplicates_dropped=contents.duplicates_dropped,
         settled=settled,
         timed_out=timed_out,
         sending_seconds=sending_done - began,
         settling_seconds=settle_done - sending_done,
         wall_seconds=time.perf_counter() - began,
+        world=world.name,
+        connections_dropped=contents.connections_dropped,
+        first_parked_seconds=park_clock.first_parked,
     )
+
+
+class ParkClock:
+    """Time from each outage's start to the first message parked after it (the failover interval
+    the caller gets: with the SDK's own retries before any error reaches the sender, more than the
+    interval it set)."""
+
+    def __init__(self, clients: Sequence[PairedNamespaceClient]) -> None:
+        self._clients = clients
+        self._began: float | None = None
+        self._parked_before = 0
+        #: Seconds per outage, None while (or if) nothing was parked after it began.
+        self.first_parked: list[float | None] = []
+
+    def _parked(self) -> int:
+        return sum(c.stats.parked_messages for c in self._clients)
+
+    def outage_began(self) -> None:
+        self._began = time.perf_counter()
+        self._parked_before = self._parked()
+        self.first_parked.append(None)
+
+    def sent(self) -> None:
+        """A send returned: was something parked since the outage began?"""
+        if self._began is not None and self._parked() > self._parked_before:
+            self.first_parked[-1] = time.perf_counter() - self._began
+            self._began = None
 
 
 # --- setup ---------------------------------------------------------------------------------
-
-
-def create_entities(
-    world: Any,
-    entities: list[DrillEntity],
-    backlog_queues: int,
-    *,
-    dedup: bool = True,
-    backlog_lock: timedelta = DrillConfig.model_fields["backlog_lock_duration"].default,
-) -> None:
-    """What the Pulumi components would have created: destinations and backlog queues, these with
-    the table's properties but for their lock (`backlog_lock`)."""
-    primary = world.namespace(PRIMARY_FQDN)
-    common = {
-        "dead_lettering_on_message_expiration": True,
-        "max_delivery_count": DESTINATION_MAX_DELIVERY_COUNT,
-        "lock_duration": DESTINATION_LOCK,
-    }
-    dedup_settings = (
-        {"requires_duplicate_detection": True, "duplicate_detection_history_time_window": DESTINATION_DUPLICATE_WINDOW}
-        if dedup
-        else {}
-    )
-    for entity in entities:
-        if entity.is_topic:
-            primary.create_topic(entity.name, **dedup_settings)
-            for sub in SUBSCRIPTIONS:
-                primary.create_subscription(entity.name, sub, **common)
-        else:
-            primary.create_queue(
-                entity.name, requires_session=entity.kind is DrillEntityKind.SESSION_QUEUE, **dedup_settings, **common
-            )
-    secondary = world.namespace(SECONDARY_FQDN)
-    properties = {
-        contract.ARM_TO_SDK_QUEUE_FIELD[arm]: durations.duration_timedelta(value)
-        if arm in contract.DURATION_PROPERTIES
-        else value
-        for arm, value in contract.BACKLOG_QUEUE_PROPERTIES.items()
-    }
-    # The table's one-minute lock would make every syphon kill cost the drill a minute before the
-    # killed syphon's locked messages come back; the drill shortens it (nothing else differs).
-    properties["lock_duration"] = backlog_lock
-    for name in contract.backlog_queue_names(contract.namespace_from_fqdn(PRIMARY_FQDN), backlog_queues):
-        secondary.create_queue(name, **properties)
 
 
 def _send_units(planned: list[PlannedMessage]) -> list[list[PlannedMessage]]:
@@ -385,9 +356,12 @@ async def _sender_worker(
     client: PairedNamespaceClient,
     work: asyncio.Queue[list[PlannedMessage] | None],
     ledger: Ledger,
-    world: Any,
+    now: Callable[[], float],
     sent_so_far: list[int],
+    on_sent: Callable[[], None] = lambda: None,
 ) -> None:
+    """Send units from `work` until None; `now` is the service's clock (scheduled times), `on_sent`
+    hears of every send that returned."""
     senders: dict[str, Any] = {}
     use_batch_object = False
     while (unit := await work.get()) is not None:
@@ -399,9 +373,11 @@ async def _sender_worker(
         messages = [message_from_plan(p) for p in unit]
         scheduled_at: datetime | None = None
         if unit[0].schedule_in is not None:
-            scheduled_at = _ms(datetime.fromtimestamp(world.clock.time(), UTC) + unit[0].schedule_in)
+            scheduled_at = _ms(datetime.fromtimestamp(now(), UTC) + unit[0].schedule_in)
         try:
-            await _send_unit(sender, messages, scheduled_at, use_batch_object=use_batch_object, ledger=ledger)
+            delivered = await _send_unit(
+                sender, messages, scheduled_at, use_batch_object=use_batch_object, ledger=ledger
+            )
         except asyncio.CancelledError:
             # The caller's bound cut the send short: the service may have stored it (then it is
             # found and counted), or not (then it was never sent, and is not lost either).
@@ -412,8 +388,10 @@ async def _sender_worker(
         if len(messages) > 1:
             use_batch_object = not use_batch_object
         for planned, message in zip(unit, messages, strict=True):
-            ledger.sent(planned, message.message_id, scheduled_at)
+            if delivered or message.message_id is not None:  # no id: it failed before anything was sent
+                ledger.sent(planned, message.message_id, scheduled_at, failed=not delivered)
         sent_so_far[0] += len(unit)
+        on_sent()
     for sender in senders.values():
         await sender.close()
 
@@ -425,9 +403,9 @@ async def _send_unit(
     *,
     use_batch_object: bool,
     ledger: Ledger,
-) -> None:
+) -> bool:
     """Send (or schedule) one unit, retrying the primary's errors while the failover clock runs,
-    as any caller would; a send that raises otherwise counts as a send failure."""
+    as any caller would; a send that raises otherwise counts as a send failure (False)."""
     attempt = 0
     while True:
         try:
@@ -442,12 +420,12 @@ async def _send_unit(
                 await sender.send_messages(batch)
             else:
                 await sender.send_messages(messages)
-            return
+            return True
         except Exception as exc:
             attempt += 1
             if not starts_failover_clock(exc) or attempt > MAX_SEND_ATTEMPTS:
                 ledger.send_failures += len(messages)
-                return
+                return False
             await asyncio.sleep(min(0.0005 * 2 ** min(attempt, 10), 0.02))
 
 
@@ -472,9 +450,16 @@ class RestartingSyphon:
     a replica that exits non-zero."""
 
     def __init__(
-        self, credential: Any, *, lock_duration: timedelta = DrillConfig.model_fields["backlog_lock_duration"].default
+        self,
+        credential: Any,
+        *,
+        primary: str | NamespaceEndpoint = PRIMARY_FQDN,
+        secondary: str | NamespaceEndpoint = SECONDARY_FQDN,
+        lock_duration: timedelta = DrillConfig.model_fields["backlog_lock_duration"].default,
     ) -> None:
         self._credential = credential
+        self._primary = primary
+        self._secondary = secondary
         self._options = {**SYPHON_OPTIONS, "lock_duration": lock_duration}
         self._task: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
@@ -492,7 +477,7 @@ class RestartingSyphon:
 
         while not stop.is_set():
             self._syphon = Syphon(
-                primary=PRIMARY_FQDN, secondary=SECONDARY_FQDN, credential=self._credential, **self._options
+                primary=self._primary, secondary=self._secondary, credential=self._credential, **self._options
             )
             try:
                 async with self._syphon:
@@ -511,8 +496,12 @@ class RestartingSyphon:
             self.totals.dropped_pings += stats.dropped_pings
             self._syphon = None
 
-    async def kill(self) -> None:
+    async def kill(self, crash: Callable[[], Awaitable[None]] | None = None) -> None:
+        """Cancel the running syphon mid-whatever (after `crash`: what else its world does to a
+        crashed process, e.g. cut its sockets) and start a new one."""
         assert self._task is not None
+        if crash is not None:
+            await crash()
         self._task.cancel()
         await _finished(self._task)
         self.kills += 1
@@ -530,6 +519,20 @@ class RestartingSyphon:
         self._task = None
 
 
+async def stopped(tasks: Sequence[asyncio.Task[None]], *, grace: float) -> None:
+    """Wait up to `grace` seconds for `tasks` to end, then cancel those still running and wait for them
+    (a message a cancelled consumer held is left locked at its destination: counted as left, not lost)."""
+    if not tasks:
+        return
+    _, pending = await asyncio.wait(tasks, timeout=grace)
+    for task in pending:
+        task.cancel()
+    await asyncio.wait(tasks)
+    for task in tasks:
+        if not task.cancelled():
+            task.exception()  # retrieved: a consumer's own error is no news at the end
+
+
 async def _finished(task: asyncio.Task[None]) -> None:
     """Wait for `task` to end, its own cancellation or error swallowed but never the caller's: awaiting
     the task under `suppress(CancelledError)` also swallowed a cancellation of the caller (the
@@ -542,44 +545,8 @@ async def _finished(task: asyncio.Task[None]) -> None:
 # --- settling and the audit ----------------------------------------------------------------
 
 
-def _receivables(world: Any, entities: list[DrillEntity]) -> list[tuple[str, Any]]:
-    primary = world.namespace(PRIMARY_FQDN)
-    found: list[tuple[str, Any]] = []
-    for entity in entities:
-        if entity.is_topic:
-            found.extend(
-                (f"{entity.name}/subscriptions/{s}", primary.subscription(entity.name, s)) for s in SUBSCRIPTIONS
-            )
-        else:
-            found.append((entity.name, primary.queue(entity.name)))
-    return found
-
-
-def _backlog(world: Any) -> list[Any]:
-    prefix = contract.backlog_queue_prefix(contract.namespace_from_fqdn(PRIMARY_FQDN))
-    return [q for q in world.namespace(SECONDARY_FQDN).queues() if q.name.startswith(prefix)]
-
-
-def parked_now(world: Any) -> int:
-    """Messages in the backlog queues now (locked ones included): the syphon has work left."""
-    total = 0
-    for queue in _backlog(world):
-        counts = queue.message_counts()
-        total += counts["active"] + counts["scheduled"] + counts["deferred"]
-    return total
-
-
-def in_flight(world: Any, entities: list[DrillEntity]) -> int:
-    """Messages not yet settled anywhere: in the backlog or waiting at a destination."""
-    total = 0
-    for _, entity in _receivables(world, entities):
-        counts = entity.message_counts()
-        total += counts["active"] + counts["scheduled"] + counts["deferred"]
-    return total + parked_now(world)
-
-
 async def _settle(
-    world: Any,
+    world: DrillWorld,
     ledger: Ledger,
     entities: list[DrillEntity],
     syphon: RestartingSyphon,
@@ -602,8 +569,8 @@ async def _settle(
     while time.perf_counter() < deadline:
         if kills:
             kills.pop(0)
-            await syphon.kill()
-        waiting = in_flight(world, entities)  # the backlog and the destinations (a late ping included)
+            await syphon.kill(world.syphon_killed)
+        waiting = (await world.in_flight(entities)).total  # the backlog and the destinations (a late ping included)
         if bound.work_left(waiting=waiting) <= 0:
             return False  # the caller's bound, less what the audit of `waiting` messages will take
         waiting += sum(s.is_switched(e.name, topic=e.is_topic) for s in senders for e in entities)
@@ -616,53 +583,39 @@ async def _settle(
     return False
 
 
-def duplicates_dropped(world: Any, entities: list[DrillEntity]) -> int:
-    """Copies the destinations' duplicate detection dropped (repeated sends and moves)."""
-    primary = world.namespace(PRIMARY_FQDN)
-    return sum(primary.sendable(entity.name).counts.duplicates_dropped for entity in entities)
-
-
-def audit(world: Any, ledger: Ledger, entities: list[DrillEntity]) -> dict[str, int]:
+def audit(ledger: Ledger, contents: Contents, entities: list[DrillEntity]) -> dict[str, int]:
     """Record every dead letter, and every copy still parked in the backlog or waiting at a
     destination (not yet delivered, not lost); return how many messages are left in each."""
     by_name = {e.name: e for e in entities}
     left = {"backlog": 0, "destinations": 0, "dead_lettered_pings": 0}
-    for destination, entity in _receivables(world, entities):
-        for message in _waiting(entity):
+    for destination, held in contents.destinations.items():
+        for message in held.waiting:
             left["destinations"] += 1
-            ledger.waiting(destination, str(message.message_id))
-        for message in entity.dead_letters():
-            if is_ping(message):
+            ledger.waiting(destination, message.message_id)
+        for message in held.dead_letters:
+            if message.ping:
                 left["dead_lettered_pings"] += 1
                 continue
-            ledger.dead_lettered(destination, str(message.message_id), message.dead_letter_reason)
-    for queue in _backlog(world):
-        for message in _waiting(queue):
+            ledger.dead_lettered(destination, message.message_id, message.dead_letter_reason)
+    for held in contents.backlog.values():
+        for message in held.waiting:
             left["backlog"] += 1
-            if not is_ping(message):
+            if not message.ping:
                 for destination in _parked_for(message, by_name):
-                    ledger.parked(destination, str(message.message_id))
-        for message in queue.dead_letters():
-            if is_ping(message):
+                    ledger.parked(destination, message.message_id)
+        for message in held.dead_letters:
+            if message.ping:
                 left["dead_lettered_pings"] += 1
                 continue
             for destination in _parked_for(message, by_name):
-                ledger.dead_lettered(destination, str(message.message_id), message.dead_letter_reason)
+                ledger.dead_lettered(destination, message.message_id, message.dead_letter_reason)
     return left
 
 
-def _waiting(entity: Any) -> list[Any]:
-    """What a queue or subscription still holds: active (locked or not), scheduled and deferred."""
-    return [*entity.active_messages(), *entity.scheduled_messages(), *entity.deferred_messages()]
-
-
-def _parked_for(message: Any, by_name: dict[str, DrillEntity]) -> tuple[str, ...]:
+def _parked_for(message: Seen, by_name: dict[str, DrillEntity]) -> tuple[str, ...]:
     """The destinations a backlog message is parked for (its `x-ms-path` alias)."""
-    props = {(k.decode() if isinstance(k, bytes) else k): v for k, v in (message.application_properties or {}).items()}
-    path = props.get(contract.ALIAS_PATH)
-    path = path.decode() if isinstance(path, bytes) else path
-    entity = by_name.get(path)
-    return entity.destinations if entity else (f"<unknown {path!r}>",)
+    entity = by_name.get(message.path or "")
+    return entity.destinations if entity else (f"<unknown {message.path!r}>",)
 
 
 async def _report_progress(
@@ -671,7 +624,8 @@ async def _report_progress(
     sent: list[int],
     ledger: Ledger,
     clients: list[PairedNamespaceClient],
-    world: Any,
+    world: DrillWorld,
+    entities: list[DrillEntity],
 ) -> None:
     while True:
         parked = sum(c.stats.parked_messages for c in clients)
@@ -679,6 +633,6 @@ async def _report_progress(
         if phase[0] == "sending":
             progress.sending(sent[0], f"{parked} parked · {failovers} failovers")
         else:
-            detail = f"{parked_now(world)} still parked · {parked} parked in all · {failovers} failovers"
+            detail = f"{(await world.in_flight(entities)).backlog} still parked · {parked} parked in all · {failovers} failovers"
             progress.settling(ledger.delivered_count(), ledger.expected_deliveries(), detail)
         await asyncio.sleep(0.25)

@@ -13,6 +13,16 @@ A test or drill whose brokers run in another process drives them here:
     PUT  /namespaces/{ns}/topics/{t}/subscriptions/{s}
     GET  /namespaces/{ns}/queues/{name}             counts and the active and dead-lettered messages
     GET  /namespaces/{ns}/topics/{t}/subscriptions/{s}
+    GET  /namespaces/{ns}/entities[?messages=true]  every queue, topic and subscription in one answer: counts
+                                                    and duplicates dropped; with messages, what each holds
+                                                    (`waiting`: active, locked, scheduled, deferred) and its
+                                                    dead letters, bodies left out
+    GET  /world                                     the random faults of every namespace served here, and how
+                                                    many of each fired (`injected`)
+    POST /world                                     {"seed": n, "fault_rate": p, "ambiguous_send_rate": p,
+                                                    "late_lock_loss_rate": p} (0 <= p < 1): the model's random
+                                                    faults, answered on the wire (server-busy; stored, then the
+                                                    connection cut; a complete that finds its lock lost)
 
 Queue names may hold `/` (backlog queues): the last path parameter takes the rest of the path.
 A bad request is a 400 with one line naming the field.
@@ -39,6 +49,8 @@ CA_LINE = "@ca"
 
 _BUSY_MODES = frozenset({"attach", "reject", "detach", "receive"})
 _FAULTS = frozenset({"down", "busy", "latency", "drop", "ambiguous_sends"})
+#: The world's random faults `POST /world` sets (the model draws them from its seeded generator).
+_RATES = ("fault_rate", "ambiguous_send_rate", "late_lock_loss_rate")
 
 
 def _bad(message: str) -> web.HTTPBadRequest:
@@ -64,15 +76,60 @@ def _message_view(record: Any) -> dict[str, Any]:
     }
 
 
+def _text(value: Any) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, (bytes, bytearray)) else str(value)
+
+
+def _held_view(record: Any, state: str) -> dict[str, Any]:
+    """What an audit needs of a held message: no body (a drill's audit reads tens of thousands)."""
+    content = record.content
+    return {
+        "message_id": None if content.message_id is None else _text(content.message_id),
+        "content_type": content.content_type,
+        "state": state,
+        "application_properties": {_text(k): _text(v) for k, v in (content.filter_properties() or {}).items()},
+        "dead_letter_reason": record.dl_reason,
+    }
+
+
+def _holding(entity: Any, now: float, *, messages: bool) -> dict[str, Any]:
+    """Counts of a queue or subscription; with `messages`, what it holds and its dead letters."""
+    view: dict[str, Any] = {"counts": entity.message_counts()}
+    if messages:
+        store = entity.store
+        view["waiting"] = [
+            *(_held_view(r, "active") for r in store.queued_records(now)),
+            *(_held_view(r, "scheduled") for r in sorted(store.scheduled.values(), key=_sequence)),
+            *(_held_view(r, "deferred") for r in sorted(store.deferred.values(), key=_sequence)),
+        ]
+        view["dead_letter"] = [_held_view(r, "dead-lettered") for r in entity.dead_letter_store.queued_records(now)]
+    return view
+
+
+def _sequence(record: Any) -> int:
+    return int(record.sequence_number)
+
+
+def _rate(name: str, value: Any) -> float:
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value < 1:
+        raise _bad(f"{name}: expected a probability, 0 <= p < 1, got {value!r}")
+    return float(value)
+
+
 class ControlEndpoint:
     def __init__(self, emulator: Emulator) -> None:
         self.emulator = emulator
         self.port = 0
+        #: The seed `POST /world` last gave the model's generator (None: never).
+        self.seed: int | None = None
         self._runner: web.AppRunner | None = None
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=1 << 20)
         app.router.add_get("/health", self._health)
+        app.router.add_get("/world", self._get_world)
+        app.router.add_post("/world", self._post_world)
+        app.router.add_get("/namespaces/{ns}/entities", self._entities)
         app.router.add_post("/namespaces/{ns}/faults", self._faults)
         app.router.add_post("/namespaces/{ns}/heal", self._heal)
         app.router.add_put("/namespaces/{ns}/topics/{topic}/subscriptions/{name}", self._put_subscription)
@@ -120,6 +177,54 @@ class ControlEndpoint:
     async def _health(self, request: web.Request) -> web.Response:
         ports = {name: broker.port for name, broker in self.emulator.brokers.items()}
         return web.json_response({"status": "ok", "namespaces": ports})
+
+    def _world_view(self) -> dict[str, Any]:
+        world = self.emulator.world
+        return {
+            "seed": self.seed,
+            **{name: getattr(world, name) for name in _RATES},
+            "injected": dict(world.injected),
+        }
+
+    async def _get_world(self, request: web.Request) -> web.Response:
+        return web.json_response(self._world_view())
+
+    async def _post_world(self, request: web.Request) -> web.Response:
+        body = await self._body(request)
+        unknown = sorted(set(body) - {"seed", *_RATES})
+        if unknown:
+            raise _bad(f"{unknown[0]}: not a world setting (seed, {', '.join(_RATES)})")
+        seed = body.get("seed")
+        if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
+            raise _bad(f"seed: expected an integer, got {seed!r}")
+        rates = {name: _rate(name, body[name]) for name in _RATES if name in body}  # all checked before any is set
+        world = self.emulator.world
+        if seed is not None:
+            world.seed(seed)
+            self.seed = seed
+        for name, value in rates.items():
+            setattr(world, name, value)
+        return web.json_response(self._world_view())
+
+    async def _entities(self, request: web.Request) -> web.Response:
+        ns = self._broker(request).namespace
+        flag = request.query.get("messages", "false")
+        if flag not in ("true", "false"):
+            raise _bad(f"messages: expected true or false, got {flag!r}")
+        messages = flag == "true"
+        now = self.emulator.world.clock.time()
+        queues = {
+            q.name: {**_holding(q, now, messages=messages), "duplicates_dropped": q.counts.duplicates_dropped}
+            for q in ns.queues()
+        }
+        topics = {
+            t.name: {
+                "duplicates_dropped": t.counts.duplicates_dropped,
+                "subscriptions": {s.name: _holding(s, now, messages=messages) for s in t.receivables()},
+            }
+            for t in ns.topics()
+        }
+        return web.json_response({"queues": queues, "topics": topics})
 
     async def _faults(self, request: web.Request) -> web.Response:
         broker = self._broker(request)

@@ -5,6 +5,8 @@
         conn_str = brokers.connection_string("primary")
         brokers.faults("primary", down=True)        # connections refused, open ones cut
         brokers.queue("primary", "orders")["counts"]
+        brokers.world(seed=1, fault_rate=0.02)      # server-busy on 2 % of operations
+        brokers.entities("primary")["queues"]       # every entity's counts in one request
 
 What a broker in another process proves that one on the test's event loop cannot: the client's
 event loop is the client's alone, so timings and CPU are the client's, and a killed or stalled
@@ -143,6 +145,20 @@ class EmulatorProcess:
 
     def subscription(self, namespace: str, topic: str, name: str) -> dict[str, Any]:
         return self._call("GET", self._path("namespaces", namespace, "topics", topic, "subscriptions", name))
+
+    def entities(self, namespace: str, *, messages: bool = False) -> dict[str, Any]:
+        """Every queue, topic and subscription of `namespace` in one request: counts and duplicates
+        dropped; with `messages`, what each holds (`waiting`) and its dead letters, bodies left out."""
+        query = "?messages=true" if messages else ""
+        return self._call("GET", self._path("namespaces", namespace, "entities") + query)
+
+    def world(self, **settings: Any) -> dict[str, Any]:
+        """Set the model's random faults (`seed`, `fault_rate`, `ambiguous_send_rate`,
+        `late_lock_loss_rate`) for every namespace this process serves; with none, read them and
+        how many of each fired (`injected`)."""
+        if not settings:
+            return self._call("GET", "/world")
+        return self._call("POST", "/world", settings)
 
     def health(self) -> dict[str, Any]:
         return self._call("GET", "/health")

@@ -24,7 +24,7 @@ from typing import Any
 
 from pairedbus.pairing.connections import SECONDARY, is_connection_loss
 from pairedbus.sender.connections import PairedConnections
-from pairedbus.sender.errors import NoBacklogQueueError, takes_backlog_queue_out
+from pairedbus.sender.errors import NoBacklogQueueError, may_be_a_closed_handler, takes_backlog_queue_out
 from pairedbus.sender.failover import FailoverStats
 
 _log = logging.getLogger("pairedbus.sender")
@@ -145,10 +145,13 @@ class Backlog:
             connections = self._connections
             generation = connections.generation(SECONDARY)
             try:
-                await connections.backlog_sender(queue).send_messages(payload, timeout=bound)
+                sender = await connections.opened_backlog_sender(queue, timeout=bound)
+                await sender.send_messages(payload, timeout=bound)
                 return queue
             except Exception as exc:
-                if (is_connection_loss(exc) or isinstance(exc, ValueError)) and await connections.replaced(
+                # a closed handler's error (over the wire: a plain ServiceBusError or pyamqp's
+                # AttributeError) is the connection's only if the secondary was closed or replaced
+                if (is_connection_loss(exc) or may_be_a_closed_handler(exc)) and await connections.replaced(
                     SECONDARY, exc, since=generation, wait=bound
                 ):
                     continue  # the same queue, on the fresh connection

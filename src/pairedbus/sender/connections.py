@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import weakref
 from collections.abc import Awaitable
 from typing import Any
 
@@ -51,6 +52,9 @@ class PairedConnections:
         self._changed: asyncio.Condition | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._backlog_senders: dict[str, Any] = {}
+        #: Backlog senders whose link is open, and the lock each one's first opening holds.
+        self._backlog_opened: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._backlog_opening: weakref.WeakKeyDictionary[Any, asyncio.Lock] = weakref.WeakKeyDictionary()
 
     # --- lifecycle ------------------------------------------------------------------------------
 
@@ -91,6 +95,26 @@ class PairedConnections:
         sender = self._backlog_senders.get(queue)
         if sender is None:
             sender = self._backlog_senders[queue] = self._clients[SECONDARY].get_queue_sender(queue)
+        return sender
+
+    async def opened_backlog_sender(self, queue: str, *, timeout: float | None) -> Any:  # noqa: ASYNC109
+        """`backlog_sender(queue)` with its link open. Every sender of the client parks through the
+        same SDK sender, and the SDK's aio sender cannot be opened by two tasks at once: over the wire
+        (the wire drill, after each replacement of the secondary) the others raised ServiceBusError
+        ("Handler failed: 'NoneType' object has no attribute 'create_sender_link'") to the caller.
+        The first opens it (`create_message_batch` opens the link and, once open, does no I/O); the
+        others wait for it."""
+        sender = self.backlog_sender(queue)
+        if sender in self._backlog_opened:
+            return sender
+        opening = self._backlog_opening.get(sender)
+        if opening is None:
+            opening = self._backlog_opening[sender] = asyncio.Lock()
+        async with opening:
+            if sender not in self._backlog_opened:
+                async with asyncio.timeout(timeout):
+                    await sender.create_message_batch()
+                self._backlog_opened.add(sender)
         return sender
 
     def note_error(self, side: str, exc: BaseException) -> None:

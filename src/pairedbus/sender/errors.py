@@ -49,6 +49,18 @@ def starts_failover_clock(exc: BaseException) -> bool:
     return isinstance(exc, ServiceBusError) and is_retryable(exc)
 
 
+def may_be_a_closed_handler(exc: BaseException) -> bool:
+    """What the SDK raises for an operation on a handler whose client was closed under it (the
+    close/fault rule closing the namespace's connection mid-send), as seen over the wire: a plain
+    `ServiceBusError` wrapping pyamqp's own failure ("Handler failed: 'NoneType' object has no
+    attribute 'create_sender_link'", "... 'client_ready_async'"), pyamqp's `AttributeError` itself
+    ("'NoneType' object has no attribute 'end'"), or the handler's `ValueError` ("The handler has
+    already been shutdown"). Only the connection's state can tell it from the caller's error."""
+    if isinstance(exc, ServiceBusError):
+        return type(exc) is ServiceBusError and not is_session_id_refusal(exc)
+    return isinstance(exc, (AttributeError, ValueError))
+
+
 def takes_backlog_queue_out(exc: BaseException) -> bool:
     """Whether a failed backlog send says the queue is unusable (so another one is tried). A
     message too large fails on every queue alike: that one is the caller's."""

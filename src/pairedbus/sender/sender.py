@@ -36,7 +36,7 @@ from collections.abc import Callable
 from typing import Any
 
 from azure.servicebus import ServiceBusMessage, ServiceBusMessageBatch
-from azure.servicebus.exceptions import MessageSizeExceededError
+from azure.servicebus.exceptions import MessageSizeExceededError, ServiceBusConnectionError
 
 from pairedbus import contract, sdk
 from pairedbus.pairing.aliasing import parked_copy
@@ -44,6 +44,7 @@ from pairedbus.pairing.connections import PRIMARY
 from pairedbus.sdk import sendable_as_is
 from pairedbus.sender.backlog import Backlog
 from pairedbus.sender.connections import PairedConnections
+from pairedbus.sender.errors import may_be_a_closed_handler
 from pairedbus.sender.failover import EntityFailover, EntityKind, FailoverStats
 from pairedbus.sender.outbound import prepare, prepare_all
 
@@ -207,10 +208,25 @@ class PairedSender:
 
     def _primary_failed(self, exc: Exception, started: float) -> None:
         """The primary raised `exc` for a call begun at `started`: returns if the call is to be
-        parked, else raises `exc`."""
+        parked, else raises `exc` (or, when the primary's client was closed under the call, the
+        connection error that is)."""
         self._connections.note_error(PRIMARY, exc)
+        if self._closed_under_the_call(exc):
+            # over the wire, a send racing the close/fault rule's close of the primary's client fails
+            # with whatever pyamqp tripped on, not a connection error: it is the connection's failure
+            lost = ServiceBusConnectionError(message=f"the primary's connection was closed under the send ({exc})")
+            lost.__cause__ = exc
+            exc = lost
         if not self._failover.failed(exc, started):
             raise exc
+
+    def _closed_under_the_call(self, exc: Exception) -> bool:
+        """`exc` may be what a closed handler raises, and the primary's client this sender's handler
+        belongs to has been closed (its side is down) or replaced since."""
+        connections = self._connections
+        return may_be_a_closed_handler(exc) and (
+            connections.is_down(PRIMARY) or connections.generation(PRIMARY) != self._primary_generation
+        )
 
     def _primary_accepted(self, sent: Any) -> None:
         """The primary accepted `sent`: the failover clock stops, and an accepted message without

@@ -1,0 +1,91 @@
+"""The control endpoint's additions for the wire drill: the model's random faults (`/world`) and
+every entity of a namespace in one answer (`/namespaces/{ns}/entities`), served on the test's loop."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+
+from pairedbus import contract
+from pairedbus.emulator.control import ControlEndpoint
+from pairedbus.emulator.emulator import Emulator
+
+
+@pytest.fixture
+async def control() -> AsyncIterator[tuple[Emulator, TestClient[Any, Any]]]:
+    emulator = Emulator(["primary"], admin=False)  # not started: the model alone answers these
+    async with TestClient(TestServer(ControlEndpoint(emulator).app())) as client:
+        yield emulator, client
+
+
+async def test_the_world_takes_a_seed_and_rates_and_says_what_fired(control) -> None:
+    emulator, client = control
+    answer = await (
+        await client.post("/world", json={"seed": 7, "fault_rate": 0.25, "late_lock_loss_rate": 0.5})
+    ).json()
+    assert answer == {
+        "seed": 7,
+        "fault_rate": 0.25,
+        "ambiguous_send_rate": 0.0,
+        "late_lock_loss_rate": 0.5,
+        "injected": {},
+    }
+    world = emulator.world
+    assert (world.fault_rate, world.late_lock_loss_rate) == (0.25, 0.5)
+    world.late_lock_loss_rate = 0.999999
+    assert world.lock_lost_before_complete(contract.service_bus_fqdn("primary"), "orders")
+    assert (await (await client.get("/world")).json())["injected"] == {"late_lock_loss": 1}
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"fault_rate": 1}, "fault_rate"),
+        ({"ambiguous_send_rate": -0.1}, "ambiguous_send_rate"),
+        ({"late_lock_loss_rate": True}, "late_lock_loss_rate"),
+        ({"seed": "1"}, "seed"),
+        ({"latency": 1}, "latency"),
+    ],
+)
+async def test_a_bad_world_setting_is_one_line_naming_it_and_changes_nothing(control, body, field) -> None:
+    emulator, client = control
+    response = await client.post("/world", json={"fault_rate": 0.1, **body})
+    assert response.status == 400
+    assert (await response.json())["error"].startswith(f"{field}: ")
+    assert emulator.world.fault_rate == 0.0
+
+
+async def test_entities_lists_every_queue_topic_and_subscription_with_what_each_holds(control) -> None:
+    from azure.servicebus import ServiceBusMessage
+
+    from pairedbus.testing.content import content_from_message
+
+    emulator, client = control
+    ns = emulator.namespace("primary")
+    ns.create_queue("orders", requires_duplicate_detection=True)
+    ns.create_topic("events")
+    ns.create_subscription("events", "audit")
+    now = emulator.world.clock.time()
+    parked = ServiceBusMessage(b"x", message_id="m1", application_properties={contract.ALIAS_PATH: "orders"})
+    ns.sendable("orders").accept([content_from_message(parked), content_from_message(parked)], now)
+    ns.sendable("events").accept([content_from_message(ServiceBusMessage(b"y", message_id="e1"))], now)
+
+    counts = await (await client.get("/namespaces/primary/entities")).json()
+    assert counts["queues"]["orders"] == {
+        "counts": {"active": 1, "dead_letter": 0, "scheduled": 0, "deferred": 0},
+        "duplicates_dropped": 1,
+    }
+    assert counts["topics"]["events"]["subscriptions"]["audit"]["counts"]["active"] == 1
+    assert "waiting" not in counts["queues"]["orders"]  # counts only, unless asked
+
+    held = await (await client.get("/namespaces/primary/entities?messages=true")).json()
+    [message] = held["queues"]["orders"]["waiting"]
+    assert message["message_id"] == "m1" and message["state"] == "active"
+    assert message["application_properties"] == {contract.ALIAS_PATH: "orders"}
+    assert held["queues"]["orders"]["dead_letter"] == []
+    assert [m["message_id"] for m in held["topics"]["events"]["subscriptions"]["audit"]["waiting"]] == ["e1"]
+    bad = await client.get("/namespaces/primary/entities?messages=yes")
+    assert bad.status == 400 and (await bad.json())["error"].startswith("messages: ")
