@@ -39,6 +39,18 @@ def test_the_installed_sdk_is_the_one_this_module_was_checked_against() -> None:
     assert version("azure-servicebus") == azure.servicebus.__version__ == sdk.SDK_VERSION_CHECKED
 
 
+def test_the_error_condition_is_where_the_sdk_keeps_it() -> None:
+    import logging
+
+    from azure.servicebus._pyamqp.error import AMQPLinkError, ErrorCondition
+
+    log = logging.getLogger("test")
+    refused = PyamqpTransport.create_servicebus_exception(log, AMQPLinkError(ErrorCondition.NotAllowed))
+    own = PyamqpTransport.create_servicebus_exception(log, AttributeError("'NoneType' object has no attribute 'x'"))
+    assert sdk.carries_condition(refused) and not sdk.carries_condition(own)
+    assert not sdk.carries_condition(ServiceBusServerBusyError(message="busy"))  # made by hand: no condition
+
+
 def test_the_retryable_flag_is_where_the_sdk_keeps_it() -> None:
     assert sdk.is_retryable(ServiceBusServerBusyError(message="busy"))
     assert sdk.is_retryable(ServiceBusConnectionError(message="reset"))

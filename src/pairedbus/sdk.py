@@ -91,6 +91,7 @@ __all__ = [
     "bare_annotated_message",
     "batch_messages",
     "batch_transport",
+    "carries_condition",
     "decode_message",
     "encode_message",
     "encoded_size",
@@ -115,6 +116,14 @@ def is_retryable(exc: BaseException) -> bool:
     """Whether azure-servicebus says a retry can help. Each of its exception classes sets the flag,
     but the SDK keeps it private (`_retryable`) and branches on it in its own retry policy."""
     return bool(getattr(exc, "_retryable", False))
+
+
+def carries_condition(exc: BaseException) -> bool:
+    """Whether a `ServiceBusError` carries an AMQP error condition: the service's answer (or its AMQP
+    stack's). Without one the SDK wrapped a failure of its own ("Handler failed: 'NoneType' object has
+    no attribute 'create_sender_link'", seen over the wire when a close tore the handler down under an
+    operation): no refusal by the service. The SDK keeps the condition private (`_condition`)."""
+    return getattr(exc, "_condition", None) is not None
 
 
 #: `message.raw_amqp_message` without the property's Python call (read on every healthy send):

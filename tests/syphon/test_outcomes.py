@@ -43,10 +43,32 @@ def test_failures_a_wait_can_fix_retry_the_unit_s_key(error: Exception) -> None:
     assert send_failure(error, "orders", 1) == Retry(whole_destination=False)
 
 
+def _as_the_sdk_raises(exception: Exception) -> ServiceBusError:
+    """The error azure-servicebus's own transport makes of `exception` (its mapping, not ours)."""
+    import logging
+
+    from azure.servicebus._transport._pyamqp_transport import PyamqpTransport
+
+    return PyamqpTransport.create_servicebus_exception(logging.getLogger("test"), exception)
+
+
 def test_a_refused_batch_is_split_and_teaches_message_id_keys_a_refused_message_is_dead_lettered() -> None:
-    error = ServiceBusError("refused")
+    from azure.servicebus._pyamqp.error import AMQPLinkError, ErrorCondition
+
+    # A refusal the SDK maps to no subclass of its own: a plain ServiceBusError with the condition.
+    error = _as_the_sdk_raises(AMQPLinkError(ErrorCondition.NotAllowed, description="refused"))
+    assert type(error) is ServiceBusError
     assert send_failure(error, "orders", 2) == Split(keyed_by_message_id=True)
-    assert send_failure(error, "orders", 1) == DeadLetter("SendRejected", "ServiceBusError: refused")
+    assert send_failure(error, "orders", 1) == DeadLetter("SendRejected", describe(error))
+
+
+@pytest.mark.parametrize("count", [1, 3])
+def test_the_sdks_own_failure_wrapped_is_no_refusal_and_backs_off_the_destination(count: int) -> None:
+    # Over the wire (the wire drill), a close that tore the sender down under a send surfaced as a plain
+    # ServiceBusError without a condition, and the syphon dead-lettered the message as SendRejected.
+    error = _as_the_sdk_raises(AttributeError("'NoneType' object has no attribute 'create_sender_link'"))
+    assert type(error) is ServiceBusError and str(error).startswith("Handler failed: ")
+    assert send_failure(error, "orders", count) == Retry(whole_destination=True)
 
 
 def test_a_shut_down_sender_backs_off_the_whole_destination() -> None:

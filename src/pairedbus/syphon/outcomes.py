@@ -15,6 +15,7 @@ from azure.servicebus.exceptions import (
     ServiceBusQuotaExceededError,
 )
 
+from pairedbus import sdk
 from pairedbus.errors import is_retryable
 
 #: Dead-letter reasons for sends the primary refuses for good.
@@ -90,6 +91,10 @@ def send_failure(exc: Exception, destination: str, count: int) -> SendOutcome:
         return Split() if count > 1 else DeadLetter(DEAD_LETTER_MESSAGE_SIZE_EXCEEDED, describe(exc))
     if _worth_waiting(exc):
         return Retry()
+    if isinstance(exc, ServiceBusError) and not sdk.carries_condition(exc):
+        # No answer of the primary: the SDK's own failure, wrapped ("Handler failed: ..."), when a close
+        # tore the sender down under the send. Over the wire it dead-lettered 29-118 messages a drill.
+        return Retry(whole_destination=True)
     if isinstance(exc, ServiceBusError):
         # A batch refused: e.g. a partitioned entity refusing a batch of distinct keys.
         return Split(keyed_by_message_id=True) if count > 1 else DeadLetter(DEAD_LETTER_SEND_REJECTED, describe(exc))
