@@ -188,13 +188,16 @@ async def test_a_lone_message_the_primary_refuses_for_good_is_dead_lettered_with
     create_backlog_queues(world, 1)
     orders = world.namespace(PRIMARY).create_queue("orders")
     await park("orders", ServiceBusMessage(b"refused"))
-    primary_send_failing(monkeypatch, lambda: ServiceBusError("the entity refused it"))
+    primary_send_failing(monkeypatch, lambda: ServiceBusError("the entity refused it", condition="amqp:invalid-field"))
     async with make_syphon(world) as syphon:
         stats = await syphon.drain()
     backlog = world.namespace(SECONDARY).queue(contract.backlog_queue_name("contoso-primary", 0))
     (dead,) = backlog.dead_letters()
     assert dead.dead_letter_reason == DEAD_LETTER_SEND_REJECTED == "SendRejected"
-    assert dead.dead_letter_error_description == "ServiceBusError: the entity refused it"
+    assert (
+        dead.dead_letter_error_description
+        == "ServiceBusError: the entity refused it Error condition: amqp:invalid-field."
+    )
     assert stats.dead_lettered == 1 and stats.moved == 0
     assert orders.active_messages() == []
 

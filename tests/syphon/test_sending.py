@@ -85,12 +85,14 @@ async def test_a_shut_down_sender_backs_off_the_destination_even_for_a_keyed_uni
 
 
 async def test_a_refused_batch_teaches_the_destination_message_id_keys() -> None:
-    destinations = StubDestinations(ServiceBusError("refused"), ServiceBusError("refused"))
+    # A refusal carries the service's condition, as the SDK builds it from the wire.
+    refused = ServiceBusError("refused", condition="amqp:invalid-field")
+    destinations = StubDestinations(refused, refused)
     primary, backoff, _, _ = sends(destinations)
     assert await primary.send("orders", Unit("batch", [0, 1], None)) == Split(keyed_by_message_id=True)
     assert destinations.keyed_by_message_id == ["orders"]
     assert await primary.send("orders", Unit("message", [0], None)) == DeadLetter(
-        "SendRejected", "ServiceBusError: refused"
+        "SendRejected", "ServiceBusError: refused Error condition: amqp:invalid-field."
     )
     assert destinations.keyed_by_message_id == ["orders"]  # a lone message teaches nothing
     assert backoff.failures("orders") == 0

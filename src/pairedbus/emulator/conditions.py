@@ -30,6 +30,7 @@ from azure.servicebus.exceptions import (
 )
 
 from pairedbus.emulator.codec import Described, Symbol, ULong
+from pairedbus.testing.errors import REFUSED
 
 __all__ = [
     "AUTH_FAILED",
@@ -84,7 +85,7 @@ def _row(exc: BaseException) -> tuple[str, int]:
             return condition, status
     # The model's own refusals (session rules, partition keys) are ServiceBusError: the service
     # answers them as an invalid operation.
-    return "com.microsoft:argument-error" if isinstance(exc, ValueError) else "amqp:invalid-field", 400
+    return "com.microsoft:argument-error" if isinstance(exc, ValueError) else REFUSED, 400
 
 
 def condition_of(exc: BaseException) -> str:

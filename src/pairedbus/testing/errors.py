@@ -43,6 +43,12 @@ CONNECTION_LOST: type[BaseException] = ServiceBusConnectionError
 TIMED_OUT: type[BaseException] = OperationTimeoutError
 
 
+#: The condition the service refuses an invalid operation with (a session rule, a partition key): a
+#: refusal carries it as the SDK builds it from the wire, so both front-ends raise the same error
+#: (the syphon tells a refusal from the SDK's own failure by it: `sdk.carries_condition`).
+REFUSED = "amqp:invalid-field"
+
+
 def make_error(error: ErrorFactory, what: str) -> BaseException:
     """The exception an injected fault raises on `what` (a namespace, entity or fragment)."""
     if isinstance(error, BaseException):
@@ -98,31 +104,35 @@ def no_session_available() -> OperationTimeoutError:
 
 def sessions_required() -> ServiceBusError:
     return ServiceBusError(
-        "It is not possible for an entity that requires sessions to create a non-sessionful message receiver."
+        "It is not possible for an entity that requires sessions to create a non-sessionful message receiver.",
+        condition=REFUSED,
     )
 
 
 def sessions_not_supported() -> ServiceBusError:
     return ServiceBusError(
-        "It is not possible for an entity that does not require sessions to create a sessionful receiver."
+        "It is not possible for an entity that does not require sessions to create a sessionful receiver.",
+        condition=REFUSED,
     )
 
 
 def session_id_missing() -> ServiceBusError:
     return ServiceBusError(
         "The SessionId was not set on a message, and it cannot be sent to the entity. Entities that have "
-        "session support enabled can only receive messages that have the SessionId set to a valid value."
+        "session support enabled can only receive messages that have the SessionId set to a valid value.",
+        condition=REFUSED,
     )
 
 
 def partition_key_mismatch(partition_key: str, session_id: str) -> ServiceBusError:
     return ServiceBusError(
-        f"The PartitionKey '{partition_key}' of the message must match its SessionId '{session_id}'."
+        f"The PartitionKey '{partition_key}' of the message must match its SessionId '{session_id}'.",
+        condition=REFUSED,
     )
 
 
 def no_partition_available(fqdn: str, entity: str) -> ServiceBusError:
-    return ServiceBusError(f"No partition of {fqdn}/{entity} is available.")
+    return ServiceBusError(f"No partition of {fqdn}/{entity} is available.", condition=REFUSED)
 
 
 def entity_full(entity: str, size_in_bytes: int, limit: int) -> ServiceBusQuotaExceededError:
