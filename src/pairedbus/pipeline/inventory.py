@@ -94,7 +94,7 @@ def read_inventory(spark: SparkSession, source: str | InputFiles) -> Inventory:
         # Spark refuses queries that reference only the corrupt-record column of a raw JSON read.
         # Cached after the type check: strings take less memory in a cache than the variants read.
         frames.append(strict_strings(raw).cache())
-    flat = read_flat(spark, files, schemas.FLAT_INVENTORY)
+    flat = read_flat(spark, files, schemas.FLAT_INVENTORY, ("id",))
     if flat is not None:
         frames.append(nest_flat_inventory(flat).withColumn(WRONG_TYPES, F.array().cast("array<string>")))
     combined = union_all(frames)
