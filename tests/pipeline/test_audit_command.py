@@ -73,8 +73,10 @@ def test_progress_shows_on_a_terminal_only_unless_asked(capsys, monkeypatch) -> 
 
 def hostile_estate(root: Path) -> Path:
     """The sample estate plus what issue 21 tried: the same FOCUS export twice, a EUR export, a row
-    with NaN costs, and a garbage Parquet file in each input directory."""
+    with NaN costs, and a garbage Parquet file in each input directory; and what issue 35 tried: a
+    `_metadata` column, and random bytes named as CSV, JSON Lines and JSON."""
     import csv
+    import random
     import shutil
 
     estate = root / "estate"
@@ -100,6 +102,11 @@ def hostile_estate(root: Path) -> Path:
             csv.writer(handle, lineterminator="\n").writerows([header, *extra])
     for directory in ("costs", "inventory", "metrics"):
         (estate / directory / "part-00000.parquet").write_bytes(b"PAR1 garbage, the footer is missing")
+    with (costs / "focus-2026-11-metadata.csv").open("w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle, lineterminator="\n").writerows([[*header, "_metadata"], *[[*row, "x"] for row in rows]])
+    noise = random.Random(35)
+    for path in (costs / "garbage.csv", estate / "metrics" / "garbage.jsonl", estate / "inventory" / "garbage.json"):
+        path.write_bytes(noise.randbytes(300_000))
     return estate
 
 
@@ -107,7 +114,8 @@ def hostile_estate(root: Path) -> Path:
 def test_the_hostile_sample_keeps_the_clean_bills_per_currency_and_counts_the_refusals(tmp_path: Path) -> None:
     """Issue 21's "must show", through the CLI as a user runs it: bills unchanged from the clean run
     (billed 4.50 USD, effective 75.77 USD), a line per currency, the refusals counted, exit 0, and no
-    Java stack on stderr."""
+    Java stack on stderr. Issue 35's hostile files too: before, the `_metadata` column exited 3 with
+    12 KB of Java stack, and random bytes were quarantined row by row."""
     import json
     import os
     import subprocess
@@ -132,10 +140,20 @@ def test_the_hostile_sample_keeps_the_clean_bills_per_currency_and_counts_the_re
     }
     assert summary["actual_pairing_cost_usd"] == 75.77
     assert summary["duplicates_dropped"]["costs"] == 32  # the copied export, every row
-    refused = {Path(uri).parent.name: reason for uri, reason in summary["files_refused"].items()}
-    assert sorted(refused) == ["costs", "inventory", "metrics"]
-    assert all(reason.startswith("unreadable") for reason in refused.values())
+    refused = {f"{Path(uri).parent.name}/{Path(uri).name}": reason for uri, reason in summary["files_refused"].items()}
+    assert sorted(refused) == [
+        "costs/focus-2026-11-metadata.csv",
+        "costs/garbage.csv",
+        "costs/part-00000.parquet",
+        "inventory/garbage.json",
+        "inventory/part-00000.parquet",
+        "metrics/garbage.jsonl",
+        "metrics/part-00000.parquet",
+    ]
+    assert refused["costs/focus-2026-11-metadata.csv"].startswith("a column name Spark reserves: _metadata")
+    assert all(refused[name].startswith("unparsable: ") for name in refused if "garbage" in name)
+    assert all(refused[name].startswith("unreadable") for name in refused if name.endswith(".parquet"))
     assert "BilledCost or EffectiveCost is not a finite number (NaN or infinity)" in summary["quarantined_by_reason"]
     line = done.stdout.strip().splitlines()[-1]
-    assert "3 files refused" in line
+    assert "7 files refused" in line
     assert "billed 11.00 EUR, effective (amortised) 10.00 EUR; billed 4.50 USD, effective (amortised) 75.77 USD" in line

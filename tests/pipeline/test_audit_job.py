@@ -192,3 +192,34 @@ def test_the_headline_names_billed_and_effective_per_currency(audited) -> None:
     html = (out / "report.html").read_text()
     assert "billed <b>4.50 USD</b>, effective (amortised) <b>75.77 USD</b>" in html
     assert summary.duplicates_dropped["costs"] == 0
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+def test_a_file_over_the_quarantine_bound_is_refused_whole_and_the_audit_runs_without_it(
+    spark, tmp_path: Path, monkeypatch
+) -> None:
+    """Issue 35: 1 GiB of random bytes quarantined 8,316,093 rows. A file that passes the checks before the read
+    and still puts more records in quarantine than the bound is refused as unparsable: none of its records are
+    kept, not even its sound ones, and the quarantine holds none of it."""
+    from pairedbus.pipeline import write
+
+    monkeypatch.setattr(write, "MAX_QUARANTINED_PER_FILE", 3)
+    metrics = tmp_path / "metrics"
+    metrics.mkdir()
+    sample = "contoso-orders.counters.2026-11-18.json"
+    (metrics / sample).write_bytes((SAMPLES / "metrics" / sample).read_bytes())
+    with (metrics / "mostly-bad.csv").open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["namespace", "metric", "entity", "timestamp", "total", "interval_minutes"])
+        writer.writerow(["hostile-ns", "IncomingRequests", "orders", "2026-11-18T03:00:00Z", "5", "60"])
+        writer.writerows([["hostile-ns", "IncomingRequests", "orders", f"not a time {i}", "1", "60"] for i in range(4)])
+
+    summary = run_audit(spark, str(SAMPLES / "inventory"), str(metrics), str(tmp_path / "out"), load_prices())
+
+    [(uri, reason)] = summary.files_refused.items()
+    assert Path(uri).name == "mostly-bad.csv"
+    assert reason.startswith("unparsable: more than 3 of its records quarantined (mostly: a column of the wrong type")
+    assert (summary.namespaces, summary.days) == (4, 1)  # hostile-ns's sound row is not read either
+    quarantined = (tmp_path / "out" / "quarantine").glob("*.json")
+    assert not any("mostly-bad.csv" in f.read_text() for f in quarantined)

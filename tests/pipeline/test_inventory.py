@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+import csv
 import json
+from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -170,3 +173,114 @@ def test_the_secondary_backlog_count_tag_is_read_with_the_namespace(spark, write
     )
     [row] = read_inventory(spark, str(directory)).resources.collect()
     assert row.tags == {"pairedbus-backlog-queue-count": "5"}
+
+
+#: Issue 35's nine kinds of wrong type, on fields the inventory reads, as each format carries them: a JSON record's
+#: fields (bytes: the raw line), a CSV (column, text) and a Parquet (column, type, value). None: the format cannot
+#: say it (CSV is all text: a number for a string is the string "60").
+WRONG_TYPE_CASES: dict[str, tuple[Any, tuple[str, str] | None, tuple[str, str, Any]]] = {
+    "string-for-number": (
+        {"properties": {"maxDeliveryCount": "10"}},
+        ("maxDeliveryCount", "ten"),
+        ("maxDeliveryCount", "string", "10"),
+    ),
+    "number-for-string": ({"properties": {"lockDuration": 60}}, None, ("lockDuration", "bigint", 60)),
+    "list": (
+        {"properties": {"maxSizeInMegabytes": [1024]}},
+        ("maxSizeInMegabytes", "[1024]"),
+        ("maxSizeInMegabytes", "array<bigint>", [1024]),
+    ),
+    "object": (
+        {"properties": {"forwardTo": {"queue": "x"}}},
+        ("maxDeliveryCount", '{"v": 10}'),
+        ("forwardTo", "struct<queue:string>", ("x",)),
+    ),
+    "null-where-required": ({"id": None}, ("id", ""), ("id", "string", None)),
+    "bool-for-int": (
+        {"properties": {"maxDeliveryCount": True}},
+        ("maxDeliveryCount", "true"),
+        ("maxDeliveryCount", "boolean", True),
+    ),
+    "nan-inf": (
+        {"properties": {"maxSizeInMegabytes": float("nan")}},  # json.dumps writes NaN
+        ("maxSizeInMegabytes", "Infinity"),
+        ("maxSizeInMegabytes", "double", float("inf")),
+    ),
+    "huge-number": (
+        {"properties": {"maxDeliveryCount": 10**30}},
+        ("maxDeliveryCount", "1000000000000000000000000000000"),
+        ("maxDeliveryCount", "decimal(38,0)", Decimal(10**30)),
+    ),
+    "non-utf8": (
+        b"\xff\xfe not UTF-8",
+        ("lockDuration", "PT1M\udcff"),  # written with surrogateescape: the byte 0xff
+        ("lockDuration", "binary", bytearray(b"PT1M\xff")),
+    ),
+}
+FORMATS = ("jsonl", "csv", "parquet")
+
+
+def queue(case: str) -> dict[str, Any]:
+    return {"id": f"{ns_id('contoso')}/queues/{case}", "name": case}
+
+
+def write_wrong_types(spark, directory: Path) -> None:
+    """One JSON Lines and one CSV file holding every case and a sound record, and a Parquet file per case."""
+    lines = []
+    for case, (fields, _, _) in WRONG_TYPE_CASES.items():
+        if isinstance(fields, bytes):
+            lines.append(json.dumps(queue(case))[:-1].encode() + b', "lockDuration": "' + fields + b'"}')
+        else:
+            lines.append(json.dumps(queue(case) | fields).encode())
+    lines.append(json.dumps(queue("sound-jsonl") | {"properties": {"lockDuration": "PT1M"}}).encode())
+    (directory / "inventory.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+
+    header = ["id", "name", "maxDeliveryCount", "maxSizeInMegabytes", "lockDuration"]
+    rows = [queue(case) | {text[0]: text[1]} for case, (_, text, _) in WRONG_TYPE_CASES.items() if text is not None]
+    rows.append(queue("sound-csv") | {"maxDeliveryCount": "10", "lockDuration": "PT1M"})
+    with (directory / "inventory.csv").open("w", newline="", encoding="utf-8", errors="surrogateescape") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(header)
+        writer.writerows([[row.get(c, "") for c in header] for row in rows])
+
+    for case, (_, _, (column, dtype, value)) in WRONG_TYPE_CASES.items():
+        row = queue(case) | {column: value}
+        ddl = ", ".join(f"{c} {dtype if c == column else 'string'}" for c in row)
+        part = directory.parent / "parts" / case
+        spark.createDataFrame([tuple(row.values())], ddl).coalesce(1).write.parquet(str(part))
+        [written] = part.glob("*.parquet")
+        written.rename(directory / f"{case}.parquet")
+
+
+@pytest.fixture(scope="module")
+def wrong_types(spark_keeper, tmp_path_factory) -> dict[str, Any]:
+    """The inventory read once from write_wrong_types' files: resources, quarantined records, refused files."""
+    spark = spark_keeper.session()
+    directory = tmp_path_factory.mktemp("wrong-types") / "inventory"
+    directory.mkdir()
+    write_wrong_types(spark, directory)
+    from pairedbus.pipeline.sources import list_files
+
+    files = list_files(spark, str(directory), "inventory")
+    inventory = read_inventory(spark, files)
+    return {
+        "accepted": {(Path(r.source_file).suffix, r.entity) for r in inventory.resources.collect()},
+        "quarantined": [(Path(r.source_file).suffix, r.record) for r in inventory.quarantine.collect()],
+        "refused": {Path(uri).name: reason for uri, reason in files.refused.items()},
+    }
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("case", list(WRONG_TYPE_CASES))
+def test_every_wrong_typed_inventory_record_is_quarantined_or_its_file_refused(wrong_types, case, fmt) -> None:
+    """Issue 35: 2 of 9 wrong-typed records were accepted. A record is quarantined (JSON, CSV); a Parquet file,
+    typed by column, is refused whole when a column has the wrong type (the null id is a record's fault)."""
+    cases = dict(zip(FORMATS, WRONG_TYPE_CASES[case], strict=True))
+    if cases[fmt] is None:
+        pytest.skip(f"{fmt} cannot carry {case}")
+    assert (f".{fmt}", case) not in wrong_types["accepted"]
+    quarantined = any(suffix == f".{fmt}" and case in record for suffix, record in wrong_types["quarantined"])
+    refused = f"{case}.{fmt}" in wrong_types["refused"]
+    assert quarantined or refused
+    if fmt != "parquet":
+        assert (f".{fmt}", f"sound-{fmt}") in wrong_types["accepted"]  # the file itself was read

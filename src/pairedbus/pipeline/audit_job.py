@@ -6,33 +6,45 @@ violations, cost (per namespace and day), pairing (per pair and day), attributio
 as .csv and .parquet; conflicts.csv; quarantine/ (JSON lines with the reason); summary.json and
 report.html.
 
-A file that cannot be read is refused by name and counted, and the run goes on: the readers probe
-what they can before reading (sources.py); a file that only fails once its data is decoded (a
-Parquet file with a sound footer and broken pages) fails the job, and then every input file is
-read through alone, the ones that fail are refused, and the audit runs once more without them.
+A file that cannot be read is refused by name and counted, and the run goes on: the readers check
+every file against the columns the audit reads before reading it (sources.py); a file that only
+fails once its data is decoded (a Parquet file with a sound footer and broken pages) fails the job,
+and then every input file is read through alone, the ones that fail are refused, and the audit runs
+once more without them. A file with more than sources.MAX_QUARANTINED_PER_FILE records in quarantine
+is refused as unparsable likewise (write.write_quarantine finds it before any table is written), and
+the audit runs again without it.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import date
 
 from pyspark.sql import SparkSession
 
 from pairedbus.errors import NoDataError
 from pairedbus.pipeline.prices import PriceTable
-from pairedbus.pipeline.read import read_estate
+from pairedbus.pipeline.read import Estate, read_estate
 from pairedbus.pipeline.report import render
-from pairedbus.pipeline.sources import is_spark_error, list_files, unreadable_in_full
+from pairedbus.pipeline.sources import is_spark_error, list_files, same_file, unreadable_in_full
 from pairedbus.pipeline.summary import AuditSummary
 from pairedbus.pipeline.transform import transform
-from pairedbus.pipeline.write import output_uri, summarise, write_tables, write_text
+from pairedbus.pipeline.write import output_uri, summarise, write_quarantine, write_tables, write_text
 
 #: The stages, in order, as the progress display names them.
 STAGES = ("read", "transform", "write", "render")
 
 Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class OverQuarantined:
+    """A run that stopped before writing its tables: these files (as listed, with the reason) put more
+    records in quarantine than the bound allows, and are refused in the next run."""
+
+    files: dict[str, str]
 
 
 def run_audit(
@@ -63,18 +75,19 @@ def run_audit(
     )
     persisted_before = _persisted(spark)
     try:
-        return run()
-    except Exception as exc:
-        if not is_spark_error(exc):
-            raise
-        directories = {"inventory": inventory_dir, "metrics": metrics_dir, "costs": costs_dir}
-        unreadable: dict[str, str] = {}
-        for name, directory in directories.items():
-            if directory is not None:
-                unreadable.update(unreadable_in_full(spark, list_files(spark, directory, name)))
-        if not unreadable:
-            raise  # not a file's fault
-        return run(refuse=unreadable)
+        try:
+            return _until_settled(run, {})
+        except Exception as exc:
+            if not is_spark_error(exc):
+                raise
+            directories = {"inventory": inventory_dir, "metrics": metrics_dir, "costs": costs_dir}
+            unreadable: dict[str, str] = {}
+            for name, directory in directories.items():
+                if directory is not None:
+                    unreadable.update(unreadable_in_full(spark, list_files(spark, directory, name)))
+            if not unreadable:
+                raise  # not a file's fault
+            return _until_settled(run, unreadable)
     finally:
         # The run's cached frames go with it. Left behind, every later query in the same session (a
         # second audit, a test suite's shared session) is matched against all of them during analysis
@@ -85,6 +98,22 @@ def run_audit(
         for rdd_id, rdd in spark.sparkContext._jsc.getPersistentRDDs().items():
             if rdd_id not in persisted_before:
                 rdd.unpersist(False)
+
+
+def _until_settled(run: Callable[..., AuditSummary | OverQuarantined], refuse: dict[str, str]) -> AuditSummary:
+    """Runs until no file is over the quarantine bound, refusing those that were. Each rerun refuses
+    at least one file more, so there are at most as many reruns as input files."""
+    while isinstance(outcome := run(refuse=refuse), OverQuarantined):
+        refuse = {**refuse, **outcome.files}
+    return outcome
+
+
+def _listed(estate: Estate, source_files: Mapping[str, str]) -> dict[str, str]:
+    """Files named as Spark names them (`_metadata.file_path`, a URI) -> as they were read (listed).
+    Only files found among those read: a rerun must refuse at least one more file to end."""
+    read = [uri for files in estate.files.values() for paths in files.by_format.values() for uri in paths]
+    found = {source: next((uri for uri in read if same_file(uri, source)), None) for source in source_files}
+    return {uri: source_files[source] for source, uri in found.items() if uri is not None}
 
 
 def _persisted(spark: SparkSession) -> set[int]:
@@ -105,7 +134,7 @@ def _run(
     until: date | None,
     progress: Progress | None,
     refuse: dict[str, str] | None = None,
-) -> AuditSummary:
+) -> AuditSummary | OverQuarantined:
     stage = progress or (lambda _name: None)
     uri = output_uri(out_dir)
 
@@ -123,6 +152,9 @@ def _run(
         raise NoDataError(f"--inventory {inventory_dir}, --metrics {metrics_dir}: no valid record (empty estate)")
 
     stage("write")
+    over = _listed(estate, write_quarantine(spark, tables.quarantine, uri))
+    if over:
+        return OverQuarantined(over)
     written = write_tables(spark, tables, uri)
     summary = summarise(
         spark,

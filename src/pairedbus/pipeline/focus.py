@@ -175,7 +175,7 @@ def read_focus(spark: SparkSession, source: str | InputFiles) -> tuple[DataFrame
     for fmt in (FORMAT_DOCUMENT, FORMAT_LINES):
         for uri in list(files.by_format.get(fmt, [])):
             files.refuse(uri, REFUSED_JSON)
-    flat = read_flat(spark, files, FOCUS_COLUMNS)
+    flat = read_flat(spark, files, FOCUS_COLUMNS, REQUIRED)
     if flat is None:
         schema = (
             "resource_id string, date date, billed double, effective double, currency string, service string, "

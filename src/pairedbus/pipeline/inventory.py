@@ -49,6 +49,8 @@ REASON_NO_SKU = "namespace without `sku.name`"
 REASON_IMPOSSIBLE = "impossible value (a count or size below 1)"
 #: Where the type check records the fields of the wrong JSON type (quarantined as REASON_CORRUPT).
 WRONG_TYPES = "_wrong_types"
+#: The column a flat (CSV, Parquet) inventory file must have: without it, no record says which resource it is.
+FLAT_REQUIRED = ("id",)
 #: Counts and sizes that are at least 1 on any real resource.
 POSITIVE_PROPERTIES = (
     "maxSizeInMegabytes",
@@ -94,7 +96,7 @@ def read_inventory(spark: SparkSession, source: str | InputFiles) -> Inventory:
         # Spark refuses queries that reference only the corrupt-record column of a raw JSON read.
         # Cached after the type check: strings take less memory in a cache than the variants read.
         frames.append(strict_strings(raw).cache())
-    flat = read_flat(spark, files, schemas.FLAT_INVENTORY)
+    flat = read_flat(spark, files, schemas.FLAT_INVENTORY, FLAT_REQUIRED)
     if flat is not None:
         frames.append(nest_flat_inventory(flat).withColumn(WRONG_TYPES, F.array().cast("array<string>")))
     combined = union_all(frames)

@@ -78,7 +78,7 @@ def read_metrics(spark: SparkSession, source: str | InputFiles) -> Metrics:
         flattened = flatten_metrics(raw)
         rows.append(flattened.rows)
         quarantine.append(flattened.quarantine)
-    flat = read_flat(spark, files, schemas.FLAT_METRICS)
+    flat = read_flat(spark, files, schemas.FLAT_METRICS, KEY)
     if flat is not None:
         good, bad = check_flat_rows(flat)
         rows.append(good)

@@ -17,16 +17,34 @@ decompress, a file the reader cannot open) is refused by name too, and the audit
 files are probed before Spark reads them (`probe_local`: Parquet's `PAR1` magic at both ends, as
 the Parquet format specifies, and the whole gzip stream), and a Parquet or CSV file Spark cannot
 open is refused when its read fails (`read_flat`).
+
+Every file is also checked against the columns the audit reads before Spark computes anything with it
+(`read_flat`, `read_json`), and refused by name with the reason when it cannot be what the audit reads:
+
+- a column name Spark gives a meaning of its own (RESERVED_COLUMNS), in any case;
+- a Parquet column of the wrong type (a struct, a list, a number where text is expected: `readable_as`);
+- a CSV or Parquet file without a column the audit requires;
+- a text file (CSV, JSON, JSON Lines) whose first SAMPLE_BYTES are mostly not records
+  (`unparsable_reason`: not UTF-8, not JSON, not the header's number of fields): a bounded sample,
+  never the whole file.
+
+A file that passes and still has more than MAX_QUARANTINED_PER_FILE records quarantined is refused
+as unparsable too (audit_job.py): the quarantine holds at most that many records of any one file.
 """
 
 from __future__ import annotations
 
+import codecs
+import csv
+import io
+import json
 import os
-from collections.abc import Mapping
+import zlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import urlparse
+from urllib.parse import unquote, urlparse
 from urllib.request import url2pathname
 
 from pairedbus.errors import UserError
@@ -58,6 +76,27 @@ REFUSED_GZIP_CASE = "gzip with an upper-case suffix: Hadoop picks the codec by `
 REFUSED_NOT_PARQUET = "unreadable: not a Parquet file (no PAR1 magic at its start and end)"
 REFUSED_BAD_GZIP = "unreadable: the gzip stream does not decompress"
 REFUSED_UNREADABLE = "unreadable"
+REFUSED_RESERVED = "a column name Spark reserves"
+REFUSED_MISSING = "missing the column"
+REFUSED_WRONG_TYPE = "a column of the wrong type"
+REFUSED_UNPARSABLE = "unparsable"
+#: Column names Spark gives a meaning of its own, compared in any case (Spark resolves names
+#: case-insensitively): a data column of that name hides, or is taken for, Spark's own column.
+#: - `_metadata`: the file-metadata column every file source offers (FileFormat.METADATA_NAME); the
+#:   audit reads each row's source file from it, and a data column of that name hides it.
+#: - `_tmp_metadata_row_index`: where the Parquet reader keeps `_metadata.row_index` while it reads
+#:   (FileFormat.ROW_INDEX_TEMPORARY_COLUMN_NAME).
+#: - `_corrupt_record`: the CSV and JSON readers' corrupt-record column
+#:   (`spark.sql.columnNameOfCorruptRecord`); the CSV reader leaves it out of the fields it parses,
+#:   so every value after it lands in the column before.
+RESERVED_COLUMNS = ("_metadata", "_tmp_metadata_row_index", "_corrupt_record")
+#: How much of a text file is sampled before Spark reads it: its first bytes (decompressed, for gzip).
+SAMPLE_BYTES = 64 * 1024
+#: A text file whose sampled records are more than this share unparsable is refused whole.
+UNPARSABLE_SHARE = 0.5
+#: The most records of one file the quarantine holds: a file with more is refused as unparsable, and
+#: nothing of it is read (audit_job.py). Real exports have a few bad records; more is a wrong file.
+MAX_QUARANTINED_PER_FILE = 1000
 #: Parquet files start and end with these 4 bytes (https://parquet.apache.org/docs/file-format/).
 PARQUET_MAGIC = b"PAR1"
 
@@ -109,6 +148,14 @@ def _is_local(path: str) -> bool:
 
 def _local_path(path: str) -> Path:
     return Path(url2pathname(urlparse(path).path)) if path.startswith("file:") else Path(path)
+
+
+def same_file(listed: str, named: str) -> bool:
+    """Whether a listed file (a local path, or a URI as Hadoop lists it) is the one Spark names
+    `named` (`_metadata.file_path`: a URI, its characters percent-encoded)."""
+    if _is_local(listed) and named.startswith("file:"):
+        return _local_path(listed) == _local_path(named)
+    return unquote(listed) == unquote(named)
 
 
 def check_input_dir(path: str, flag: str) -> None:
@@ -231,13 +278,18 @@ def list_files(spark: SparkSession, directory: str, input_name: str) -> InputFil
 
 
 def read_json(spark: SparkSession, files: InputFiles, schema: StructType) -> DataFrame | None:
-    """All JSON records of `files` with `schema`, the corrupt-record column and the source file."""
+    """All JSON records of `files` with `schema`, the corrupt-record column and the source file.
+    A file whose first bytes are mostly not JSON (`sample_reason`) is refused by name first."""
     from pyspark.sql import functions as F
 
     from pairedbus.pipeline.schemas import CORRUPT_RECORD
 
     frames: list[DataFrame] = []
     for fmt, multiline in ((FORMAT_LINES, False), (FORMAT_DOCUMENT, True)):
+        for path in list(files.by_format.get(fmt, [])):
+            reason = sample_reason(spark, path, fmt)
+            if reason is not None:
+                files.refuse(path, reason)
         paths = files.by_format.get(fmt)
         if not paths:
             continue
@@ -252,9 +304,18 @@ def read_json(spark: SparkSession, files: InputFiles, schema: StructType) -> Dat
     return union_all(frames)
 
 
-def read_flat(spark: SparkSession, files: InputFiles, columns: Mapping[str, DataType]) -> DataFrame | None:
+def read_flat(
+    spark: SparkSession,
+    files: InputFiles,
+    columns: Mapping[str, DataType],
+    required: Sequence[str] = (),
+) -> DataFrame | None:
     """CSV and Parquet files in a flat layout: each known column cast to its type (absent ones
-    null, unknown ones ignored), plus `_bad_columns`, the columns whose value did not cast."""
+    null, unknown ones ignored), plus `_bad_columns`, the columns whose value did not cast.
+
+    Each file is checked first (`columns_reason`; CSV files also `unparsable_reason`): one that
+    cannot be what the audit reads (a reserved column name, a missing `required` column, a Parquet
+    column of the wrong type) is refused by name, before Spark computes anything with it."""
     from pyspark.sql import functions as F
 
     frames: list[DataFrame] = []
@@ -263,15 +324,23 @@ def read_flat(spark: SparkSession, files: InputFiles, columns: Mapping[str, Data
     # file (the header, the Parquet footers): a file it cannot open is refused, not fatal.
     reads: list[DataFrame] = []
     for path in list(files.by_format.get(FORMAT_CSV, [])):
+        reason = sample_reason(spark, path, FORMAT_CSV)
+        if reason is not None:
+            files.refuse(path, reason)
+            continue
         try:
-            reads.append(
-                spark.read.option("header", "true").option("escape", '"').option("mode", "PERMISSIVE").csv(path)
-            )
+            # RFC 4180 quoting (a quote inside a field is doubled), as Cost Management writes it.
+            raw = spark.read.option("header", "true").option("escape", '"').option("mode", "PERMISSIVE").csv(path)
         except Exception as exc:  # Spark raises its own and Py4J's types alike
             files.refuse(path, f"{REFUSED_UNREADABLE}: {first_line(exc)}")
-    reads.extend(read_parquet(spark, files))
+            continue
+        reason = columns_reason(raw.schema, columns, required, typed=False)
+        if reason is not None:
+            files.refuse(path, reason)
+            continue
+        reads.append(raw)
+    reads.extend(read_parquet(spark, files, columns, required))
     for raw in reads:
-        # RFC 4180 quoting above (a quote inside a field is doubled), as Cost Management writes it.
         present = {c.lower(): c for c in raw.columns}
         cast: list[Column] = []
         bad: list[Column] = []
@@ -281,9 +350,9 @@ def read_flat(spark: SparkSession, files: InputFiles, columns: Mapping[str, Data
                 cast.append(F.lit(None).cast(dtype).alias(name))
                 continue
             value = F.col(f"`{source}`")
-            typed = value.try_cast(dtype) if raw.schema[source].dataType != dtype else value
-            cast.append(typed.alias(name))
-            bad.append(F.when(value.isNotNull() & typed.isNull(), F.lit(name)))
+            typed_value = _cast(value, raw.schema[source].dataType, dtype)
+            cast.append(typed_value.alias(name))
+            bad.append(F.when(value.isNotNull() & typed_value.isNull(), F.lit(name)))
         frames.append(
             raw.select(
                 *cast,
@@ -294,23 +363,216 @@ def read_flat(spark: SparkSession, files: InputFiles, columns: Mapping[str, Data
     return union_all(frames)
 
 
-def read_parquet(spark: SparkSession, files: InputFiles) -> list[DataFrame]:
-    """All Parquet files of `files`, in one read when it succeeds; otherwise each file is opened
-    alone (files whose schemas cannot merge are read apart) and the ones that fail are refused."""
+def _cast(value: Column, source: DataType, target: DataType) -> Column:
+    """`value` (of type `source`) as `target`, null where it cannot be: text is checked value by
+    value (a number that does not parse, a boolean other than true or false, text that was not
+    UTF-8: the CSV reader puts U+FFFD where a byte was not); typed columns were checked already
+    (`readable_as`) and are widened exactly."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import BooleanType, StringType
+
+    if not isinstance(source, StringType):
+        return value if source == target else value.cast(target)
+    if isinstance(target, StringType):
+        return F.when(F.is_valid_utf8(value) & ~value.contains(REPLACEMENT_CHARACTER), value)
+    if isinstance(target, BooleanType):
+        return F.when(F.lower(F.trim(value)).isin("true", "false"), value.try_cast(target))
+    return value.try_cast(target)
+
+
+#: What a decoder puts in place of bytes that are not UTF-8.
+REPLACEMENT_CHARACTER = "\ufffd"
+
+
+def readable_as(source: DataType, target: DataType) -> bool:
+    """Whether a typed (Parquet) column of type `source` holds values of `target` exactly: the same
+    type or a widening that loses nothing (a whole number as a double; a date as a timestamp), and
+    text for a timestamp (parsed value by value, as from CSV). Never a struct, list, map or binary,
+    a number where text is expected or text where a number is, a boolean for a number or the reverse."""
+    from pyspark.sql.types import (
+        BooleanType,
+        ByteType,
+        DateType,
+        DecimalType,
+        DoubleType,
+        IntegerType,
+        LongType,
+        NumericType,
+        ShortType,
+        StringType,
+        TimestampNTZType,
+        TimestampType,
+    )
+
+    if isinstance(target, LongType):
+        whole_decimal = isinstance(source, DecimalType) and source.scale == 0 and source.precision <= 18
+        return isinstance(source, ByteType | ShortType | IntegerType | LongType) or whole_decimal
+    if isinstance(target, DoubleType):
+        return isinstance(source, NumericType)
+    if isinstance(target, TimestampType):
+        return isinstance(source, TimestampType | TimestampNTZType | DateType | StringType)
+    if isinstance(target, StringType | BooleanType):
+        return type(source) is type(target)
+    return source == target
+
+
+def columns_reason(
+    schema: StructType, columns: Mapping[str, DataType], required: Sequence[str], *, typed: bool
+) -> str | None:
+    """Why a file with `schema` cannot be read as `columns`, or None: a reserved column name, a
+    `required` column missing, or (`typed`: Parquet) a column of a type `readable_as` refuses.
+    Text formats (CSV) carry every value as text; those are checked value by value instead."""
+    reserved = sorted(f.name for f in schema.fields if f.name.lower() in RESERVED_COLUMNS)
+    if reserved:
+        return f"{REFUSED_RESERVED}: {', '.join(reserved)} (Spark's own column of that name would be hidden)"
+    present = {f.name.lower(): f for f in schema.fields}
+    missing = [name for name in required if name.lower() not in present]
+    if missing:
+        return f"{REFUSED_MISSING} {', '.join(missing)}"
+    if not typed:
+        return None
+    wrong = [
+        f"{field.name} is {field.dataType.simpleString()}, expected {target.simpleString()}"
+        for name, target in columns.items()
+        if (field := present.get(name.lower())) is not None and not readable_as(field.dataType, target)
+    ]
+    return f"{REFUSED_WRONG_TYPE}: {'; '.join(wrong)}" if wrong else None
+
+
+def read_head(spark: SparkSession, uri: str, limit: int = SAMPLE_BYTES) -> tuple[bytes, bool]:
+    """The first `limit` bytes of a file (decompressed, for `.gz`, as far as its first `limit`
+    compressed bytes go) and whether that is the whole file. Local files are read directly, any
+    other URI through Hadoop's FileSystem; only those bytes are read."""
+    if _is_local(uri):
+        with _local_path(uri).open("rb") as handle:
+            raw = handle.read(limit + 1)
+    else:
+        jvm = spark._jvm
+        path = jvm.org.apache.hadoop.fs.Path(uri)  # type: ignore[union-attr]  # a running session has its JVM gateway; pyspark types _jvm Optional
+        stream = path.getFileSystem(spark._jsc.hadoopConfiguration()).open(path)
+        try:
+            raw = bytes(stream.readNBytes(limit + 1))
+        finally:
+            stream.close()
+    complete = len(raw) <= limit
+    raw = raw[:limit]
+    if uri.endswith(".gz"):
+        inflate = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)  # a gzip header and trailer
+        data = inflate.decompress(raw, limit + 1)  # zlib.error when it is not gzip
+        complete = complete and inflate.eof and len(data) <= limit
+        raw = data[:limit]
+    return raw, complete
+
+
+def sample_reason(spark: SparkSession, uri: str, fmt: str) -> str | None:
+    """Why a text file cannot be read, from its first bytes (`read_head`, `unparsable_reason`), or None."""
+    try:
+        head = read_head(spark, uri)
+    except zlib.error:
+        return REFUSED_BAD_GZIP
+    except OSError as exc:
+        return f"{REFUSED_UNREADABLE}: {type(exc).__name__}: {exc}"
+    except Exception as exc:  # Hadoop's errors arrive through Py4J
+        if not is_spark_error(exc):
+            raise
+        return f"{REFUSED_UNREADABLE}: {first_line(exc)}"
+    return unparsable_reason(head, fmt)
+
+
+def unparsable_reason(head: tuple[bytes, bool], fmt: str) -> str | None:
+    """Why a text file is mostly unparsable, judged from its first bytes (`read_head`), or None.
+
+    The sample's records (lines; for CSV, the rows after the header) are parsed as the reader
+    will: UTF-8 text without NUL bytes, and for JSON Lines a JSON object per line, for CSV the
+    header's number of fields. A JSON document must start with `{` or `[`. More than
+    UNPARSABLE_SHARE of the records unparsable, or no line end in the sample: the file is refused."""
+    data, complete = head
+    data = data.removeprefix(codecs.BOM_UTF8)
+    if not complete:
+        if b"\n" not in data:
+            return f"{REFUSED_UNPARSABLE}: no line end in its first {len(data):,} bytes"
+        data = data[: data.rindex(b"\n") + 1]  # the last record may be cut short
+    if fmt == FORMAT_DOCUMENT:
+        start = data.lstrip()[:1]
+        if start not in (b"{", b"["):
+            return f"{REFUSED_UNPARSABLE}: not a JSON document (it starts with {start!r}, not {{ or [)"
+    if fmt == FORMAT_CSV:
+        records, bad = _csv_records(data)
+    else:
+        lines = [line for line in data.split(b"\n") if line.strip()]
+        records = len(lines)
+        bad = sum(1 for line in lines if not _text_record(line, json_object=fmt == FORMAT_LINES))
+    if records and bad / records > UNPARSABLE_SHARE:
+        return f"{REFUSED_UNPARSABLE}: {bad:,} of the first {records:,} records cannot be read as {fmt}"
+    return None
+
+
+def _text_record(line: bytes, *, json_object: bool) -> bool:
+    """A line that is UTF-8 text without NUL bytes; with `json_object`, one JSON object."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    if "\0" in text:
+        return False
+    if not json_object:
+        return True
+    try:
+        return isinstance(json.loads(text), dict)
+    except ValueError:
+        return False
+
+
+def _csv_records(data: bytes) -> tuple[int, int]:
+    """(records after the header, unparsable ones): not UTF-8, a NUL byte, or not as many fields as
+    the header. A header that is not UTF-8 text makes every record unparsable."""
+    text = data.decode("utf-8", errors="surrogateescape")  # undecodable bytes stay visible
+    rows = csv.reader(io.StringIO(text.replace("\0", "\udc80"), newline=""))
+    try:
+        header = next(rows, None)
+        body = [row for row in rows if row]
+    except csv.Error:
+        return 1, 1
+    if header is None:
+        return 0, 0
+    if not _clean(header):
+        return max(len(body), 1), max(len(body), 1)
+    return len(body), sum(1 for row in body if len(row) != len(header) or not _clean(row))
+
+
+def _clean(fields: list[str]) -> bool:
+    """No field holds a byte that was not UTF-8 (a surrogate escape) or a NUL byte."""
+    return not any("\udc80" <= ch <= "\udcff" for field in fields for ch in field)
+
+
+def read_parquet(
+    spark: SparkSession, files: InputFiles, columns: Mapping[str, DataType], required: Sequence[str] = ()
+) -> list[DataFrame]:
+    """All Parquet files of `files` whose columns can be read as `columns` (`columns_reason`), in
+    one read when they all can; otherwise each file is opened alone (also when their schemas
+    cannot merge), and the ones that fail or cannot be read as `columns` are refused by name."""
     paths = list(files.by_format.get(FORMAT_PARQUET, []))
     if not paths:
         return []
     reader = spark.read.option("mergeSchema", "true")
     try:
-        return [reader.parquet(*paths)]
+        merged = reader.parquet(*paths)
     except Exception:  # which file failed is found below
-        pass
+        merged = None
+    if merged is not None and columns_reason(merged.schema, columns, required, typed=True) is None:
+        return [merged]
     frames: list[DataFrame] = []
     for path in paths:
         try:
-            frames.append(reader.parquet(path))
+            frame = reader.parquet(path)
         except Exception as exc:  # Spark raises its own and Py4J's types alike
             files.refuse(path, f"{REFUSED_UNREADABLE}: {first_line(exc)}")
+            continue
+        reason = columns_reason(frame.schema, columns, required, typed=True)
+        if reason is None:
+            frames.append(frame)
+        else:
+            files.refuse(path, reason)
     return frames
 
 

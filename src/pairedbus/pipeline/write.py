@@ -13,15 +13,18 @@ from typing import Any
 from urllib.parse import urlparse
 from urllib.request import url2pathname
 
-from pyspark.sql import DataFrame, Row, SparkSession
+from pyspark.sql import DataFrame, Row, SparkSession, Window
 from pyspark.sql import functions as F
 
 from pairedbus.pipeline import schemas
 from pairedbus.pipeline.cost import COST_COLUMNS
+from pairedbus.pipeline.focus import REASON_CHARGE_CONFLICT
 from pairedbus.pipeline.inventory import KIND_NAMESPACE
+from pairedbus.pipeline.metrics import REASON_CONFLICT
 from pairedbus.pipeline.pairing_cost import PAIRING_COLUMNS
 from pairedbus.pipeline.prices import PriceTable
 from pairedbus.pipeline.read import Estate
+from pairedbus.pipeline.sources import MAX_QUARANTINED_PER_FILE, REFUSED_UNPARSABLE
 from pairedbus.pipeline.summary import AuditSummary, Bills
 from pairedbus.pipeline.transform import Tables
 from pairedbus.pipeline.violations import VIOLATION_COLUMNS
@@ -86,10 +89,45 @@ def differing(contents: Sequence[str]) -> list[str]:
     return [k for k in keys if len({json.dumps(v.get(k), sort_keys=True) for v in versions}) > 1]
 
 
+#: Quarantine reasons that are about two files together (copies that disagree), not about what one
+#: file holds: they never count against a file's bound, and are all kept.
+CONFLICT_REASONS = (REASON_CONFLICT, REASON_CHARGE_CONFLICT)
+
+
+def write_quarantine(spark: SparkSession, quarantine: DataFrame, uri: str) -> dict[str, str]:
+    """The quarantine as JSON lines, at most one record more than MAX_QUARANTINED_PER_FILE of any one
+    file; returns the source files (as Spark names them) over the bound, each with the reason, for
+    the audit to refuse and run again without. Conflicts between files are all kept (CONFLICT_REASONS).
+
+    A rank filter on a window, so that Spark limits each file's rows before the shuffle
+    (`spark.sql.optimizer.windowGroupLimitThreshold`, 1,000 by default): a file that would put
+    millions of rows in quarantine costs its scan, not a sort and a write of all of them."""
+    conflict = F.col("reason").isin(*CONFLICT_REASONS)
+    # Each conflict is a group of its own (its record names its data point or charge): never limited.
+    group = F.when(conflict, F.xxhash64("reason", "record"))
+    per_file = Window.partitionBy("source_file", group.alias("_conflict")).orderBy("reason", "record")
+    limited = quarantine.withColumn("_n", F.row_number().over(per_file)).where(
+        F.col("_n") <= MAX_QUARANTINED_PER_FILE + 1
+    )
+    limited.drop("_n").coalesce(1).write.mode("overwrite").json(f"{uri}/quarantine")
+    written = spark.read.schema(schemas.QUARANTINE).json(f"{uri}/quarantine").where(~conflict)
+    over = (
+        written.groupBy("source_file")
+        .agg(F.count(F.lit(1)).alias("records"), F.mode("reason").alias("reason"))
+        .where(F.col("records") > MAX_QUARANTINED_PER_FILE)
+        .collect()
+    )
+    return {
+        r["source_file"]: f"{REFUSED_UNPARSABLE}: more than {MAX_QUARANTINED_PER_FILE:,} of its records "
+        f"quarantined (mostly: {r['reason']})"
+        for r in over
+    }
+
+
 def write_tables(spark: SparkSession, tables: Tables, uri: str) -> Written:
+    """Every table but the quarantine (`write_quarantine`, written first)."""
     from pairedbus.pipeline.focus import ATTRIBUTION_COLUMNS
 
-    tables.quarantine.coalesce(1).write.mode("overwrite").json(f"{uri}/quarantine")
     violations = write_table(
         spark, tables.violations, uri, "violations", VIOLATION_COLUMNS, ("namespace", "entity", "rule", "property")
     )
