@@ -100,3 +100,33 @@ async def test_a_message_kept_after_waiting_past_an_interval_is_renewed_at_once(
     await asyncio.sleep(0.01)  # its turn came after a renewal interval: the lock dates from the receive
     await keeper.keep([_Message("late")])  # the keeper's loop is not even running
     assert receiver.renewed == ["late"]
+
+
+async def test_a_renewal_answered_lock_lost_marks_the_message_lost_and_only_that_answer() -> None:
+    """A message whose renewal the broker answered lock-lost is `lost` (not to be settled: the
+    broker made it available again); one whose renewal failed otherwise (its lock may still hold)
+    is not. Each failure is counted once."""
+    from azure.servicebus.exceptions import MessageLockLostError, ServiceBusConnectionError
+
+    from pairedbus.pairing.connections import ConnectionPair
+    from pairedbus.syphon.close_fault import StopOnFault
+    from pairedbus.syphon.lock_keeper import LockKeeper
+    from pairedbus.syphon.stats import SyphonStats
+
+    answers = {"lost": MessageLockLostError(message="lost"), "cut": ServiceBusConnectionError(message="cut")}
+
+    class _Failing(_Renewals):
+        async def renew_message_lock(self, message: Any, **_options: Any) -> None:
+            self.renewed.append(message.message_id)
+            if message.message_id in answers:
+                raise answers[message.message_id]
+
+    receiver = _Failing()
+    stats = SyphonStats()
+    messages = [_Message("lost"), _Message("cut"), _Message("held")]
+    keeper = LockKeeper(receiver, (), 0.001, stats, ConnectionPair(1.0, StopOnFault()))
+    await asyncio.sleep(0.01)
+    await keeper.keep(messages)  # renewed at once: an interval has passed
+    assert [keeper.lost(m) for m in messages] == [True, False, False]
+    assert stats.errors == {"MessageLockLostError": 1, "ServiceBusConnectionError": 1}
+    assert stats.lock_renewals == 1

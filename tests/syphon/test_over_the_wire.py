@@ -104,12 +104,11 @@ async def test_a_dropped_secondary_connection_loses_the_locks_and_nothing_else(b
                 return
             await asyncio.sleep(0.05)
 
+    moved = 0
     for _ in range(3):  # a faulted syphon is started again, as its host does
+        syphon = _syphon(brokers, close_fault_grace=timedelta(seconds=1))
         try:
-            async with _syphon(
-                brokers,
-                close_fault_grace=timedelta(seconds=1),
-            ) as syphon:
+            async with syphon:
                 cutter = asyncio.ensure_future(cut_once_moving())
                 try:
                     await asyncio.wait_for(syphon.drain(), guard(120))
@@ -119,10 +118,20 @@ async def test_a_dropped_secondary_connection_loses_the_locks_and_nothing_else(b
                 break
         except Exception:  # SyphonFaulted, or the drain's own error: start again
             await asyncio.sleep(6)  # the lost locks expire (5 s)
+        finally:
+            moved += syphon.stats.moved
     assert dropped and dropped[0] >= 1  # the syphon's connection was cut while it moved
-    home = brokers.queue("primary", "orders")["active"]
-    ids = [m["message_id"] for m in home]
+    home = brokers.queue("primary", "orders")
+    ids = [m["message_id"] for m in home["active"]]
     assert sorted(ids) == sorted(f"m{i}" for i in range(200))  # none lost, none doubled
+    assert home["dead_letter"] == []
+    # No backlog message counted as moved twice: a copy sent again after its lock was lost is one
+    # the destination's duplicate detection dropped, and its stale complete is refused. (Fewer
+    # than 200 when a complete the broker applied lost its answer to the cut.)
+    assert moved <= 200, (moved, home["duplicates_dropped"])
+    assert all(m["delivery_count"] == 0 for m in home["active"])
+    for name in BACKLOG:
+        assert brokers.queue("secondary", name)["dead_letter"] == []
     assert _backlog_total(brokers) == 0
 
 

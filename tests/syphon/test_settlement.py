@@ -34,8 +34,12 @@ class Receiver:
 
 
 class Keeper:
-    def __init__(self) -> None:
+    def __init__(self, *lost: str) -> None:
         self.released: list[str] = []
+        self._lost = set(lost)
+
+    def lost(self, message: Any) -> bool:
+        return bool(message.message_id in self._lost)
 
     async def keep(self, messages: list[Any]) -> None:
         pass
@@ -65,8 +69,8 @@ def message(message_id: str) -> Any:
     return SimpleNamespace(message_id=message_id)
 
 
-async def settle(receiver: Receiver, run: Any) -> tuple[SyphonStats, HoldStub, Keeper, Pair]:
-    stats, hold, keeper, pair = SyphonStats(), HoldStub(), Keeper(), Pair()
+async def settle(receiver: Receiver, run: Any, *lost: str) -> tuple[SyphonStats, HoldStub, Keeper, Pair]:
+    stats, hold, keeper, pair = SyphonStats(), HoldStub(), Keeper(*lost), Pair()
     ctx = SimpleNamespace(stats=stats, pair=pair, options=SimpleNamespace(operation_timeout=timedelta(seconds=5)))
     async with asyncio.TaskGroup() as tasks:
         run(Settlement(ctx, "q", receiver, keeper, hold, tasks))  # type: ignore[arg-type]
@@ -127,3 +131,20 @@ async def test_a_dead_letter_is_counted_by_reason() -> None:
     assert stats.dead_lettered == 2 and stats.dead_letter_reasons == {"SendRejected": 2}
     assert receiver.calls == ["d0", "d1", "d0"]
     assert hold.given_back == 2
+
+
+async def test_a_message_whose_lock_a_renewal_found_lost_is_not_settled() -> None:
+    """The broker answered its renewal lock-lost and made it available again: a complete or a
+    dead-letter would only be refused (and count the loss twice). Its slot is given back; the
+    redelivered copy is the one moved."""
+    receiver = Receiver()
+    stats, hold, _, pair = await settle(
+        receiver,
+        lambda s: (s.complete([message("m0"), message("m1")]), s.dead_letter(message("d0"), "r", "d")),
+        "m1",
+        "d0",
+    )
+    assert receiver.calls == ["m0"]
+    assert stats.moved == 1 and stats.dead_lettered == 0
+    assert stats.errors == {} and pair.noted == []
+    assert hold.given_back == 3

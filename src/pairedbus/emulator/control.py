@@ -23,6 +23,8 @@ A test or drill whose brokers run in another process drives them here:
                                                     "late_lock_loss_rate": p} (0 <= p < 1): the model's random
                                                     faults, answered on the wire (server-busy; stored, then the
                                                     connection cut; a complete that finds its lock lost)
+    POST /namespaces/{ns}/lost-renewals             {"count": n}: the next n renew-lock requests find
+                                                    the lock lost (the message available again)
 
 Queue names may hold `/` (backlog queues): the last path parameter takes the rest of the path.
 A bad request is a 400 with one line naming the field.
@@ -137,6 +139,7 @@ class ControlEndpoint:
         app.router.add_put("/namespaces/{ns}/queues/{name:.+}", self._put_queue)
         app.router.add_put("/namespaces/{ns}/topics/{name:.+}", self._put_topic)
         app.router.add_get("/namespaces/{ns}/queues/{name:.+}", self._get_queue)
+        app.router.add_post("/namespaces/{ns}/lost-renewals", self._lost_renewals)
         return app
 
     async def start(self, port: int = 0) -> int:
@@ -316,3 +319,11 @@ class ControlEndpoint:
             return self._view(ns.receivable(request.match_info["topic"], request.match_info["name"]))
         except Exception as exc:
             raise web.HTTPNotFound(text=json.dumps({"error": str(getattr(exc, "message", exc))})) from None
+
+    async def _lost_renewals(self, request: web.Request) -> web.Response:
+        broker = self._broker(request)
+        count = (await self._body(request)).get("count")
+        if not isinstance(count, int) or isinstance(count, bool) or not 0 <= count <= 1_000_000:
+            raise _bad(f"count: expected a count from 0 to 1000000, got {count!r}")
+        broker.faults.lost_renewals = count
+        return web.json_response({"lost_renewals": count})

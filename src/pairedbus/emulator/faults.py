@@ -24,11 +24,15 @@ class WireFaults:
     - `busy`: "attach" refuses links, "reject" rejects each sent message, "detach" detaches a
       sender link with a send pending, each with `com.microsoft:server-busy`.
     - `latency`: seconds slept before each frame is handled.
+    - `lost_renewals`: the next n renew-lock requests find the lock lost: the message is
+      available again (as when the service loses a lock: an update, a failover of its node) and
+      the answer is `com.microsoft:message-lock-lost`.
     """
 
     is_down: bool = False
     busy: set[str] = field(default_factory=set)
     latency: float = 0.0
+    lost_renewals: int = 0
     broker: _Droppable | None = None
 
     def down(self) -> None:
@@ -43,6 +47,14 @@ class WireFaults:
         self.is_down = False
         self.busy.clear()
         self.latency = 0.0
+        self.lost_renewals = 0
+
+    def take_lost_renewal(self) -> bool:
+        """Whether this renewal finds its lock lost (one of the `lost_renewals` left)."""
+        if self.lost_renewals <= 0:
+            return False
+        self.lost_renewals -= 1
+        return True
 
     def check_attach(self) -> None:
         if "attach" in self.busy:

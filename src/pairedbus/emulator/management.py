@@ -82,6 +82,9 @@ def _renew_lock(ctx: _Context) -> dict[str, Any]:
         store.check_lock(record, record.lock_token, ctx.now, None)
         if record.lock_token != token.int:
             raise lock_lost()
+        if ctx.broker.faults.take_lost_renewal():
+            store.lose_lock(record)
+            raise lock_lost()
         until = store.renew(record, ctx.now)
         store.entity.counts.renewals += 1
         expirations.append(Timestamp(int(until * 1000)))

@@ -127,6 +127,10 @@ class EmulatorProcess:
         """`down=True|False`, `busy=[...]`, `latency=seconds`, `drop=True`."""
         return self._call("POST", self._path("namespaces", namespace, "faults"), faults)
 
+    def lose_renewals(self, namespace: str, count: int) -> None:
+        """The next `count` renew-lock requests on the namespace find their lock lost."""
+        self._call("POST", self._path("namespaces", namespace, "lost-renewals"), {"count": count})
+
     def heal(self, namespace: str) -> None:
         self._call("POST", self._path("namespaces", namespace, "heal"), {})
 

@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from azure.servicebus.exceptions import ServiceBusError
+from azure.servicebus.exceptions import MessageLockLostError, ServiceBusError
 
 from pairedbus.pairing.connections import SECONDARY, ConnectionPair
 from pairedbus.syphon.stats import SyphonStats
@@ -23,7 +23,9 @@ class LockKeeper:
     than the lock duration does not let the broker redeliver the message. Only messages being
     worked on are kept (`keep`): one waiting for its turn behind an earlier message of its
     partition key costs no renewals. A renewal that fails is counted; the message may then be
-    redelivered, and the destination's duplicate detection drops the second copy.
+    redelivered, and the destination's duplicate detection drops the second copy. One the broker
+    answered with lock-lost is `lost`: it is not settled (the broker has made it available again,
+    so a settlement would only be refused), and its redelivery is moved instead.
     """
 
     def __init__(
@@ -40,6 +42,8 @@ class LockKeeper:
         self._pair = pair
         self._receiver = receiver
         self._held: dict[int, Any] = {id(m): m for m in messages}
+        #: The messages whose renewal the broker answered with lock-lost (by id: alive with the batch).
+        self._lost: set[int] = set()
         self._interval = interval
         self._stats = stats
         #: The locks of the batch's messages date from its receive (a monotonic clock, as the sleeps).
@@ -52,6 +56,10 @@ class LockKeeper:
             self._held[id(message)] = message
         if messages and time.monotonic() - self._received_at >= self._interval:
             await self._renew(messages)
+
+    def lost(self, message: Any) -> bool:
+        """Whether the broker said this message's lock is lost (a renewal answered lock-lost)."""
+        return id(message) in self._lost
 
     def release(self, message: Any) -> None:
         """The message is settled or left to the broker: stop renewing it."""
@@ -77,6 +85,8 @@ class LockKeeper:
                 self._stats.count_error(result)
                 self._pair.note_error(SECONDARY, result)
                 self.release(message)
+                if isinstance(result, MessageLockLostError):
+                    self._lost.add(id(message))
                 log.warning(
                     "backlog message lock renewal failed",
                     extra={"message_id": message.message_id, "error": repr(result)},

@@ -9,7 +9,7 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING, Any
 
-from azure.servicebus.exceptions import ServiceBusError
+from azure.servicebus.exceptions import MessageLockLostError, ServiceBusError
 
 from pairedbus.errors import is_retryable
 from pairedbus.pairing.connections import SECONDARY
@@ -24,6 +24,8 @@ log = logging.getLogger("pairedbus.syphon")
 
 #: Tries of one settlement while its failures are ones a retry can help.
 _SETTLE_TRIES = 3
+#: The result of a settlement not tried: a renewal found the message's lock lost.
+_LOCK_LOST = MessageLockLostError(message="the lock was lost at a renewal; not settled")
 
 
 class Settlement:
@@ -131,7 +133,10 @@ class Settlement:
         results: list[BaseException | None] = [TimeoutError(f"settlement took over {self._timeout:g} s")] * len(
             messages
         )
-        pending = list(range(len(messages)))
+        # A message whose lock a renewal found lost is not settled: the broker would refuse it.
+        pending = [i for i, message in enumerate(messages) if not self._keeper.lost(message)]
+        for i in set(range(len(messages))) - set(pending):
+            results[i] = _LOCK_LOST
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(self._timeout):
                 for attempt in range(1, _SETTLE_TRIES + 1):
@@ -152,6 +157,12 @@ class Settlement:
         return results
 
     def _failed(self, exc: BaseException, message: Any, what: str) -> None:
+        if exc is _LOCK_LOST:
+            log.info(
+                f"backlog {what} skipped: its lock was lost; the message will be redelivered",
+                extra={"backlog_queue": self._queue, "message_id": message.message_id},
+            )
+            return  # counted when the renewal failed
         self._ctx.stats.count_error(exc)
         self._ctx.pair.note_error(SECONDARY, exc)
         log.warning(
