@@ -44,8 +44,8 @@ def test_the_fake_accepts_the_lock_duration_limits_themselves(lock: timedelta) -
 def test_the_drill_locks_its_destinations_for_the_service_minimum_and_its_backlog_for_20_s() -> None:
     # The backlog's 20 s: the syphon renews no lock while a message waits for its session's turn
     # (tests/drill/test_syphon_key_turn_locks.py); at 5 s the harsh drill never settled.
-    from pairedbus.drill import run
+    from pairedbus.drill import world
     from pairedbus.drill.scenario import DrillConfig
 
-    assert run.DESTINATION_LOCK == timedelta(seconds=5)
+    assert world.DESTINATION_LOCK == timedelta(seconds=5)
     assert DrillConfig().backlog_lock_duration == timedelta(seconds=20)
