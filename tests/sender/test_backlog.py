@@ -233,3 +233,38 @@ async def test_senders_parking_at_once_open_the_shared_backlog_sender_once(world
         await asyncio.gather(*(s.send_messages(ServiceBusMessage(b"x")) for s in senders))
         assert client.stats.backlog_send_failures == 0
     assert len(backlog_messages(world)[BACKLOG[0]]) == 8
+
+
+async def test_senders_parking_at_once_never_overlap_their_sends_on_the_shared_backlog_sender(
+    world, make_client, monkeypatch
+):
+    # The SDK's aio sender loses track of sends that overlap on it (azure-servicebus 7.15.0: sends
+    # transferred twice, others never returning; Azure/azure-sdk-for-python#36334; the syphon's
+    # 10-queue wire drain stalled so). Every sender of a client parks through one SDK sender per
+    # backlog queue: its sends take turns. Here a backlog send that overlaps another fails.
+    import asyncio
+
+    from pairedbus.testing.sender import ServiceBusSender
+
+    world.fail(PRIMARY, error=ServiceBusCommunicationError)
+    healthy_send = ServiceBusSender.send_messages
+    busy: set[object] = set()
+
+    async def send_as_the_sdk_allows(self, message, **kwargs):
+        if self.fully_qualified_namespace == SECONDARY:
+            assert self not in busy, "two sends overlapped on one SDK sender"
+            busy.add(self)
+            try:
+                await asyncio.sleep(0.005)
+                await healthy_send(self, message, **kwargs)
+            finally:
+                busy.discard(self)
+        else:
+            await healthy_send(self, message, **kwargs)
+
+    monkeypatch.setattr(ServiceBusSender, "send_messages", send_as_the_sdk_allows)
+    async with make_client(failover_interval=0, backlog_queue_count=1) as client:
+        senders = [client.get_queue_sender(QUEUE) for _ in range(8)]
+        await asyncio.gather(*(s.send_messages(ServiceBusMessage(b"x")) for s in senders))
+        assert client.stats.backlog_send_failures == 0
+    assert len(backlog_messages(world)[BACKLOG[0]]) == 8

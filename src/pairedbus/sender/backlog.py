@@ -145,8 +145,7 @@ class Backlog:
             connections = self._connections
             generation = connections.generation(SECONDARY)
             try:
-                sender = await connections.opened_backlog_sender(queue, timeout=bound)
-                await sender.send_messages(payload, timeout=bound)
+                await connections.send_to_backlog(queue, payload, timeout=bound)
                 return queue
             except Exception as exc:
                 # a closed handler's error (over the wire: a plain ServiceBusError or pyamqp's

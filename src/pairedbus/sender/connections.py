@@ -55,6 +55,8 @@ class PairedConnections:
         #: Backlog senders whose link is open, and the lock each one's first opening holds.
         self._backlog_opened: weakref.WeakSet[Any] = weakref.WeakSet()
         self._backlog_opening: weakref.WeakKeyDictionary[Any, asyncio.Lock] = weakref.WeakKeyDictionary()
+        #: The lock each shared backlog sender's sends take in turn (`send_to_backlog`).
+        self._backlog_sending: weakref.WeakKeyDictionary[Any, asyncio.Lock] = weakref.WeakKeyDictionary()
 
     # --- lifecycle ------------------------------------------------------------------------------
 
@@ -116,6 +118,22 @@ class PairedConnections:
                     await sender.create_message_batch()
                 self._backlog_opened.add(sender)
         return sender
+
+    async def send_to_backlog(self, queue: str, payload: Any, *, timeout: float | None) -> None:  # noqa: ASYNC109
+        """Send `payload` on the shared backlog sender of `queue`, one send at a time: the SDK's aio
+        sender loses track of sends that overlap on it (sends twice, or never returns: see the
+        syphon's `destinations.SenderPool`; Azure/azure-sdk-for-python#36334), and every sender of
+        the client parks through this one. `timeout` bounds the wait for the turn and the send."""
+        sender = await self.opened_backlog_sender(queue, timeout=timeout)
+        sending = self._backlog_sending.get(sender)
+        if sending is None:
+            sending = self._backlog_sending[sender] = asyncio.Lock()
+        async with asyncio.timeout(timeout):
+            await sending.acquire()
+        try:
+            await sender.send_messages(payload, timeout=timeout)
+        finally:
+            sending.release()
 
     def note_error(self, side: str, exc: BaseException) -> None:
         self.pair.note_error(side, exc)
