@@ -31,7 +31,7 @@ SRC = REPO / "src"
 SAMPLES = REPO / "samples" / "estate"
 ENTRY = SRC / "pairedbus" / "commands" / "audit.py"
 #: What the audit imports beyond the standard library and PySpark (pyproject's core + audit extra).
-DEPENDENCIES = ("pydantic", "plotly")
+DEPENDENCIES = ("pydantic", "plotly", "jinja2")
 #: Hang guards, not speed limits: the audit of the sample estate runs some 270 small stages on one executor
 #: core while the other test worker runs the Spark suite, four JVMs on two cores. It took about 200 s under
 #: load, and a CI rehearsal on a slower day was killed at 240 s in stage 269 with every CSV written.
@@ -75,7 +75,7 @@ def distribution_closure(names: tuple[str, ...]) -> list[importlib.metadata.Dist
 
 
 def pack_dependencies(target: Path) -> Path:
-    """What `pip install --target deps pydantic plotly && tar -czf deps.tar.gz -C deps .` makes,
+    """What `pip install --target deps pydantic plotly jinja2 && tar -czf deps.tar.gz -C deps .` makes,
     from the installed copies (no network)."""
     deps = target / "deps"
     for dist in distribution_closure(DEPENDENCIES):
@@ -98,7 +98,7 @@ def pack_project(target: Path) -> Path:
     archive = target / "pairedbus.zip"
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zipped:
         for path in sorted((SRC / "pairedbus").rglob("*")):
-            if path.is_file() and path.suffix in (".py", ".json", ".typed") and "__pycache__" not in path.parts:
+            if path.is_file() and path.suffix in (".py", ".json", ".typed", ".j2") and "__pycache__" not in path.parts:
                 zipped.write(path, path.relative_to(SRC))
     return archive
 
