@@ -270,14 +270,18 @@ def wrong_types(spark_keeper, tmp_path_factory) -> dict[str, Any]:
     }
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
-@pytest.mark.parametrize("case", list(WRONG_TYPE_CASES))
+@pytest.mark.parametrize(
+    ("case", "fmt"),
+    [
+        (case, fmt)
+        for case, values in WRONG_TYPE_CASES.items()
+        for fmt, value in zip(FORMATS, values, strict=True)
+        if value is not None  # a format that cannot carry the case (CSV has no number for a string)
+    ],
+)
 def test_every_wrong_typed_inventory_record_is_quarantined_or_its_file_refused(wrong_types, case, fmt) -> None:
     """Issue 35: 2 of 9 wrong-typed records were accepted. A record is quarantined (JSON, CSV); a Parquet file,
     typed by column, is refused whole when a column has the wrong type (the null id is a record's fault)."""
-    cases = dict(zip(FORMATS, WRONG_TYPE_CASES[case], strict=True))
-    if cases[fmt] is None:
-        pytest.skip(f"{fmt} cannot carry {case}")
     assert (f".{fmt}", case) not in wrong_types["accepted"]
     quarantined = any(suffix == f".{fmt}" and case in record for suffix, record in wrong_types["quarantined"])
     refused = f"{case}.{fmt}" in wrong_types["refused"]
