@@ -28,7 +28,7 @@ def test_duration_limits_are_the_dotnet_administration_client_constants():
 def test_the_fake_refuses_a_lock_duration_outside_the_service_limits(lock: timedelta) -> None:
     from azure.core.exceptions import HttpResponseError
 
-    from pairedbus.testing.properties import EntitySettings, EntityType
+    from pairedbus.servicebus.properties import EntitySettings, EntityType
 
     with pytest.raises(HttpResponseError, match="lock_duration"):
         EntitySettings(EntityType.QUEUE, {"lock_duration": lock})
@@ -36,7 +36,7 @@ def test_the_fake_refuses_a_lock_duration_outside_the_service_limits(lock: timed
 
 @pytest.mark.parametrize("lock", [timedelta(seconds=5), timedelta(minutes=5)])
 def test_the_fake_accepts_the_lock_duration_limits_themselves(lock: timedelta) -> None:
-    from pairedbus.testing.properties import EntitySettings, EntityType
+    from pairedbus.servicebus.properties import EntitySettings, EntityType
 
     assert EntitySettings(EntityType.QUEUE, {"lock_duration": lock}).lock_seconds == lock.total_seconds()
 

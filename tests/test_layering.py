@@ -23,7 +23,8 @@ FORBIDDEN = (
     ("pairedbus.policy", "pairedbus.iac"),
     ("pairedbus.pairing", "pairedbus.sender"),
     ("pairedbus.pairing", "pairedbus.syphon"),
-    # the model and its in-process front-end know nothing of the wire front-end built on them
+    # the Service Bus model knows neither front-end; the in-process one knows nothing of the wire
+    ("pairedbus.servicebus", "pairedbus.emulator"),
     ("pairedbus.testing", "pairedbus.emulator"),
     ("pairedbus.sender", "pairedbus.emulator"),
     ("pairedbus.syphon", "pairedbus.emulator"),

@@ -24,7 +24,7 @@ PYPROJECT = REPO / "pyproject.toml"
 #: and the fake's model of Service Bus.
 STRICT_PACKAGES = ("pairedbus.pairing", "pairedbus.sender", "pairedbus.syphon")
 STRICT_MODULES = tuple(
-    f"pairedbus.testing.{name}"
+    f"pairedbus.servicebus.{name}"
     for name in ("world", "entities", "store", "sessions", "content", "settlement", "properties", "filters")
 )
 

@@ -1,5 +1,5 @@
 """The Service Bus admin plane over HTTP(S): the Atom REST API `ServiceBusAdministrationClient`
-(sync and aio, unmodified) calls, served on the in-process model (`pairedbus.testing.world`).
+(sync and aio, unmodified) calls, served on the in-process model (`pairedbus.servicebus.world`).
 
 Each namespace gets its own port, as in the AMQP front-end (the client addresses a namespace by
 host and port only). Every request but `GET /health` must carry a shared access signature made
@@ -44,10 +44,10 @@ from pairedbus.emulator import atom
 from pairedbus.emulator.cbs import SAS_PREFIX, audience_path, check_token
 from pairedbus.emulator.certificates import TlsFiles
 from pairedbus.emulator.server import DEFAULT_KEY, DEFAULT_KEY_NAME, Broker
+from pairedbus.servicebus.entities import Queue, Topic
+from pairedbus.servicebus.world import ServiceBusWorld, normalize_fqdn
 from pairedbus.testing.admin import AdminOperations
-from pairedbus.testing.entities import Queue, Topic
 from pairedbus.testing.errors import bad_request
-from pairedbus.testing.world import ServiceBusWorld, normalize_fqdn
 
 #: Microsoft's emulator serves its management endpoint (and `/health`) on this port, over HTTP.
 EMULATOR_MANAGEMENT_PORT: Final = 5300

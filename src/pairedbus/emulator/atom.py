@@ -8,7 +8,7 @@ SDK's private modules are read only in `pairedbus.sdk`). Documents are written a
 default namespaces, as the service writes them; requests are read namespace-aware by local name.
 
 Values cross here in the SDK's attribute names (`lock_duration`, ...), so that the model's rules
-(`pairedbus.testing.properties`) judge them; this module only converts text.
+(`pairedbus.servicebus.properties`) judge them; this module only converts text.
 """
 
 from __future__ import annotations

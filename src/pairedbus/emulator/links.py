@@ -26,7 +26,8 @@ from pairedbus.emulator.frames import Code, field
 from pairedbus.emulator.messages import batch_payloads, delivery_bytes, lock_token_tag
 from pairedbus.emulator.nodes import Node, parse_address
 from pairedbus.emulator.requests import Request, parse_request, reply_payload
-from pairedbus.testing.content import content_from_wire
+from pairedbus.servicebus.content import content_from_wire
+from pairedbus.servicebus.settlement import Action, settle
 from pairedbus.testing.errors import (
     entity_not_found,
     message_too_large,
@@ -35,13 +36,12 @@ from pairedbus.testing.errors import (
     sessions_required,
 )
 from pairedbus.testing.sender import check_sessions
-from pairedbus.testing.settlement import Action, settle
 
 if TYPE_CHECKING:
     from pairedbus.emulator.ports import SessionPort as Session
-    from pairedbus.testing.entities import ReceivableEntity
-    from pairedbus.testing.sessions import SessionLock
-    from pairedbus.testing.store import MessageStore
+    from pairedbus.servicebus.entities import ReceivableEntity
+    from pairedbus.servicebus.sessions import SessionLock
+    from pairedbus.servicebus.store import MessageStore
 
 __all__ = ["IncomingLink", "Link", "OutgoingLink"]
 

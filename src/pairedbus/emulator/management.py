@@ -15,10 +15,10 @@ from pairedbus.emulator import conditions
 from pairedbus.emulator.codec import Array, Symbol, Timestamp
 from pairedbus.emulator.messages import delivery_bytes
 from pairedbus.emulator.nodes import Node
-from pairedbus.testing.content import content_from_wire
+from pairedbus.servicebus.content import content_from_wire
+from pairedbus.servicebus.settlement import Action, settle
 from pairedbus.testing.errors import lock_lost, scheduled_message_not_found, session_lock_lost
 from pairedbus.testing.sender import check_sessions
-from pairedbus.testing.settlement import Action, settle
 
 if TYPE_CHECKING:
     from pairedbus.emulator.ports import ConnectionPort as Connection

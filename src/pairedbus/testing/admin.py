@@ -26,16 +26,16 @@ from azure.servicebus.management import (
 )
 
 from pairedbus import contract, sdk
-from pairedbus.testing.clock import to_datetime
-from pairedbus.testing.entities import Queue, Subscription, Topic
-from pairedbus.testing.errors import already_exists, bad_request, resource_not_found
-from pairedbus.testing.filters import FilterSyntaxError
-from pairedbus.testing.properties import (
+from pairedbus.servicebus.clock import to_datetime
+from pairedbus.servicebus.entities import Queue, Subscription, Topic
+from pairedbus.servicebus.filters import FilterSyntaxError
+from pairedbus.servicebus.properties import (
     QUEUE_DEFAULTS,
     SUBSCRIPTION_DEFAULTS,
     TOPIC_DEFAULTS,
 )
-from pairedbus.testing.world import Namespace, ServiceBusWorld, normalize_fqdn
+from pairedbus.servicebus.world import Namespace, ServiceBusWorld, normalize_fqdn
+from pairedbus.testing.errors import already_exists, bad_request, resource_not_found
 
 
 def _values(model: Any, defaults: Mapping[str, Any], kwargs: Mapping[str, Any]) -> dict[str, Any]:

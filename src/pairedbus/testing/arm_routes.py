@@ -17,6 +17,9 @@ from urllib.parse import parse_qs, urlsplit
 from azure.core.exceptions import HttpResponseError
 
 from pairedbus import contract, durations, sdk
+from pairedbus.servicebus.entities import Queue, Subscription, Topic
+from pairedbus.servicebus.properties import DURATION_PROPERTIES
+from pairedbus.servicebus.world import Namespace, ServiceBusWorld
 from pairedbus.testing.arm_responses import (
     PROPERTY_MODELS,
     ArmError,
@@ -32,9 +35,6 @@ from pairedbus.testing.arm_responses import (
     not_served,
     page,
 )
-from pairedbus.testing.entities import Queue, Subscription, Topic
-from pairedbus.testing.properties import DURATION_PROPERTIES
-from pairedbus.testing.world import Namespace, ServiceBusWorld
 
 _PATH = re.compile(
     r"^/subscriptions/(?P<sub>[^/]+)(?:/resourceGroups/(?P<rg>[^/]+))?/providers/Microsoft\.ServiceBus/namespaces"

@@ -11,13 +11,13 @@ from azure.core.async_paging import AsyncItemPaged
 from azure.core.paging import ItemPaged
 
 from pairedbus import sdk
-from pairedbus.testing.clock import to_seconds
+from pairedbus.servicebus.clock import to_seconds
+from pairedbus.servicebus.link import Wire
+from pairedbus.servicebus.world import ServiceBusWorld, normalize_fqdn
 from pairedbus.testing.errors import make_error, sessions_not_supported
 from pairedbus.testing.handler import HandlerCore, current_world
-from pairedbus.testing.link import Wire
 from pairedbus.testing.receiver import ReceiverCore, ServiceBusReceiver, SyncServiceBusReceiver
 from pairedbus.testing.sender import ServiceBusSender, SyncServiceBusSender
-from pairedbus.testing.world import ServiceBusWorld, normalize_fqdn
 
 _Handler = TypeVar("_Handler", bound=HandlerCore)
 

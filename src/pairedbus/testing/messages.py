@@ -20,8 +20,8 @@ from azure.servicebus import (
 from azure.servicebus.amqp import AmqpAnnotatedMessage, AmqpMessageBodyType
 
 from pairedbus import sdk
-from pairedbus.testing.clock import to_datetime, to_seconds
-from pairedbus.testing.content import (
+from pairedbus.servicebus.clock import to_datetime, to_seconds
+from pairedbus.servicebus.content import (
     EXACT_MARGIN,
     MAX_HEADER_TTL_MS,
     STATE_ACTIVE,

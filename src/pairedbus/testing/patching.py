@@ -13,9 +13,9 @@ from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
 
+from pairedbus.servicebus.world import ServiceBusWorld
 from pairedbus.testing import active
 from pairedbus.testing.active import active_world
-from pairedbus.testing.world import ServiceBusWorld
 
 __all__ = ["ServiceBusPatch", "active_world", "bindings", "mock_servicebus", "replacements"]
 

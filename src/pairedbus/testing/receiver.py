@@ -13,8 +13,11 @@ from typing import Any, Self, cast
 from azure.servicebus import NEXT_AVAILABLE_SESSION, ServiceBusReceiveMode, ServiceBusSubQueue
 from azure.servicebus.exceptions import ServiceBusError
 
-from pairedbus.testing.clock import Clock, to_datetime
-from pairedbus.testing.entities import ReceivableEntity, Subscription
+from pairedbus.servicebus.clock import Clock, to_datetime
+from pairedbus.servicebus.entities import ReceivableEntity, Subscription
+from pairedbus.servicebus.sessions import SessionLock
+from pairedbus.servicebus.settlement import Action, settle
+from pairedbus.servicebus.store import MessageStore
 from pairedbus.testing.errors import (
     already_settled,
     entity_not_found,
@@ -33,9 +36,6 @@ from pairedbus.testing.handler import (
 )
 from pairedbus.testing.messages import FakeReceivedMessage, Record, lock_of, record_of, relock
 from pairedbus.testing.session import ServiceBusSession, SessionCore, SyncServiceBusSession
-from pairedbus.testing.sessions import SessionLock
-from pairedbus.testing.settlement import Action, settle
-from pairedbus.testing.store import MessageStore
 
 
 class ReceiverCore(HandlerCore):

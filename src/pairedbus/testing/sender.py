@@ -7,8 +7,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pairedbus.testing.clock import to_seconds
-from pairedbus.testing.entities import SendableEntity
+from pairedbus.servicebus.clock import to_seconds
+from pairedbus.servicebus.entities import SendableEntity
 from pairedbus.testing.errors import (
     batch_full,
     message_too_large,

@@ -14,9 +14,9 @@ from typing import Any, Protocol
 from azure.servicebus import ServiceBusSession as _RealSyncSession
 from azure.servicebus.aio import ServiceBusSession as _RealSession
 
-from pairedbus.testing.clock import Clock, to_datetime
+from pairedbus.servicebus.clock import Clock, to_datetime
+from pairedbus.servicebus.sessions import SessionLock
 from pairedbus.testing.handler import run
-from pairedbus.testing.sessions import SessionLock
 
 
 class SessionHost(Protocol):

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from azure.servicebus.exceptions import SessionCannotBeLockedError, SessionLockLostError
 
-from pairedbus.testing.sessions import Sessions
+from pairedbus.servicebus.sessions import Sessions
 
 
 def _record(session_id: str, sequence_number: int) -> Any:

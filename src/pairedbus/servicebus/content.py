@@ -14,7 +14,7 @@ from azure.servicebus import ServiceBusMessage, ServiceBusMessageState
 from azure.servicebus.amqp import AmqpAnnotatedMessage, AmqpMessageBodyType
 
 from pairedbus import sdk
-from pairedbus.testing.clock import to_datetime, to_seconds
+from pairedbus.servicebus.clock import to_datetime, to_seconds
 
 #: Encoded AMQP overhead of a message with an empty body (measured against the SDK's encoder).
 _BASE_OVERHEAD = 64

@@ -6,7 +6,7 @@ import pytest
 from azure.servicebus import ServiceBusMessage
 from azure.servicebus.management import CorrelationRuleFilter, FalseRuleFilter, SqlRuleFilter, TrueRuleFilter
 
-from pairedbus.testing.filters import FilterSyntaxError, compile_filter
+from pairedbus.servicebus.filters import FilterSyntaxError, compile_filter
 from pairedbus.testing.messages import content_from_message
 
 

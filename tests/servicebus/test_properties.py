@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from azure.core.exceptions import HttpResponseError
 
-from pairedbus.testing.properties import EntitySettings, EntityType, reject_size_not_offered, validate_entity_name
+from pairedbus.servicebus.properties import EntitySettings, EntityType, reject_size_not_offered, validate_entity_name
 
 
 def _refused(call, *args, **kwargs) -> str:  # type: ignore[no-untyped-def]

@@ -11,11 +11,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from pairedbus import contract
-from pairedbus.testing.errors import entity_disabled, entity_full, make_error, no_partition_available
-from pairedbus.testing.filters import RuleSet
-from pairedbus.testing.messages import Content, FakeReceivedMessage, Record
-from pairedbus.testing.properties import EntitySettings, EntityType
-from pairedbus.testing.store import (
+from pairedbus.servicebus.filters import RuleSet
+from pairedbus.servicebus.properties import EntitySettings, EntityType
+from pairedbus.servicebus.store import (
     DEAD_LETTER_REASON_MAX_DELIVERY,
     DEAD_LETTER_REASON_TTL,
     NOTHING_DOWN,
@@ -25,6 +23,8 @@ from pairedbus.testing.store import (
     partition_for_key,
     partition_of,
 )
+from pairedbus.testing.errors import entity_disabled, entity_full, make_error, no_partition_available
+from pairedbus.testing.messages import Content, FakeReceivedMessage, Record
 
 #: world.Namespace, which imports this module: named, not imported, so the imports point one way.
 Namespace = Any

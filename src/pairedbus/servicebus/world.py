@@ -10,8 +10,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pairedbus import contract
-from pairedbus.testing.clock import Clock
-from pairedbus.testing.entities import Entity, Queue, ReceivableEntity, SendableEntity, Subscription, Topic
+from pairedbus.servicebus.clock import Clock
+from pairedbus.servicebus.entities import Entity, Queue, ReceivableEntity, SendableEntity, Subscription, Topic
+from pairedbus.servicebus.faults import Fault
+from pairedbus.servicebus.link import Link
+from pairedbus.servicebus.properties import (
+    EntitySettings,
+    EntityType,
+    reject_size_not_offered,
+    validate_entity_name,
+)
 from pairedbus.testing.errors import (
     CONNECTION_LOST,
     DEFAULT_FAULT,
@@ -22,14 +30,6 @@ from pairedbus.testing.errors import (
     make_error,
     quota_exceeded,
     reply_lost,
-)
-from pairedbus.testing.faults import Fault
-from pairedbus.testing.link import Link
-from pairedbus.testing.properties import (
-    EntitySettings,
-    EntityType,
-    reject_size_not_offered,
-    validate_entity_name,
 )
 
 

@@ -12,7 +12,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from pairedbus.testing.content import Record
+from pairedbus.servicebus.content import Record
 from pairedbus.testing.errors import session_lock_lost, session_locked
 
 
