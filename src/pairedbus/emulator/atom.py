@@ -31,7 +31,7 @@ from azure.servicebus.management import (
 )
 
 from pairedbus import durations
-from pairedbus.testing.errors import bad_request
+from pairedbus.servicebus.errors import bad_request
 
 ATOM: Final = "http://www.w3.org/2005/Atom"
 SB: Final = "http://schemas.microsoft.com/netservices/2010/10/servicebus/connect"

@@ -27,15 +27,16 @@ from pairedbus.emulator.messages import batch_payloads, delivery_bytes, lock_tok
 from pairedbus.emulator.nodes import Node, parse_address
 from pairedbus.emulator.requests import Request, parse_request, reply_payload
 from pairedbus.servicebus.content import content_from_wire
-from pairedbus.servicebus.settlement import Action, settle
-from pairedbus.testing.errors import (
+from pairedbus.servicebus.entities import check_sessions
+from pairedbus.servicebus.errors import (
     entity_not_found,
     message_too_large,
     no_session_available,
     sessions_not_supported,
     sessions_required,
+    unauthorized,
 )
-from pairedbus.testing.sender import check_sessions
+from pairedbus.servicebus.settlement import Action, settle
 
 if TYPE_CHECKING:
     from pairedbus.emulator.ports import SessionPort as Session
@@ -161,9 +162,7 @@ class Link:
 
 
 def conditions_unauthorized(path: str) -> BaseException:
-    from azure.servicebus.exceptions import ServiceBusAuthorizationError
-
-    return ServiceBusAuthorizationError(message=f"Unauthorized access to '{path}': no token covers it (put-token).")
+    return unauthorized(f"Unauthorized access to '{path}': no token covers it (put-token).")
 
 
 class IncomingLink(Link):

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from pairedbus.servicebus.content import Record
-from pairedbus.testing.errors import session_lock_lost, session_locked
+from pairedbus.servicebus.errors import session_lock_lost, session_locked
 
 
 class SessionLock:

@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pairedbus.servicebus.content import Record
+from pairedbus.servicebus.errors import lock_lost_late
 from pairedbus.servicebus.sessions import SessionLock
 from pairedbus.servicebus.store import MessageStore
-from pairedbus.testing.errors import lock_lost_late
 
 __all__ = ["Action", "settle"]
 

@@ -24,8 +24,8 @@ from pairedbus.servicebus.content import (
     STATE_SCHEDULED,
     Record,
 )
+from pairedbus.servicebus.errors import deferred_message_not_found, lock_lost
 from pairedbus.servicebus.sessions import SessionLock, Sessions
-from pairedbus.testing.errors import deferred_message_not_found, lock_lost
 
 __all__ = [
     "DEAD_LETTER_REASON_MAX_DELIVERY",

@@ -28,6 +28,7 @@ from azure.servicebus.management import (
 from pairedbus import contract, sdk
 from pairedbus.servicebus.clock import to_datetime
 from pairedbus.servicebus.entities import Queue, Subscription, Topic
+from pairedbus.servicebus.errors import bad_request
 from pairedbus.servicebus.filters import FilterSyntaxError
 from pairedbus.servicebus.properties import (
     QUEUE_DEFAULTS,
@@ -35,7 +36,7 @@ from pairedbus.servicebus.properties import (
     TOPIC_DEFAULTS,
 )
 from pairedbus.servicebus.world import Namespace, ServiceBusWorld, normalize_fqdn
-from pairedbus.testing.errors import already_exists, bad_request, resource_not_found
+from pairedbus.testing.errors import already_exists, raises_sdk_errors, resource_not_found
 
 
 def _values(model: Any, defaults: Mapping[str, Any], kwargs: Mapping[str, Any]) -> dict[str, Any]:
@@ -341,6 +342,7 @@ def _async_paged(handler: Any, operation: str, fetch: Callable[[], list[Any]]) -
     return AsyncItemPaged(get_next, extract_data)
 
 
+@raises_sdk_errors
 class ServiceBusAdministrationClient(_AdminCore):
     """Fake sync `azure.servicebus.management.ServiceBusAdministrationClient`."""
 
@@ -470,3 +472,4 @@ def _async_twin(name: str) -> Callable[..., Any]:
 
 for _name in _ASYNC_METHODS:
     setattr(AsyncServiceBusAdministrationClient, _name, _async_twin(_name))
+raises_sdk_errors(AsyncServiceBusAdministrationClient)  # after the twins are attached

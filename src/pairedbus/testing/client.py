@@ -12,9 +12,10 @@ from azure.core.paging import ItemPaged
 
 from pairedbus import sdk
 from pairedbus.servicebus.clock import to_seconds
+from pairedbus.servicebus.errors import sessions_not_supported
 from pairedbus.servicebus.link import Wire
 from pairedbus.servicebus.world import ServiceBusWorld, normalize_fqdn
-from pairedbus.testing.errors import make_error, sessions_not_supported
+from pairedbus.testing.errors import make_error, raises_sdk_errors
 from pairedbus.testing.handler import HandlerCore, current_world
 from pairedbus.testing.receiver import ReceiverCore, ServiceBusReceiver, SyncServiceBusReceiver
 from pairedbus.testing.sender import ServiceBusSender, SyncServiceBusSender
@@ -109,6 +110,7 @@ class ClientCore:
         return lambda: self._session_ids(entity_name, subscription_name, state_updated_after)
 
 
+@raises_sdk_errors
 class ServiceBusClient(ClientCore):
     """Fake `azure.servicebus.aio.ServiceBusClient` bound to the active `ServiceBusWorld`."""
 
@@ -155,6 +157,7 @@ class ServiceBusClient(ClientCore):
         return _async_pages(self._session_lister(topic_name, subscription_name, state_updated_after, timeout))
 
 
+@raises_sdk_errors
 class SyncServiceBusClient(ClientCore):
     """Fake sync `azure.servicebus.ServiceBusClient`."""
 

@@ -377,6 +377,11 @@ class FakeMessageBatch(ServiceBusMessageBatch):
         return self._contents
 
 
+def peeked(record: Record) -> FakeReceivedMessage:
+    """A stored message as the inspection helpers show it (`ServiceBusWorld.present`): peeked."""
+    return FakeReceivedMessage(record, None, settled=True, peeked=True)
+
+
 def record_of(message: FakeReceivedMessage) -> Record:
     """The stored record a received message reads (what its receiver settles)."""
     return message._record
