@@ -73,7 +73,7 @@ def test_the_layers_point_down() -> None:
     # What the world and the message store may not know about: clients, patching, ARM.
     assert not graph["servicebus.store"] & {"servicebus.entities", "servicebus.world"}
     assert not graph["servicebus.entities"] & {"servicebus.world"}
-    for client_module in ("handler", "sender", "receiver", "session", "client", "admin", "arm"):
+    for client_module in ("handler", "sender", "receiver", "servicebus_session", "client", "admin", "arm"):
         assert "patching" not in graph[client_module], client_module
 
 

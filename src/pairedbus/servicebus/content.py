@@ -333,27 +333,6 @@ def to_service_bus_message(content: Content) -> ServiceBusMessage:
     return message
 
 
-def _received_value(value: Any) -> Any:
-    if isinstance(value, str):
-        return value.encode("utf-8")
-    if isinstance(value, dict) and "TYPE" in value and "VALUE" in value:  # an explicitly typed AMQP value
-        return _received_value(value["VALUE"])
-    if isinstance(value, datetime):  # AMQP timestamp: comes back as int milliseconds since the epoch
-        return int(to_seconds(value) * 1000)
-    if isinstance(value, bytearray):
-        return bytes(value)
-    return value
-
-
-def received_application_properties(props: Mapping[Any, Any] | None) -> dict[bytes, Any] | None:
-    """Application properties as the real SDK returns them after a round trip through the service:
-    keys and str values are bytes, datetimes are int milliseconds since the epoch, int/float/bool/
-    UUID/bytes keep their types, and no properties at all is None."""
-    if not props:
-        return None
-    return {(k.encode("utf-8") if isinstance(k, str) else k): _received_value(v) for k, v in props.items()}
-
-
 class Record:
     """One message stored in one entity (queue, subscription or a dead-letter sub-queue)."""
 

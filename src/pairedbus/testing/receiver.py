@@ -13,6 +13,7 @@ from typing import Any, Self, cast
 from azure.servicebus import NEXT_AVAILABLE_SESSION, ServiceBusReceiveMode, ServiceBusSubQueue
 
 from pairedbus.servicebus.clock import Clock, to_datetime
+from pairedbus.servicebus.content import Record
 from pairedbus.servicebus.entities import ReceivableEntity, Subscription
 from pairedbus.servicebus.errors import (
     ServiceError,
@@ -35,8 +36,8 @@ from pairedbus.testing.handler import (
     run,
     wake,
 )
-from pairedbus.testing.messages import FakeReceivedMessage, Record, lock_of, record_of, relock
-from pairedbus.testing.session import ServiceBusSession, SessionCore, SyncServiceBusSession
+from pairedbus.testing.messages import FakeReceivedMessage, lock_of, record_of, relock
+from pairedbus.testing.servicebus_session import ServiceBusSession, SessionCore, SyncServiceBusSession
 
 
 class ReceiverCore(HandlerCore):

@@ -8,11 +8,12 @@ from datetime import datetime
 from typing import Any
 
 from pairedbus.servicebus.clock import to_seconds
+from pairedbus.servicebus.content import Content, size_within
 from pairedbus.servicebus.entities import SendableEntity, check_sessions
 from pairedbus.servicebus.errors import message_too_large, scheduled_message_not_found
 from pairedbus.testing.errors import batch_full, raises_sdk_errors
 from pairedbus.testing.handler import AsyncHandler, ClientLike, HandlerCore, SyncHandler, run
-from pairedbus.testing.messages import Content, FakeMessageBatch, iter_contents, size_within
+from pairedbus.testing.messages import FakeMessageBatch, iter_contents
 
 #: The encoded overhead the SDK adds per message in a batch.
 _BATCH_OVERHEAD = 8

@@ -7,7 +7,7 @@ from pairedbus.testing.client import SyncServiceBusClient as ServiceBusClient
 from pairedbus.testing.handler import DEFAULT_RECEIVE_WAIT_SECONDS
 from pairedbus.testing.receiver import SyncServiceBusReceiver as ServiceBusReceiver
 from pairedbus.testing.sender import SyncServiceBusSender as ServiceBusSender
-from pairedbus.testing.session import SyncServiceBusSession as ServiceBusSession
+from pairedbus.testing.servicebus_session import SyncServiceBusSession as ServiceBusSession
 
 __all__ = [
     "DEFAULT_RECEIVE_WAIT_SECONDS",
