@@ -36,7 +36,7 @@ from pairedbus.servicebus.properties import (
     TOPIC_DEFAULTS,
 )
 from pairedbus.servicebus.world import Namespace, ServiceBusWorld, normalize_fqdn
-from pairedbus.testing.errors import already_exists, raises_sdk_errors, resource_not_found
+from pairedbus.testing.errors import already_exists, raises_sdk_errors, resource_not_found, translating
 
 
 def _values(model: Any, defaults: Mapping[str, Any], kwargs: Mapping[str, Any]) -> dict[str, Any]:
@@ -322,6 +322,8 @@ class _AdminCore(AdminOperations):
 
 
 def _paged(fetch: Callable[[], list[Any]]) -> ItemPaged[Any]:
+    fetch = translating(fetch)  # runs when the caller iterates, after the public method returned
+
     def get_next(token: Any) -> list[Any]:
         return fetch()
 
@@ -332,6 +334,8 @@ def _paged(fetch: Callable[[], list[Any]]) -> ItemPaged[Any]:
 
 
 def _async_paged(handler: Any, operation: str, fetch: Callable[[], list[Any]]) -> AsyncItemPaged[Any]:
+    fetch = translating(fetch)  # as in _paged
+
     async def get_next(token: Any) -> list[Any]:
         await handler._world.round_trip()
         return fetch()

@@ -15,7 +15,7 @@ from pairedbus.servicebus.clock import to_seconds
 from pairedbus.servicebus.errors import sessions_not_supported
 from pairedbus.servicebus.link import Wire
 from pairedbus.servicebus.world import ServiceBusWorld, normalize_fqdn
-from pairedbus.testing.errors import make_error, raises_sdk_errors
+from pairedbus.testing.errors import make_error, raises_sdk_errors, translating
 from pairedbus.testing.handler import HandlerCore, current_world
 from pairedbus.testing.receiver import ReceiverCore, ServiceBusReceiver, SyncServiceBusReceiver
 from pairedbus.testing.sender import ServiceBusSender, SyncServiceBusSender
@@ -107,7 +107,8 @@ class ClientCore:
         self._check_entity(entity_name)
         if timeout is not None and timeout <= 0:
             raise ValueError("The timeout must be greater than 0.")
-        return lambda: self._session_ids(entity_name, subscription_name, state_updated_after)
+        # fetched when the caller iterates, after the public method returned
+        return translating(lambda: self._session_ids(entity_name, subscription_name, state_updated_after))
 
 
 @raises_sdk_errors

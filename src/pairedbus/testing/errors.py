@@ -128,11 +128,13 @@ def raises_sdk_errors(cls: C) -> C:
             continue
         if getattr(raw, "__sdk_errors__", False):
             continue
-        setattr(cls, name, _translating(raw))
+        setattr(cls, name, translating(raw))
     return cls
 
 
-def _translating(method: Callable[..., Any]) -> Callable[..., Any]:
+def translating(method: Callable[..., Any]) -> Callable[..., Any]:
+    """`method` (sync or async) raising the SDK's error for the model's: for what runs after the public
+    method returned (a pager's fetch)."""
     if inspect.iscoroutinefunction(method):
 
         @functools.wraps(method)
