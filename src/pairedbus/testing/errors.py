@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from typing import Any, TypeGuard, TypeVar
+from typing import Any, TypeGuard, TypeVar, cast
 
 from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
 from azure.servicebus.exceptions import (
@@ -112,6 +112,7 @@ def _is_error_class(error: ErrorFactory) -> TypeGuard[type[BaseException]]:
 
 
 C = TypeVar("C", bound=type)
+F = TypeVar("F", bound=Callable[..., Any])
 
 #: Dunder methods a caller reaches directly (context managers, iteration).
 _ENTRY_DUNDERS = frozenset({"__enter__", "__exit__", "__aenter__", "__aexit__", "__next__", "__anext__"})
@@ -132,7 +133,7 @@ def raises_sdk_errors(cls: C) -> C:
     return cls
 
 
-def translating(method: Callable[..., Any]) -> Callable[..., Any]:
+def translating(method: F) -> F:
     """`method` (sync or async) raising the SDK's error for the model's: for what runs after the public
     method returned (a pager's fetch)."""
     if inspect.iscoroutinefunction(method):
@@ -145,7 +146,7 @@ def translating(method: Callable[..., Any]) -> Callable[..., Any]:
                 raise sdk_error(error) from None
 
         async_wrapper.__sdk_errors__ = True  # type: ignore[attr-defined]  # a marker against wrapping twice
-        return async_wrapper
+        return cast(F, async_wrapper)
 
     @functools.wraps(method)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -155,7 +156,7 @@ def translating(method: Callable[..., Any]) -> Callable[..., Any]:
             raise sdk_error(error) from None
 
     wrapper.__sdk_errors__ = True  # type: ignore[attr-defined]  # as above
-    return wrapper
+    return cast(F, wrapper)
 
 
 # --- the data plane: what only the SDK's client itself raises ---------------------------------------
