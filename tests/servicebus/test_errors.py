@@ -32,3 +32,15 @@ def test_the_model_imports_no_sdk() -> None:
     source = ast.parse(Path(errors.__file__).read_text())
     names = [n.module or "" for n in ast.walk(source) if isinstance(n, ast.ImportFrom)]
     assert not [n for n in names if n.startswith("azure")]
+
+
+def test_a_front_ends_fault_error_is_made_from_a_class_an_instance_or_a_factory() -> None:
+    class Refused(Exception):
+        def __init__(self, *, message: str) -> None:
+            super().__init__(message)
+
+    assert str(errors.made(Refused, "Injected fault on ns.")) == "Injected fault on ns."
+    assert type(errors.made(KeyboardInterrupt, "text")) is KeyboardInterrupt  # takes no message=
+    given = TimeoutError("late")
+    assert errors.made(given, "text") is given and errors.made(lambda: given, "text") is given
+    assert errors.made("not an error", "text") is None and errors.made(lambda: 42, "text") is None

@@ -33,6 +33,7 @@ from azure.servicebus.exceptions import (
 
 from pairedbus.emulator.codec import Described, Symbol, ULong
 from pairedbus.servicebus.errors import REFUSED, ErrorKind, ServiceError
+from pairedbus.servicebus.errors import made as injected_error
 
 __all__ = [
     "AUTH_FAILED",
@@ -107,19 +108,12 @@ _ALREADY_EXISTS = ("com.microsoft:entity-already-exists", 409)
 
 
 def made(exc: BaseException) -> BaseException:
-    """The error an injected fault holds, made as the in-process front-end makes it (a class with
-    the model's text, an instance as is, a factory called); any other error as it is."""
+    """The error an injected fault holds, made as the in-process front-end makes it (`errors.made`);
+    any other error as it is."""
     if not isinstance(exc, ServiceError) or exc.kind is not ErrorKind.INJECTED:
         return exc
-    held = exc.injected
-    if isinstance(held, type) and issubclass(held, BaseException):
-        try:
-            return held(message=exc.message)  # type: ignore[call-arg]  # the SDK's errors take message=
-        except TypeError:
-            return held()
-    if callable(held) and not isinstance(held, BaseException):
-        held = held()
-    return held if isinstance(held, BaseException) else exc
+    held = injected_error(exc.injected, exc.message)
+    return exc if held is None else held
 
 
 def kind_of(exc: BaseException) -> ErrorKind | None:

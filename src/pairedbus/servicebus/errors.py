@@ -76,6 +76,23 @@ def injected(error: object, what: str) -> ServiceError:
     return ServiceError(ErrorKind.INJECTED, text, injected=error)
 
 
+def made(error: object, text: str) -> BaseException | None:
+    """The exception a front-end's own fault error stands for: a class made with the injection's `text`
+    (`message=`, as azure-servicebus's and azure.core's errors take it; else no argument), an instance
+    as is, a factory called; None for anything else (a kind is the model's own)."""
+    if isinstance(error, BaseException):
+        return error
+    if isinstance(error, type) and issubclass(error, BaseException):
+        try:
+            return error(message=text)  # type: ignore[call-arg]  # BaseException takes no message=
+        except TypeError:
+            return error()
+    if callable(error):
+        result = error()
+        return result if isinstance(result, BaseException) else None
+    return None
+
+
 # --- the data plane ----------------------------------------------------------------------------
 
 

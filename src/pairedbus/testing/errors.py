@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from typing import Any, TypeGuard, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
 from azure.servicebus.exceptions import (
@@ -36,7 +36,7 @@ from azure.servicebus.exceptions import (
     SessionLockLostError,
 )
 
-from pairedbus.servicebus.errors import REFUSED, ErrorKind, ServiceError
+from pairedbus.servicebus.errors import REFUSED, ErrorKind, ServiceError, made
 
 #: What an injected fault raises: an exception class (made with a message), an instance (raised
 #: as is), a factory, or one of the model's kinds.
@@ -97,18 +97,10 @@ def make_error(error: ErrorFactory, what: str) -> BaseException:
     message = what if what.startswith("Injected fault on ") else f"Injected fault on {what}."
     if isinstance(error, ErrorKind):
         return _SDK_ERRORS[error](message)
-    if isinstance(error, BaseException):
-        return error
-    if _is_error_class(error):
-        try:
-            return error(message=message)  # type: ignore[call-arg]  # the SDK's and azure.core's errors take message=, BaseException does not
-        except TypeError:
-            return error()
-    return error()
-
-
-def _is_error_class(error: ErrorFactory) -> TypeGuard[type[BaseException]]:
-    return isinstance(error, type) and issubclass(error, BaseException)
+    exc = made(error, message)
+    if exc is None:
+        raise TypeError(f"an injected fault's error must be an exception, its class or a factory, not {error!r}")
+    return exc
 
 
 C = TypeVar("C", bound=type)
