@@ -1,12 +1,28 @@
-"""`pairedbus plan STACK`: render the program offline, print it, and gate it on the policy pack."""
+"""`pairedbus plan STACK`: render the program offline, print it, and gate it on the policy pack.
+
+The use case, render -> plan -> gate, is `plan_and_gate`: `iac.render` renders the stack under Pulumi's mocks,
+`plans` judges each resource against the baseline, `policy.gate` runs the pack and the baseline's gate. `run`
+reads the flags, checks every input and output before that, and prints what it found.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+import threading
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
+
+    from pairedbus.iac.render import PulumiProject
+    from pairedbus.plans.model import Plan
+    from pairedbus.plans.operations import Operations
+    from pairedbus.policy.gate import GateResult
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -18,7 +34,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "Exit 1 on a mandatory violation (or a destructive change against --baseline), 2 on bad input.",
     )
     parser.add_argument("stack", help="stack name, e.g. dev (reads stacks/Pulumi.STACK.yaml)")
-    parser.add_argument("--json", type=Path, metavar="FILE", help="write the resources and violations as JSON")
+    parser.add_argument(
+        "--json",
+        type=Path,
+        metavar="FILE",
+        help="write the resources and violations as JSON to FILE ('-': to stdout instead of the tree)",
+    )
     parser.add_argument("--project-dir", type=Path, help="the Pulumi project (default: nearest Pulumi.yaml)")
     parser.add_argument(
         "--baseline",
@@ -54,50 +75,165 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(handler=run)
 
 
+class PlanProgress:
+    """What the render is doing and how many resources registered so far, with a spinner and the time taken, on
+    stderr when it is a terminal (a render takes seconds to minutes); off when piped, in CI, or with `--json -`.
+    Use as a context manager: it clears itself before the plan is printed."""
+
+    def __init__(self, stream: IO[str] | None = None, *, enabled: bool = True) -> None:
+        from pairedbus.commands.output import is_terminal
+
+        self.stream = stream if stream is not None else sys.stderr
+        self.enabled = enabled and is_terminal(self.stream)
+        self.registered = 0
+        self._lock = threading.Lock()
+        self._progress: Progress | None = None
+        self._task: TaskID | None = None
+
+    def __enter__(self) -> PlanProgress:
+        if self.enabled:
+            from rich.console import Console
+            from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+            from pairedbus.commands.output import colour_allowed
+
+            self._progress = Progress(
+                SpinnerColumn(),
+                TextColumn("{task.description}"),
+                TextColumn("{task.completed:,} resources registered", style="cyan"),
+                TimeElapsedColumn(),
+                TextColumn("{task.fields[last]}", style="dim"),
+                console=Console(file=self.stream, no_color=not colour_allowed(self.stream)),
+                transient=True,
+            )
+            self._progress.start()
+            self._task = self._progress.add_task("plan: starting", total=None, last="")
+        return self
+
+    def phase(self, description: str) -> None:
+        if self._progress is not None and self._task is not None:
+            self._progress.update(self._task, description=f"plan: {description}")
+
+    def resource(self, type_: str, name: str) -> None:
+        """One registration (called from the SDK's executor threads); the root stack is no resource of the plan."""
+        from pairedbus.plans.urns import ROOT_STACK_TYPE
+
+        if type_ == ROOT_STACK_TYPE:
+            return
+        with self._lock:
+            self.registered += 1
+            done = self.registered
+        if self._progress is not None and self._task is not None:
+            self._progress.update(self._task, completed=done, last=f"{type_.rsplit(':', 1)[-1]} {name}")
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+
+@dataclass(frozen=True)
+class PlanReview:
+    """What `pairedbus plan` found: the plan (in the engine's URN form when there is a baseline), each resource's
+    operation and property changes against the baseline (None without one), the gate, and the policy config it
+    ran with (the stack's derived settings under the user's)."""
+
+    plan: Plan
+    judged: Operations | None
+    gate: GateResult
+    policy_config: dict[str, Any]
+
+
+def plan_and_gate(
+    project: PulumiProject,
+    stack: str,
+    *,
+    baseline: Plan | None = None,
+    policy_config: dict[str, Any] | None = None,
+    allow_replace: bool = False,
+    allow_delete: bool = False,
+    allow_unprotect: bool = False,
+    progress: PlanProgress | None = None,
+) -> PlanReview:
+    """Render the stack, judge it against the baseline, and gate it: the use case of `pairedbus plan`. Raises
+    `EngineRefusal` for registrations the engine would refuse, and `UserError`/`StackConfigError` for bad config."""
+    from pairedbus.iac.render import render_stack
+    from pairedbus.iac.render.policy_settings import merge_policy_config, stack_policy_settings
+    from pairedbus.plans.operations import judge
+    from pairedbus.plans.urns import engine_plan
+    from pairedbus.policy.gate import run_gate
+
+    progress = progress or PlanProgress(enabled=False)
+    progress.phase(f"rendering stack '{stack}'")
+    config, plan = render_stack(project, stack, on_register=progress.resource)
+    derived = stack_policy_settings(config) if config is not None else {}
+    merged = merge_policy_config(derived, policy_config)
+    judged = None
+    if baseline is not None:
+        progress.phase("comparing with --baseline")
+        # Against a baseline, URNs as the engine makes them: a state export holds those.
+        plan = engine_plan(plan)
+        judged = judge(baseline, plan)
+    progress.phase("running the policy pack")
+    gate = run_gate(
+        plan,
+        baseline=baseline,
+        allow_replace=allow_replace,
+        allow_delete=allow_delete,
+        allow_unprotect=allow_unprotect,
+        config=merged,
+    )
+    return PlanReview(plan, judged, gate, merged)
+
+
 def run(args: argparse.Namespace) -> int:
     from pairedbus.commands.output import MAX_PROBLEMS, bounded, check_writable, console
     from pairedbus.errors import EXIT_USER
-    from pairedbus.iac.plan import PulumiProject, render_stack
-    from pairedbus.iac.plan.engine_checks import EngineRefusal
-    from pairedbus.iac.plan.operations import judge
-    from pairedbus.iac.plan.policy_settings import merge_policy_config, stack_policy_settings
-    from pairedbus.iac.plan.tree import diff_lines, plan_tree, summary
-    from pairedbus.policy.gate import load_baseline, load_policy_config, run_gate
+    from pairedbus.iac.render import PulumiProject
+    from pairedbus.plans.engine_checks import EngineRefusal
+    from pairedbus.plans.state import check_same_stack, read_baseline
+    from pairedbus.plans.tree import diff_lines, plan_tree, summary
+    from pairedbus.policy.gate import load_policy_config
 
     # Read every input and check every output before rendering: a bad flag fails fast, nothing half-runs.
-    check_writable(args.json, "--json")
+    json_to_stdout = args.json is not None and str(args.json) == "-"
+    if not json_to_stdout:
+        check_writable(args.json, "--json")
     check_writable(args.write_policy_config, "--write-policy-config")
     project = PulumiProject.find(args.project_dir)
-    baseline = load_baseline(args.baseline) if args.baseline else None
+    baseline = read_baseline(args.baseline) if args.baseline else None
     if baseline is not None and not args.baseline_any_stack:
-        from pairedbus.plans.state import check_same_stack
-
         check_same_stack(baseline, project=project.name, stack=args.stack, path=args.baseline)
-    policy_config = load_policy_config(args.policy_config) if args.policy_config else None
+    user_policy_config = load_policy_config(args.policy_config) if args.policy_config else None
     try:
-        config, plan = render_stack(project, args.stack)
+        with PlanProgress(enabled=not json_to_stdout) as progress:
+            review = plan_and_gate(
+                project,
+                args.stack,
+                baseline=baseline,
+                policy_config=user_policy_config,
+                allow_replace=args.allow_replace,
+                allow_delete=args.allow_delete,
+                allow_unprotect=args.allow_unprotect,
+                progress=progress,
+            )
     except EngineRefusal as exc:  # what `pulumi up` would stop on: one line each, as the config's problems
         for problem in bounded(exc.problems):
             print(f"pairedbus: error: {problem}", file=sys.stderr)
         return EXIT_USER
-    policy_config = merge_policy_config(stack_policy_settings(config), policy_config)
-    if baseline is not None:
-        from pairedbus.plans.urns import engine_plan
-
-        # Against a baseline, URNs as the engine makes them: a state export holds those.
-        plan = engine_plan(plan)
-        judged = judge(baseline, plan)
-        ops, deleted, changes = judged.by_urn, judged.deleted, judged.changes
-    else:
-        ops, deleted, changes = None, (), {}
-    gate = run_gate(
-        plan,
-        baseline=baseline,
-        allow_replace=args.allow_replace,
-        allow_delete=args.allow_delete,
-        allow_unprotect=args.allow_unprotect,
-        config=policy_config,
+    plan, gate = review.plan, review.gate
+    ops, deleted, changes = (
+        (review.judged.by_urn, review.judged.deleted, review.judged.changes) if review.judged else (None, (), {})
     )
+
+    document: dict[str, Any] = {**plan.to_json(), "policy": gate.to_json()}
+    if ops is not None:
+        document["operations"] = ops
+        document["changes"] = {urn: [c.to_json() for c in found] for urn, found in changes.items()}
+    if json_to_stdout:
+        print(json.dumps(document, indent=2, sort_keys=True, default=str))
+        if args.write_policy_config:
+            args.write_policy_config.write_text(json.dumps(review.policy_config, indent=2, sort_keys=True) + "\n")
+        return gate.exit_code
 
     # Every printed value comes from the stack, the baseline or a path: printed as text, never read as rich
     # markup (a `[/]` in a value crashed `plan`; `[link=...]` and style tags were swallowed).
@@ -124,13 +260,9 @@ def run(args: argparse.Namespace) -> int:
     verdict = "FAILED" if gate.exit_code else "passed"
     show(f"{verdict}: {summary(plan, ops)}", style="bold red" if gate.exit_code else "bold")
     if args.json:
-        document = {**plan.to_json(), "policy": gate.to_json()}
-        if ops is not None:
-            document["operations"] = ops
-            document["changes"] = {urn: [c.to_json() for c in found] for urn, found in changes.items()}
         args.json.write_text(json.dumps(document, indent=2, sort_keys=True, default=str) + "\n")
         show(f"Wrote {args.json}")
     if args.write_policy_config:
-        args.write_policy_config.write_text(json.dumps(policy_config, indent=2, sort_keys=True) + "\n")
+        args.write_policy_config.write_text(json.dumps(review.policy_config, indent=2, sort_keys=True) + "\n")
         show(f"Wrote {args.write_policy_config}")
     return gate.exit_code

@@ -331,14 +331,6 @@ class GateResult:
         }
 
 
-def load_baseline(path: str | Path) -> Plan:
-    """A plan written by `pairedbus plan --json`, or a state written by `pulumi stack export`
-    (`pairedbus.plans.state`); a malformed one is a one-line `UserError` naming `--baseline`."""
-    from pairedbus.plans.state import read_baseline
-
-    return read_baseline(path)
-
-
 def run_gate(
     plan: Plan,
     *,
