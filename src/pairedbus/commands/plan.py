@@ -10,15 +10,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from rich.progress import Progress, TaskID
-
+    from pairedbus.commands.output import Steps
     from pairedbus.iac.render import PulumiProject
     from pairedbus.plans.model import Plan
     from pairedbus.plans.operations import Operations
@@ -75,60 +74,23 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(handler=run)
 
 
-class PlanProgress:
-    """What the render is doing and how many resources registered so far, with a spinner and the time taken, on
-    stderr when it is a terminal (a render takes seconds to minutes); off when piped, in CI, or with `--json -`.
-    Use as a context manager: it clears itself before the plan is printed."""
+def plan_progress(*, enabled: bool = True) -> Steps:
+    """What the render is doing and how many resources registered so far, on a terminal's stderr (a render
+    takes seconds to minutes); off when piped, in CI, or with `--json -`. It clears itself before the plan prints."""
+    from pairedbus.commands.output import Steps
 
-    def __init__(self, stream: IO[str] | None = None, *, enabled: bool = True) -> None:
-        from pairedbus.commands.output import is_terminal
+    return Steps("plan: starting", unit="resources registered", enabled=enabled)
 
-        self.stream = stream if stream is not None else sys.stderr
-        self.enabled = enabled and is_terminal(self.stream)
-        self.registered = 0
-        self._lock = threading.Lock()
-        self._progress: Progress | None = None
-        self._task: TaskID | None = None
 
-    def __enter__(self) -> PlanProgress:
-        if self.enabled:
-            from rich.console import Console
-            from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+def _registered(progress: Steps) -> Callable[[str, str], None]:
+    """The render's `on_register`: each resource but the root stack (no resource of the plan) is a step."""
+    from pairedbus.plans.urns import ROOT_STACK_TYPE
 
-            from pairedbus.commands.output import colour_allowed
+    def registered(type_: str, name: str) -> None:
+        if type_ != ROOT_STACK_TYPE:
+            progress(f"{type_.rsplit(':', 1)[-1]} {name}")
 
-            self._progress = Progress(
-                SpinnerColumn(),
-                TextColumn("{task.description}"),
-                TextColumn("{task.completed:,} resources registered", style="cyan"),
-                TimeElapsedColumn(),
-                TextColumn("{task.fields[last]}", style="dim"),
-                console=Console(file=self.stream, no_color=not colour_allowed(self.stream)),
-                transient=True,
-            )
-            self._progress.start()
-            self._task = self._progress.add_task("plan: starting", total=None, last="")
-        return self
-
-    def phase(self, description: str) -> None:
-        if self._progress is not None and self._task is not None:
-            self._progress.update(self._task, description=f"plan: {description}")
-
-    def resource(self, type_: str, name: str) -> None:
-        """One registration (called from the SDK's executor threads); the root stack is no resource of the plan."""
-        from pairedbus.plans.urns import ROOT_STACK_TYPE
-
-        if type_ == ROOT_STACK_TYPE:
-            return
-        with self._lock:
-            self.registered += 1
-            done = self.registered
-        if self._progress is not None and self._task is not None:
-            self._progress.update(self._task, completed=done, last=f"{type_.rsplit(':', 1)[-1]} {name}")
-
-    def __exit__(self, *exc: object) -> None:
-        if self._progress is not None:
-            self._progress.stop()
+    return registered
 
 
 @dataclass(frozen=True)
@@ -152,7 +114,7 @@ def plan_and_gate(
     allow_replace: bool = False,
     allow_delete: bool = False,
     allow_unprotect: bool = False,
-    progress: PlanProgress | None = None,
+    progress: Steps | None = None,
 ) -> PlanReview:
     """Render the stack, judge it against the baseline, and gate it: the use case of `pairedbus plan`. Raises
     `EngineRefusal` for registrations the engine would refuse, and `UserError`/`StackConfigError` for bad config."""
@@ -162,18 +124,18 @@ def plan_and_gate(
     from pairedbus.plans.urns import engine_plan
     from pairedbus.policy.gate import run_gate
 
-    progress = progress or PlanProgress(enabled=False)
-    progress.phase(f"rendering stack '{stack}'")
-    config, plan = render_stack(project, stack, on_register=progress.resource)
+    progress = progress or plan_progress(enabled=False)
+    progress.describe(f"plan: rendering stack '{stack}'")
+    config, plan = render_stack(project, stack, on_register=_registered(progress))
     derived = stack_policy_settings(config) if config is not None else {}
     merged = merge_policy_config(derived, policy_config)
     judged = None
     if baseline is not None:
-        progress.phase("comparing with --baseline")
+        progress.describe("plan: comparing with --baseline")
         # Against a baseline, URNs as the engine makes them: a state export holds those.
         plan = engine_plan(plan)
         judged = judge(baseline, plan)
-    progress.phase("running the policy pack")
+    progress.describe("plan: running the policy pack")
     gate = run_gate(
         plan,
         baseline=baseline,
@@ -205,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
         check_same_stack(baseline, project=project.name, stack=args.stack, path=args.baseline)
     user_policy_config = load_policy_config(args.policy_config) if args.policy_config else None
     try:
-        with PlanProgress(enabled=not json_to_stdout) as progress:
+        with plan_progress(enabled=not json_to_stdout) as progress:
             review = plan_and_gate(
                 project,
                 args.stack,
