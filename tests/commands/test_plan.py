@@ -115,6 +115,7 @@ for name in ("a", "b", "c"):
 
 
 def _shop(tmp_path: Path, stack_file: str | None = None) -> Path:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     (tmp_path / "Pulumi.yaml").write_text("name: shop\nruntime: python\n")
     (tmp_path / "__main__.py").write_text(NEEDY_PROGRAM)
     if stack_file is not None:
@@ -347,3 +348,23 @@ def test_plan_refuses_a_pair_across_clouds(project_copy: Path, capsys) -> None:
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "pairedbus:secondary.location: expected a region of the primary's cloud, got 'usgovvirginia'" in err
+
+
+def test_against_a_baseline_the_resources_are_matched_once(tmp_path: Path, capsys, monkeypatch) -> None:
+    from pairedbus.plans.baseline import ResourceMatch
+
+    project = str(_shop(tmp_path / "shop", "config:\n  shop:size: 2\n"))
+    baseline = tmp_path / "baseline.json"
+    assert main(["plan", "dev", "--project-dir", project, "--json", str(baseline)]) == 0
+    made: list[int] = []
+    original = ResourceMatch.of
+
+    def counted(_cls: type[ResourceMatch], old: Plan, new: Plan) -> ResourceMatch:
+        made.append(len(new.resources))
+        return original(old, new)
+
+    monkeypatch.setattr(ResourceMatch, "of", classmethod(counted))
+    (tmp_path / "shop" / "Pulumi.dev.yaml").write_text("config:\n  shop:size: 3\n")
+    assert main(["plan", "dev", "--project-dir", project, "--baseline", str(baseline)]) == 0
+    assert "~ Thing a (update)" in capsys.readouterr().out
+    assert made == [3]  # its three Things, matched once for both the operations and the gate's changes

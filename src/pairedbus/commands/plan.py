@@ -32,7 +32,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "the policy pack over what it declares. This is an offline render, not a cloud preview. "
         "Exit 1 on a mandatory violation (or a destructive change against --baseline), 2 on bad input.",
     )
-    parser.add_argument("stack", help="stack name, e.g. dev (reads stacks/Pulumi.STACK.yaml)")
+    parser.add_argument(
+        "stack",
+        help="stack name, e.g. dev (reads stacks/Pulumi.STACK.yaml; without one, an empty config, as for the Pulumi CLI)",
+    )
     parser.add_argument(
         "--json",
         type=Path,
@@ -120,6 +123,7 @@ def plan_and_gate(
     `EngineRefusal` for registrations the engine would refuse, and `UserError`/`StackConfigError` for bad config."""
     from pairedbus.iac.render import render_stack
     from pairedbus.iac.render.policy_settings import merge_policy_config, stack_policy_settings
+    from pairedbus.plans.baseline import ResourceMatch
     from pairedbus.plans.operations import judge
     from pairedbus.plans.urns import engine_plan
     from pairedbus.policy.gate import run_gate
@@ -129,12 +133,13 @@ def plan_and_gate(
     config, plan = render_stack(project, stack, on_register=_registered(progress))
     derived = stack_policy_settings(config) if config is not None else {}
     merged = merge_policy_config(derived, policy_config)
-    judged = None
+    judged = match = None
     if baseline is not None:
         progress.describe("plan: comparing with --baseline")
         # Against a baseline, URNs as the engine makes them: a state export holds those.
         plan = engine_plan(plan)
-        judged = judge(baseline, plan)
+        match = ResourceMatch.of(baseline, plan)  # once, for the operations and the gate's changes
+        judged = judge(baseline, plan, match=match)
     progress.describe("plan: running the policy pack")
     gate = run_gate(
         plan,
@@ -143,6 +148,7 @@ def plan_and_gate(
         allow_delete=allow_delete,
         allow_unprotect=allow_unprotect,
         config=merged,
+        match=match,
     )
     return PlanReview(plan, judged, gate, merged)
 

@@ -248,10 +248,10 @@ def find_unprotections(baseline: Plan, current: Plan, *, match: ResourceMatch | 
     ]
 
 
-def compare_plans(baseline: Plan, current: Plan) -> list[BaselineChange]:
+def compare_plans(baseline: Plan, current: Plan, *, match: ResourceMatch | None = None) -> list[BaselineChange]:
     """Every reportable change of `current` against `baseline`: replacements, deletions, lowered
-    protection and retained resources, in that order."""
-    match = ResourceMatch.of(baseline, current)  # once: both plans may hold thousands of resources
+    protection and retained resources, in that order (`match`: theirs, when already made)."""
+    match = match or ResourceMatch.of(baseline, current)  # once: both plans may hold thousands of resources
     return [
         *(BaselineChange("replace", line) for line in find_replacements(baseline, current, match=match)),
         *find_deletions(baseline, current, match=match),

@@ -26,9 +26,9 @@ class Operations:
     deleted: tuple[PlannedResource, ...]
 
 
-def judge(baseline: Plan, current: Plan) -> Operations:
-    """Every operation and property change of `current` against `baseline`."""
-    match = ResourceMatch.of(baseline, current)
+def judge(baseline: Plan, current: Plan, *, match: ResourceMatch | None = None) -> Operations:
+    """Every operation and property change of `current` against `baseline` (`match`: theirs, when already made)."""
+    match = match or ResourceMatch.of(baseline, current)
     ops: dict[str, str] = {}
     changes: dict[str, tuple[PropertyChange, ...]] = {}
     claimed: set[str] = set()
