@@ -26,6 +26,17 @@ def test_aliases_still_reach_the_monitor_as_specs() -> None:
     assert plan.outputs == {"endpoint": "https://contoso-ns.servicebus.windows.net:443/"}
 
 
+def test_each_registration_is_told_as_it_arrives_for_progress() -> None:
+    told: list[tuple[str, str]] = []
+    plan = render_program(_program, project="p", stack="s", on_register=lambda type_, name: told.append((type_, name)))
+    assert sorted(told) == [
+        ("azure-native:servicebus:Namespace", "ns"),
+        ("azure-native:servicebus:Queue", "q"),
+        ("pulumi:pulumi:Stack", "p-s"),
+    ]
+    assert len(plan.resources) == 2  # the root stack is told but is no resource of the plan
+
+
 def test_the_sdk_and_the_collector_are_restored_after_a_render() -> None:
     original = pulumi.resource.collapse_alias_to_urn
     render_program(_program, project="p", stack="s")
