@@ -157,6 +157,19 @@ def test_plan_shows_its_progress_on_a_terminals_stderr(tmp_path: Path, capsys, m
     assert "resources registered" not in capsys.readouterr().out  # the plan itself is on stdout, untouched
 
 
+def test_the_progress_says_the_program_is_loading_until_its_first_resource_registers() -> None:
+    from pairedbus.commands.plan import _registered, plan_progress
+
+    progress = plan_progress(enabled=False)
+    progress.describe("plan: loading the program for stack 'dev'")
+    registered = _registered(progress, "dev")
+    registered("pulumi:pulumi:Stack", "shop-dev")  # the root stack registers before the program runs
+    assert progress.done == 0 and progress.description == "plan: loading the program for stack 'dev'"
+    registered("shop:index:Thing", "a")
+    registered("shop:index:Thing", "b")
+    assert progress.done == 2 and progress.description == "plan: rendering stack 'dev'"
+
+
 def test_plan_shows_no_progress_when_stderr_is_piped_or_the_json_goes_to_stdout(
     tmp_path: Path, capsys, monkeypatch
 ) -> None:

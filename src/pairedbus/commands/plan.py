@@ -85,13 +85,17 @@ def plan_progress(*, enabled: bool = True) -> Steps:
     return Steps("plan: starting", unit="resources registered", enabled=enabled)
 
 
-def _registered(progress: Steps) -> Callable[[str, str], None]:
-    """The render's `on_register`: each resource but the root stack (no resource of the plan) is a step."""
+def _registered(progress: Steps, stack: str) -> Callable[[str, str], None]:
+    """The render's `on_register`: each resource but the root stack (no resource of the plan) is a step. Until the
+    first one, the program is still loading (importing azure-native alone takes seconds)."""
     from pairedbus.plans.urns import ROOT_STACK_TYPE
 
     def registered(type_: str, name: str) -> None:
-        if type_ != ROOT_STACK_TYPE:
-            progress(f"{type_.rsplit(':', 1)[-1]} {name}")
+        if type_ == ROOT_STACK_TYPE:
+            return
+        if progress.done == 0:
+            progress.describe(f"plan: rendering stack '{stack}'")
+        progress(f"{type_.rsplit(':', 1)[-1]} {name}")
 
     return registered
 
@@ -129,8 +133,8 @@ def plan_and_gate(
     from pairedbus.policy.gate import run_gate
 
     progress = progress or plan_progress(enabled=False)
-    progress.describe(f"plan: rendering stack '{stack}'")
-    config, plan = render_stack(project, stack, on_register=_registered(progress))
+    progress.describe(f"plan: loading the program for stack '{stack}'")
+    config, plan = render_stack(project, stack, on_register=_registered(progress, stack))
     derived = stack_policy_settings(config) if config is not None else {}
     merged = merge_policy_config(derived, policy_config)
     judged = match = None
