@@ -1,5 +1,5 @@
 """Everything of pairedbus that imports Pulumi: components, the backlog-queue dynamic provider, the
-stack-config model, the offline plan and live drift. Needs the `iac` extra
+stack-config model, the offline render under Pulumi's mocks (`render/`) and live drift. Needs the `iac` extra
 (`pip install 'pairedbus[iac]'`); the runtime (sender, syphon) never imports this package.
 
 `from pairedbus.iac import PairedNamespace, PairedNamespaceArgs` is the way in for a Pulumi program. They are

@@ -15,7 +15,7 @@ from pairedbus import contract
 from pairedbus.iac import PairedNamespace, PairedNamespaceArgs
 from pairedbus.iac.config import StackConfigError, parse_stack_config
 from pairedbus.iac.config.args_mapping import args_from_stack_config, stack_config_from_args
-from pairedbus.iac.plan.render import PlanMocks, RecordingMonitor, _render, _without_dead_work, render
+from pairedbus.iac.render.program import PlanMocks, RecordingMonitor, _render, _without_dead_work, render_program
 from pairedbus.plans.model import Plan
 from tests.iac.components.conftest import render_config
 
@@ -58,14 +58,14 @@ def _shape(plan: Plan) -> list[tuple[str, str, str]]:
 
 
 def test_direct_args_render_exactly_what_the_same_stack_config_renders(config_dict: dict[str, Any]) -> None:
-    direct = render(lambda: _build(_args()), project="pairedbus", stack="test")
+    direct = render_program(lambda: _build(_args()), project="pairedbus", stack="test")
     from_config = render_config(config_dict, _stack_program)
     assert _shape(direct) == _shape(from_config)
     assert len(direct.of_type(contract.TYPE_BACKLOG_QUEUE)) == 3
 
 
 def test_outputs_are_what_a_consumer_wires_onward() -> None:
-    plan = render(lambda: _build(_args()), project="pairedbus", stack="test")
+    plan = render_program(lambda: _build(_args()), project="pairedbus", stack="test")
     assert plan.outputs["primary_namespace_id"].endswith("/providers/Microsoft.ServiceBus/namespaces/contoso-primary")
     assert plan.outputs["primary_endpoint"] == "https://contoso-primary.servicebus.windows.net:443/"
     assert sorted(plan.outputs["queue_ids"]) == ["invoices", "orders"]
@@ -142,7 +142,9 @@ def test_nothing_is_registered_when_the_args_are_invalid() -> None:
 
 
 def test_tag_keys_are_data_and_are_not_renamed() -> None:
-    plan = render(lambda: _build(_args(tags={"cost_center": "42", "Owner": "me"})), project="pairedbus", stack="test")
+    plan = render_program(
+        lambda: _build(_args(tags={"cost_center": "42", "Owner": "me"})), project="pairedbus", stack="test"
+    )
     namespace = plan.of_type(contract.TYPE_NAMESPACE)[0]
     assert namespace.inputs["tags"]["cost_center"] == "42" and namespace.inputs["tags"]["Owner"] == "me"
 
@@ -153,7 +155,7 @@ def test_the_image_may_be_an_output_of_another_resource_in_the_program() -> None
         image = group.name.apply(lambda name: f"acme.azurecr.io/{name}/syphon:2.0")
         PairedNamespace("pairedbus", _args(syphon={"image": image, "cpu": 1.0, "memory": "2Gi"}))
 
-    plan = render(program, project="pairedbus", stack="test")
+    plan = render_program(program, project="pairedbus", stack="test")
     (app,) = plan.of_type("azure-native:app:ContainerApp")
     (container,) = app.inputs["template"]["containers"]
     assert container["image"] == "acme.azurecr.io/rg-images/syphon:2.0"
@@ -167,7 +169,7 @@ def test_a_premium_pair_renders_on_its_defaults() -> None:
         "primary": {**ARGS["primary"], "sku": "Premium"},
         "secondary": {**ARGS["secondary"], "sku": "Premium"},
     }
-    plan = render(lambda: _build(_args(**premium)), project="pairedbus", stack="test")
+    plan = render_program(lambda: _build(_args(**premium)), project="pairedbus", stack="test")
     for namespace in plan.of_type(contract.TYPE_NAMESPACE):
         assert namespace.inputs["premiumMessagingPartitions"] == 2
         assert namespace.inputs["sku"] == {"name": "Premium", "tier": "Premium", "capacity": 2}

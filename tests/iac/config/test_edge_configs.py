@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from pairedbus import contract
-from pairedbus.iac.plan import render_stack
+from pairedbus.iac.render import render_stack
 from tests.iac.config.conftest import stack_document
 
 Doc = dict[str, Any]
