@@ -17,11 +17,10 @@ from typing import NotRequired, TypedDict
 import pulumi
 from pulumi_azure_native import app, authorization, managedidentity, operationalinsights
 
-from pairedbus import contract, durations
+from pairedbus import contract, durations, limits
 from pairedbus.iac.components.args import SYPHON_DEFAULTS, SyphonSettings
 from pairedbus.iac.components.options import Inherited, with_part_token
 from pairedbus.iac.components.roles import role_definition_id
-from pairedbus.iac.config import limits
 from pairedbus.service.endpoints import (
     DEFAULT_PORT,
     ENV_AZURE_CLIENT_ID,

@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from pairedbus import contract, durations
-from pairedbus.iac.config import limits
+from pairedbus import contract, durations, limits
 from pairedbus.iac.config.config_warnings import configured_locations
 from pairedbus.iac.config.forwarding import FORWARDING_RULES
 from pairedbus.iac.config.keys import CONFIG_NAMESPACE

@@ -10,8 +10,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from pairedbus import contract
-from pairedbus.iac.config import limits
+from pairedbus import contract, limits
 from pairedbus.iac.config.fields import (
     AutoDeleteOnIdle,
     ContainerImage,
