@@ -54,16 +54,12 @@ TimeToLive = Annotated[str | None, AfterValidator(duration_between(limits.MIN_TI
 AutoDeleteOnIdle = Annotated[str | None, AfterValidator(duration_between(limits.MIN_AUTO_DELETE_ON_IDLE, None))]
 DuplicateDetectionWindow = Annotated[
     str | None,
-    AfterValidator(
-        duration_between(limits.MIN_DUPLICATE_DETECTION_WINDOW, limits.MAX_DUPLICATE_DETECTION_WINDOW)
-    ),
+    AfterValidator(duration_between(limits.MIN_DUPLICATE_DETECTION_WINDOW, limits.MAX_DUPLICATE_DETECTION_WINDOW)),
 ]
 #: The longest primary outage the pair must absorb: bounded like the window that must cover it.
 OutageDuration = Annotated[
     str,
-    AfterValidator(
-        duration_between(limits.MIN_DUPLICATE_DETECTION_WINDOW, limits.MAX_DUPLICATE_DETECTION_WINDOW)
-    ),
+    AfterValidator(duration_between(limits.MIN_DUPLICATE_DETECTION_WINDOW, limits.MAX_DUPLICATE_DETECTION_WINDOW)),
 ]
 DeliveryCount = Annotated[
     int | None, NotBool, Field(ge=limits.MIN_MAX_DELIVERY_COUNT, le=limits.MAX_MAX_DELIVERY_COUNT)
