@@ -169,9 +169,6 @@ Region = Annotated[str, AfterValidator(_region)]
 ContainerImage = Annotated[str, AfterValidator(_image)]
 
 
-PrincipalType = Literal["User", "ServicePrincipal", "Group"]
-
-
 # --- Production hardening (limits.py, "Production hardening") -------------------------------------
 
 
