@@ -94,8 +94,10 @@ class NamespacePair(pulumi.ComponentResource):
         self._tags = dict(args.get("tags") or {})
         self._production = bool(args.get("production", False))
         self._pair = args["primary"]["name"]
-        count = args.get("backlog_queue_count")
-        self._secondary_tags = {} if count is None else {contract.TAG_BACKLOG_QUEUE_COUNT: str(count)}
+        backlog_queue_count = args.get("backlog_queue_count")
+        self._secondary_tags = (
+            {} if backlog_queue_count is None else {contract.TAG_BACKLOG_QUEUE_COUNT: str(backlog_queue_count)}
+        )
         self.primary_resource_group_name = self._resource_group(
             contract.ROLE_PRIMARY, args["primary_resource_group"], args["primary"]["location"]
         )
