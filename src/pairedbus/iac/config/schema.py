@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
+import annotated_types
 from pydantic import BaseModel, ConfigDict, Field, Strict
 from pydantic.alias_generators import to_camel
 
@@ -61,6 +62,11 @@ def defaults_of(model: type[BaseModel]) -> dict[str, Any]:
         if not field.is_required()
     }
     return {name: value for name, value in found.items() if value is not None}
+
+
+def minimum_of(model: type[BaseModel], name: str) -> Any:
+    """A field's lower bound (`ge`) as the model declares it, for a part used on its own (not validated by it)."""
+    return next(m.ge for m in model.model_fields[name].metadata if isinstance(m, annotated_types.Ge))
 
 
 class ResourceGroupConfig(_Model):
