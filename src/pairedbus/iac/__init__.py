@@ -10,14 +10,19 @@ stays light.
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pairedbus.iac.components.paired_namespace import PairedNamespace, PairedNamespaceArgs
+    from pairedbus.iac.components.args import PairedNamespaceArgs
+    from pairedbus.iac.components.paired_namespace import PairedNamespace
 
 __all__ = ["PairedNamespace", "PairedNamespaceArgs"]
 
 
 def __getattr__(name: str) -> Any:
-    if name in __all__:
+    if name == "PairedNamespace":
         from pairedbus.iac.components import paired_namespace
 
-        return getattr(paired_namespace, name)
+        return paired_namespace.PairedNamespace
+    if name == "PairedNamespaceArgs":  # generated from the config model with the parts' settings
+        from pairedbus.iac.components import args
+
+        return args.PairedNamespaceArgs
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,5 +1,5 @@
 """Stacks exactly at the service's limits are valid: each parses and renders through the offline
-plan. The limits are the literals their sources state (see pairedbus/iac/config/limits.py)."""
+plan. The limits are the literals their sources state (see pairedbus/limits.py)."""
 
 from __future__ import annotations
 
