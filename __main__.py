@@ -8,11 +8,10 @@ import pulumi
 
 from pairedbus.iac import PairedNamespace
 from pairedbus.iac.config import load_pulumi_stack_config
-from pairedbus.iac.config.args_mapping import args_from_stack_config
 
 config = load_pulumi_stack_config()
 # legacy_urns: this program built its pair before pairedbus 0.2; every resource keeps its URN (aliases).
-paired = PairedNamespace("pairedbus", args_from_stack_config(config), legacy_urns=True)
+paired = PairedNamespace.from_config("pairedbus", config, legacy_urns=True)
 
 pulumi.export("primaryNamespace", paired.primary_namespace_name)
 pulumi.export("secondaryNamespace", paired.secondary_namespace_name)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import yaml
 
-from pairedbus.iac.plan import PulumiProject, render_stack
+from pairedbus.iac.render import PulumiProject, render_stack
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -1,6 +1,7 @@
 """The package's layering, read from its source by AST: the syphon library never imports its host
 (`service/`), the policy pack never imports the infrastructure (`iac/`), what the sender and the syphon
-share (`pairing/`) imports neither of them, and private names of Pulumi
+share (`pairing/`) imports neither of them, the plan as data (`plans/`) imports neither Pulumi nor what
+renders, gates or prints it, and private names of Pulumi
 or azure-servicebus are read only in `sdk.py`, the one module checked against each SDK release."""
 
 from __future__ import annotations
@@ -31,6 +32,14 @@ FORBIDDEN = (
     ("pairedbus.sender", "pairedbus.emulator"),
     ("pairedbus.syphon", "pairedbus.emulator"),
     ("pairedbus.pairing", "pairedbus.emulator"),
+    # the plan as data sits below its render (iac.render), its gate (policy) and the use case (commands.plan)
+    ("pairedbus.plans", "pairedbus.iac"),
+    ("pairedbus.plans", "pairedbus.policy"),
+    ("pairedbus.plans", "pairedbus.commands"),
+    ("pairedbus.plans", "pulumi"),
+    ("pairedbus.plans", "pulumi_policy"),
+    ("pairedbus.iac", "pairedbus.commands"),
+    ("pairedbus.policy", "pairedbus.commands"),
 )
 #: (importer, imported) pairs FORBIDDEN names that stay until their issue is done: the Atom admin plane
 #: calls the in-process admin operations, which speak the SDK's property models (issue 33).
@@ -200,7 +209,7 @@ def test_only_the_sdk_module_reads_private_names_of_pulumi_or_azure_servicebus()
         ("pairedbus.syphon.pump", "import pairedbus.service.logs as logs"),
         ("pairedbus.syphon.pump", "from pairedbus import service"),
         ("pairedbus.syphon.pump", "def f():\n    from ..service import endpoints"),
-        ("pairedbus.policy.gate", "from pairedbus.iac.plan.render import render"),
+        ("pairedbus.policy.gate", "from pairedbus.iac.render.program import render_program"),
         ("pairedbus.policy.gate", "if TYPE_CHECKING:\n    from pairedbus.iac import config"),
         ("pairedbus.policy.gate", "from .. import iac"),
         ("pairedbus.pairing.connections", "from pairedbus.sender.errors import is_retryable"),
@@ -209,6 +218,11 @@ def test_only_the_sdk_module_reads_private_names_of_pulumi_or_azure_servicebus()
         ("pairedbus.servicebus.world", "if TYPE_CHECKING:\n    from ..emulator.server import Broker"),
         ("pairedbus.emulator.links", "from pairedbus.testing.sender import check_sessions"),
         ("pairedbus.emulator.admin_http", "from pairedbus.testing.errors import bad_request"),
+        ("pairedbus.plans.operations", "from pairedbus.iac.render.program import render_program"),
+        ("pairedbus.plans.tree", "def f():\n    from ..policy.gate import run_gate"),
+        ("pairedbus.plans.engine_checks", "from pulumi.runtime.proto import alias_pb2"),
+        ("pairedbus.plans.baseline", "import pulumi_policy"),
+        ("pairedbus.iac.render", "from pairedbus.commands.plan import plan_and_gate"),
     ],
 )
 def test_a_forbidden_import_is_found_however_it_is_spelled(module: str, source: str) -> None:
@@ -219,8 +233,10 @@ def test_a_forbidden_import_is_found_however_it_is_spelled(module: str, source: 
     ("module", "source"),
     [
         ("pairedbus.service.syphon_process", "from pairedbus.syphon.syphon import Syphon"),
-        ("pairedbus.iac.plan.render", "from pairedbus.policy.gate import run_gate"),
+        ("pairedbus.iac.render.program", "from pairedbus.policy.gate import run_gate"),
         ("pairedbus.policy.gate", "from pairedbus.plans.model import Plan\nfrom . import pack"),
+        ("pairedbus.commands.plan", "from pairedbus.iac.render import render_stack\nfrom pairedbus.policy import gate"),
+        ("pairedbus.plans.tree", "from rich.tree import Tree\nfrom pairedbus.plans.model import Plan"),
         ("pairedbus.syphon.pump", "from pairedbus.services import x"),
         ("pairedbus.syphon.pump", "from pairedbus.pairing.connections import ConnectionPair"),
         ("pairedbus.sender.sender", "from pairedbus.pairing.aliasing import parked_copy"),

@@ -96,7 +96,7 @@ def test_plan_checks_json_before_rendering(tmp_path: Path, monkeypatch, capsys) 
     def render_stack(*_args, **_kwargs):
         raise AssertionError("rendered before the output was checked")
 
-    monkeypatch.setattr("pairedbus.iac.plan.render_stack", render_stack)
+    monkeypatch.setattr("pairedbus.iac.render.render_stack", render_stack)
     a_file = tmp_path / "file"
     a_file.write_text("x")
     assert main(["plan", "dev", "--project-dir", str(REPO), "--json", str(a_file / "plan.json")]) == 2

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,7 +12,7 @@ import yaml
 
 from pairedbus import contract
 from pairedbus.cli import main
-from pairedbus.iac.plan import PulumiProject, render_stack
+from pairedbus.iac.render import PulumiProject, render_stack
 from pairedbus.plans.model import Plan
 
 REPO = Path(__file__).resolve().parents[2]
@@ -86,9 +88,101 @@ def test_bad_stack_config_stops_before_rendering_with_one_line_per_problem(proje
     ]
 
 
-def test_unknown_stack_names_the_stacks_there_are(capsys) -> None:
+def test_a_stack_without_a_file_is_one_line_naming_it_and_the_config_the_program_needs(capsys) -> None:
+    # As for the Pulumi CLI, a missing Pulumi.qa.yaml is an empty config: pairedbus's program needs some.
     assert main(["plan", "qa", "--project-dir", str(REPO)]) == 2
-    assert "expected one of: dev, prod, staging" in capsys.readouterr().err
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert captured.err.startswith(
+        "pairedbus: error: stack 'qa': no stacks/Pulumi.qa.yaml (stacks with a file: dev, prod, staging); "
+        "the program needs config: pairedbus:"
+    )
+    assert "pairedbus:primary" in captured.err and "pairedbus:secondary" in captured.err
+
+
+#: A program of another project that reads its own config, registering three resources.
+NEEDY_PROGRAM = """
+import pulumi
+
+class Thing(pulumi.CustomResource):
+    def __init__(self, name, size):
+        super().__init__("shop:index:Thing", name, {"size": size})
+
+size = pulumi.Config().require_int("size")
+for name in ("a", "b", "c"):
+    Thing(name, size)
+"""
+
+
+def _shop(tmp_path: Path, stack_file: str | None = None) -> Path:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "Pulumi.yaml").write_text("name: shop\nruntime: python\n")
+    (tmp_path / "__main__.py").write_text(NEEDY_PROGRAM)
+    if stack_file is not None:
+        (tmp_path / "Pulumi.dev.yaml").write_text(stack_file)
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("stack_file", "where"),
+    [(None, "no Pulumi.dev.yaml (stacks with a file: none)"), ("config: {}\n", "not set in Pulumi.dev.yaml")],
+)
+def test_a_program_missing_its_own_config_is_one_line_naming_the_key(
+    tmp_path: Path, capsys, stack_file: str | None, where: str
+) -> None:
+    assert main(["plan", "dev", "--project-dir", str(_shop(tmp_path, stack_file))]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == f"pairedbus: error: stack 'dev': the program needs config shop:size; {where}\n"
+
+
+def test_a_program_of_another_project_is_not_held_to_pairedbus_stack_config(tmp_path: Path, capsys) -> None:
+    assert main(["plan", "dev", "--project-dir", str(_shop(tmp_path, "config:\n  shop:size: 2\n"))]) == 0
+    out = capsys.readouterr().out
+    assert "Thing a" in out and "passed: 3 resources: 3 Thing" in out
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_plan_shows_its_progress_on_a_terminals_stderr(tmp_path: Path, capsys, monkeypatch) -> None:
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main(["plan", "dev", "--project-dir", str(_shop(tmp_path, "config:\n  shop:size: 2\n"))]) == 0
+    drawn = terminal.getvalue()
+    # The last frame is drawn before the bar clears itself: the phase, and every registration counted.
+    assert "plan: running the policy pack" in drawn and "3 resources registered" in drawn
+    assert "resources registered" not in capsys.readouterr().out  # the plan itself is on stdout, untouched
+
+
+def test_the_progress_says_the_program_is_loading_until_its_first_resource_registers() -> None:
+    from pairedbus.commands.plan import _registered, plan_progress
+
+    progress = plan_progress(enabled=False)
+    progress.describe("plan: loading the program for stack 'dev'")
+    registered = _registered(progress, "dev")
+    registered("pulumi:pulumi:Stack", "shop-dev")  # the root stack registers before the program runs
+    assert progress.done == 0 and progress.description == "plan: loading the program for stack 'dev'"
+    registered("shop:index:Thing", "a")
+    registered("shop:index:Thing", "b")
+    assert progress.done == 2 and progress.description == "plan: rendering stack 'dev'"
+
+
+def test_plan_shows_no_progress_when_stderr_is_piped_or_the_json_goes_to_stdout(
+    tmp_path: Path, capsys, monkeypatch
+) -> None:
+    project = str(_shop(tmp_path, "config:\n  shop:size: 2\n"))
+    assert main(["plan", "dev", "--project-dir", project]) == 0
+    assert capsys.readouterr().err == ""  # piped (pytest's capture is no terminal)
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main(["plan", "dev", "--project-dir", project, "--json", "-"]) == 0
+    assert terminal.getvalue() == ""
+    document = json.loads(capsys.readouterr().out)  # stdout is the JSON document alone
+    assert [r["name"] for r in document["resources"] if r["type"] == "shop:index:Thing"] == ["a", "b", "c"]
+    assert document["policy"]["passed"] is True
 
 
 def test_invalid_yaml_is_a_one_line_error(project_copy: Path, capsys) -> None:
@@ -267,3 +361,23 @@ def test_plan_refuses_a_pair_across_clouds(project_copy: Path, capsys) -> None:
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "pairedbus:secondary.location: expected a region of the primary's cloud, got 'usgovvirginia'" in err
+
+
+def test_against_a_baseline_the_resources_are_matched_once(tmp_path: Path, capsys, monkeypatch) -> None:
+    from pairedbus.plans.baseline import ResourceMatch
+
+    project = str(_shop(tmp_path / "shop", "config:\n  shop:size: 2\n"))
+    baseline = tmp_path / "baseline.json"
+    assert main(["plan", "dev", "--project-dir", project, "--json", str(baseline)]) == 0
+    made: list[int] = []
+    original = ResourceMatch.of
+
+    def counted(_cls: type[ResourceMatch], old: Plan, new: Plan) -> ResourceMatch:
+        made.append(len(new.resources))
+        return original(old, new)
+
+    monkeypatch.setattr(ResourceMatch, "of", classmethod(counted))
+    (tmp_path / "shop" / "Pulumi.dev.yaml").write_text("config:\n  shop:size: 3\n")
+    assert main(["plan", "dev", "--project-dir", project, "--baseline", str(baseline)]) == 0
+    assert "~ Thing a (update)" in capsys.readouterr().out
+    assert made == [3]  # its three Things, matched once for both the operations and the gate's changes

@@ -1,29 +1,30 @@
-"""examples/python-program: PairedNamespace built from code next to another resource, rendered with Pulumi's mocks
-and no stack config at all."""
+"""examples/python-program: PairedNamespace built from code next to another resource, rendered by `pairedbus plan`
+with Pulumi's mocks and no stack config at all (no `Pulumi.dev.yaml`: an empty config, as for the Pulumi CLI)."""
 
 from __future__ import annotations
 
-import runpy
+import json
 from pathlib import Path
 
 import pytest
 import yaml
 
 from pairedbus import contract
-from pairedbus.iac.plan.render import render
+from pairedbus.cli import main
 from pairedbus.plans.model import Plan
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "python-program"
 
 
 @pytest.fixture(scope="module")
-def plan() -> Plan:
-    return render(
-        lambda: runpy.run_path(str(EXAMPLE / "__main__.py"), run_name="__main__"),
-        project="orders-platform",
-        stack="dev",
-        config=None,  # no `pairedbus:` config: the pair is described in code
-    )
+def plan(tmp_path_factory: pytest.TempPathFactory) -> Plan:
+    """`cd examples/python-program && pairedbus plan dev --project-dir .`, as the README says."""
+    assert not list(EXAMPLE.glob("Pulumi.*.yaml"))  # the pair is described in code: no stack file at all
+    out = tmp_path_factory.mktemp("example") / "plan.json"
+    assert main(["plan", "dev", "--project-dir", str(EXAMPLE), "--json", str(out)]) == 0
+    document = json.loads(out.read_text())
+    assert document["policy"]["passed"] is True and document["project"] == "orders-platform"
+    return Plan.from_json(document)
 
 
 def test_it_is_a_python_pulumi_project() -> None:

@@ -208,7 +208,7 @@ def test_many_backlog_queues_in_one_program_do_not_exhaust_the_recursion_limit()
     import sys
 
     from pairedbus.iac.backlog_provider import BacklogQueue
-    from pairedbus.iac.plan.render import render
+    from pairedbus.iac.render.program import render_program
 
     count = sys.getrecursionlimit()  # more dynamic resources than frames Python allows
     provider = BacklogQueueProvider(DataPlaneAuth())
@@ -219,6 +219,6 @@ def test_many_backlog_queues_in_one_program_do_not_exhaust_the_recursion_limit()
                 f"backlog-{index}", {**INPUTS, "queueName": contract.backlog_queue_name("contoso", index)}, provider
             )
 
-    plan = render(program, project="pairedbus", stack="test")
+    plan = render_program(program, project="pairedbus", stack="test")
     assert len(plan.of_type(contract.TYPE_BACKLOG_QUEUE)) == count
     assert pickle._Pickler._batch_setitems is module._BATCH_SETITEMS

@@ -23,7 +23,7 @@ from pulumi.runtime.proto import provider_pb2, provider_pb2_grpc
 
 from pairedbus import contract
 from pairedbus.iac import provider
-from pairedbus.iac.plan.render import render
+from pairedbus.iac.render.program import render_program
 from tests.iac.components.conftest import render_config
 from tests.load import guard
 
@@ -186,7 +186,7 @@ def test_a_construct_call_from_another_language_renders_the_pair(config_dict: di
         result = served.construct("pairedbus", "pairedbus:index:PairedNamespace", wire, None)
         outputs.update(result.state)
 
-    plan = render(program, project="pairedbus", stack="test")
+    plan = render_program(program, project="pairedbus", stack="test")
     from_config = render_config(config_dict, build_from_stack_config)
     assert sorted((r.type, r.name) for r in plan.resources) == sorted((r.type, r.name) for r in from_config.resources)
     assert {"primaryNamespaceId", "backlogQueueNames", "syphonPrincipalId"} <= set(outputs)
@@ -361,7 +361,7 @@ def test_a_construct_call_may_pass_outputs_and_enum_values(config_dict: dict[str
         served.construct("pairedbus", "pairedbus:index:PairedNamespace", inputs, None)
         pulumi.export("done", True)
 
-    plan = render(program, project="pairedbus", stack="test")
+    plan = render_program(program, project="pairedbus", stack="test")
     (primary,) = [n for n in plan.of_type(contract.TYPE_NAMESPACE) if n.inputs["tags"][contract.TAG_ROLE] == "primary"]
     assert primary.inputs["resourceGroupName"] == "rg-from-ts"
     assert "unknown-until-deployment" not in json.dumps([r.inputs for r in plan.resources])
@@ -374,7 +374,7 @@ def test_the_provider_decodes_only_integral_doubles_of_integer_properties(config
     wire = json.loads(json.dumps(config_dict), parse_int=float)
     wire["backlogQueueCount"] = 4.5
     with pytest.raises(ComponentInitError) as caught:  # how the SDK reports a component's own error
-        render(
+        render_program(
             lambda: served.construct("pairedbus", "pairedbus:index:PairedNamespace", wire, None),
             project="pairedbus",
             stack="test",
@@ -456,7 +456,7 @@ def test_another_language_calls_the_grants_on_the_pair_it_constructed(config_dic
 
         result.urn.apply(grant)
 
-    plan = render(program, project="pairedbus", stack="test")
+    plan = render_program(program, project="pairedbus", stack="test")
     grants = {r.name: r for r in plan.of_type("azure-native:authorization:RoleAssignment")}
     assert {"pairedbus-checkout-send-primary", "pairedbus-checkout-send-secondary"} <= set(grants)
     assert grants["pairedbus-fulfilment-receive-primary"].inputs["principalType"] == "User"

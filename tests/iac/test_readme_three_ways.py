@@ -16,7 +16,7 @@ from pulumi.provider.experimental.schema import generate_schema
 from pairedbus import contract
 from pairedbus.iac import provider
 from pairedbus.iac.config import parse_stack_config
-from pairedbus.iac.plan.render import render
+from pairedbus.iac.render.program import render_program
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 TOKEN = "pairedbus:index:PairedNamespace"
@@ -52,7 +52,7 @@ def _check_against_schema(schema: dict[str, Any], value: Any, properties: dict[s
 
 
 def test_the_python_example_renders_two_pairs_protected_with_an_output_resource_group() -> None:
-    plan = render(lambda: exec(_block("python"), {}), project="orders-platform", stack="dev")
+    plan = render_program(lambda: exec(_block("python"), {}), project="orders-platform", stack="dev")
     assert sorted(p.name for p in plan.of_type(contract.TYPE_PAIRED_NAMESPACE)) == ["billing", "orders"]
     assert plan.outputs == {
         "primaryEndpoints": {

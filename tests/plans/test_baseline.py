@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from pairedbus import contract
-from pairedbus.iac.plan import PulumiProject, render_stack
+from pairedbus.iac.render import PulumiProject, render_stack
 from pairedbus.plans.baseline import compare_plans, find_replacements
 from pairedbus.plans.model import Plan, PlannedResource
 from pairedbus.policy.gate import run_gate

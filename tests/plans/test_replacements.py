@@ -11,7 +11,7 @@ import pytest
 
 from pairedbus import contract
 from pairedbus.iac.backlog_provider import REPLACED_ON_CHANGE
-from pairedbus.iac.plan import PulumiProject, render_stack
+from pairedbus.iac.render import PulumiProject, render_stack
 from pairedbus.plans.replacements import OWN_PROVIDERS, known_types, replace_keys
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,12 +8,12 @@ from pulumi_policy import PolicyResource
 from pairedbus import contract
 from pairedbus.errors import UserError
 from pairedbus.plans.model import Plan, PlannedResource
+from pairedbus.plans.state import read_baseline
 from pairedbus.policy.gate import (
     Violation,
     evaluate_plan,
     format_violations,
     has_mandatory,
-    load_baseline,
     load_policy_config,
     policy_resources,
     run_gate,
@@ -167,7 +167,7 @@ def test_gate_exempts_an_entity_opted_out_of_pairing_through_the_policy_setting(
 def test_gate_result_blocks_a_replacement_unless_allowed(tmp_path):
     baseline_file = tmp_path / "baseline.json"
     baseline_file.write_text(json.dumps(planned_stack().to_json()))
-    baseline = load_baseline(baseline_file)
+    baseline = read_baseline(baseline_file)
     # A Standard primary may drop partitioning (no violation), but only by replacing the queue.
     current = planned_stack(
         primary_overrides={"sku": {"name": "Standard", "tier": "Standard"}, "premiumMessagingPartitions": None},
@@ -178,10 +178,3 @@ def test_gate_result_blocks_a_replacement_unless_allowed(tmp_path):
     assert blocked.exit_code == 1 and blocked.lines()[0].startswith("blocked: orders")
     allowed = run_gate(current, baseline=baseline, allow_replace=True)
     assert allowed.exit_code == 0 and allowed.to_json()["replacements"] == list(blocked.replacements)
-
-
-def test_load_baseline_names_the_flag_on_a_bad_file(tmp_path):
-    bad = tmp_path / "nope.json"
-    bad.write_text("{}")
-    with pytest.raises(UserError, match="--baseline"):
-        load_baseline(bad)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pairedbus.iac.plan import PulumiProject, render_stack
+from pairedbus.iac.render import PulumiProject, render_stack
 from pairedbus.policy.gate import evaluate_plan, format_violations, has_mandatory, load_policy_config
 from tests.iac.names import program_name
 

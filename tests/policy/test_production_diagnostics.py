@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from pulumi_policy import EnforcementLevel, PolicyCustomTimeouts, PolicyResource, PolicyResourceOptions
 
-from pairedbus.iac.plan import PulumiProject
-from pairedbus.iac.plan import render as render_module
+from pairedbus.iac.render import PulumiProject
+from pairedbus.iac.render import program as render_module
 from pairedbus.policy import pack
 from pairedbus.policy.gate import evaluate_plan, has_mandatory
 
@@ -120,7 +120,7 @@ def _prod_plan(*, without: str | None = None):
     project = PulumiProject.find(REPO)
     settings, secrets = project.stack_settings("prod")
     settings = {k: v for k, v in settings.items() if k != without}
-    return render_module.render(
+    return render_module.render_program(
         project.run_program, project=project.name, stack="prod", config=settings, secret_keys=secrets
     )
 

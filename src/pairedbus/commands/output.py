@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
@@ -89,26 +90,32 @@ def check_writable_dir(path: Path | None, flag: str) -> None:
 
 
 class Steps:
-    """Progress of long work whose total is not known up front (an export walking a subscription):
-    a spinner, the count of steps done and the current one, on a terminal's stderr only; quiet
-    when piped or in CI. Use as a context manager; call it with each step's label."""
+    """Progress of long work whose total is not known up front (an export walking a subscription, a render):
+    a spinner, the count of steps done (`unit`) and the current one, on a terminal's stderr only; quiet
+    when piped, in CI, or not `enabled`. Use as a context manager; call it with each step's label (from any
+    thread), and `describe` what is being done when that changes."""
 
-    def __init__(self, description: str, stream: IO[str] | None = None) -> None:
+    def __init__(
+        self, description: str, stream: IO[str] | None = None, *, unit: str = "done", enabled: bool = True
+    ) -> None:
         self.description = description
         self.stream = stream if stream is not None else sys.stderr
+        self.unit = unit
+        self.enabled = enabled
         self.done = 0
+        self._lock = threading.Lock()
         self._progress: Progress | None = None
         self._task: TaskID | None = None
 
     def __enter__(self) -> Steps:
-        if is_terminal(self.stream):
+        if self.enabled and is_terminal(self.stream):
             from rich.console import Console
             from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
             self._progress = Progress(
                 SpinnerColumn(),
                 TextColumn("{task.description}"),
-                TextColumn("{task.completed:,} done", style="cyan"),
+                TextColumn("{task.completed:,} " + self.unit, style="cyan"),
                 TimeElapsedColumn(),
                 TextColumn("{task.fields[step]}", style="dim"),
                 console=Console(file=self.stream, no_color=not colour_allowed(self.stream)),
@@ -119,9 +126,16 @@ class Steps:
         return self
 
     def __call__(self, step: str) -> None:
-        self.done += 1
+        with self._lock:  # a render registers from the SDK's executor threads
+            self.done += 1
+            done = self.done
         if self._progress is not None and self._task is not None:  # both set together by __enter__
-            self._progress.update(self._task, completed=self.done, step=step)
+            self._progress.update(self._task, completed=done, step=step)
+
+    def describe(self, description: str) -> None:
+        self.description = description
+        if self._progress is not None and self._task is not None:
+            self._progress.update(self._task, description=description)
 
     def __exit__(self, *exc: object) -> None:
         if self._progress is not None:

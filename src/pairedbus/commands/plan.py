@@ -1,12 +1,27 @@
-"""`pairedbus plan STACK`: render the program offline, print it, and gate it on the policy pack."""
+"""`pairedbus plan STACK`: render the program offline, print it, and gate it on the policy pack.
+
+The use case, render -> plan -> gate, is `plan_and_gate`: `iac.render` renders the stack under Pulumi's mocks,
+`plans` judges each resource against the baseline, `policy.gate` runs the pack and the baseline's gate. `run`
+reads the flags, checks every input and output before that, and prints what it found.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pairedbus.commands.output import Steps
+    from pairedbus.iac.render import PulumiProject
+    from pairedbus.plans.model import Plan
+    from pairedbus.plans.operations import Operations
+    from pairedbus.policy.gate import GateResult
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -17,8 +32,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "the policy pack over what it declares. This is an offline render, not a cloud preview. "
         "Exit 1 on a mandatory violation (or a destructive change against --baseline), 2 on bad input.",
     )
-    parser.add_argument("stack", help="stack name, e.g. dev (reads stacks/Pulumi.STACK.yaml)")
-    parser.add_argument("--json", type=Path, metavar="FILE", help="write the resources and violations as JSON")
+    parser.add_argument(
+        "stack",
+        help="stack name, e.g. dev (reads stacks/Pulumi.STACK.yaml; without one, an empty config, as for the Pulumi CLI)",
+    )
+    parser.add_argument(
+        "--json",
+        type=Path,
+        metavar="FILE",
+        help="write the resources and violations as JSON to FILE ('-': to stdout instead of the tree)",
+    )
     parser.add_argument("--project-dir", type=Path, help="the Pulumi project (default: nearest Pulumi.yaml)")
     parser.add_argument(
         "--baseline",
@@ -54,50 +77,135 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(handler=run)
 
 
+def plan_progress(*, enabled: bool = True) -> Steps:
+    """What the render is doing and how many resources registered so far, on a terminal's stderr (a render
+    takes seconds to minutes); off when piped, in CI, or with `--json -`. It clears itself before the plan prints."""
+    from pairedbus.commands.output import Steps
+
+    return Steps("plan: starting", unit="resources registered", enabled=enabled)
+
+
+def _registered(progress: Steps, stack: str) -> Callable[[str, str], None]:
+    """The render's `on_register`: each resource but the root stack (no resource of the plan) is a step. Until the
+    first one, the program is still loading (importing azure-native alone takes seconds)."""
+    from pairedbus.plans.urns import ROOT_STACK_TYPE
+
+    def registered(type_: str, name: str) -> None:
+        if type_ == ROOT_STACK_TYPE:
+            return
+        if progress.done == 0:
+            progress.describe(f"plan: rendering stack '{stack}'")
+        progress(f"{type_.rsplit(':', 1)[-1]} {name}")
+
+    return registered
+
+
+@dataclass(frozen=True)
+class PlanReview:
+    """What `pairedbus plan` found: the plan (in the engine's URN form when there is a baseline), each resource's
+    operation and property changes against the baseline (None without one), the gate, and the policy config it
+    ran with (the stack's derived settings under the user's)."""
+
+    plan: Plan
+    judged: Operations | None
+    gate: GateResult
+    policy_config: dict[str, Any]
+
+
+def plan_and_gate(
+    project: PulumiProject,
+    stack: str,
+    *,
+    baseline: Plan | None = None,
+    policy_config: dict[str, Any] | None = None,
+    allow_replace: bool = False,
+    allow_delete: bool = False,
+    allow_unprotect: bool = False,
+    progress: Steps | None = None,
+) -> PlanReview:
+    """Render the stack, judge it against the baseline, and gate it: the use case of `pairedbus plan`. Raises
+    `EngineRefusal` for registrations the engine would refuse, and `UserError`/`StackConfigError` for bad config."""
+    from pairedbus.iac.render import render_stack
+    from pairedbus.iac.render.policy_settings import merge_policy_config, stack_policy_settings
+    from pairedbus.plans.baseline import ResourceMatch
+    from pairedbus.plans.operations import judge
+    from pairedbus.plans.urns import engine_plan
+    from pairedbus.policy.gate import run_gate
+
+    progress = progress or plan_progress(enabled=False)
+    progress.describe(f"plan: loading the program for stack '{stack}'")
+    config, plan = render_stack(project, stack, on_register=_registered(progress, stack))
+    derived = stack_policy_settings(config) if config is not None else {}
+    merged = merge_policy_config(derived, policy_config)
+    judged = match = None
+    if baseline is not None:
+        progress.describe("plan: comparing with --baseline")
+        # Against a baseline, URNs as the engine makes them: a state export holds those.
+        plan = engine_plan(plan)
+        match = ResourceMatch.of(baseline, plan)  # once, for the operations and the gate's changes
+        judged = judge(baseline, plan, match=match)
+    progress.describe("plan: running the policy pack")
+    gate = run_gate(
+        plan,
+        baseline=baseline,
+        allow_replace=allow_replace,
+        allow_delete=allow_delete,
+        allow_unprotect=allow_unprotect,
+        config=merged,
+        match=match,
+    )
+    return PlanReview(plan, judged, gate, merged)
+
+
 def run(args: argparse.Namespace) -> int:
     from pairedbus.commands.output import MAX_PROBLEMS, bounded, check_writable, console
     from pairedbus.errors import EXIT_USER
-    from pairedbus.iac.plan import PulumiProject, render_stack
-    from pairedbus.iac.plan.engine_checks import EngineRefusal
-    from pairedbus.iac.plan.operations import judge
-    from pairedbus.iac.plan.policy_settings import merge_policy_config, stack_policy_settings
-    from pairedbus.iac.plan.tree import diff_lines, plan_tree, summary
-    from pairedbus.policy.gate import load_baseline, load_policy_config, run_gate
+    from pairedbus.iac.render import PulumiProject
+    from pairedbus.plans.engine_checks import EngineRefusal
+    from pairedbus.plans.state import check_same_stack, read_baseline
+    from pairedbus.plans.tree import diff_lines, plan_tree, summary
+    from pairedbus.policy.gate import load_policy_config
 
     # Read every input and check every output before rendering: a bad flag fails fast, nothing half-runs.
-    check_writable(args.json, "--json")
+    json_to_stdout = args.json is not None and str(args.json) == "-"
+    if not json_to_stdout:
+        check_writable(args.json, "--json")
     check_writable(args.write_policy_config, "--write-policy-config")
     project = PulumiProject.find(args.project_dir)
-    baseline = load_baseline(args.baseline) if args.baseline else None
+    baseline = read_baseline(args.baseline) if args.baseline else None
     if baseline is not None and not args.baseline_any_stack:
-        from pairedbus.plans.state import check_same_stack
-
         check_same_stack(baseline, project=project.name, stack=args.stack, path=args.baseline)
-    policy_config = load_policy_config(args.policy_config) if args.policy_config else None
+    user_policy_config = load_policy_config(args.policy_config) if args.policy_config else None
     try:
-        config, plan = render_stack(project, args.stack)
+        with plan_progress(enabled=not json_to_stdout) as progress:
+            review = plan_and_gate(
+                project,
+                args.stack,
+                baseline=baseline,
+                policy_config=user_policy_config,
+                allow_replace=args.allow_replace,
+                allow_delete=args.allow_delete,
+                allow_unprotect=args.allow_unprotect,
+                progress=progress,
+            )
     except EngineRefusal as exc:  # what `pulumi up` would stop on: one line each, as the config's problems
         for problem in bounded(exc.problems):
             print(f"pairedbus: error: {problem}", file=sys.stderr)
         return EXIT_USER
-    policy_config = merge_policy_config(stack_policy_settings(config), policy_config)
-    if baseline is not None:
-        from pairedbus.plans.urns import engine_plan
-
-        # Against a baseline, URNs as the engine makes them: a state export holds those.
-        plan = engine_plan(plan)
-        judged = judge(baseline, plan)
-        ops, deleted, changes = judged.by_urn, judged.deleted, judged.changes
-    else:
-        ops, deleted, changes = None, (), {}
-    gate = run_gate(
-        plan,
-        baseline=baseline,
-        allow_replace=args.allow_replace,
-        allow_delete=args.allow_delete,
-        allow_unprotect=args.allow_unprotect,
-        config=policy_config,
+    plan, gate = review.plan, review.gate
+    ops, deleted, changes = (
+        (review.judged.by_urn, review.judged.deleted, review.judged.changes) if review.judged else (None, (), {})
     )
+
+    document: dict[str, Any] = {**plan.to_json(), "policy": gate.to_json()}
+    if ops is not None:
+        document["operations"] = ops
+        document["changes"] = {urn: [c.to_json() for c in found] for urn, found in changes.items()}
+    if json_to_stdout:
+        print(json.dumps(document, indent=2, sort_keys=True, default=str))
+        if args.write_policy_config:
+            args.write_policy_config.write_text(json.dumps(review.policy_config, indent=2, sort_keys=True) + "\n")
+        return gate.exit_code
 
     # Every printed value comes from the stack, the baseline or a path: printed as text, never read as rich
     # markup (a `[/]` in a value crashed `plan`; `[link=...]` and style tags were swallowed).
@@ -124,13 +232,9 @@ def run(args: argparse.Namespace) -> int:
     verdict = "FAILED" if gate.exit_code else "passed"
     show(f"{verdict}: {summary(plan, ops)}", style="bold red" if gate.exit_code else "bold")
     if args.json:
-        document = {**plan.to_json(), "policy": gate.to_json()}
-        if ops is not None:
-            document["operations"] = ops
-            document["changes"] = {urn: [c.to_json() for c in found] for urn, found in changes.items()}
         args.json.write_text(json.dumps(document, indent=2, sort_keys=True, default=str) + "\n")
         show(f"Wrote {args.json}")
     if args.write_policy_config:
-        args.write_policy_config.write_text(json.dumps(policy_config, indent=2, sort_keys=True) + "\n")
+        args.write_policy_config.write_text(json.dumps(review.policy_config, indent=2, sort_keys=True) + "\n")
         show(f"Wrote {args.write_policy_config}")
     return gate.exit_code

@@ -14,7 +14,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pairedbus import entity_limits
+from pairedbus import limits
 
 PRIMARY_FQDN = "drill-primary.servicebus.windows.net"
 SECONDARY_FQDN = "drill-secondary.servicebus.windows.net"
@@ -69,7 +69,7 @@ class DrillConfig(BaseModel):
     #: and the 20,000-message drill never settled (issue 35; the reproducer is
     #: tests/drill/test_syphon_key_turn_locks.py).
     backlog_lock_duration: timedelta = Field(
-        default=timedelta(seconds=20), ge=entity_limits.MIN_LOCK_DURATION, le=entity_limits.MAX_LOCK_DURATION
+        default=timedelta(seconds=20), ge=limits.MIN_LOCK_DURATION, le=limits.MAX_LOCK_DURATION
     )
     #: How long the drill waits, after the last send, for everything to be accounted for.
     settle_timeout: timedelta = timedelta(minutes=10)

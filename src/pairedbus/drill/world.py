@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Literal, Protocol
 
-from pairedbus import contract, durations, entity_limits
+from pairedbus import contract, durations, limits
 from pairedbus.drill.scenario import SUBSCRIPTIONS, DrillEntity, DrillEntityKind
 from pairedbus.pairing.endpoints import NamespaceEndpoint
 
@@ -24,7 +24,7 @@ DESTINATION_DUPLICATE_WINDOW = timedelta(days=1)
 DESTINATION_MAX_DELIVERY_COUNT = 10_000
 #: A consumer whose complete failed (and whose abandon failed too) leaves the message locked:
 #: the service minimum brings it back within seconds rather than the default minute.
-DESTINATION_LOCK = entity_limits.MIN_LOCK_DURATION
+DESTINATION_LOCK = limits.MIN_LOCK_DURATION
 
 Side = Literal["primary", "secondary"]
 

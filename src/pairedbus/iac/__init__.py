@@ -1,5 +1,5 @@
 """Everything of pairedbus that imports Pulumi: components, the backlog-queue dynamic provider, the
-stack-config model, the offline plan and live drift. Needs the `iac` extra
+stack-config model, the offline render under Pulumi's mocks (`render/`) and live drift. Needs the `iac` extra
 (`pip install 'pairedbus[iac]'`); the runtime (sender, syphon) never imports this package.
 
 `from pairedbus.iac import PairedNamespace, PairedNamespaceArgs` is the way in for a Pulumi program. They are
@@ -10,14 +10,19 @@ stays light.
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pairedbus.iac.components.paired_namespace import PairedNamespace, PairedNamespaceArgs
+    from pairedbus.iac.components.args import PairedNamespaceArgs
+    from pairedbus.iac.components.paired_namespace import PairedNamespace
 
 __all__ = ["PairedNamespace", "PairedNamespaceArgs"]
 
 
 def __getattr__(name: str) -> Any:
-    if name in __all__:
+    if name == "PairedNamespace":
         from pairedbus.iac.components import paired_namespace
 
-        return getattr(paired_namespace, name)
+        return paired_namespace.PairedNamespace
+    if name == "PairedNamespaceArgs":  # generated from the config model with the parts' settings
+        from pairedbus.iac.components import args
+
+        return args.PairedNamespaceArgs
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -21,8 +21,8 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pairedbus.iac.plan.engine_checks import EngineRefusal
-from pairedbus.iac.plan.mocks import FAKE_CLIENT_ID, FAKE_OBJECT_ID, FAKE_SUBSCRIPTION_ID, FAKE_TENANT_ID, PlanMocks
+from pairedbus.iac.render.mocks import FAKE_CLIENT_ID, FAKE_OBJECT_ID, FAKE_SUBSCRIPTION_ID, FAKE_TENANT_ID, PlanMocks
+from pairedbus.plans.engine_checks import EngineRefusal
 from pairedbus.plans.model import Plan, PlannedResource
 
 __all__ = [
@@ -55,9 +55,9 @@ def run_program(
     Returns what the program registered and exported, and its warnings (`pulumi.log.warn`); raises what
     the program raises, or `EngineRefusal` for registrations the engine would refuse.
     """
-    from pairedbus.iac.plan.render import render
+    from pairedbus.iac.render.program import render_program
 
     raw = {key: value if isinstance(value, str) else json.dumps(value) for key, value in (config or {}).items()}
-    return render(
+    return render_program(
         program, project=project, stack=stack, config=raw, secret_keys=secret_keys, preview=preview, mocks=mocks
     )

@@ -25,7 +25,7 @@ everything in it (ARM cannot move a resource group: a new location is a new grou
 property by property as the engine would (`plans.diff`): a value not known offline, or one the mocks derived
 from another resource's computed outputs, is no evidence of a change.
 
-Resources are paired as the engine pairs them (`pairedbus.plans.urns.match_old`): both plans in
+Resources are matched as the engine matches them (`pairedbus.plans.urns.match_old`): both plans in
 the engine's URN form, each current resource with the baseline resource of its URN or, failing
 that, of one of its aliases, resolved from the current plan's registrations. A rename an alias
 covers is the same resource, not a change.
@@ -122,7 +122,7 @@ def _consequence(resource: PlannedResource) -> str:
 
 
 @dataclass(frozen=True)
-class Pairing:
+class ResourceMatch:
     """Both plans in the engine's URN form, each current URN's baseline resource (`match_old`), and each
     matched resource's property changes (`plans.diff`), judged upstream first: an input fed by a resource
     that is created or replaced takes a new value, known only once deployed."""
@@ -133,7 +133,7 @@ class Pairing:
     changes: Mapping[str, tuple[PropertyChange, ...]] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, baseline: Plan, current: Plan) -> Pairing:
+    def of(cls, baseline: Plan, current: Plan) -> ResourceMatch:
         baseline, current = engine_plan(baseline), engine_plan(current)
         old_by_urn = match_old(baseline, current)
         return cls(baseline, current, old_by_urn, _judge(current, old_by_urn))
@@ -173,20 +173,20 @@ def _judge(current: Plan, old_by_urn: Mapping[str, PlannedResource]) -> dict[str
 
 
 def find_replacements(
-    baseline: Plan, current: Plan, *, types: Iterable[str] | None = None, pairing: Pairing | None = None
+    baseline: Plan, current: Plan, *, types: Iterable[str] | None = None, match: ResourceMatch | None = None
 ) -> list[str]:
     """One line per change in `current` that replaces a resource of `baseline` (every type, or `types`), or
     that the service refuses on an existing entity."""
     wanted = set(types) if types is not None else None
-    pairing = pairing or Pairing.of(baseline, current)
-    baseline, current, old_by_urn = pairing.baseline, pairing.current, pairing.old_by_urn
+    match = match or ResourceMatch.of(baseline, current)
+    baseline, current, old_by_urn = match.baseline, match.current, match.old_by_urn
     matched_olds = {old.urn for old in old_by_urn.values()}
     lines: list[str] = []
     for new in current.resources:
         if new.urn not in old_by_urn or (wanted is not None and new.type not in wanted):
             continue
         fixed = SERVICE_CREATE_ONLY.get(new.type, ())
-        for change in pairing.changes.get(new.urn, ()):
+        for change in match.changes.get(new.urn, ()):
             change_text = f"{change.path} {_show(change.old)} -> {_show(change.new)}"
             if change.replaces:
                 lines.append(f"{_label(new)} ({new.type}) would be replaced: {change_text}; {_consequence(new)}")
@@ -210,12 +210,12 @@ def find_replacements(
     return lines
 
 
-def find_deletions(baseline: Plan, current: Plan, *, pairing: Pairing | None = None) -> list[BaselineChange]:
+def find_deletions(baseline: Plan, current: Plan, *, match: ResourceMatch | None = None) -> list[BaselineChange]:
     """Stateful resources of `baseline` that `current` no longer declares (and that did not just
     move to a new URN, which `find_replacements` reports): deleted, refused, or retained."""
-    pairing = pairing or Pairing.of(baseline, current)
-    baseline, current = pairing.baseline, pairing.current
-    current_urns = {old.urn for old in pairing.old_by_urn.values()}
+    match = match or ResourceMatch.of(baseline, current)
+    baseline, current = match.baseline, match.current
+    current_urns = {old.urn for old in match.old_by_urn.values()}
     current_identities = {_identity(r) for r in current.resources if _is_entity(r)} - {None}
     changes: list[BaselineChange] = []
     for old in baseline.resources:
@@ -237,10 +237,10 @@ def find_deletions(baseline: Plan, current: Plan, *, pairing: Pairing | None = N
     return changes
 
 
-def find_unprotections(baseline: Plan, current: Plan, *, pairing: Pairing | None = None) -> list[BaselineChange]:
+def find_unprotections(baseline: Plan, current: Plan, *, match: ResourceMatch | None = None) -> list[BaselineChange]:
     """Resources protected in `baseline` and not in `current` (e.g. `production` true -> false)."""
-    pairing = pairing or Pairing.of(baseline, current)
-    current, old_by_urn = pairing.current, pairing.old_by_urn
+    match = match or ResourceMatch.of(baseline, current)
+    current, old_by_urn = match.current, match.old_by_urn
     return [
         BaselineChange("unprotect", f"{_label(new)} ({new.type}) loses its protection: protect true -> false")
         for new in current.resources
@@ -248,12 +248,12 @@ def find_unprotections(baseline: Plan, current: Plan, *, pairing: Pairing | None
     ]
 
 
-def compare_plans(baseline: Plan, current: Plan) -> list[BaselineChange]:
+def compare_plans(baseline: Plan, current: Plan, *, match: ResourceMatch | None = None) -> list[BaselineChange]:
     """Every reportable change of `current` against `baseline`: replacements, deletions, lowered
-    protection and retained resources, in that order."""
-    pairing = Pairing.of(baseline, current)  # once: both plans may hold thousands of resources
+    protection and retained resources, in that order (`match`: theirs, when already made)."""
+    match = match or ResourceMatch.of(baseline, current)  # once: both plans may hold thousands of resources
     return [
-        *(BaselineChange("replace", line) for line in find_replacements(baseline, current, pairing=pairing)),
-        *find_deletions(baseline, current, pairing=pairing),
-        *find_unprotections(baseline, current, pairing=pairing),
+        *(BaselineChange("replace", line) for line in find_replacements(baseline, current, match=match)),
+        *find_deletions(baseline, current, match=match),
+        *find_unprotections(baseline, current, match=match),
     ]

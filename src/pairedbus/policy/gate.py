@@ -33,7 +33,7 @@ from pulumi_policy import (
 from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
 
 from pairedbus.errors import UserError
-from pairedbus.plans.baseline import BaselineChange
+from pairedbus.plans.baseline import BaselineChange, ResourceMatch
 from pairedbus.plans.model import Plan, PlannedResource
 from pairedbus.sdk import policy_not_applicable_error
 
@@ -331,14 +331,6 @@ class GateResult:
         }
 
 
-def load_baseline(path: str | Path) -> Plan:
-    """A plan written by `pairedbus plan --json`, or a state written by `pulumi stack export`
-    (`pairedbus.plans.state`); a malformed one is a one-line `UserError` naming `--baseline`."""
-    from pairedbus.plans.state import read_baseline
-
-    return read_baseline(path)
-
-
 def run_gate(
     plan: Plan,
     *,
@@ -347,10 +339,13 @@ def run_gate(
     allow_delete: bool = False,
     allow_unprotect: bool = False,
     config: PolicyConfig | None = None,
+    match: ResourceMatch | None = None,
 ) -> GateResult:
+    """The pack over `plan`, and its changes against `baseline` (`match`: the two plans' resources matched, when
+    the caller has already done so: `plans.baseline.ResourceMatch`, ~1 ms a resource)."""
     from pairedbus.plans.baseline import compare_plans
 
-    changes = compare_plans(baseline, plan) if baseline is not None else []
+    changes = compare_plans(baseline, plan, match=match) if baseline is not None else []
     allowed = {
         k for k, on in (("replace", allow_replace), ("delete", allow_delete), ("unprotect", allow_unprotect)) if on
     }

@@ -7,7 +7,7 @@ from datetime import timedelta
 from enum import StrEnum
 from typing import Any
 
-from pairedbus import contract, durations, entity_limits
+from pairedbus import contract, durations, limits
 from pairedbus.servicebus.errors import bad_request
 
 #: TimeSpan.MaxValue as the admin client returns it (a timedelta, to the microsecond).
@@ -172,10 +172,10 @@ class EntitySettings:
 
 def _validate(values: dict[str, Any]) -> None:
     lock = values.get("lock_duration")
-    if lock is not None and not (entity_limits.MIN_LOCK_DURATION <= lock <= entity_limits.MAX_LOCK_DURATION):
+    if lock is not None and not (limits.MIN_LOCK_DURATION <= lock <= limits.MAX_LOCK_DURATION):
         raise bad_request(f"lock_duration must be between 5 seconds and 5 minutes, got {lock}")
     mdc = values.get("max_delivery_count")
-    if mdc is not None and not (entity_limits.MIN_MAX_DELIVERY_COUNT <= mdc <= entity_limits.MAX_MAX_DELIVERY_COUNT):
+    if mdc is not None and not (limits.MIN_MAX_DELIVERY_COUNT <= mdc <= limits.MAX_MAX_DELIVERY_COUNT):
         raise bad_request(f"max_delivery_count must be between 1 and {contract.INT32_MAX}, got {mdc}")
     ttl = values.get("default_message_time_to_live")
     if ttl is not None and ttl <= timedelta(0):

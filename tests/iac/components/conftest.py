@@ -9,7 +9,7 @@ from typing import Any
 import pulumi
 import pytest
 
-from pairedbus.iac.plan.render import render
+from pairedbus.iac.render.program import render_program
 from pairedbus.plans.model import Plan, PlannedResource
 
 Build = Callable[[], None]
@@ -18,7 +18,7 @@ Build = Callable[[], None]
 def render_config(config: dict[str, Any], build: Build, stack: str = "test") -> Plan:
     """Render `build` with `config` set as this stack's `pairedbus:` config."""
     settings = {f"pairedbus:{k}": v if isinstance(v, str) else json.dumps(v) for k, v in config.items()}
-    return render(build, project="pairedbus", stack=stack, config=settings)
+    return render_program(build, project="pairedbus", stack=stack, config=settings)
 
 
 def build_core() -> None:

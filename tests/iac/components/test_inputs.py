@@ -18,8 +18,8 @@ from pulumi_azure_native import resources
 from pairedbus import contract
 from pairedbus.iac import PairedNamespace
 from pairedbus.iac.config import StackConfigError
-from pairedbus.iac.plan.project import PulumiProject
-from pairedbus.iac.plan.render import PlanMocks, render
+from pairedbus.iac.render.program import PlanMocks, render_program
+from pairedbus.iac.render.project import PulumiProject
 from pairedbus.plans.model import SECRET_MASK, Plan
 from tests.iac.components.test_paired_namespace import ARGS, REPO
 
@@ -50,7 +50,7 @@ def _unknown(value: Any) -> bool:
 
 def render_preview(program: Callable[[], None]) -> Plan:
     """`render` in preview mode, with mocks that leave a new resource's outputs unknown."""
-    return render(program, project="pairedbus", stack="test", config={}, preview=True, mocks=PreviewMocks())
+    return render_program(program, project="pairedbus", stack="test", config={}, preview=True, mocks=PreviewMocks())
 
 
 def _recorded_unknown(inputs: dict[str, Any], key: str) -> bool:
@@ -87,7 +87,7 @@ def _with_outputs(**overrides: Any) -> Callable[[], None]:
 
 
 def test_outputs_reach_the_resources_validated_and_nothing_stands_in() -> None:
-    plan = render(_with_outputs(), project="pairedbus", stack="test")
+    plan = render_program(_with_outputs(), project="pairedbus", stack="test")
     namespaces = {ns.inputs["tags"][contract.TAG_ROLE]: ns.inputs for ns in plan.of_type(contract.TYPE_NAMESPACE)}
     assert namespaces["primary"]["namespaceName"] == "contoso-team"
     assert namespaces["primary"]["resourceGroupName"] == "rg-team"
@@ -110,7 +110,7 @@ def test_a_location_output_is_normalised_like_a_written_one() -> None:
         args["secondary"] = {**args["secondary"], "location": group.location.apply(lambda _: "North Europe")}
         PairedNamespace("orders", args)
 
-    plan = render(program, project="pairedbus", stack="test")
+    plan = render_program(program, project="pairedbus", stack="test")
     locations = sorted(ns.inputs["location"] for ns in plan.of_type(contract.TYPE_NAMESPACE))
     assert locations == ["northeurope", "westeurope"]
 
@@ -118,7 +118,7 @@ def test_a_location_output_is_normalised_like_a_written_one() -> None:
 def test_a_known_mistake_is_refused_before_anything_registers_even_with_outputs_elsewhere() -> None:
     bad = {**ARGS["secondary"], "name": "x"}
     with pytest.raises(StackConfigError) as caught:
-        render(_with_outputs(secondary=bad), project="pairedbus", stack="test")
+        render_program(_with_outputs(secondary=bad), project="pairedbus", stack="test")
     assert caught.value.problems == [
         "orders: secondary.name: expected 6-50 letters, digits or '-', starting with a letter, ending with a letter "
         "or digit, not ending in -sb or -mgmt (in any letter case), got 'x'"
@@ -133,7 +133,7 @@ def test_an_output_that_resolves_to_a_bad_value_fails_the_deployment_with_the_sa
         PairedNamespace("orders", args)
 
     with pytest.raises(Exception, match=r"orders: primary\.name: expected 6-50 letters.*got 'x'"):
-        render(program, project="pairedbus", stack="test")
+        render_program(program, project="pairedbus", stack="test")
 
 
 def test_a_cross_field_rule_waits_for_the_output_and_then_fails() -> None:
@@ -147,7 +147,7 @@ def test_a_cross_field_rule_waits_for_the_output_and_then_fails() -> None:
         PairedNamespace("orders", args)
 
     with pytest.raises(Exception, match=r"orders: secondary\.location: expected a region other than the primary"):
-        render(program, project="pairedbus", stack="test")
+        render_program(program, project="pairedbus", stack="test")
 
 
 def test_an_output_where_the_value_decides_the_resources_is_refused_by_name() -> None:
@@ -158,7 +158,7 @@ def test_an_output_where_the_value_decides_the_resources_is_refused_by_name() ->
         PairedNamespace("orders", args)
 
     with pytest.raises(StackConfigError) as caught:
-        render(program, project="pairedbus", stack="test")
+        render_program(program, project="pairedbus", stack="test")
     assert caught.value.problems == [
         "orders: queues[0].name: expected a value known when the component is built, got an output of another "
         "resource (it decides which queues are created)"
@@ -191,7 +191,7 @@ def test_in_a_preview_a_rule_on_an_unknown_value_does_not_fail_spuriously() -> N
 
 @pytest.mark.parametrize("stack", ["dev", "staging", "prod"])
 def test_no_stack_render_holds_a_placeholder(stack: str) -> None:
-    from pairedbus.iac.plan import render_stack
+    from pairedbus.iac.render import render_stack
 
     _, plan = render_stack(PulumiProject.find(REPO), stack)
     assert plan.resources and placeholders_in(plan) == []
@@ -205,7 +205,7 @@ def test_tag_names_are_checked_at_once_when_a_tag_value_is_an_output() -> None:
         PairedNamespace("orders", args)
 
     with pytest.raises(StackConfigError) as caught:
-        render(program, project="pairedbus", stack="test")
+        render_program(program, project="pairedbus", stack="test")
     assert caught.value.problems == [
         "orders: tags.cost/center: expected a tag name without any of < > % & \\ ? /, got 'cost/center'",
         "orders: tags.long: expected a tag value of at most 256 characters, got 300",
@@ -224,7 +224,7 @@ def test_a_value_that_fails_when_its_output_resolves_names_the_pair() -> None:
         PairedNamespace("billing", args)
 
     with pytest.raises(Exception, match=r"billing: primary\.name: expected 6-50 letters.*got 'rg-team_billing'"):
-        render(program, project="pairedbus", stack="test")
+        render_program(program, project="pairedbus", stack="test")
 
 
 # --- Outputs wherever a value does not decide which resources exist ------------------------------------------
@@ -273,7 +273,7 @@ def _from_the_team_group(
 
 
 def test_the_diagnostics_workspace_the_key_and_the_firewall_rules_may_be_outputs() -> None:
-    plan = render(_from_the_team_group(_hardened), project="pairedbus", stack="test")
+    plan = render_program(_from_the_team_group(_hardened), project="pairedbus", stack="test")
     settings = plan.of_type("azure-native:monitor:DiagnosticSetting")
     assert [s.inputs["workspaceId"] for s in settings] == [WORKSPACE_ID, WORKSPACE_ID]
     namespaces = {ns.inputs["tags"][contract.TAG_ROLE]: ns.inputs for ns in plan.of_type(contract.TYPE_NAMESPACE)}
@@ -292,7 +292,7 @@ def test_the_diagnostics_workspace_the_key_and_the_firewall_rules_may_be_outputs
 
 
 def test_a_secret_workspace_id_stays_secret() -> None:
-    plan = render(_from_the_team_group(_hardened, secret=True), project="pairedbus", stack="test")
+    plan = render_program(_from_the_team_group(_hardened, secret=True), project="pairedbus", stack="test")
     settings = plan.of_type("azure-native:monitor:DiagnosticSetting")
     assert [s.inputs["workspaceId"] for s in settings] == [SECRET_MASK, SECRET_MASK]
 
@@ -304,7 +304,7 @@ def test_an_output_rule_that_resolves_to_a_bad_address_fails_naming_the_pair_and
         return args
 
     with pytest.raises(Exception, match=r"orders: secondary\.networkRuleSet\.ipRules\[1\]: expected an IPv4 address"):
-        render(_from_the_team_group(args_of), project="pairedbus", stack="test")
+        render_program(_from_the_team_group(args_of), project="pairedbus", stack="test")
 
 
 @pytest.mark.parametrize(
@@ -335,5 +335,5 @@ def test_an_output_is_refused_only_with_the_true_reason(put: Callable[..., None]
         return args
 
     with pytest.raises(StackConfigError) as caught:
-        render(_from_the_team_group(args_of), project="pairedbus", stack="test")
+        render_program(_from_the_team_group(args_of), project="pairedbus", stack="test")
     assert caught.value.problems == [f"orders: {line}"]

@@ -10,7 +10,7 @@ import pulumi
 
 from pairedbus import contract
 from pairedbus.iac import PairedNamespace
-from pairedbus.iac.plan.render import render
+from pairedbus.iac.render.program import render_program
 from pairedbus.plans.model import Plan
 from tests.iac.components.test_paired_namespace import ARGS
 
@@ -27,7 +27,7 @@ DIAGNOSTICS, LOCK, RULES = (
 def _render(name: str = "orders", opts: pulumi.ResourceOptions | None = None, **changes: Any) -> Plan:
     args = copy.deepcopy(ARGS)
     args.update(changes)
-    return render(lambda: PairedNamespace(name, args, opts), project="pairedbus", stack="test", config={})
+    return render_program(lambda: PairedNamespace(name, args, opts), project="pairedbus", stack="test", config={})
 
 
 def _by_name(plan: Plan, type_: str) -> dict[str, Any]:

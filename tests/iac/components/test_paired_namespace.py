@@ -14,8 +14,8 @@ from pulumi_azure_native import resources
 from pairedbus import contract
 from pairedbus.iac import PairedNamespace, PairedNamespaceArgs
 from pairedbus.iac.config import StackConfigError, parse_stack_config
-from pairedbus.iac.config.args_mapping import args_from_stack_config, stack_config_from_args
-from pairedbus.iac.plan.render import PlanMocks, RecordingMonitor, _render, _without_dead_work, render
+from pairedbus.iac.config.args_mapping import settings_of, stack_config_from_args
+from pairedbus.iac.render.program import PlanMocks, RecordingMonitor, _render, _without_dead_work, render_program
 from pairedbus.plans.model import Plan
 from tests.iac.components.conftest import render_config
 
@@ -50,7 +50,7 @@ def _build(args: PairedNamespaceArgs) -> None:
 def _stack_program() -> None:
     from pairedbus.iac.config import load_pulumi_stack_config
 
-    PairedNamespace("pairedbus", args_from_stack_config(load_pulumi_stack_config()))
+    PairedNamespace.from_config("pairedbus", load_pulumi_stack_config())
 
 
 def _shape(plan: Plan) -> list[tuple[str, str, str]]:
@@ -58,14 +58,70 @@ def _shape(plan: Plan) -> list[tuple[str, str, str]]:
 
 
 def test_direct_args_render_exactly_what_the_same_stack_config_renders(config_dict: dict[str, Any]) -> None:
-    direct = render(lambda: _build(_args()), project="pairedbus", stack="test")
+    direct = render_program(lambda: _build(_args()), project="pairedbus", stack="test")
     from_config = render_config(config_dict, _stack_program)
     assert _shape(direct) == _shape(from_config)
     assert len(direct.of_type(contract.TYPE_BACKLOG_QUEUE)) == 3
 
 
+# --- From a validated config (issue 37 item 1: the repository's program never goes model -> dict -> model) ------
+
+
+def _refuse(*_: Any, **__: Any) -> Any:
+    raise AssertionError("validated again")
+
+
+def test_from_config_renders_what_the_args_of_the_same_config_render(
+    config_dict: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = parse_stack_config(config_dict)
+
+    def from_args() -> None:
+        PairedNamespace("pairedbus", settings_of(config))
+
+    def from_config() -> None:
+        PairedNamespace.from_config("pairedbus", config)
+
+    as_args = render_program(from_args, project="pairedbus", stack="test")
+    # The config is used as it is: neither the args' mapping nor the model runs again.
+    from pairedbus.iac.components import paired_namespace
+    from pairedbus.iac.config import model
+
+    monkeypatch.setattr(paired_namespace, "stack_config_from_args", _refuse)
+    monkeypatch.setattr(model, "parse_stack_config", _refuse)
+    direct = render_program(from_config, project="pairedbus", stack="test")
+    assert _shape(direct) == _shape(as_args)
+    assert len(direct.of_type(contract.TYPE_BACKLOG_QUEUE)) == config.backlog_queue_count
+
+
+def test_the_repositorys_program_builds_its_pair_from_the_validated_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Was: __main__.py dumped the validated model to args, which PairedNamespace validated again.
+    from pairedbus.iac.components import paired_namespace
+    from pairedbus.iac.render import render_stack
+    from pairedbus.iac.render.project import PulumiProject
+
+    monkeypatch.setattr(paired_namespace, "stack_config_from_args", _refuse)
+    _, plan = render_stack(PulumiProject.find(REPO), "dev")
+    assert len(plan.of_type(contract.TYPE_BACKLOG_QUEUE)) == 10
+
+
+def test_from_config_takes_a_validated_config_only() -> None:
+    with pytest.raises(TypeError, match=r"^orders: config: expected a validated StackConfig .*got dict"):
+        PairedNamespace.from_config("orders", dict(ARGS))  # type: ignore[arg-type]  # the mistake under test
+
+
+def test_from_config_checks_the_pair_name_as_the_args_way_does(config_dict: dict[str, Any]) -> None:
+    config = parse_stack_config(config_dict)
+    with pytest.raises(StackConfigError) as from_config:
+        PairedNamespace.from_config("Orders--", config)
+    with pytest.raises(StackConfigError) as from_args:
+        PairedNamespace("Orders--", settings_of(config))
+    assert from_config.value.problems == from_args.value.problems
+    assert from_config.value.problems[0].startswith("Orders--: name: expected a pair name")
+
+
 def test_outputs_are_what_a_consumer_wires_onward() -> None:
-    plan = render(lambda: _build(_args()), project="pairedbus", stack="test")
+    plan = render_program(lambda: _build(_args()), project="pairedbus", stack="test")
     assert plan.outputs["primary_namespace_id"].endswith("/providers/Microsoft.ServiceBus/namespaces/contoso-primary")
     assert plan.outputs["primary_endpoint"] == "https://contoso-primary.servicebus.windows.net:443/"
     assert sorted(plan.outputs["queue_ids"]) == ["invoices", "orders"]
@@ -142,7 +198,9 @@ def test_nothing_is_registered_when_the_args_are_invalid() -> None:
 
 
 def test_tag_keys_are_data_and_are_not_renamed() -> None:
-    plan = render(lambda: _build(_args(tags={"cost_center": "42", "Owner": "me"})), project="pairedbus", stack="test")
+    plan = render_program(
+        lambda: _build(_args(tags={"cost_center": "42", "Owner": "me"})), project="pairedbus", stack="test"
+    )
     namespace = plan.of_type(contract.TYPE_NAMESPACE)[0]
     assert namespace.inputs["tags"]["cost_center"] == "42" and namespace.inputs["tags"]["Owner"] == "me"
 
@@ -153,7 +211,7 @@ def test_the_image_may_be_an_output_of_another_resource_in_the_program() -> None
         image = group.name.apply(lambda name: f"acme.azurecr.io/{name}/syphon:2.0")
         PairedNamespace("pairedbus", _args(syphon={"image": image, "cpu": 1.0, "memory": "2Gi"}))
 
-    plan = render(program, project="pairedbus", stack="test")
+    plan = render_program(program, project="pairedbus", stack="test")
     (app,) = plan.of_type("azure-native:app:ContainerApp")
     (container,) = app.inputs["template"]["containers"]
     assert container["image"] == "acme.azurecr.io/rg-images/syphon:2.0"
@@ -167,7 +225,7 @@ def test_a_premium_pair_renders_on_its_defaults() -> None:
         "primary": {**ARGS["primary"], "sku": "Premium"},
         "secondary": {**ARGS["secondary"], "sku": "Premium"},
     }
-    plan = render(lambda: _build(_args(**premium)), project="pairedbus", stack="test")
+    plan = render_program(lambda: _build(_args(**premium)), project="pairedbus", stack="test")
     for namespace in plan.of_type(contract.TYPE_NAMESPACE):
         assert namespace.inputs["premiumMessagingPartitions"] == 2
         assert namespace.inputs["sku"] == {"name": "Premium", "tier": "Premium", "capacity": 2}

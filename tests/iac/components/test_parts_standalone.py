@@ -9,7 +9,7 @@ from pairedbus import contract
 from pairedbus.iac.components.backlog_queues import BacklogQueues
 from pairedbus.iac.components.messaging_entities import MessagingEntities
 from pairedbus.iac.components.namespace_pair import NamespacePair
-from pairedbus.iac.plan.render import render
+from pairedbus.iac.render.program import render_program
 
 
 def _pair() -> NamespacePair:
@@ -47,7 +47,7 @@ def test_a_pair_backlog_and_entities_without_paired_namespace() -> None:
         pulumi.export("backlog", backlog.queue_names)
         pulumi.export("queues", entities.queue_ids)
 
-    plan = render(program, project="fabrikam", stack="dev")
+    plan = render_program(program, project="fabrikam", stack="dev")
     assert [g.inputs["resourceGroupName"] for g in plan.of_type("azure-native:resources:ResourceGroup")] == ["rg-weu"]
     for ns in plan.of_type(contract.TYPE_NAMESPACE):
         assert ns.inputs["sku"] == {"name": "Standard", "tier": "Standard"}
@@ -75,4 +75,4 @@ def test_a_forwarding_cycle_is_refused_by_the_part_on_its_own() -> None:
         )
 
     with pytest.raises(ValueError, match=r"queues\.forwardTo: expected no forwarding cycle, got a, b"):
-        render(program, project="fabrikam", stack="dev")
+        render_program(program, project="fabrikam", stack="dev")

@@ -22,9 +22,8 @@ ENVIRONMENT = "azure-native:app:ManagedEnvironment"
 
 def _program() -> None:
     from pairedbus.iac.config import load_pulumi_stack_config
-    from pairedbus.iac.config.args_mapping import args_from_stack_config
 
-    PairedNamespace("pairedbus", args_from_stack_config(load_pulumi_stack_config()))
+    PairedNamespace.from_config("pairedbus", load_pulumi_stack_config())
 
 
 def _render(config: dict[str, Any]) -> Plan:

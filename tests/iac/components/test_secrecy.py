@@ -17,7 +17,7 @@ import pytest
 
 from pairedbus import contract
 from pairedbus.iac import PairedNamespace
-from pairedbus.iac.plan.render import render
+from pairedbus.iac.render.program import render_program
 from pairedbus.plans.model import SECRET_MASK, Plan
 from pairedbus.sdk import pulumi_sync_await
 from tests.iac.components.test_paired_namespace import ARGS
@@ -63,22 +63,22 @@ def _leaks(plan: Plan, text: str) -> list[str]:
 @pytest.mark.parametrize("where", list(SECRETS))
 def test_a_secret_given_to_the_component_is_masked_in_every_child_input_that_carries_it(where: str) -> None:
     text, _ = SECRETS[where]
-    plan = render(_program(where), project="pairedbus", stack="test")
+    plan = render_program(_program(where), project="pairedbus", stack="test")
     assert _leaks(plan, text) == []
     assert SECRET_MASK in json.dumps([r.inputs for r in plan.resources])  # it reached the children, masked
 
 
 def test_children_wired_to_a_namespace_read_its_name_as_secret_as_it_was_given() -> None:
-    plan = render(_program("primary name"), project="pairedbus", stack="test")
+    plan = render_program(_program("primary name"), project="pairedbus", stack="test")
     entities = [*plan.of_type(contract.TYPE_QUEUE), *plan.of_type(contract.TYPE_TOPIC)]
     assert entities and {r.inputs["namespaceName"] for r in entities} == {SECRET_MASK}
-    plan = render(_program("secondary name"), project="pairedbus", stack="test")
+    plan = render_program(_program("secondary name"), project="pairedbus", stack="test")
     backlog = plan.of_type(contract.TYPE_BACKLOG_QUEUE)
     assert backlog and {r.inputs["namespaceName"] for r in backlog} == {SECRET_MASK}
 
 
 def test_children_in_a_created_resource_group_read_its_name_as_secret_as_it_was_given() -> None:
-    plan = render(_program("created resource group"), project="pairedbus", stack="test")
+    plan = render_program(_program("created resource group"), project="pairedbus", stack="test")
     in_group = [
         r for r in plan.resources if "resourceGroupName" in r.inputs and r.inputs["resourceGroupName"] != "rg-secondary"
     ]
@@ -87,7 +87,7 @@ def test_children_in_a_created_resource_group_read_its_name_as_secret_as_it_was_
 
 def test_the_components_name_and_endpoint_outputs_are_secret_when_the_name_was() -> None:
     kept: dict[str, PairedNamespace] = {}
-    render(_program("primary name", kept), project="pairedbus", stack="test")
+    render_program(_program("primary name", kept), project="pairedbus", stack="test")
     paired = kept["paired"]
     for output in (paired.primary_namespace_name, paired.primary_endpoint, paired.pair.primary_namespace_name):
         assert pulumi_sync_await(output.is_secret()) is True

@@ -10,7 +10,7 @@ import pytest
 from pairedbus import contract, durations
 from pairedbus.iac.components import syphon_host
 from pairedbus.iac.components.syphon_host import SyphonHost, SyphonHostArgs
-from pairedbus.iac.plan.render import FAKE_SUBSCRIPTION_ID, render
+from pairedbus.iac.render.program import FAKE_SUBSCRIPTION_ID, render_program
 from pairedbus.plans.model import Plan, PlannedResource
 from pairedbus.service.endpoints import (
     DEFAULT_PORT,
@@ -65,7 +65,7 @@ def _render(names: bool = True, **config: Any) -> Plan:
         pulumi.export("fqdn", host.fqdn)
         pulumi.export("principalId", host.principal_id)
 
-    return render(program, project="pairedbus", stack="test")
+    return render_program(program, project="pairedbus", stack="test")
 
 
 def _one(plan: Plan, type_: str) -> PlannedResource:
@@ -174,7 +174,7 @@ def test_zero_min_replicas_is_refused_when_the_component_is_used_on_its_own() ->
         secondary_fqdn="b",
     )
     with pytest.raises(ValueError, match=r"minReplicas: expected >= 1"):
-        render(lambda: SyphonHost("syphon", args), project="pairedbus", stack="test")
+        render_program(lambda: SyphonHost("syphon", args), project="pairedbus", stack="test")
 
 
 def test_probes_use_the_syphons_liveness_and_readiness_endpoints(plain: Plan) -> None:

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from pairedbus.iac.config import StackConfig, config_from_pulumi_settings, parse_stack_config
-from pairedbus.iac.plan import PulumiProject
+from pairedbus.iac.render import PulumiProject
 
 REPO = Path(__file__).resolve().parents[3]
 

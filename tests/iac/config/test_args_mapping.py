@@ -15,7 +15,7 @@ from pairedbus.iac.config.args_mapping import (
     may_be_input,
     stack_config_from_args,
 )
-from pairedbus.iac.plan.project import PulumiProject
+from pairedbus.iac.render.project import PulumiProject
 from tests.iac.components.test_args import MINIMAL
 from tests.iac.config.conftest import REPO, read_stack
 

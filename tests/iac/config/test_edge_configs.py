@@ -1,5 +1,5 @@
 """Stacks exactly at the service's limits are valid: each parses and renders through the offline
-plan. The limits are the literals their sources state (see pairedbus/iac/config/limits.py)."""
+plan. The limits are the literals their sources state (see pairedbus/limits.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from pairedbus import contract
-from pairedbus.iac.plan import render_stack
+from pairedbus.iac.render import render_stack
 from tests.iac.config.conftest import stack_document
 
 Doc = dict[str, Any]

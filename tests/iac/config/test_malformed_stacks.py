@@ -3,7 +3,7 @@ is refused here, before anything renders, with exactly one line that names the k
 
 Every case goes through the real path `pairedbus plan` takes: the YAML file, Pulumi's key rules,
 then the model. Expected limits are the literals their sources state (cited in
-`pairedbus/iac/config/limits.py`): lock 5 s-5 min and duplicate window 20 s-7 days (.NET
+`pairedbus/limits.py`): lock 5 s-5 min and duplicate window 20 s-7 days (.NET
 AdministrationClientConstants), 50 tags with names <= 512 and values <= 256 characters (ARM tag
 docs), resource group names ^[-\\w\\._\\(\\)]+$ up to 90 (ARM common types), 2,000 subscriptions
 per topic (Service Bus quotas).

@@ -231,3 +231,16 @@ def test_austriaeast_is_never_taken_for_australiaeast(monkeypatch) -> None:
     finally:
         regions_module._by_name.cache_clear()  # rebuilt from the real table after the patch is undone
         regions_module._geography_of_place.cache_clear()
+
+
+def test_regions_come_from_the_projects_own_table():
+    # Was: the installed SDK's Azure Migrate enum, which lacks westus3 (issue 19, item 4).
+    regions = known_regions()
+    assert {"westeurope", "northeurope", "swedencentral", "eastus2", "westus3"} <= regions
+    assert len(regions) >= 60
+
+
+def test_region_spellings_normalise_as_arm_reads_them():
+    assert normalise_region("West Europe") == normalise_region(" WestEurope ") == "westeurope"
+    assert closest_region("westeurop") == "westeurope"
+    assert closest_region("mars") is None

@@ -3,10 +3,15 @@ derived facts of a namespace (messaging units, partitions) that the rules read."
 
 from __future__ import annotations
 
-import pytest
-from pydantic import ValidationError
+import re
+from pathlib import Path
 
-from pairedbus.iac.config.schema import NamespaceConfig, ResourceGroupConfig
+import pytest
+from pydantic import BaseModel, ValidationError
+
+from pairedbus.iac.components import args_codegen
+from pairedbus.iac.config.messages import inner_model
+from pairedbus.iac.config.schema import NamespaceConfig, ResourceGroupConfig, StackConfig
 
 
 def test_keys_are_camel_case_and_snake_case_names_also_populate() -> None:
@@ -42,3 +47,55 @@ def test_messaging_units_are_the_capacity_else_one_per_partition() -> None:
     assert one.partitions == 1 and one.messaging_units == 1 and not one.requires_partitioned_entities
     sized = NamespaceConfig(name="contoso-p1", location="westeurope", sku="Premium", capacity=8)
     assert sized.messaging_units == 8
+
+
+# --- The README's reference table states the model's defaults (the model declares them, once) ----------------
+
+README = Path(__file__).resolve().parents[3] / "README.md"
+
+
+def _readme_rows() -> list[tuple[list[str], str]]:
+    """(key spans, default cell) of each row of the README's stack config reference."""
+    text = README.read_text(encoding="utf-8")
+    table = text[text.index("| key | default | rule |") :].split("\n\n", 1)[0].splitlines()[2:]
+    return [(re.findall(r"`([^`]+)`", row.split("|")[1]), row.split("|")[2].strip()) for row in table]
+
+
+def _field(path: str, relative_to: type[BaseModel]) -> tuple[type[BaseModel], str] | None:
+    """The model and field name a README key names (`syphon.cpu`; `.sku` under a namespace), or None."""
+    model: type[BaseModel] = relative_to
+    parts = path.lstrip(".").split(".")
+    for i, part in enumerate(parts):
+        by_alias = {f.alias or name: name for name, f in model.model_fields.items()}
+        name = by_alias.get(part) or (next(iter(by_alias.values())) if part == "*" else None)
+        if name is None:
+            return None
+        if i == len(parts) - 1:
+            return model, name
+        inner = inner_model(model.model_fields[name].annotation)
+        if inner is None:
+            return None
+        model = inner
+    return None
+
+
+def test_the_readmes_defaults_are_the_models() -> None:
+    checked = []
+    for spans, cell in _readme_rows():
+        keys = [s for s in spans if s not in ("primary", "secondary")]
+        defaults = [d.strip().strip("`") for d in cell.split(" / ")]
+        if len(keys) != len(defaults):
+            continue
+        parent: type[BaseModel] = StackConfig
+        for key, shown in zip(keys, defaults, strict=True):
+            found = _field(key, NamespaceConfig if key.startswith(".") and parent is StackConfig else parent)
+            if found is None:
+                continue
+            model, name = found
+            parent = model
+            default = model.model_fields[name].get_default(call_default_factory=True)
+            if model.model_fields[name].is_required() or default is None or isinstance(default, list | dict):
+                continue  # "none", "—", prose: what the model leaves unset is described, not stated
+            checked.append((key, shown, args_codegen._shown(default)))
+    assert [(key, shown) for key, shown, _ in checked] == [(key, model) for key, _, model in checked]
+    assert len(checked) >= 15, checked

@@ -44,8 +44,8 @@ from azure.mgmt.servicebus import models as servicebus_models
 from pulumi.runtime import rpc
 
 from pairedbus import contract
-from pairedbus.iac.plan import PulumiProject
-from pairedbus.iac.plan import render as render_module
+from pairedbus.iac.render import PulumiProject
+from pairedbus.iac.render import program as render_module
 from pairedbus.plans.model import Plan
 from tests.iac.conformance.arm import (
     Definition,
@@ -485,7 +485,7 @@ def render_settings(stack: str, overrides: Mapping[str, str] | None = None) -> t
     settings, secrets = project.stack_settings(stack)
     settings = {**settings, **(overrides or {})}
     with _secrets_revealed():
-        plan = render_module.render(
+        plan = render_module.render_program(
             project.run_program, project=project.name, stack=stack, config=settings, secret_keys=secrets
         )
     return settings, plan

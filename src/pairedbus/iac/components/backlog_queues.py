@@ -10,12 +10,10 @@ from pulumi_azure_native import authorization
 
 from pairedbus import contract
 from pairedbus.iac.backlog_provider import BacklogQueue, BacklogQueueProvider, DataPlaneAuth
-from pairedbus.iac.components.args import BacklogAuth, PrincipalType, enum_value
+from pairedbus.iac.components.args import STACK_DEFAULTS
 from pairedbus.iac.components.options import Inherited, renamed_from, with_part_token
 from pairedbus.iac.components.roles import deploying_principal_id, role_definition_id
-
-#: What runs `pulumi up` unless said otherwise: a person at a terminal (the config model's default too).
-DEPLOYER_PRINCIPAL_TYPE_DEFAULT = "User"
+from pairedbus.iac.config.choices import BacklogAuth, PrincipalType, enum_value
 
 
 class BacklogQueuesArgs(TypedDict):
@@ -60,14 +58,14 @@ class BacklogQueues(pulumi.ComponentResource):
         """`legacy_urns`: the children keep the URNs of pairedbus before 0.2 (see `PairedNamespace`)."""
         super().__init__(contract.TYPE_BACKLOG_QUEUES, name, None, with_part_token(contract.TYPE_BACKLOG_QUEUES, opts))
         inherited = Inherited.of(opts)
-        auth = enum_value(args.get("auth", "entra"))
+        auth = enum_value(args.get("auth", STACK_DEFAULTS["backlog_auth"]))
         primary = pulumi.Output.from_input(args["primary_namespace_name"])
         names = [
             primary.apply(lambda p, i=index: contract.backlog_queue_name(p, i))
             for index in range(args["backlog_queue_count"])
         ]
         depends_on: list[pulumi.Resource] = []
-        if auth == "entra":
+        if auth == BacklogAuth.ENTRA:
             # The provider acts as whoever runs `pulumi up`; it needs the data plane's Owner role.
             depends_on.append(
                 authorization.RoleAssignment(
@@ -77,7 +75,9 @@ class BacklogQueues(pulumi.ComponentResource):
                     role_definition_id=role_definition_id(contract.ROLE_SERVICE_BUS_DATA_OWNER),
                     # Set explicitly: azure-native fills in `User` when the program sets none, which a CI
                     # service principal's assignment fails with.
-                    principal_type=enum_value(args.get("deployer_principal_type", DEPLOYER_PRINCIPAL_TYPE_DEFAULT)),
+                    principal_type=enum_value(
+                        args.get("deployer_principal_type", STACK_DEFAULTS["deployer_principal_type"])
+                    ),
                     # Not protected by production: no message depends on it (the syphon and the senders use
                     # their own identities), and switching backlogAuth to sas must be able to drop it from the
                     # program. A caller's protect=True still reaches it.
@@ -85,7 +85,9 @@ class BacklogQueues(pulumi.ComponentResource):
                 )
             )
         provider = BacklogQueueProvider(
-            DataPlaneAuth(mode=auth, resource_group_name=args.get("resource_group_name") if auth == "sas" else None)
+            DataPlaneAuth(
+                mode=auth, resource_group_name=args.get("resource_group_name") if auth == BacklogAuth.SAS else None
+            )
         )
         partitioning = {contract.BACKLOG_PARTITIONING_PROPERTY: True} if args.get("partitioned", False) else {}
         #: The dynamic resources (not a schema output: a dynamic provider has no package schema).

@@ -10,12 +10,10 @@ Deny (AVM: Allow) and trusted services off (AVM: on), and infrastructure encrypt
 Functions, not a component: each takes the owning component's name, the namespace's role and resource and the
 component as `parent`, and names its resource `f"{name}-{role}-<what>"`, so two pairs in one program never
 collide. `PairedNamespace` calls them; the encryption and identity helpers feed `NamespacePair`'s namespace.
-
-No `from __future__ import annotations`: Pulumi's component analyzer reads the settings' annotations as live types.
 """
 
 from collections.abc import Callable, Mapping
-from typing import Any, NotRequired, TypedDict, cast
+from typing import Any, cast
 
 import pulumi
 from pulumi_azure_native import authorization, monitor, servicebus
@@ -41,47 +39,6 @@ LOCK_NOTES = (
     "pairedbus: this namespace holds a pair's queues, topics or backlog queues. Remove the lock (namespaceLock: none, "
     "then pulumi up) before deleting or replacing the namespace on purpose."
 )
-
-
-class NetworkRuleSetSettings(TypedDict):
-    """Firewall rules for a namespace that keeps public network access (ARM networkRuleSets/default)."""
-
-    default_action: NotRequired[str]
-    """Deny (default): only the rules' addresses and subnets get in; Allow: everyone (then no rules may be given)."""
-    ip_rules: NotRequired[pulumi.Input[list[pulumi.Input[str]]]]
-    """IPv4 addresses or CIDR ranges allowed in (at most 128); the list or any address may be an output."""
-    virtual_network_rules: NotRequired[pulumi.Input[list[pulumi.Input[str]]]]
-    """ARM ids of subnets allowed in through their Microsoft.ServiceBus service endpoint (Premium only; at most 128);
-    the list or any id may be an output."""
-    trusted_service_access_enabled: NotRequired[bool]
-    """Let Microsoft's trusted services past the firewall (default false)."""
-
-
-class EncryptionSettings(TypedDict):
-    """Customer-managed-key encryption at rest (Premium only)."""
-
-    key_vault_uri: pulumi.Input[str]
-    """The key vault's URI, https://<vault>.vault.azure.net (may be an output of the vault)."""
-    key_name: pulumi.Input[str]
-    """The key's name in the vault (may be an output of the key)."""
-    key_version: NotRequired[pulumi.Input[str]]
-    """A key version (32 hexadecimal digits); none: the current version, followed when the key rotates."""
-    user_assigned_identity_id: pulumi.Input[str]
-    """ARM id of the user-assigned identity that reads the key (it needs Key Vault Crypto Service Encryption User);
-    may be an output of the identity."""
-    require_infrastructure_encryption: NotRequired[bool]
-    """A second layer of platform-key encryption (default false); decided when the namespace is created."""
-
-
-class DiagnosticsSettings(TypedDict):
-    """Diagnostic settings on both namespaces."""
-
-    workspace_id: NotRequired[pulumi.Input[str]]
-    """ARM id of the Log Analytics workspace (may be an output of the workspace); none: the syphon's workspace."""
-    logs: NotRequired[list[str]]
-    """Category groups (allLogs, audit) or Service Bus log categories (default: allLogs)."""
-    metrics: NotRequired[bool]
-    """Also send the platform metrics (AllMetrics; default true)."""
 
 
 # --- On the namespace itself (NamespacePair) -------------------------------------------------------

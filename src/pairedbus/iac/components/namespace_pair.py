@@ -10,21 +10,27 @@ from pulumi_azure_native import network, resources, servicebus
 
 from pairedbus import contract
 from pairedbus.iac.components import namespace_hardening
-from pairedbus.iac.components.args import (
-    NAMESPACE_DEFAULTS,
-    NamespaceSettings,
-    PrivateEndpointSettings,
-    ResourceGroupSettings,
-    enum_value,
-)
+from pairedbus.iac.components.args import NAMESPACE_DEFAULTS, NamespaceSettings, ResourceGroupSettings
 from pairedbus.iac.components.options import Inherited, renamed_from, with_part_token
 from pairedbus.iac.components.secrecy import as_secret_as
+from pairedbus.iac.config.choices import enum_value
 
 #: The private-link sub-resource of a Service Bus namespace (learn.microsoft.com/azure/private-link/
 #: private-endpoint-overview, "Private-link resource": Microsoft.ServiceBus/namespaces, "namespace").
 PRIVATE_LINK_GROUP = "namespace"
 #: The name of a zone config in a private DNS zone group: 1-80 letters, digits, '_', '.', '-'.
 PRIVATE_DNS_ZONE_CONFIG_NAME = "privatelink-servicebus-windows-net"
+
+
+class PrivateEndpointSettings(TypedDict):
+    """Where a pair's private endpoints go."""
+
+    subnet_id: pulumi.Input[str]
+    """ARM id of the subnet the endpoints' network interfaces go in."""
+    private_dns_zone_id: pulumi.Input[str]
+    """ARM id of the privatelink.servicebus.windows.net private DNS zone the endpoints register in."""
+    location: pulumi.Input[str]
+    """The subnet's region (a private endpoint lives in its virtual network's region)."""
 
 
 class NamespacePairArgs(TypedDict):
@@ -88,8 +94,10 @@ class NamespacePair(pulumi.ComponentResource):
         self._tags = dict(args.get("tags") or {})
         self._production = bool(args.get("production", False))
         self._pair = args["primary"]["name"]
-        count = args.get("backlog_queue_count")
-        self._secondary_tags = {} if count is None else {contract.TAG_BACKLOG_QUEUE_COUNT: str(count)}
+        backlog_queue_count = args.get("backlog_queue_count")
+        self._secondary_tags = (
+            {} if backlog_queue_count is None else {contract.TAG_BACKLOG_QUEUE_COUNT: str(backlog_queue_count)}
+        )
         self.primary_resource_group_name = self._resource_group(
             contract.ROLE_PRIMARY, args["primary_resource_group"], args["primary"]["location"]
         )

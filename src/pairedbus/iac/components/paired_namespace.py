@@ -7,27 +7,17 @@ No `from __future__ import annotations`: Pulumi's component analyzer reads the a
 """
 
 import weakref
-from typing import Any, NotRequired, TypedDict
+from typing import Any
 
 import pulumi
 from pulumi.runtime import settings
 from pulumi_azure_native import authorization
 
 from pairedbus import contract
-from pairedbus.iac.components.args import (
-    BacklogAuth,
-    NamespaceSettings,
-    NetworkSettings,
-    PrincipalType,
-    QueueSettings,
-    ResourceGroupsSettings,
-    SyphonSettings,
-    TopicSettings,
-    enum_value,
-)
+from pairedbus.iac.components.args import PairedNamespaceArgs
 from pairedbus.iac.components.backlog_queues import BacklogQueues, BacklogQueuesArgs
 from pairedbus.iac.components.messaging_entities import MessagingEntities, MessagingEntitiesArgs
-from pairedbus.iac.components.namespace_hardening import DiagnosticsSettings, harden_pair
+from pairedbus.iac.components.namespace_hardening import harden_pair
 from pairedbus.iac.components.namespace_pair import NamespacePair, NamespacePairArgs
 from pairedbus.iac.components.options import Inherited
 from pairedbus.iac.components.roles import role_definition_id
@@ -35,6 +25,7 @@ from pairedbus.iac.components.secrecy import as_secret_as
 from pairedbus.iac.components.syphon_host import SyphonHost, SyphonHostArgs, autonamed_problem
 from pairedbus.iac.config import StackConfig, StackConfigError
 from pairedbus.iac.config.args_mapping import settings_of, stack_config_from_args
+from pairedbus.iac.config.choices import BacklogAuth, enum_value
 
 #: The parts' names inside a PairedNamespace before pairedbus 0.2 (fixed, so two pairs collided); a pair built
 #: with `legacy_urns=True` aliases its parts to them. Now each part is `<name>-<part>`.
@@ -46,48 +37,8 @@ PAIR, BACKLOG, ENTITIES, SYPHON = "pair", "backlog", "entities", "syphon"
 _LEGACY_PAIRS: "weakref.WeakKeyDictionary[Any, str]" = weakref.WeakKeyDictionary()
 
 
-class PairedNamespaceArgs(TypedDict):
-    """A paired namespace: the same settings a stack's `pairedbus:` config holds, in snake_case."""
-
-    resource_groups: ResourceGroupsSettings
-    """Resource groups of the primary and the secondary namespace."""
-    primary: NamespaceSettings
-    """The primary namespace: senders write here while it is available."""
-    secondary: NamespaceSettings
-    """The secondary namespace, in another region: it holds the backlog queues."""
-    syphon: SyphonSettings
-    """The syphon, which moves backlog messages to their primary destinations."""
-    backlog_queue_count: NotRequired[int]
-    """How many backlog queues the secondary holds (default: the spec's)."""
-    backlog_auth: NotRequired[BacklogAuth]
-    """How backlog queues are created: entra (default) or sas (the documented fallback; local auth on the secondary)."""
-    queues: NotRequired[list[QueueSettings]]
-    """Queues of the primary namespace."""
-    topics: NotRequired[list[TopicSettings]]
-    """Topics of the primary namespace, with their subscriptions."""
-    tags: NotRequired[dict[str, pulumi.Input[str]]]
-    """Tags for every resource (each value may be an output of another resource)."""
-    allow_unknown_region: NotRequired[bool]
-    """A location pairedbus's region table lacks is a region newer than the table: deployed with a warning
-    instead of refused (default false: refused, with the closest region of its geography)."""
-    production: NotRequired[bool]
-    """Also protect every resource whose loss would stop or lose messages (backlog queues are retained instead);
-    only ever adds to the `protect` resource option."""
-    deployer_principal_type: NotRequired[PrincipalType]
-    """What runs `pulumi up`: User (default), ServicePrincipal or Group (the deployer's data-plane role names it)."""
-    network: NotRequired[NetworkSettings]
-    """Private endpoints and the syphon's subnet; required when a namespace denies public network access."""
-    max_outage: NotRequired[str]
-    """The longest primary outage the pair must absorb, ISO 8601 (default PT1H): paired entities' minimum
-    duplicate-detection window."""
-    diagnostics: NotRequired[DiagnosticsSettings]
-    """Diagnostic settings on both namespaces (resource logs and metrics to Log Analytics); none: no settings."""
-    namespace_lock: NotRequired[str]
-    """A lock on each namespace: CanNotDelete or none (default: CanNotDelete when production, else none)."""
-
-
-def _validated(name: str, args: PairedNamespaceArgs, *, legacy_urns: bool) -> StackConfig:
-    """The args' config, with the pair's own name and its `legacy_urns` checked too; every problem in one error."""
+def _pair_problems(name: str, *, legacy_urns: bool) -> list[str]:
+    """What is wrong with the pair's own name and its `legacy_urns` (not part of its config)."""
     problems = []
     made = autonamed_problem(name, f"-{SYPHON}")
     if made is not None:
@@ -99,6 +50,12 @@ def _validated(name: str, args: PairedNamespaceArgs, *, legacy_urns: bool) -> St
                 f"{name}: legacy_urns: expected on one pair of a program only, {first!r} has it already (the names "
                 "before pairedbus 0.2 were the same for every pair: two pairs would claim the same resources)"
             )
+    return problems
+
+
+def _validated(name: str, args: PairedNamespaceArgs, *, legacy_urns: bool) -> StackConfig:
+    """The args' config, with the pair's own name and its `legacy_urns` checked too; every problem in one error."""
+    problems = _pair_problems(name, legacy_urns=legacy_urns)
     try:
         config = stack_config_from_args(args, pair=name)
     except StackConfigError as exc:
@@ -143,7 +100,7 @@ def namespace_pair_args(config: StackConfig) -> NamespacePairArgs:
         "secondary": settings_of(config.secondary),
         "primary_resource_group": settings_of(config.resource_groups.primary),
         "secondary_resource_group": settings_of(config.resource_groups.secondary),
-        "secondary_local_auth": config.backlog_auth == "sas",
+        "secondary_local_auth": config.backlog_auth == BacklogAuth.SAS,
         "tags": dict(config.tags),
         "production": config.production,
         "backlog_queue_count": config.backlog_queue_count,
@@ -156,12 +113,12 @@ def backlog_queues_args(config: StackConfig, pair: NamespacePair) -> BacklogQueu
         "backlog_queue_count": config.backlog_queue_count,
         "namespace_name": pair.secondary_namespace_name,
         "namespace_id": pair.secondary.id,
-        "auth": config.backlog_auth,  # type: ignore[typeddict-item]  # the config's Literal spells args.BacklogAuth's values (issue 37 item 1: one enum per choice)
+        "auth": config.backlog_auth,
         "resource_group_name": config.resource_groups.secondary.name,
         "partitioned": contract.requires_partitioned_entities(
             config.secondary.sku, config.secondary.premium_messaging_partitions
         ),
-        "deployer_principal_type": config.deployer_principal_type,  # type: ignore[typeddict-item]  # the config's Literal spells args.PrincipalType's values (issue 37 item 1)
+        "deployer_principal_type": config.deployer_principal_type,
     }
 
 
@@ -245,7 +202,34 @@ class PairedNamespace(pulumi.ComponentResource):
         the old names were the same for every pair, so two pairs would claim the same old resources."""
         # Validated before anything registers; a bad value raises StackConfigError, one line per problem, each
         # starting with this pair's name.
-        config = _validated(name, args, legacy_urns=legacy_urns)
+        self._build(name, _validated(name, args, legacy_urns=legacy_urns), opts, legacy_urns=legacy_urns)
+
+    @classmethod
+    def from_config(
+        cls,
+        name: str,
+        config: StackConfig,
+        opts: pulumi.ResourceOptions | None = None,
+        *,
+        legacy_urns: bool = False,
+    ) -> "PairedNamespace":
+        """The pair a validated stack config describes (`load_pulumi_stack_config`, `parse_stack_config`), built as
+        `PairedNamespace(name, args)` builds it, without turning the config into args to validate it again. The
+        pair's own name and `legacy_urns` are checked as there (StackConfigError, one line each)."""
+        if not isinstance(config, StackConfig):
+            raise TypeError(
+                f"{name}: config: expected a validated StackConfig (parse_stack_config), got {type(config).__name__}"
+                " (pass args as PairedNamespace(name, args))"
+            )
+        problems = _pair_problems(name, legacy_urns=legacy_urns)
+        if problems:
+            raise StackConfigError(problems)
+        pair = cls.__new__(cls)
+        pair._build(name, config, opts, legacy_urns=legacy_urns)
+        return pair
+
+    def _build(self, name: str, config: StackConfig, opts: pulumi.ResourceOptions | None, *, legacy_urns: bool) -> None:
+        """Register the pair's four parts and its hardening from a validated config, and its outputs."""
         super().__init__(contract.TYPE_PAIRED_NAMESPACE, name, None, opts)
         self._name = name
         self._inherited = Inherited.of(opts)

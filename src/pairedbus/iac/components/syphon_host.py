@@ -17,11 +17,11 @@ from typing import NotRequired, TypedDict
 import pulumi
 from pulumi_azure_native import app, authorization, managedidentity, operationalinsights
 
-from pairedbus import contract, durations
+from pairedbus import contract, durations, limits
 from pairedbus.iac.components.args import SYPHON_DEFAULTS, SyphonSettings
 from pairedbus.iac.components.options import Inherited, with_part_token
 from pairedbus.iac.components.roles import role_definition_id
-from pairedbus.iac.config import limits
+from pairedbus.iac.config.schema import SyphonConfig, minimum_of
 from pairedbus.service.endpoints import (
     DEFAULT_PORT,
     ENV_AZURE_CLIENT_ID,
@@ -182,8 +182,9 @@ class SyphonHost(pulumi.ComponentResource):
         config = args["syphon"]
         settings = {**SYPHON_DEFAULTS, **config}
         min_replicas = settings["min_replicas"]
-        if min_replicas < 1:  # the model says so too; the spec needs a syphon always running
-            raise ValueError(f"syphon.minReplicas: expected >= 1, got {min_replicas}")
+        lowest = minimum_of(SyphonConfig, "min_replicas")  # the spec needs a syphon always running
+        if min_replicas < lowest:  # checked here too: a part used on its own is not validated by the model
+            raise ValueError(f"syphon.minReplicas: expected >= {lowest}, got {min_replicas}")
         # Children are named `<name>-<suffix>`: inside PairedNamespace the engine's inherited child alias
         # (`syphon` -> `<pair>-syphon`) maps them to their names before 0.2 (`syphon-<suffix>`) by itself.
         child = inherited.child(self)

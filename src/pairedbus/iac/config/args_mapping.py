@@ -2,8 +2,8 @@
 
 A stack's config (`stacks/Pulumi.<stack>.yaml`) and a program's `PairedNamespaceArgs` describe the same pair.
 Args are mapped to the config's shape (snake_case field names to the model's keys) and validated by
-`parse_stack_config`, so a mistake gets the same one-line error on both paths; a validated `StackConfig`
-maps back to args for the repository's own program.
+`parse_stack_config`, so a mistake gets the same one-line error on both paths. The repository's own program
+needs none of this: it hands its validated `StackConfig` to `PairedNamespace.from_config` as it is.
 
 Names, resource-group names, locations, tag values, the image, the registry, the network ids, the diagnostics
 workspace, the customer-managed key (vault, key, version, identity) and the firewall rules may be `pulumi.Input`s
@@ -401,5 +401,7 @@ def settings_of(value: Any) -> Any:
 
 
 def args_from_stack_config(config: StackConfig) -> dict[str, Any]:
-    """`PairedNamespaceArgs` saying exactly what the validated config says (its defaults stay the model's)."""
+    """`PairedNamespaceArgs` saying exactly what the validated config says (its defaults stay the model's): a
+    second pair's args derived from a stack's (tests/iac/render/test_stacks_unchanged.py); a program with a
+    validated config builds its pair with `PairedNamespace.from_config` instead."""
     return config.model_dump(exclude_unset=True)

@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from pairedbus import contract, durations
-from pairedbus.iac.config import limits
+from pairedbus import contract, durations, limits
 from pairedbus.iac.config.config_warnings import configured_locations
 from pairedbus.iac.config.forwarding import FORWARDING_RULES
 from pairedbus.iac.config.keys import CONFIG_NAMESPACE
@@ -121,7 +120,7 @@ def production_denies_public_access(config: StackConfig) -> Iterator[str]:
         if ns.public_network_access != "Disabled":
             yield (
                 f"{role}.publicNetworkAccess: expected 'Disabled' when production is true (clients reach a "
-                f"production namespace through private endpoints only), got {ns.public_network_access!r}"
+                f"production namespace through private endpoints only), got {str(ns.public_network_access)!r}"
             )
 
 
@@ -190,7 +189,7 @@ def network_rules_need_public_access(config: StackConfig) -> Iterator[str]:
     for role, ns in _namespaces(config):
         if ns.network_rule_set is not None and ns.public_network_access != "Enabled":
             yield (
-                f"{role}.networkRuleSet: expected none when publicNetworkAccess is {ns.public_network_access!r} "
+                f"{role}.networkRuleSet: expected none when publicNetworkAccess is {str(ns.public_network_access)!r} "
                 "(firewall rules filter the public endpoint only)"
             )
 

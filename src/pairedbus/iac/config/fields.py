@@ -1,5 +1,5 @@
 """Field types of the stack config: each checks one value on its own against the service's rule
-(`limits.py` and `pairedbus.entity_limits` cite where each rule comes from). Cross-field rules live in `cross_field.py`."""
+(`pairedbus.limits` cites where each rule comes from). Cross-field rules live in `cross_field.py`."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field
 
-from pairedbus import contract, durations, entity_limits
-from pairedbus.iac.config import limits
+from pairedbus import contract, durations, limits
 from pairedbus.iac.config.regions import closest_region, is_region_shaped, region, retired_reason
 from pairedbus.rules.namespace import normalise_region
 
@@ -49,25 +48,21 @@ def duration_between(low: timedelta, high: timedelta | None) -> Callable[[str | 
 NotBool = BeforeValidator(_not_bool)
 
 LockDuration = Annotated[
-    str | None, AfterValidator(duration_between(entity_limits.MIN_LOCK_DURATION, entity_limits.MAX_LOCK_DURATION))
+    str | None, AfterValidator(duration_between(limits.MIN_LOCK_DURATION, limits.MAX_LOCK_DURATION))
 ]
-TimeToLive = Annotated[str | None, AfterValidator(duration_between(entity_limits.MIN_TIME_TO_LIVE, None))]
-AutoDeleteOnIdle = Annotated[str | None, AfterValidator(duration_between(entity_limits.MIN_AUTO_DELETE_ON_IDLE, None))]
+TimeToLive = Annotated[str | None, AfterValidator(duration_between(limits.MIN_TIME_TO_LIVE, None))]
+AutoDeleteOnIdle = Annotated[str | None, AfterValidator(duration_between(limits.MIN_AUTO_DELETE_ON_IDLE, None))]
 DuplicateDetectionWindow = Annotated[
     str | None,
-    AfterValidator(
-        duration_between(entity_limits.MIN_DUPLICATE_DETECTION_WINDOW, entity_limits.MAX_DUPLICATE_DETECTION_WINDOW)
-    ),
+    AfterValidator(duration_between(limits.MIN_DUPLICATE_DETECTION_WINDOW, limits.MAX_DUPLICATE_DETECTION_WINDOW)),
 ]
 #: The longest primary outage the pair must absorb: bounded like the window that must cover it.
 OutageDuration = Annotated[
     str,
-    AfterValidator(
-        duration_between(entity_limits.MIN_DUPLICATE_DETECTION_WINDOW, entity_limits.MAX_DUPLICATE_DETECTION_WINDOW)
-    ),
+    AfterValidator(duration_between(limits.MIN_DUPLICATE_DETECTION_WINDOW, limits.MAX_DUPLICATE_DETECTION_WINDOW)),
 ]
 DeliveryCount = Annotated[
-    int | None, NotBool, Field(ge=entity_limits.MIN_MAX_DELIVERY_COUNT, le=entity_limits.MAX_MAX_DELIVERY_COUNT)
+    int | None, NotBool, Field(ge=limits.MIN_MAX_DELIVERY_COUNT, le=limits.MAX_MAX_DELIVERY_COUNT)
 ]
 
 
@@ -172,9 +167,6 @@ SubscriptionName = Annotated[str, AfterValidator(_entity_name(contract.SUBSCRIPT
 ResourceGroupName = Annotated[str, AfterValidator(_resource_group_name)]
 Region = Annotated[str, AfterValidator(_region)]
 ContainerImage = Annotated[str, AfterValidator(_image)]
-
-
-PrincipalType = Literal["User", "ServicePrincipal", "Group"]
 
 
 # --- Production hardening (limits.py, "Production hardening") -------------------------------------

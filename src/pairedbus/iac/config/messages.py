@@ -73,7 +73,7 @@ def describe(error: Mapping[str, Any], root: type[BaseModel]) -> str:
 def _literal_hint(error: Mapping[str, Any]) -> str:
     """`serviceprincipal` -> ` (did you mean 'ServicePrincipal'? the case matters)`."""
     value = error.get("input")
-    if error["type"] != "literal_error" or not isinstance(value, str):
+    if error["type"] not in ("literal_error", "enum") or not isinstance(value, str):
         return ""
     choices = [
         c.strip().strip("'") for c in str(error.get("ctx", {}).get("expected", "")).replace(" or ", ",").split(",")

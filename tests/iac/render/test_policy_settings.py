@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from pairedbus.cli import main
-from pairedbus.iac.plan.policy_settings import merge_policy_config
+from pairedbus.iac.render.policy_settings import merge_policy_config
 from tests.iac.names import program_name
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -53,7 +53,7 @@ def test_an_entity_opted_out_of_pairing_passes_the_gate_and_is_named_unpaired(tm
     assert "audit-log" not in "".join(line for line in capsys.readouterr().out.splitlines() if "mandatory" in line)
     assert json.loads(out.read_text())["paired-entities-duplicate-detection"]["unpaired"] == ["audit-log"]
     # Without the derived setting the pack cannot know it is unpaired, and fails it.
-    from pairedbus.iac.plan import PulumiProject, render_stack
+    from pairedbus.iac.render import PulumiProject, render_stack
     from pairedbus.policy.gate import run_gate
 
     _config, plan = render_stack(PulumiProject.find(tmp_path), "dev")

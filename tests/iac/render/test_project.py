@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pairedbus.errors import UserError
-from pairedbus.iac.plan.project import PulumiProject
+from pairedbus.iac.render.project import PulumiProject
 
 
 def test_the_project_is_found_from_a_folder_below_it(tmp_path: Path) -> None:
@@ -34,13 +34,14 @@ def test_no_pulumi_yaml_is_one_line_saying_where_it_looked(tmp_path: Path) -> No
         PulumiProject.find(tmp_path)
 
 
-def test_a_missing_stack_names_its_file_and_the_stacks_there_are(tmp_path: Path) -> None:
+def test_a_stack_without_a_file_has_no_config_as_for_the_pulumi_cli(tmp_path: Path) -> None:
     (tmp_path / "Pulumi.yaml").write_text("name: shop\nruntime: python\nstackConfigDir: stacks\n")
     (tmp_path / "stacks").mkdir()
     (tmp_path / "stacks" / "Pulumi.dev.yaml").write_text("config: {}\n")
-    with pytest.raises(UserError) as raised:
-        PulumiProject.find(tmp_path).stack_settings("qa")
-    assert str(raised.value) == "stack 'qa': no stacks/Pulumi.qa.yaml (expected one of: dev)"
+    project = PulumiProject.find(tmp_path)
+    assert project.stack_settings("qa") == ({}, [])
+    assert project.missing_stack_file("qa") == "stacks/Pulumi.qa.yaml (stacks with a file: dev)"
+    assert project.missing_stack_file("dev") is None
 
 
 def test_stack_settings_are_full_keys_with_string_values(tmp_path: Path) -> None:

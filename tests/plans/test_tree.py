@@ -7,8 +7,8 @@ import io
 
 from rich.console import Console
 
-from pairedbus.iac.plan.tree import display_name, key_settings, plan_tree, summary
 from pairedbus.plans.model import Plan, PlannedResource
+from pairedbus.plans.tree import display_name, key_settings, plan_tree, summary
 
 PAIR = "urn:pulumi:dev::shop::pairedbus:index:NamespacePair::pair"
 

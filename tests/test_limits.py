@@ -1,17 +1,16 @@
-"""The limits the config enforces, checked against the sources they come from: literals from
+"""Azure's limits (`pairedbus.limits`), checked against the sources they come from: literals from
 .NET's AdministrationClientConstants and the ARM/tag docs, and what the installed Azure SDKs
-generated from ARM's definitions say."""
+generated from ARM's definitions say; and where the stack config, the fake and the drill meet them."""
 
 from __future__ import annotations
 
 import inspect
 import re
+from datetime import timedelta
 
 import pytest
 
-from pairedbus.iac.config import limits
-from pairedbus.iac.config.regions import closest_region, known_regions
-from pairedbus.rules.namespace import normalise_region
+from pairedbus import limits
 
 
 def test_the_arm_models_state_the_same_lock_and_auto_delete_limits():
@@ -77,14 +76,42 @@ def test_image_references_follow_the_distribution_grammar(image, ok):
     assert bool(limits.IMAGE_REFERENCE.match(image)) is ok
 
 
-def test_regions_come_from_the_projects_own_table():
-    # Was: the installed SDK's Azure Migrate enum, which lacks westus3 (issue 19, item 4).
-    regions = known_regions()
-    assert {"westeurope", "northeurope", "swedencentral", "eastus2", "westus3"} <= regions
-    assert len(regions) >= 60
+def test_duration_limits_are_the_dotnet_administration_client_constants():
+    # AdministrationClientConstants.cs: MinimumAllowedTimeToLive = 1 s, Minimum/MaximumLockDuration
+    # = 5 s / 5 min, MinimumAllowedAutoDeleteOnIdle = 5 min, duplicate window 20 s .. 7 days.
+    assert limits.MIN_TIME_TO_LIVE == timedelta(seconds=1)
+    assert (limits.MIN_LOCK_DURATION, limits.MAX_LOCK_DURATION) == (
+        timedelta(seconds=5),
+        timedelta(minutes=5),
+    )
+    assert limits.MIN_AUTO_DELETE_ON_IDLE == timedelta(minutes=5)
+    assert limits.MIN_DUPLICATE_DETECTION_WINDOW == timedelta(seconds=20)
+    assert limits.MAX_DUPLICATE_DETECTION_WINDOW == timedelta(days=7)
+    assert (limits.MIN_MAX_DELIVERY_COUNT, limits.MAX_MAX_DELIVERY_COUNT) == (1, 2_147_483_647)
 
 
-def test_region_spellings_normalise_as_arm_reads_them():
-    assert normalise_region("West Europe") == normalise_region(" WestEurope ") == "westeurope"
-    assert closest_region("westeurop") == "westeurope"
-    assert closest_region("mars") is None
+@pytest.mark.parametrize("lock", [timedelta(seconds=4), timedelta(minutes=5, seconds=1)])
+def test_the_fake_refuses_a_lock_duration_outside_the_service_limits(lock: timedelta) -> None:
+    from pairedbus.servicebus.errors import ErrorKind, ServiceError
+    from pairedbus.servicebus.properties import EntitySettings, EntityType
+
+    with pytest.raises(ServiceError, match="lock_duration") as refused:  # the model's own refusal
+        EntitySettings(EntityType.QUEUE, {"lock_duration": lock})
+    assert refused.value.kind is ErrorKind.BAD_REQUEST  # HTTP 400 on both front-ends
+
+
+@pytest.mark.parametrize("lock", [timedelta(seconds=5), timedelta(minutes=5)])
+def test_the_fake_accepts_the_lock_duration_limits_themselves(lock: timedelta) -> None:
+    from pairedbus.servicebus.properties import EntitySettings, EntityType
+
+    assert EntitySettings(EntityType.QUEUE, {"lock_duration": lock}).lock_seconds == lock.total_seconds()
+
+
+def test_the_drill_locks_its_destinations_for_the_service_minimum_and_its_backlog_for_20_s() -> None:
+    # The backlog's 20 s: the syphon renews no lock while a message waits for its session's turn
+    # (tests/drill/test_syphon_key_turn_locks.py); at 5 s the harsh drill never settled.
+    from pairedbus.drill import world
+    from pairedbus.drill.scenario import DrillConfig
+
+    assert world.DESTINATION_LOCK == timedelta(seconds=5)
+    assert DrillConfig().backlog_lock_duration == timedelta(seconds=20)

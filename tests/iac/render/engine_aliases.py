@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pairedbus.iac.plan.render import PlanMocks, RecordingMonitor
-from tests.iac.plan.engine_urns import STACK_TYPE, engine_plan, engine_urn
+from pairedbus.iac.render.program import PlanMocks, RecordingMonitor
+from tests.iac.render.engine_urns import STACK_TYPE, engine_plan, engine_urn
 
 
 class AliasRecordingMonitor(RecordingMonitor):
@@ -92,7 +92,7 @@ def resolve(plan: dict[str, Any], specs: dict[str, list[Any]], olds: set[str]) -
 
 def _converted(plan: dict[str, Any]) -> list[str]:
     """The engine URN of each resource of a mock-URN plan, in the plan's order."""
-    from tests.iac.plan.engine_urns import _chains
+    from tests.iac.render.engine_urns import _chains
 
     chains = _chains(plan["resources"])
     return [engine_urn(plan["project"], plan["stack"], chains[r["urn"]], r["name"]) for r in plan["resources"]]

@@ -2,11 +2,11 @@
 current-<stack>.json), and the aliases that reach the engine keep the URN of every resource the stacks hold:
 those of b53afa0 (before PairedNamespace existed, parts at the stack's root) and those of 6fef7c5 (PairedNamespace
 with fixed part and child names, before names derived from the component's name and the parts' tokens moved to
-`pairedbus:index:`). The aliases are resolved the engine's way (`tests/iac/plan/engine_aliases.py`).
+`pairedbus:index:`). The aliases are resolved the engine's way (`tests/iac/render/engine_aliases.py`).
 
 The current references pin today's render, so any further change to what is rendered shows up here as a diff to
 review and then a new reference: `pairedbus plan STACK --json F`, then
-`python -m tests.iac.plan.engine_urns F > tests/iac/fixtures/plans/current-STACK.json`. Keep the b53afa0 and
+`python -m tests.iac.render.engine_urns F > tests/iac/fixtures/plans/current-STACK.json`. Keep the b53afa0 and
 6fef7c5 files: they are the URNs existing stacks hold, which the alias test resolves to.
 """
 
@@ -21,10 +21,10 @@ import pytest
 
 from pairedbus import contract
 from pairedbus.iac.config import StackConfigError, config_from_pulumi_settings, parse_stack_config
-from pairedbus.iac.plan.project import PulumiProject
-from pairedbus.iac.plan.render import _render, _without_dead_work
-from tests.iac.plan.engine_aliases import AliasRecordingMonitor, resolve
-from tests.iac.plan.engine_urns import engine_plan
+from pairedbus.iac.render.program import _render, _without_dead_work
+from pairedbus.iac.render.project import PulumiProject
+from tests.iac.render.engine_aliases import AliasRecordingMonitor, resolve
+from tests.iac.render.engine_urns import engine_plan
 
 REPO = Path(__file__).resolve().parents[3]
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "plans"
@@ -232,7 +232,7 @@ def test_a_second_pair_added_to_an_existing_stack_claims_nothing_of_the_first() 
 
 def test_legacy_urns_on_two_pairs_is_refused_in_one_line_before_the_engine_would() -> None:
     """Why `legacy_urns` is opt-in, for one pair: the old names were the same for every pair. The engine would
-    refuse every alias the two share ("Duplicate resource alias", hundreds of lines, iac/plan/engine_checks.py);
+    refuse every alias the two share ("Duplicate resource alias", hundreds of lines, plans/engine_checks.py);
     the second pair says so in one line before it registers anything."""
     with pytest.raises(StackConfigError) as caught:
         _two_pairs_on_dev(billing_legacy=True)

@@ -4,7 +4,7 @@ Pulumi's mock monitor makes simplified URNs (the parent's type only, the root st
 engine's URN holds the whole chain of parent types below the stack. `engine_plan` rewrites a plan's URNs
 (own, parent, dependencies) into the engine's form, so that plans of different component nestings compare.
 
-Reference plans: `python -m tests.iac.plan.engine_urns PLAN.json > tests/iac/fixtures/plans/<name>.json`.
+Reference plans: `python -m tests.iac.render.engine_urns PLAN.json > tests/iac/fixtures/plans/<name>.json`.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pairedbus.plans.baseline import Pairing
+from pairedbus.plans.baseline import ResourceMatch
 from pairedbus.plans.diff import PropertyChange
 from pairedbus.plans.model import Plan, PlannedResource
 
@@ -26,21 +26,21 @@ class Operations:
     deleted: tuple[PlannedResource, ...]
 
 
-def judge(baseline: Plan, current: Plan) -> Operations:
-    """Every operation and property change of `current` against `baseline`."""
-    pairing = Pairing.of(baseline, current)
+def judge(baseline: Plan, current: Plan, *, match: ResourceMatch | None = None) -> Operations:
+    """Every operation and property change of `current` against `baseline` (`match`: theirs, when already made)."""
+    match = match or ResourceMatch.of(baseline, current)
     ops: dict[str, str] = {}
     changes: dict[str, tuple[PropertyChange, ...]] = {}
     claimed: set[str] = set()
     # engine_plan keeps the order of the resources: pair each engine form with the resource it came from.
-    for engine, resource in zip(pairing.current.resources, current.resources, strict=True):
-        ops[resource.urn] = pairing.operation(engine.urn)
-        if pairing.changes.get(engine.urn):
-            changes[resource.urn] = pairing.changes[engine.urn]
-        old = pairing.old_by_urn.get(engine.urn)
+    for engine, resource in zip(match.current.resources, current.resources, strict=True):
+        ops[resource.urn] = match.operation(engine.urn)
+        if match.changes.get(engine.urn):
+            changes[resource.urn] = match.changes[engine.urn]
+        old = match.old_by_urn.get(engine.urn)
         if old is not None:
             claimed.add(old.urn)
-    deleted = tuple(e for e in pairing.baseline.resources if e.urn not in claimed)
+    deleted = tuple(e for e in match.baseline.resources if e.urn not in claimed)
     ops.update({r.urn: "discard" if r.external else "delete" for r in deleted if r.urn not in ops})
     return Operations(ops, changes, deleted)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from pairedbus.errors import UserError
-from pairedbus.iac.config.stack_file import SECRET_PLACEHOLDER, load_yaml_document, read_stack_settings
+from pairedbus.iac.config.stack_file import SECRET_PLACEHOLDER, StackSettings, load_yaml_document, read_stack_settings
 
 __all__ = ["SECRET_PLACEHOLDER", "PulumiProject"]
 
@@ -36,16 +36,25 @@ class PulumiProject:
             p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in self.stack_config_dir.glob("Pulumi.*.yaml")
         )
 
+    def stack_file(self, stack: str) -> Path:
+        return self.stack_config_dir / f"Pulumi.{stack}.yaml"
+
+    def missing_stack_file(self, stack: str) -> str | None:
+        """`stacks/Pulumi.qa.yaml (stacks with a file: dev, prod)` when the stack has no config file, else None."""
+        path = self.stack_file(stack)
+        if path.is_file():
+            return None
+        return f"{path.relative_to(self.directory)} (stacks with a file: {', '.join(self.stacks()) or 'none'})"
+
     def stack_settings(self, stack: str) -> tuple[dict[str, str], list[str]]:
         """The stack's config as the CLI passes it to the program: full keys (`project:key`),
         values as strings (structured ones as JSON), and the keys of secrets. Problems with single
         keys (Pulumi's key syntax, duplicates) travel with the settings (`StackSettings.problems`)
-        so that they are reported with the config's own, in one pass."""
-        path = self.stack_config_dir / f"Pulumi.{stack}.yaml"
+        so that they are reported with the config's own, in one pass. A stack without a file has no
+        config, as for the Pulumi CLI (which reads a missing `Pulumi.<stack>.yaml` as empty)."""
+        path = self.stack_file(stack)
         if not path.is_file():
-            raise UserError(
-                f"stack {stack!r}: no {path.relative_to(self.directory)} (expected one of: {', '.join(self.stacks())})"
-            )
+            return StackSettings(), []
         return read_stack_settings(path)
 
     def run_program(self) -> None:

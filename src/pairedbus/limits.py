@@ -1,7 +1,9 @@
-"""Service limits the stack config is checked against, each with the source it comes from.
+"""Azure's limits, each with the source it comes from: what the stack config is checked against, and the
+entity-property limits the fake and the drill check too.
 
 These are Azure's numbers, not the spec's: the spec's own names and numbers stay in
-`pairedbus.contract`. Sources, as cited on each constant:
+`pairedbus.contract`. No Pulumi, no SDK: the runtime, the fake and the IaC all import it. Sources, as cited on
+each constant:
 
 - [admin] azure-sdk-for-net, `sdk/servicebus/Azure.Messaging.ServiceBus/src/Administration/
   AdministrationClientConstants.cs`: the .NET administration client's own validation.
@@ -27,11 +29,27 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Final
 
 from pairedbus import contract
 
-# --- Entity properties: `pairedbus.entity_limits` (the fake and the drill check them too)
+# --- Entity properties ([admin], [arm-sb]): the stack config, the fake and the drill check these ---------
+
+#: [admin] MinimumAllowedTimeToLive = 1 s; MaximumAllowedTimeToLive = TimeSpan.MaxValue.
+MIN_TIME_TO_LIVE: Final = timedelta(seconds=1)
+#: [admin] MinimumLockDuration = 5 s, MaximumLockDuration = 5 min ([arm-sb]: "The maximum value
+#: for LockDuration is 5 minutes").
+MIN_LOCK_DURATION: Final = timedelta(seconds=5)
+MAX_LOCK_DURATION: Final = timedelta(minutes=5)
+#: [admin] MinimumAllowedAutoDeleteOnIdle = 5 min ([arm-sb]: "The minimum duration is 5 minutes").
+MIN_AUTO_DELETE_ON_IDLE: Final = timedelta(minutes=5)
+#: [admin] Minimum/MaximumDuplicateDetectionHistoryTimeWindow = 20 s / 7 days.
+MIN_DUPLICATE_DETECTION_WINDOW: Final = timedelta(seconds=20)
+MAX_DUPLICATE_DETECTION_WINDOW: Final = timedelta(days=7)
+#: [admin] MinAllowedMaxDeliveryCount = 1; the wire type is a .NET int32.
+MIN_MAX_DELIVERY_COUNT: Final = 1
+MAX_MAX_DELIVERY_COUNT: Final = contract.INT32_MAX
 
 # --- Names ---------------------------------------------------------------------------------
 

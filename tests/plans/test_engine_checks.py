@@ -16,8 +16,8 @@ from pulumi.runtime.proto import resource_pb2
 from pulumi_azure_native import servicebus
 
 from pairedbus.cli import main
-from pairedbus.iac.plan.engine_checks import EngineLedger, EngineRefusal, Registration
-from pairedbus.iac.plan.render import render
+from pairedbus.iac.render.program import render_program
+from pairedbus.plans.engine_checks import EngineLedger, EngineRefusal, Registration
 
 
 class Pair(pulumi.ComponentResource):
@@ -42,7 +42,7 @@ class Empty(pulumi.ComponentResource):
 
 def _refusals(program) -> list[str]:
     with pytest.raises(EngineRefusal) as caught:
-        render(program, project="shop", stack="dev")
+        render_program(program, project="shop", stack="dev")
     return caught.value.problems
 
 
@@ -62,7 +62,7 @@ def test_children_named_from_their_component_render() -> None:
             servicebus.Namespace(f"{name}-primary", namespace_name=f"{name}-ns", resource_group_name="rg", opts=opts)
             self.register_outputs({})
 
-    plan = render(lambda: (NamedPair("orders"), NamedPair("billing")), project="shop", stack="dev")
+    plan = render_program(lambda: (NamedPair("orders"), NamedPair("billing")), project="shop", stack="dev")
     assert sorted(r.name for r in plan.of_type("azure-native:servicebus:Namespace")) == [
         "billing-primary",
         "orders-primary",
@@ -81,7 +81,7 @@ def test_resources_the_engine_tells_apart_are_not_called_duplicates() -> None:
                 "x", namespace_name="x", resource_group_name="rg", opts=pulumi.ResourceOptions(parent=inner)
             )
 
-    plan = render(program, project="shop", stack="dev")
+    plan = render_program(program, project="shop", stack="dev")
     assert len(plan.of_type("azure-native:servicebus:Namespace")) == 2
 
 
@@ -123,7 +123,7 @@ def test_an_alias_equal_to_a_live_resources_urn_fails_whichever_registers_first(
 
 
 def test_an_alias_of_a_resource_that_no_longer_exists_renders() -> None:
-    plan = render(
+    plan = render_program(
         lambda: Empty("acme:index:Pair", "orders", pulumi.ResourceOptions(aliases=[pulumi.Alias(name="pair")])),
         project="shop",
         stack="dev",

@@ -9,9 +9,9 @@ reference `<provider urn>::<provider id>` on every custom resource, and the seri
 dynamic resource's `__provider` input. Ids and outputs are what the providers return, as `PlanMocks` answers.
 
 The fixtures (tests/iac/fixtures/state/<stack>.json) were written from the plans of 6fef7c5
-(`python -m tests.iac.plan.state_export current`, reading tests/iac/fixtures/plans/current-<stack>.json then).
+(`python -m tests.iac.render.state_export current`, reading tests/iac/fixtures/plans/current-<stack>.json then).
 They are what existing stacks hold: keep them when the program changes (renames with aliases must still be
-no change against them); `python -m tests.iac.plan.state_export PREFIX OUT_DIR` converts other plans.
+no change against them); `python -m tests.iac.render.state_export PREFIX OUT_DIR` converts other plans.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def deployment_from_plan(plan: dict[str, Any]) -> dict[str, Any]:
     """`plan` (engine URNs, as tests/iac/fixtures/plans/current-*.json) as a version-3 state export."""
     import pulumi
 
-    from pairedbus.iac.plan.render import PlanMocks
+    from pairedbus.iac.render.program import PlanMocks
 
     stack_urn = f"urn:pulumi:{plan['stack']}::{plan['project']}::pulumi:pulumi:Stack::{plan['project']}-{plan['stack']}"
     azure = _provider(plan, "azure-native", "default_" + AZURE_NATIVE_VERSION.replace(".", "_"))

@@ -27,21 +27,21 @@ from pulumi.runtime import rpc, settings
 from pulumi.runtime.settings import get_project, get_stack
 from pulumi.runtime.stack import run_pulumi_func
 
-from pairedbus.iac.plan.engine_checks import AliasSpec, EngineLedger, EngineRefusal, Registration
-from pairedbus.iac.plan.mocks import (  # noqa: F401 - PlanMocks and its fake ids are read from here too
+from pairedbus.iac.render.mocks import (  # noqa: F401 - PlanMocks and its fake ids are read from here too
     FAKE_CLIENT_ID,
     FAKE_OBJECT_ID,
     FAKE_SUBSCRIPTION_ID,
     FAKE_TENANT_ID,
     PlanMocks,
 )
-from pairedbus.iac.plan.transforms import Transforms
+from pairedbus.iac.render.transforms import Transforms
 from pairedbus.plans.diff import key_path, leaves
+from pairedbus.plans.engine_checks import AliasSpec, EngineLedger, EngineRefusal, Registration
 from pairedbus.plans.model import SECRET_MASK, Plan, PlannedResource
 from pairedbus.plans.urns import alias_spec_json, make_urn
 from pairedbus.sdk import is_pulumi_secret, pulumi_sync_await
 
-__all__ = ["EngineRefusal", "PlanMocks", "RecordingMonitor", "render"]
+__all__ = ["EngineRefusal", "PlanMocks", "RecordingMonitor", "render_program"]
 
 
 class _RecordingMocks(pulumi.runtime.Mocks):
@@ -130,8 +130,10 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
     engine does (`transforms.Transforms`), and keeps what the engine would see of each registration, and the
     registrations themselves for the engine's checks (`refusals`)."""
 
-    def __init__(self, mocks: pulumi.runtime.Mocks) -> None:
+    def __init__(self, mocks: pulumi.runtime.Mocks, on_register: Callable[[str, str], None] | None = None) -> None:
         self.recorder = _RecordingMocks(mocks)
+        #: Told (type, name) of each registration as it arrives, from the SDK's executor threads (progress).
+        self.on_register = on_register
         self.ledger: EngineLedger | None = None  # the project and stack are known once the render starts
         self._ledger_lock = threading.Lock()
         self.transforms = Transforms()
@@ -162,6 +164,8 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         urn = self.make_urn(request.parent, request.type, request.name)
         request = self.transforms.apply(request, urn)
         self._record(request, urn, read=False)
+        if self.on_register is not None:
+            self.on_register(request.type, request.name)
         self.recorder.request.current = request
         self.recorder.request.urn = urn
         try:
@@ -199,7 +203,7 @@ def _plan_value_from_engine(value: Any) -> Any:
     return value
 
 
-def render(
+def render_program(
     program: Callable[[], None],
     *,
     project: str,
@@ -208,15 +212,17 @@ def render(
     secret_keys: list[str] | None = None,
     preview: bool = False,
     mocks: pulumi.runtime.Mocks | None = None,
+    on_register: Callable[[str, str], None] | None = None,
 ) -> Plan:
     """Run `program` under Pulumi's mock runtime with the given raw config and return the plan.
 
     `config` maps full keys (`pairedbus:primary`) to the strings the CLI would pass. `preview=True`
     runs it as `pulumi preview` would (`PlanMocks(preview=True)` unless `mocks` are given). Exceptions
     the program raises propagate after the runtime has shut down cleanly; registrations the engine
-    would refuse raise `EngineRefusal`, one line per refusal in the engine's words.
+    would refuse raise `EngineRefusal`, one line per refusal in the engine's words. `on_register(type, name)` is
+    called as each resource registers (from the SDK's threads), for progress.
     """
-    monitor = RecordingMonitor(mocks if mocks is not None else PlanMocks(preview=preview))
+    monitor = RecordingMonitor(mocks if mocks is not None else PlanMocks(preview=preview), on_register)
     with _without_dead_work():
         return _render(
             program, monitor, project=project, stack=stack, config=config, secret_keys=secret_keys, preview=preview
@@ -306,7 +312,7 @@ class _ProgramLog:
     (and errors) kept for the plan, nothing printed behind the caller's back."""
 
     def __init__(self) -> None:
-        self.logger = logging.Logger("pairedbus.iac.plan.program")  # unregistered: never shared
+        self.logger = logging.Logger("pairedbus.iac.render.program")  # unregistered: never shared
         self.logger.propagate = False
         self._messages: list[str] = []
         handler = logging.Handler(logging.WARNING)

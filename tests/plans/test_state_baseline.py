@@ -12,16 +12,16 @@ import pytest
 
 from pairedbus import contract
 from pairedbus.cli import main
-from pairedbus.iac.plan import PulumiProject, render_stack
-from pairedbus.iac.plan.operations import judge, operations
+from pairedbus.iac.render import PulumiProject, render_stack
 from pairedbus.plans.baseline import compare_plans
 from pairedbus.plans.model import Plan, PlannedResource
+from pairedbus.plans.operations import judge, operations
 from pairedbus.plans.state import read_baseline
 from pairedbus.plans.urns import engine_plan
 from pairedbus.policy.gate import run_gate
-from tests.iac.plan.state_export import deployment_from_plan
+from tests.iac.render.state_export import deployment_from_plan
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "iac" / "fixtures"
 STATE = FIXTURES / "state"
 STACKS = ("dev", "staging", "prod")
@@ -422,7 +422,7 @@ def test_five_thousand_deleted_queues_print_twenty_lines_and_counts(tmp_path: Pa
 
 def _render_with_alias_specs(stack: str) -> Plan:
     """The stack's render with each registration's alias specs recorded (`alias_spec_json`)."""
-    from pairedbus.iac.plan.render import PlanMocks, RecordingMonitor, _render, _without_dead_work
+    from pairedbus.iac.render.program import PlanMocks, RecordingMonitor, _render, _without_dead_work
     from pairedbus.plans.urns import alias_spec_json
 
     class SpecRecordingMonitor(RecordingMonitor):

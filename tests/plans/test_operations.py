@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from pairedbus.iac.plan.operations import operations
-from pairedbus.iac.plan.tree import plan_tree, summary
 from pairedbus.plans.model import Plan, PlannedResource
+from pairedbus.plans.operations import operations
+from pairedbus.plans.tree import plan_tree, summary
 
 QUEUE = "azure-native:servicebus:Queue"
 
