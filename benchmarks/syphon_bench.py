@@ -66,7 +66,7 @@ from azure.servicebus import ServiceBusMessage
 
 from pairedbus import contract, durations
 from pairedbus.pairing.aliasing import park_message, restore_message
-from pairedbus.testing.link import Link
+from pairedbus.servicebus.link import Link
 
 PRIMARY = contract.service_bus_fqdn("bench-primary")
 SECONDARY = contract.service_bus_fqdn("bench-secondary")

@@ -24,8 +24,11 @@ FORBIDDEN = (
     ("pairedbus.policy", "pairedbus.iac"),
     ("pairedbus.pairing", "pairedbus.sender"),
     ("pairedbus.pairing", "pairedbus.syphon"),
-    # the model and its in-process front-end know nothing of the wire front-end built on them
+    # the Service Bus model knows neither front-end, and the two front-ends know only the model
+    ("pairedbus.servicebus", "pairedbus.emulator"),
+    ("pairedbus.servicebus", "pairedbus.testing"),
     ("pairedbus.testing", "pairedbus.emulator"),
+    ("pairedbus.emulator", "pairedbus.testing"),
     ("pairedbus.sender", "pairedbus.emulator"),
     ("pairedbus.syphon", "pairedbus.emulator"),
     ("pairedbus.pairing", "pairedbus.emulator"),
@@ -38,6 +41,15 @@ FORBIDDEN = (
     ("pairedbus.iac", "pairedbus.commands"),
     ("pairedbus.policy", "pairedbus.commands"),
 )
+#: (importer, imported) pairs FORBIDDEN names that stay until their issue is done: the Atom admin plane
+#: calls the in-process admin operations, which speak the SDK's property models (issue 33).
+KNOWN_VIOLATIONS = frozenset({("pairedbus.emulator.admin_http", "pairedbus.testing.admin")})
+#: The model knows no SDK: what it may not import (pairedbus.sdk reads azure-servicebus).
+SDK_ROOTS = ("azure", "pairedbus.sdk")
+#: Model modules that still read azure-servicebus's shapes, and why (issue 33): a message's AMQP
+#: sections through the SDK's codec and body types; rules as the SDK's `RuleProperties`.
+MODEL_SDK_READERS = frozenset({"pairedbus.servicebus.content", "pairedbus.servicebus.filters"})
+
 #: Top-level modules whose private names only `sdk.py` reads ("pulumi" covers pulumi_policy and
 #: the providers too).
 PRIVATE_ROOTS = ("azure.servicebus", "pulumi")
@@ -88,7 +100,7 @@ def layer_violations(tree: ast.AST, module: str, *, is_package: bool = False) ->
         if not _under(module, importer):
             continue
         for line, name in imported(tree, module, is_package=is_package):
-            if _under(name, forbidden):
+            if _under(name, forbidden) and not any(module == m and _under(name, t) for m, t in KNOWN_VIOLATIONS):
                 hits.setdefault(line, f"{module} line {line}: imports {name}")
     return [hits[line] for line in sorted(hits)]
 
@@ -157,6 +169,21 @@ def test_the_syphon_never_imports_its_host_and_the_policy_pack_never_imports_the
     assert offenders == []
 
 
+def test_the_service_bus_model_imports_no_sdk_but_the_modules_listed() -> None:
+    readers = {
+        module_name(path): names
+        for path, tree in _sources()
+        if _under(module_name(path), "pairedbus.servicebus")
+        for names in [sorted({name for _, name in imported(tree, module_name(path)) if _reads_sdk(name)})]
+        if names
+    }
+    assert set(readers) == MODEL_SDK_READERS, readers  # a module freed of the SDK leaves the list
+
+
+def _reads_sdk(name: str) -> bool:
+    return any(_under(name, root) for root in SDK_ROOTS)
+
+
 def test_only_the_sdk_module_reads_private_names_of_pulumi_or_azure_servicebus() -> None:
     offenders = {
         str(path.relative_to(PACKAGE.parent)): reads
@@ -187,6 +214,10 @@ def test_only_the_sdk_module_reads_private_names_of_pulumi_or_azure_servicebus()
         ("pairedbus.policy.gate", "from .. import iac"),
         ("pairedbus.pairing.connections", "from pairedbus.sender.errors import is_retryable"),
         ("pairedbus.pairing.aliasing", "from ..syphon import SyphonFaulted"),
+        ("pairedbus.servicebus.store", "from pairedbus.testing.errors import lock_lost"),
+        ("pairedbus.servicebus.world", "if TYPE_CHECKING:\n    from ..emulator.server import Broker"),
+        ("pairedbus.emulator.links", "from pairedbus.testing.sender import check_sessions"),
+        ("pairedbus.emulator.admin_http", "from pairedbus.testing.errors import bad_request"),
         ("pairedbus.plans.operations", "from pairedbus.iac.render.program import render_program"),
         ("pairedbus.plans.tree", "def f():\n    from ..policy.gate import run_gate"),
         ("pairedbus.plans.engine_checks", "from pulumi.runtime.proto import alias_pb2"),

@@ -92,17 +92,17 @@ def test_duration_limits_are_the_dotnet_administration_client_constants():
 
 @pytest.mark.parametrize("lock", [timedelta(seconds=4), timedelta(minutes=5, seconds=1)])
 def test_the_fake_refuses_a_lock_duration_outside_the_service_limits(lock: timedelta) -> None:
-    from azure.core.exceptions import HttpResponseError
+    from pairedbus.servicebus.errors import ErrorKind, ServiceError
+    from pairedbus.servicebus.properties import EntitySettings, EntityType
 
-    from pairedbus.testing.properties import EntitySettings, EntityType
-
-    with pytest.raises(HttpResponseError, match="lock_duration"):
+    with pytest.raises(ServiceError, match="lock_duration") as refused:  # the model's own refusal
         EntitySettings(EntityType.QUEUE, {"lock_duration": lock})
+    assert refused.value.kind is ErrorKind.BAD_REQUEST  # HTTP 400 on both front-ends
 
 
 @pytest.mark.parametrize("lock", [timedelta(seconds=5), timedelta(minutes=5)])
 def test_the_fake_accepts_the_lock_duration_limits_themselves(lock: timedelta) -> None:
-    from pairedbus.testing.properties import EntitySettings, EntityType
+    from pairedbus.servicebus.properties import EntitySettings, EntityType
 
     assert EntitySettings(EntityType.QUEUE, {"lock_duration": lock}).lock_seconds == lock.total_seconds()
 

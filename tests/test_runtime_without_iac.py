@@ -91,7 +91,7 @@ def test_the_walk_found_the_runtime(child: dict[str, object]) -> None:
         "pairedbus.syphon.syphon",
         "pairedbus.service.syphon_process",
         "pairedbus.service.health_server",
-        "pairedbus.testing.world",
+        "pairedbus.servicebus.world",
         "pairedbus.cli",
     ):
         assert expected in modules

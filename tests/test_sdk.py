@@ -313,7 +313,7 @@ def test_the_private_fields_the_fakes_subclasses_set_are_the_sdks() -> None:
     from azure.servicebus.aio import ServiceBusSession as AioSession
 
     from pairedbus.testing.messages import FakeMessageBatch, FakeReceivedMessage
-    from pairedbus.testing.session import ServiceBusSession, SyncServiceBusSession
+    from pairedbus.testing.servicebus_session import ServiceBusSession, SyncServiceBusSession
 
     received = ServiceBusReceivedMessage.from_bytes(sdk.encode_message(AmqpAnnotatedMessage(data_body=b"x")))
     batch = ServiceBusMessageBatch(max_size_in_bytes=1024)

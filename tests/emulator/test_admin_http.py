@@ -46,9 +46,9 @@ from pairedbus.emulator.admin_http import (
 )
 from pairedbus.emulator.cbs import sas_token
 from pairedbus.emulator.certificates import TlsFiles, generate_certificates
-from pairedbus.testing.entities import Topic
+from pairedbus.servicebus.entities import Topic
+from pairedbus.servicebus.world import ServiceBusWorld
 from pairedbus.testing.sync_client import ServiceBusClient as FakeServiceBusClient
-from pairedbus.testing.world import ServiceBusWorld
 from tests.load import guard
 
 NAMESPACE = "contoso-sec.servicebus.windows.net"

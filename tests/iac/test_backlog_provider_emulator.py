@@ -25,8 +25,8 @@ from pairedbus.emulator.admin_http import AdminPlane, serve_in_thread
 from pairedbus.emulator.certificates import generate_certificates
 from pairedbus.iac import backlog_provider as module
 from pairedbus.iac.backlog_provider import BacklogQueueProvider, DataPlaneAuth, drifted_properties
+from pairedbus.servicebus.world import ServiceBusWorld
 from pairedbus.testing.sync_client import ServiceBusClient as FakeServiceBusClient
-from pairedbus.testing.world import ServiceBusWorld
 
 SECONDARY = "contoso-sec"
 SECONDARY_FQDN = "contoso-sec.servicebus.windows.net"

@@ -10,7 +10,7 @@ from azure.servicebus.aio import ServiceBusClient
 from pairedbus import contract
 from pairedbus.pairing.ping import is_ping, ping_message
 from pairedbus.pairing.receive import PingSkippingReceiver, ping_filtered
-from pairedbus.testing.world import ServiceBusWorld
+from pairedbus.servicebus.world import ServiceBusWorld
 
 FQDN = "contoso.servicebus.windows.net"
 QUEUE = "orders"

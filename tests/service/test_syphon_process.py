@@ -33,8 +33,8 @@ from pairedbus.service.syphon_process import (
     SyphonService,
     serve,
 )
+from pairedbus.servicebus.world import ServiceBusWorld
 from pairedbus.syphon import Syphon, SyphonFaulted, SyphonStats
-from pairedbus.testing.world import ServiceBusWorld
 from tests.load import guard
 from tests.syphon import helpers
 

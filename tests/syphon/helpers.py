@@ -12,8 +12,8 @@ from azure.servicebus import ServiceBusMessage
 
 from pairedbus import contract, durations
 from pairedbus.pairing.aliasing import park_message
+from pairedbus.servicebus.world import ServiceBusWorld
 from pairedbus.syphon import Syphon
-from pairedbus.testing.world import ServiceBusWorld
 
 PRIMARY_NAME = "contoso-primary"
 PRIMARY = contract.service_bus_fqdn(PRIMARY_NAME)

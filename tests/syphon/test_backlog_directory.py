@@ -6,9 +6,9 @@ import pytest
 from azure.servicebus import ServiceBusMessage
 
 from pairedbus import contract
+from pairedbus.servicebus.world import ServiceBusWorld
 from pairedbus.syphon import Syphon, backlog_directory
 from pairedbus.syphon.backlog_directory import ArmDirectory
-from pairedbus.testing.world import ServiceBusWorld
 
 from .helpers import PRIMARY, SECONDARY, bodies, create_backlog_queues, make_syphon, park
 

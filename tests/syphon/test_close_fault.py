@@ -12,9 +12,9 @@ from pairedbus import contract
 from pairedbus.pairing.connections import PRIMARY as PRIMARY_SIDE
 from pairedbus.pairing.connections import SECONDARY as SECONDARY_SIDE
 from pairedbus.pairing.connections import ConnectionPair
+from pairedbus.servicebus.world import ServiceBusWorld
 from pairedbus.syphon import SyphonFaulted
 from pairedbus.syphon.close_fault import StopOnFault
-from pairedbus.testing.world import ServiceBusWorld
 from tests.load import guard
 
 from .helpers import PRIMARY, SECONDARY, create_backlog_queues, eventually, make_syphon, park

@@ -10,8 +10,8 @@ import pytest
 from azure.servicebus import ServiceBusMessage
 
 from pairedbus import contract
+from pairedbus.servicebus.world import ServiceBusWorld
 from pairedbus.testing import aio_client
-from pairedbus.testing.world import ServiceBusWorld
 from tests.load import guard
 
 from .helpers import PRIMARY, SECONDARY, backlog_depth, create_backlog_queues, eventually, make_syphon, park

@@ -13,9 +13,9 @@ from azure.servicebus.exceptions import MessageLockLostError, ServiceBusServerBu
 from pairedbus import contract
 from pairedbus.pairing.aliasing import DEAD_LETTER_MALFORMED_ALIAS, DEAD_LETTER_MISSING_PATH
 from pairedbus.pairing.ping import ping_message
+from pairedbus.servicebus.world import ServiceBusWorld
 from pairedbus.syphon.pump import DEAD_LETTER_DESTINATION_NOT_FOUND, DEAD_LETTER_MESSAGE_SIZE_EXCEEDED
 from pairedbus.testing import aio_client
-from pairedbus.testing.world import ServiceBusWorld
 from tests.load import guard
 
 from .helpers import (
@@ -399,7 +399,7 @@ async def test_a_failed_fragment_holds_back_only_the_messages_its_keys_pin(world
     # partitioning.md: under duplicate detection a message without session id or partition key is
     # keyed by its message id. The syphon's batches follow that rule (it reads the destination's
     # properties), so one failed fragment does not fail a batch that mixes keys.
-    from pairedbus.testing.store import partition_for_key
+    from pairedbus.servicebus.store import partition_for_key
 
     create_backlog_queues(world)
     orders = primary_queue(world, "orders", enable_partitioning=True, requires_duplicate_detection=True)
@@ -445,7 +445,7 @@ def _session_bodies(entity: Any, session: str) -> list[bytes]:
 async def test_a_key_backing_off_holds_up_only_its_own_later_messages(world: ServiceBusWorld) -> None:
     # Issue 21: one session backing off held the destination's order lock while it slept, so every
     # later batch of every other session to that destination waited behind it.
-    from pairedbus.testing.store import partition_for_key
+    from pairedbus.servicebus.store import partition_for_key
 
     create_backlog_queues(world, 1)
     orders = primary_queue(world, "orders", requires_session=True, enable_partitioning=True)

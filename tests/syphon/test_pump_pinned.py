@@ -16,6 +16,7 @@ from azure.servicebus.exceptions import ServiceBusServerBusyError
 
 from pairedbus import contract
 from pairedbus.pairing.connections import ConnectionPair
+from pairedbus.servicebus.world import ServiceBusWorld
 from pairedbus.syphon.backoff import Backoff
 from pairedbus.syphon.context import SyphonContext
 from pairedbus.syphon.in_flight import InFlightBudget
@@ -23,7 +24,6 @@ from pairedbus.syphon.options import SyphonOptions
 from pairedbus.syphon.pump import BacklogPump, _body_bytes
 from pairedbus.syphon.stats import SyphonStats
 from pairedbus.testing import aio_client
-from pairedbus.testing.world import ServiceBusWorld
 from tests.load import guard
 
 from .helpers import PRIMARY, SECONDARY, backlog_depth, bodies, create_backlog_queues, eventually, make_syphon, park

@@ -163,6 +163,17 @@ def test_admin_operations_honour_injected_faults(world: ServiceBusWorld) -> None
     admin.create_queue("q")
 
 
+async def test_a_listing_fetched_lazily_raises_the_sdks_error_too(world: ServiceBusWorld) -> None:
+    from azure.servicebus.exceptions import ServiceBusServerBusyError
+
+    world.fail(FQDN)  # the fault fires when the pager fetches its page, after list_queues returned
+    with pytest.raises(ServiceBusServerBusyError):
+        list(ServiceBusAdministrationClient(FQDN, Credential()).list_queues())
+    async with AsyncAdmin(FQDN, Credential()) as admin:
+        with pytest.raises(ServiceBusServerBusyError):
+            [queue async for queue in admin.list_topics()]
+
+
 async def test_partitioned_queue_reports_its_size_summed_over_partitions(world: ServiceBusWorld) -> None:
     world.namespace(FQDN, sku=contract.SKU_PREMIUM, messaging_partitions=2)
     async with AsyncAdmin(FQDN, Credential()) as admin:

@@ -14,6 +14,7 @@ from azure.servicebus import ServiceBusClient as SyncServiceBusClient
 from azure.servicebus import ServiceBusMessage
 from azure.servicebus.aio import ServiceBusClient
 from azure.servicebus.amqp import AmqpAnnotatedMessage, AmqpMessageBodyType
+from azure.servicebus.exceptions import MessagingEntityNotFoundError
 from azure.servicebus.management import SqlRuleAction, SqlRuleFilter
 
 from pairedbus.testing import Namespace, ServiceBusWorld
@@ -52,6 +53,8 @@ def test_list_subscription_sessions_sync(ns: Namespace) -> None:
     with SyncServiceBusClient(FQDN, Credential()) as client:
         client.get_topic_sender("t").send_messages(ServiceBusMessage("x", session_id="s1"))
         assert list(client.list_subscription_sessions("t", "s")) == ["s1"]
+        with pytest.raises(MessagingEntityNotFoundError):  # raised when the page is fetched, as the SDK's
+            list(client.list_subscription_sessions("t", "missing"))
 
 
 # --- AMQP annotated messages ------------------------------------------------------------------

@@ -1,10 +1,16 @@
-"""Every error the fake raises is the SDK's own class (`testing/errors.py`), so code under test retries,
-catches and logs them as it would the service's; an injected fault takes a class, an instance or a factory."""
+"""Every error the in-process front-end raises is the SDK's own class, made in one place
+(`testing/errors.py`) from the model's `ServiceError` kind, so code under test retries, catches and logs
+them as it would the service's; an injected fault takes a class, an instance, a factory or a kind."""
 
 from __future__ import annotations
 
+import asyncio
+
+import pytest
 from azure.core.exceptions import HttpResponseError, ResourceExistsError
 from azure.servicebus.exceptions import (
+    MessageAlreadySettled,
+    MessageLockLostError,
     MessagingEntityNotFoundError,
     ServiceBusConnectionError,
     ServiceBusError,
@@ -12,37 +18,76 @@ from azure.servicebus.exceptions import (
     ServiceBusServerBusyError,
 )
 
+from pairedbus import sdk
+from pairedbus.servicebus import errors as model
+from pairedbus.servicebus.errors import ErrorKind, ServiceError
 from pairedbus.testing import errors
 
 
-def test_an_injected_fault_is_built_from_a_class_an_instance_or_a_factory() -> None:
+def test_an_injected_fault_is_built_from_a_class_an_instance_a_factory_or_a_kind() -> None:
     built = errors.make_error(ServiceBusServerBusyError, "ns/orders")
     assert type(built) is ServiceBusServerBusyError and "Injected fault on ns/orders." in str(built)
     given = ServiceBusConnectionError(message="gone")
     assert errors.make_error(given, "ns") is given
     assert isinstance(errors.make_error(lambda: TimeoutError("late"), "ns"), TimeoutError)
     assert type(errors.make_error(KeyboardInterrupt, "ns")) is KeyboardInterrupt  # no message= accepted
+    kind = errors.make_error(ErrorKind.CONNECTION_LOST, "ns")
+    assert type(kind) is ServiceBusConnectionError and "Injected fault on ns." in str(kind)
 
 
-def test_the_default_fault_is_server_busy_and_a_lost_connection_is_a_connection_error() -> None:
-    assert errors.DEFAULT_FAULT is ServiceBusServerBusyError and errors.CONNECTION_LOST is ServiceBusConnectionError
+def test_an_injected_fault_carried_by_the_model_is_made_from_what_it_holds() -> None:
+    made = errors.sdk_error(model.injected(ServiceBusQuotaExceededError, "ns/orders"))
+    assert type(made) is ServiceBusQuotaExceededError and "Injected fault on ns/orders." in str(made)
+    default = errors.sdk_error(model.injected(model.DEFAULT_FAULT, "ns"))
+    assert type(default) is ServiceBusServerBusyError and "Injected fault on ns." in str(default)
 
 
-def test_data_plane_errors_carry_the_services_texts() -> None:
-    missing = errors.entity_not_found("contoso.servicebus.windows.net", "orders")
+@pytest.mark.parametrize("kind", [k for k in ErrorKind if k is not ErrorKind.INJECTED])
+def test_every_kind_of_the_model_has_its_sdk_error_with_the_services_text(kind: ErrorKind) -> None:
+    made = errors.sdk_error(ServiceError(kind, "the service's text"))
+    assert "the service's text" in str(made)
+    assert isinstance(made, (ServiceBusError, HttpResponseError, MessageAlreadySettled))
+
+
+def test_data_plane_errors_are_the_sdks_classes() -> None:
+    missing = errors.sdk_error(model.entity_not_found("contoso.servicebus.windows.net", "orders"))
     assert isinstance(missing, MessagingEntityNotFoundError)
     assert "'sb://contoso.servicebus.windows.net/orders' could not be found" in str(missing)
-    full = errors.entity_full("orders", 2048, 1024)
+    full = errors.sdk_error(model.entity_full("orders", 2048, 1024))
     assert isinstance(full, ServiceBusQuotaExceededError)
     assert "Size of entity in bytes: 2048, Max entity size in bytes: 1024." in str(full)
-    mismatch = errors.partition_key_mismatch("pk", "s1")
-    assert (
-        type(mismatch) is ServiceBusError and "PartitionKey 'pk'" in str(mismatch) and "SessionId 's1'" in str(mismatch)
-    )
+    mismatch = errors.sdk_error(model.partition_key_mismatch("pk", "s1"))
+    assert type(mismatch) is ServiceBusError and "PartitionKey 'pk'" in str(mismatch)
+    assert sdk.carries_condition(mismatch)  # a refusal by the service, as on the wire
+    assert str(errors.sdk_error(model.lock_lost())) == str(MessageLockLostError())
+    settled = errors.sdk_error(model.already_settled("complete"))
+    assert type(settled) is MessageAlreadySettled and str(settled) == str(MessageAlreadySettled(action="complete"))
 
 
 def test_administration_errors_have_the_http_status_the_service_answers() -> None:
-    assert (errors.bad_request("bad").status_code, errors.quota_exceeded("full").status_code) == (400, 403)
-    assert isinstance(errors.bad_request("bad"), HttpResponseError)
+    bad = errors.sdk_error(model.bad_request("bad"))
+    quota = errors.sdk_error(model.quota_exceeded("full"))
+    assert isinstance(bad, HttpResponseError) and isinstance(quota, HttpResponseError)
+    assert (bad.status_code, quota.status_code) == (400, 403)
     exists = errors.already_exists("orders")
     assert isinstance(exists, ResourceExistsError) and "'orders' already exists" in str(exists)
+
+
+def test_a_front_end_class_hands_callers_the_sdks_error_never_the_models() -> None:
+    @errors.raises_sdk_errors
+    class Handler:
+        def send(self) -> None:
+            raise model.lock_lost()
+
+        async def receive(self) -> None:
+            raise model.session_lock_lost()
+
+        def _private(self) -> None:
+            raise model.lock_lost()
+
+    with pytest.raises(MessageLockLostError):
+        Handler().send()
+    with pytest.raises(ServiceBusError, match="session"):
+        asyncio.run(Handler().receive())
+    with pytest.raises(ServiceError):  # only what a caller reaches is wrapped
+        Handler()._private()

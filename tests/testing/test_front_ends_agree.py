@@ -26,8 +26,8 @@ from azure.servicebus.exceptions import (
 
 from pairedbus import sdk
 from pairedbus.emulator import Emulator
+from pairedbus.servicebus.world import Namespace, ServiceBusWorld
 from pairedbus.testing import mock_servicebus
-from pairedbus.testing.world import Namespace, ServiceBusWorld
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -11,8 +11,8 @@ from azure.servicebus.aio import ServiceBusClient
 from azure.servicebus.exceptions import OperationTimeoutError
 from pytest_mock import MockerFixture
 
+from pairedbus.servicebus.world import _ROUND_TRIP_WINDOW
 from pairedbus.testing import Namespace, ServiceBusWorld
-from pairedbus.testing.world import _ROUND_TRIP_WINDOW
 
 from .conftest import FQDN, Credential
 

@@ -1,33 +1,48 @@
 """The fake's modules import one way (issue 12, item 5): no cycles, TYPE_CHECKING and
-function-level imports included, and the client modules never reach back to patching."""
+function-level imports included, and the client modules never reach back to patching. The graph
+spans the model (`pairedbus.servicebus`, keyed `servicebus.<module>`) and its in-process front-end
+(`pairedbus.testing`, keyed by bare module name)."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
+import pairedbus.servicebus
 import pairedbus.testing
 from tests.parsing import parse_source
 
 PACKAGE = Path(pairedbus.testing.__file__).parent
+MODEL = Path(pairedbus.servicebus.__file__).parent
 PREFIX = "pairedbus.testing."
+MODEL_PREFIX = "pairedbus.servicebus."
+
+
+def _key(module: str) -> str | None:
+    if module.startswith(PREFIX):
+        return module.removeprefix(PREFIX)
+    if module.startswith(MODEL_PREFIX):
+        return "servicebus." + module.removeprefix(MODEL_PREFIX)
+    return None
 
 
 def imports() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
-    modules = {p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__"}
-    for name in modules:
-        tree = parse_source((PACKAGE / f"{name}.py").read_text())
+    sources = {p.stem: p for p in PACKAGE.glob("*.py") if p.stem != "__init__"}
+    sources |= {f"servicebus.{p.stem}": p for p in MODEL.glob("*.py") if p.stem != "__init__"}
+    for name, path in sources.items():
+        tree = parse_source(path.read_text())
         found: set[str] = set()
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.module:
-                if node.module.startswith(PREFIX):
-                    found.add(node.module.removeprefix(PREFIX))
-                elif node.module == "pairedbus.testing":
-                    found.update(a.name for a in node.names if a.name in modules)
+                if (key := _key(node.module)) is not None:
+                    found.add(key)
+                elif node.module in ("pairedbus.testing", "pairedbus.servicebus"):
+                    prefix = "" if node.module == "pairedbus.testing" else "servicebus."
+                    found.update(prefix + a.name for a in node.names if prefix + a.name in sources)
             elif isinstance(node, ast.Import):
-                found.update(a.name.removeprefix(PREFIX) for a in node.names if a.name.startswith(PREFIX))
-        graph[name] = (found & modules) - {name}
+                found.update(key for a in node.names if (key := _key(a.name)) is not None)
+        graph[name] = (found & set(sources)) - {name}
     return graph
 
 
@@ -56,18 +71,18 @@ def test_no_import_cycles_in_the_fake() -> None:
 def test_the_layers_point_down() -> None:
     graph = imports()
     # What the world and the message store may not know about: clients, patching, ARM.
-    assert not graph["store"] & {"entities", "world", "handler", "client", "receiver", "sender", "patching"}
-    assert not graph["entities"] & {"world", "handler", "client", "receiver", "sender", "patching"}
-    assert not graph["world"] & {"handler", "client", "receiver", "sender", "session", "admin", "arm", "patching"}
-    for client_module in ("handler", "sender", "receiver", "session", "client", "admin", "arm"):
+    assert not graph["servicebus.store"] & {"servicebus.entities", "servicebus.world"}
+    assert not graph["servicebus.entities"] & {"servicebus.world"}
+    for client_module in ("handler", "sender", "receiver", "servicebus_session", "client", "admin", "arm"):
         assert "patching" not in graph[client_module], client_module
 
 
 def test_errors_and_the_session_model_sit_below_everything_else() -> None:
     graph = imports()
-    assert graph["errors"] == set()
-    assert graph["sessions"] <= {"content", "errors"}
-    assert "sessions" in graph["store"]
+    assert graph["servicebus.errors"] == set()
+    assert graph["errors"] == {"servicebus.errors"}  # the front-end's errors are made from the model's
+    assert graph["servicebus.sessions"] <= {"servicebus.content", "servicebus.errors"}
+    assert "servicebus.sessions" in graph["servicebus.store"]
 
 
 def test_the_arm_plane_is_urls_then_responses_then_models() -> None:
@@ -79,7 +94,7 @@ def test_the_arm_plane_is_urls_then_responses_then_models() -> None:
 
 def test_no_module_of_the_fake_imports_another_ones_private_name() -> None:
     found = []
-    for path in sorted(PACKAGE.glob("*.py")):
+    for path in sorted([*PACKAGE.glob("*.py"), *MODEL.glob("*.py")]):
         for node in ast.walk(parse_source(path.read_text())):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("pairedbus"):
                 found += [f"{path.stem}: {node.module}.{a.name}" for a in node.names if a.name.startswith("_")]

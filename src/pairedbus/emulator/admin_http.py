@@ -1,5 +1,5 @@
 """The Service Bus admin plane over HTTP(S): the Atom REST API `ServiceBusAdministrationClient`
-(sync and aio, unmodified) calls, served on the in-process model (`pairedbus.testing.world`).
+(sync and aio, unmodified) calls, served on the in-process model (`pairedbus.servicebus.world`).
 
 Each namespace gets its own port, as in the AMQP front-end (the client addresses a namespace by
 host and port only). Every request but `GET /health` must carry a shared access signature made
@@ -40,14 +40,14 @@ from azure.core.pipeline.transport import AioHttpTransport, RequestsTransport
 from azure.servicebus.exceptions import ServiceBusError, ServiceBusServerBusyError
 
 from pairedbus import contract
-from pairedbus.emulator import atom
+from pairedbus.emulator import atom, conditions
 from pairedbus.emulator.cbs import SAS_PREFIX, audience_path, check_token
 from pairedbus.emulator.certificates import TlsFiles
 from pairedbus.emulator.server import DEFAULT_KEY, DEFAULT_KEY_NAME, Broker
+from pairedbus.servicebus.entities import Queue, Topic
+from pairedbus.servicebus.errors import ErrorKind, ServiceError, bad_request
+from pairedbus.servicebus.world import ServiceBusWorld, normalize_fqdn
 from pairedbus.testing.admin import AdminOperations
-from pairedbus.testing.entities import Queue, Topic
-from pairedbus.testing.errors import bad_request
-from pairedbus.testing.world import ServiceBusWorld, normalize_fqdn
 
 #: Microsoft's emulator serves its management endpoint (and `/health`) on this port, over HTTP.
 EMULATOR_MANAGEMENT_PORT: Final = 5300
@@ -146,9 +146,23 @@ def _error_response(http: web.Request, status: int, detail: str) -> web.Response
     )
 
 
+#: The HTTP status the service answers for the model's refusals (anything else: 500).
+_HTTP_STATUS = {
+    ErrorKind.BAD_REQUEST: 400,
+    ErrorKind.INVALID_OPERATION: 400,
+    ErrorKind.NAMESPACE_QUOTA_EXCEEDED: 403,
+}
+
+
 def _status_of(exc: BaseException) -> tuple[int, str]:
     """The HTTP status the service answers for an operation's error."""
+    exc = conditions.made(exc)
     message = getattr(exc, "message", None) or str(exc)
+    kind = exc.kind if isinstance(exc, ServiceError) else None
+    if kind is ErrorKind.SERVER_BUSY:
+        return 503, f"ServerBusy: {message}"
+    if kind in _HTTP_STATUS:
+        return _HTTP_STATUS[kind], message
     if isinstance(exc, ResourceNotFoundError):
         return 404, f"{message} SubCode=40400."
     if isinstance(exc, ResourceExistsError):
@@ -214,7 +228,7 @@ class _Handlers:
             return self._route(_Request(http, self.ops, self.author), segments, body)
         except TokenRefused as refused:
             return _error_response(http, 401, str(refused))
-        except (HttpResponseError, ServiceBusError) as exc:
+        except (HttpResponseError, ServiceBusError, ServiceError) as exc:
             status, detail = _status_of(exc)
             return _error_response(http, status, detail)
 

@@ -8,7 +8,7 @@ SDK's private modules are read only in `pairedbus.sdk`). Documents are written a
 default namespaces, as the service writes them; requests are read namespace-aware by local name.
 
 Values cross here in the SDK's attribute names (`lock_duration`, ...), so that the model's rules
-(`pairedbus.testing.properties`) judge them; this module only converts text.
+(`pairedbus.servicebus.properties`) judge them; this module only converts text.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from azure.servicebus.management import (
 )
 
 from pairedbus import durations
-from pairedbus.testing.errors import bad_request
+from pairedbus.servicebus.errors import bad_request
 
 ATOM: Final = "http://www.w3.org/2005/Atom"
 SB: Final = "http://schemas.microsoft.com/netservices/2010/10/servicebus/connect"

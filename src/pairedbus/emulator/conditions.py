@@ -1,10 +1,12 @@
 """The AMQP error conditions the broker sends, in one place.
 
-The model raises the exception the in-process front-end hands a caller; on the wire the broker
-sends the condition the service sends for the same event instead, and the client's SDK maps it
-back to its own exception (../shared/wire.md, "Error conditions"). So the in-process fault
-vocabulary (`world.fail(..., ServiceBusServerBusyError)`) reaches a wire client as the condition
-Service Bus would send.
+The model raises its `ServiceError` with a kind; on the wire the broker sends the condition the
+service sends for the same event, and the client's SDK maps it back to its own exception
+(../shared/wire.md, "Error conditions"). One table, `_CONDITIONS`, gives each kind its condition
+and `$management` status. A fault injected with the in-process front-end's vocabulary
+(`world.fail(..., ServiceBusServerBusyError)`: an azure-servicebus exception class, instance or
+factory) reaches a wire client as the condition Service Bus would send: `_INJECTED_KINDS` reads
+its kind.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ from azure.servicebus.exceptions import (
 )
 
 from pairedbus.emulator.codec import Described, Symbol, ULong
-from pairedbus.testing.errors import REFUSED
+from pairedbus.servicebus.errors import REFUSED, ErrorKind, ServiceError
+from pairedbus.servicebus.errors import made as injected_error
 
 __all__ = [
     "AUTH_FAILED",
@@ -39,10 +42,13 @@ __all__ = [
     "DETACH_FORCED",
     "INTERNAL_ERROR",
     "NOT_FOUND",
+    "REFUSED",
     "SERVER_BUSY",
     "condition_of",
+    "describe",
     "error_fields",
-    "status_of",
+    "kind_of",
+    "made",
 ]
 
 NOT_FOUND = "amqp:not-found"
@@ -57,44 +63,87 @@ CONNECTION_FORCED = "amqp:connection:forced"
 #: The descriptor of an AMQP error (part 2, 2.8.14).
 ERROR_CODE = 0x1D
 
-#: Most specific first: an exception takes the first row its class is an instance of.
-_CONDITIONS: tuple[tuple[type[BaseException], str, int], ...] = (
-    (MessagingEntityNotFoundError, NOT_FOUND, 404),
-    (MessagingEntityDisabledError, "com.microsoft:entity-disabled", 400),
-    (MessageSizeExceededError, "amqp:link:message-size-exceeded", 413),
-    (ServiceBusQuotaExceededError, "amqp:resource-limit-exceeded", 403),
-    (ServiceBusServerBusyError, SERVER_BUSY, 503),
-    (MessageLockLostError, "com.microsoft:message-lock-lost", 410),
-    (SessionLockLostError, "com.microsoft:session-lock-lost", 410),
-    (SessionCannotBeLockedError, "com.microsoft:session-cannot-be-locked", 410),
-    (MessageNotFoundError, "com.microsoft:message-not-found", 404),
-    (MessageAlreadySettled, "com.microsoft:message-lock-lost", 410),
-    (OperationTimeoutError, "com.microsoft:timeout", 408),
-    (ServiceBusAuthenticationError, UNAUTHORIZED, 401),
-    (ServiceBusAuthorizationError, UNAUTHORIZED, 401),
-    (ServiceBusConnectionError, DETACH_FORCED, 500),
-    (ResourceNotFoundError, NOT_FOUND, 404),
-    (ResourceExistsError, "com.microsoft:entity-already-exists", 409),
-    (HttpResponseError, "amqp:invalid-field", 400),
+#: The one table: the model's kind -> (the condition the service sends, the `$management` status).
+_CONDITIONS: dict[ErrorKind, tuple[str, int]] = {
+    ErrorKind.ENTITY_NOT_FOUND: (NOT_FOUND, 404),
+    ErrorKind.NAMESPACE_NOT_FOUND: (DETACH_FORCED, 500),
+    ErrorKind.ENTITY_DISABLED: ("com.microsoft:entity-disabled", 400),
+    ErrorKind.SIZE_EXCEEDED: ("amqp:link:message-size-exceeded", 413),
+    ErrorKind.QUOTA_EXCEEDED: ("amqp:resource-limit-exceeded", 403),
+    ErrorKind.NAMESPACE_QUOTA_EXCEEDED: (REFUSED, 400),
+    ErrorKind.SERVER_BUSY: (SERVER_BUSY, 503),
+    ErrorKind.LOCK_LOST: ("com.microsoft:message-lock-lost", 410),
+    ErrorKind.SESSION_LOCK_LOST: ("com.microsoft:session-lock-lost", 410),
+    ErrorKind.SESSION_CANNOT_BE_LOCKED: ("com.microsoft:session-cannot-be-locked", 410),
+    ErrorKind.MESSAGE_NOT_FOUND: ("com.microsoft:message-not-found", 404),
+    ErrorKind.ALREADY_SETTLED: ("com.microsoft:message-lock-lost", 410),
+    ErrorKind.TIMEOUT: ("com.microsoft:timeout", 408),
+    ErrorKind.UNAUTHORIZED: (UNAUTHORIZED, 401),
+    ErrorKind.CONNECTION_LOST: (DETACH_FORCED, 500),
+    ErrorKind.BAD_REQUEST: (REFUSED, 400),
+    ErrorKind.INVALID_OPERATION: (REFUSED, 400),
+}
+
+#: An injected fault's azure-servicebus (or azure.core) error -> its kind; most specific first: an
+#: error takes the first row its class is (or it is) an instance of.
+_INJECTED_KINDS: tuple[tuple[type[BaseException], ErrorKind], ...] = (
+    (MessagingEntityNotFoundError, ErrorKind.ENTITY_NOT_FOUND),
+    (MessagingEntityDisabledError, ErrorKind.ENTITY_DISABLED),
+    (MessageSizeExceededError, ErrorKind.SIZE_EXCEEDED),
+    (ServiceBusQuotaExceededError, ErrorKind.QUOTA_EXCEEDED),
+    (ServiceBusServerBusyError, ErrorKind.SERVER_BUSY),
+    (MessageLockLostError, ErrorKind.LOCK_LOST),
+    (SessionLockLostError, ErrorKind.SESSION_LOCK_LOST),
+    (SessionCannotBeLockedError, ErrorKind.SESSION_CANNOT_BE_LOCKED),
+    (MessageNotFoundError, ErrorKind.MESSAGE_NOT_FOUND),
+    (MessageAlreadySettled, ErrorKind.ALREADY_SETTLED),
+    (OperationTimeoutError, ErrorKind.TIMEOUT),
+    (ServiceBusAuthenticationError, ErrorKind.UNAUTHORIZED),
+    (ServiceBusAuthorizationError, ErrorKind.UNAUTHORIZED),
+    (ServiceBusConnectionError, ErrorKind.CONNECTION_LOST),
+    (ResourceNotFoundError, ErrorKind.ENTITY_NOT_FOUND),
+    (HttpResponseError, ErrorKind.BAD_REQUEST),
 )
+_ALREADY_EXISTS = ("com.microsoft:entity-already-exists", 409)
 
 
-def _row(exc: BaseException) -> tuple[str, int]:
-    for cls, condition, status in _CONDITIONS:
+def made(exc: BaseException) -> BaseException:
+    """The error an injected fault holds, made as the in-process front-end makes it (`errors.made`);
+    any other error as it is."""
+    if not isinstance(exc, ServiceError) or exc.kind is not ErrorKind.INJECTED:
+        return exc
+    held = injected_error(exc.injected, exc.message)
+    return exc if held is None else held
+
+
+def kind_of(exc: BaseException) -> ErrorKind | None:
+    """The kind of a model's error or of an injected fault's error; None for anything else."""
+    if isinstance(exc, ServiceError):
+        return None if exc.kind is ErrorKind.INJECTED else exc.kind
+    for cls, kind in _INJECTED_KINDS:
         if isinstance(exc, cls):
-            return condition, status
-    # The model's own refusals (session rules, partition keys) are ServiceBusError: the service
-    # answers them as an invalid operation.
-    return "com.microsoft:argument-error" if isinstance(exc, ValueError) else REFUSED, 400
+            return kind
+    return None
+
+
+def describe(exc: BaseException) -> tuple[str, int, str]:
+    """(condition, `$management` status, description) of an error, as the service sends them."""
+    error = made(exc)
+    kind = kind_of(error)
+    if isinstance(error, ResourceExistsError):  # an HttpResponseError too: before the kinds
+        condition, status = _ALREADY_EXISTS
+    elif kind is not None:
+        condition, status = _CONDITIONS[kind]
+    else:
+        # Anything else the service answers as an invalid operation (a local argument check as the
+        # argument error it is).
+        condition, status = ("com.microsoft:argument-error" if isinstance(error, ValueError) else REFUSED), 400
+    text = getattr(error, "message", None) or str(error) or error.__class__.__name__
+    return condition, status, str(text)
 
 
 def condition_of(exc: BaseException) -> str:
-    return _row(exc)[0]
-
-
-def status_of(exc: BaseException) -> int:
-    """The `$management` status code for the same error."""
-    return _row(exc)[1]
+    return describe(exc)[0]
 
 
 def error_fields(condition: str, description: str, info: dict[Any, Any] | None = None) -> Described:
@@ -104,5 +153,5 @@ def error_fields(condition: str, description: str, info: dict[Any, Any] | None =
 
 
 def error_of(exc: BaseException) -> Described:
-    text = getattr(exc, "message", None) or str(exc) or exc.__class__.__name__
-    return error_fields(condition_of(exc), str(text))
+    condition, _, text = describe(exc)
+    return error_fields(condition, text)

@@ -18,9 +18,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pairedbus.errors import UserError
-from pairedbus.testing.filters import DEFAULT_RULE_NAME
-from pairedbus.testing.properties import DEFAULTS, EntityType
-from pairedbus.testing.world import ServiceBusWorld
+from pairedbus.servicebus.filters import DEFAULT_RULE_NAME
+from pairedbus.servicebus.properties import DEFAULTS, EntityType
+from pairedbus.servicebus.world import ServiceBusWorld
 
 __all__ = ["EmulatorConfig", "NamespaceConfig", "apply_config", "load_config"]
 

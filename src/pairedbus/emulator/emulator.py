@@ -22,7 +22,7 @@ from pairedbus import contract
 from pairedbus.emulator.admin_http import AdminPlane
 from pairedbus.emulator.certificates import generate_certificates
 from pairedbus.emulator.server import LOOPBACK, Broker, SideDoor
-from pairedbus.testing.world import Namespace, ServiceBusWorld
+from pairedbus.servicebus.world import Namespace, ServiceBusWorld
 
 __all__ = ["Emulator"]
 

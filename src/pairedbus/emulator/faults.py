@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from azure.servicebus.exceptions import ServiceBusServerBusyError
-
 from pairedbus.emulator import conditions
+from pairedbus.servicebus.errors import ServiceError, server_busy
 
 __all__ = ["WireFaults"]
 
@@ -72,5 +71,5 @@ class WireFaults:
             raise _busy()
 
 
-def _busy() -> ServiceBusServerBusyError:
-    return ServiceBusServerBusyError(message="The server is busy (injected on the wire).")
+def _busy() -> ServiceError:
+    return server_busy("The server is busy (injected on the wire).")

@@ -26,22 +26,23 @@ from pairedbus.emulator.frames import Code, field
 from pairedbus.emulator.messages import batch_payloads, delivery_bytes, lock_token_tag
 from pairedbus.emulator.nodes import Node, parse_address
 from pairedbus.emulator.requests import Request, parse_request, reply_payload
-from pairedbus.testing.content import content_from_wire
-from pairedbus.testing.errors import (
+from pairedbus.servicebus.content import content_from_wire
+from pairedbus.servicebus.entities import check_sessions
+from pairedbus.servicebus.errors import (
     entity_not_found,
     message_too_large,
     no_session_available,
     sessions_not_supported,
     sessions_required,
+    unauthorized,
 )
-from pairedbus.testing.sender import check_sessions
-from pairedbus.testing.settlement import Action, settle
+from pairedbus.servicebus.settlement import Action, settle
 
 if TYPE_CHECKING:
     from pairedbus.emulator.ports import SessionPort as Session
-    from pairedbus.testing.entities import ReceivableEntity
-    from pairedbus.testing.sessions import SessionLock
-    from pairedbus.testing.store import MessageStore
+    from pairedbus.servicebus.entities import ReceivableEntity
+    from pairedbus.servicebus.sessions import SessionLock
+    from pairedbus.servicebus.store import MessageStore
 
 __all__ = ["IncomingLink", "Link", "OutgoingLink"]
 
@@ -161,9 +162,7 @@ class Link:
 
 
 def conditions_unauthorized(path: str) -> BaseException:
-    from azure.servicebus.exceptions import ServiceBusAuthorizationError
-
-    return ServiceBusAuthorizationError(message=f"Unauthorized access to '{path}': no token covers it (put-token).")
+    return unauthorized(f"Unauthorized access to '{path}': no token covers it (put-token).")
 
 
 class IncomingLink(Link):

@@ -15,10 +15,10 @@ from pairedbus.emulator import conditions
 from pairedbus.emulator.codec import Array, Symbol, Timestamp
 from pairedbus.emulator.messages import delivery_bytes
 from pairedbus.emulator.nodes import Node
-from pairedbus.testing.content import content_from_wire
-from pairedbus.testing.errors import lock_lost, scheduled_message_not_found, session_lock_lost
-from pairedbus.testing.sender import check_sessions
-from pairedbus.testing.settlement import Action, settle
+from pairedbus.servicebus.content import content_from_wire
+from pairedbus.servicebus.entities import check_sessions
+from pairedbus.servicebus.errors import lock_lost, scheduled_message_not_found, session_lock_lost
+from pairedbus.servicebus.settlement import Action, settle
 
 if TYPE_CHECKING:
     from pairedbus.emulator.ports import ConnectionPort as Connection
@@ -231,9 +231,8 @@ def handle(connection: Connection, node: Node, request: Request) -> tuple[dict[s
     try:
         body = run(ctx)
     except Exception as exc:
-        return _failure(
-            conditions.status_of(exc), conditions.condition_of(exc), str(getattr(exc, "message", exc))
-        ), None
+        condition, status, text = conditions.describe(exc)
+        return _failure(status, condition, text), None
     if body is None and name == "peek-message":
         return {"statusCode": 204, "statusDescription": "No Content"}, None
     return {"statusCode": 200, "statusDescription": "OK"}, body if body is not None else {}

@@ -26,7 +26,7 @@ from pairedbus.emulator.codec import (
     skip,
 )
 from pairedbus.emulator.frames import Code
-from pairedbus.testing.content import Content, Record, encode_wire, to_service_bus_message
+from pairedbus.servicebus.content import Content, Record, encode_wire, to_service_bus_message
 
 __all__ = ["BATCH_FORMAT", "batch_payloads", "delivery_bytes", "lock_token_tag", "sections", "split_batch"]
 

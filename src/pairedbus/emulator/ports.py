@@ -9,7 +9,7 @@ from collections.abc import Coroutine
 from typing import Any, Protocol
 
 from pairedbus.emulator.faults import WireFaults
-from pairedbus.testing.world import Namespace, ServiceBusWorld
+from pairedbus.servicebus.world import Namespace, ServiceBusWorld
 
 __all__ = ["BrokerPort", "ConnectionPort", "SessionPort"]
 

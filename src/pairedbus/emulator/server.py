@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 
 from pairedbus.emulator.connection import Connection
 from pairedbus.emulator.faults import WireFaults
-from pairedbus.testing.world import Namespace, ServiceBusWorld
+from pairedbus.servicebus.world import Namespace, ServiceBusWorld
 
 __all__ = ["DEFAULT_KEY", "DEFAULT_KEY_NAME", "LOOPBACK", "Broker", "SideDoor", "WireFaults"]
 

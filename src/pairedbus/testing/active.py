@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from pairedbus.testing.world import ServiceBusWorld
+    from pairedbus.servicebus.world import ServiceBusWorld
 
 _worlds: list[ServiceBusWorld] = []
 

@@ -26,16 +26,17 @@ from azure.servicebus.management import (
 )
 
 from pairedbus import contract, sdk
-from pairedbus.testing.clock import to_datetime
-from pairedbus.testing.entities import Queue, Subscription, Topic
-from pairedbus.testing.errors import already_exists, bad_request, resource_not_found
-from pairedbus.testing.filters import FilterSyntaxError
-from pairedbus.testing.properties import (
+from pairedbus.servicebus.clock import to_datetime
+from pairedbus.servicebus.entities import Queue, Subscription, Topic
+from pairedbus.servicebus.errors import bad_request
+from pairedbus.servicebus.filters import FilterSyntaxError
+from pairedbus.servicebus.properties import (
     QUEUE_DEFAULTS,
     SUBSCRIPTION_DEFAULTS,
     TOPIC_DEFAULTS,
 )
-from pairedbus.testing.world import Namespace, ServiceBusWorld, normalize_fqdn
+from pairedbus.servicebus.world import Namespace, ServiceBusWorld, normalize_fqdn
+from pairedbus.testing.errors import already_exists, raises_sdk_errors, resource_not_found, translating
 
 
 def _values(model: Any, defaults: Mapping[str, Any], kwargs: Mapping[str, Any]) -> dict[str, Any]:
@@ -321,6 +322,8 @@ class _AdminCore(AdminOperations):
 
 
 def _paged(fetch: Callable[[], list[Any]]) -> ItemPaged[Any]:
+    fetch = translating(fetch)  # runs when the caller iterates, after the public method returned
+
     def get_next(token: Any) -> list[Any]:
         return fetch()
 
@@ -331,6 +334,8 @@ def _paged(fetch: Callable[[], list[Any]]) -> ItemPaged[Any]:
 
 
 def _async_paged(handler: Any, operation: str, fetch: Callable[[], list[Any]]) -> AsyncItemPaged[Any]:
+    fetch = translating(fetch)  # as in _paged
+
     async def get_next(token: Any) -> list[Any]:
         await handler._world.round_trip()
         return fetch()
@@ -341,6 +346,7 @@ def _async_paged(handler: Any, operation: str, fetch: Callable[[], list[Any]]) -
     return AsyncItemPaged(get_next, extract_data)
 
 
+@raises_sdk_errors
 class ServiceBusAdministrationClient(_AdminCore):
     """Fake sync `azure.servicebus.management.ServiceBusAdministrationClient`."""
 
@@ -470,3 +476,4 @@ def _async_twin(name: str) -> Callable[..., Any]:
 
 for _name in _ASYNC_METHODS:
     setattr(AsyncServiceBusAdministrationClient, _name, _async_twin(_name))
+raises_sdk_errors(AsyncServiceBusAdministrationClient)  # after the twins are attached

@@ -5,7 +5,7 @@ from pairedbus.testing.client import ServiceBusClient
 from pairedbus.testing.handler import DEFAULT_RECEIVE_WAIT_SECONDS, current_world
 from pairedbus.testing.receiver import ServiceBusReceiver
 from pairedbus.testing.sender import ServiceBusSender
-from pairedbus.testing.session import ServiceBusSession
+from pairedbus.testing.servicebus_session import ServiceBusSession
 
 __all__ = [
     "DEFAULT_RECEIVE_WAIT_SECONDS",

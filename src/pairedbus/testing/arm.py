@@ -34,6 +34,7 @@ from requests.adapters import BaseAdapter
 from requests.structures import CaseInsensitiveDict
 from urllib3.response import HTTPResponse
 
+from pairedbus.servicebus.world import ServiceBusWorld
 from pairedbus.testing.active import active_world
 from pairedbus.testing.arm_responses import (
     DEFAULT_LOCATION,
@@ -43,7 +44,6 @@ from pairedbus.testing.arm_responses import (
     namespace_id,
 )
 from pairedbus.testing.arm_routes import ArmRoutes
-from pairedbus.testing.world import ServiceBusWorld
 
 __all__ = [
     "DEFAULT_LOCATION",

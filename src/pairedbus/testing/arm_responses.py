@@ -16,8 +16,8 @@ from typing import Any
 from azure.mgmt.servicebus import models
 
 from pairedbus import contract, durations, sdk
-from pairedbus.testing.entities import Entity, Queue, ReceivableEntity, Subscription, Topic
-from pairedbus.testing.world import Namespace
+from pairedbus.servicebus.entities import Entity, Queue, ReceivableEntity, Subscription, Topic
+from pairedbus.servicebus.world import Namespace
 
 DEFAULT_SUBSCRIPTION_ID = "00000000-0000-0000-0000-000000000000"
 DEFAULT_RESOURCE_GROUP = "pairedbus-fake"

@@ -14,9 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from azure.core.exceptions import HttpResponseError
-
 from pairedbus import contract, durations, sdk
+from pairedbus.servicebus.entities import Queue, Subscription, Topic
+from pairedbus.servicebus.errors import ErrorKind, ServiceError
+from pairedbus.servicebus.properties import DURATION_PROPERTIES
+from pairedbus.servicebus.world import Namespace, ServiceBusWorld
 from pairedbus.testing.arm_responses import (
     PROPERTY_MODELS,
     ArmError,
@@ -32,9 +34,9 @@ from pairedbus.testing.arm_responses import (
     not_served,
     page,
 )
-from pairedbus.testing.entities import Queue, Subscription, Topic
-from pairedbus.testing.properties import DURATION_PROPERTIES
-from pairedbus.testing.world import Namespace, ServiceBusWorld
+
+#: The ARM status of the model's refusals (anything else it refuses is a bad request).
+_ARM_STATUS = {ErrorKind.NAMESPACE_QUOTA_EXCEEDED: 403}
 
 _PATH = re.compile(
     r"^/subscriptions/(?P<sub>[^/]+)(?:/resourceGroups/(?P<rg>[^/]+))?/providers/Microsoft\.ServiceBus/namespaces"
@@ -105,8 +107,8 @@ class ArmRoutes:
                 return self._route(request, (match["rest"] or "").strip("/"))
             except ArmError as exc:
                 return exc.status, error_body(exc.code, exc.message)
-            except HttpResponseError as exc:  # the world's own validation (sizes, durations, names)
-                return exc.status_code or 400, error_body("BadRequest", exc.message)
+            except ServiceError as exc:  # the world's own validation (sizes, durations, names, quotas)
+                return _ARM_STATUS.get(exc.kind, 400), error_body("BadRequest", exc.message)
             except (KeyError, ValueError) as exc:
                 return 400, error_body("BadRequest", str(exc))
 

@@ -11,13 +11,14 @@ from azure.core.async_paging import AsyncItemPaged
 from azure.core.paging import ItemPaged
 
 from pairedbus import sdk
-from pairedbus.testing.clock import to_seconds
-from pairedbus.testing.errors import make_error, sessions_not_supported
+from pairedbus.servicebus.clock import to_seconds
+from pairedbus.servicebus.errors import sessions_not_supported
+from pairedbus.servicebus.link import Wire
+from pairedbus.servicebus.world import ServiceBusWorld, normalize_fqdn
+from pairedbus.testing.errors import make_error, raises_sdk_errors, translating
 from pairedbus.testing.handler import HandlerCore, current_world
-from pairedbus.testing.link import Wire
 from pairedbus.testing.receiver import ReceiverCore, ServiceBusReceiver, SyncServiceBusReceiver
 from pairedbus.testing.sender import ServiceBusSender, SyncServiceBusSender
-from pairedbus.testing.world import ServiceBusWorld, normalize_fqdn
 
 _Handler = TypeVar("_Handler", bound=HandlerCore)
 
@@ -106,9 +107,11 @@ class ClientCore:
         self._check_entity(entity_name)
         if timeout is not None and timeout <= 0:
             raise ValueError("The timeout must be greater than 0.")
-        return lambda: self._session_ids(entity_name, subscription_name, state_updated_after)
+        # fetched when the caller iterates, after the public method returned
+        return translating(lambda: self._session_ids(entity_name, subscription_name, state_updated_after))
 
 
+@raises_sdk_errors
 class ServiceBusClient(ClientCore):
     """Fake `azure.servicebus.aio.ServiceBusClient` bound to the active `ServiceBusWorld`."""
 
@@ -155,6 +158,7 @@ class ServiceBusClient(ClientCore):
         return _async_pages(self._session_lister(topic_name, subscription_name, state_updated_after, timeout))
 
 
+@raises_sdk_errors
 class SyncServiceBusClient(ClientCore):
     """Fake sync `azure.servicebus.ServiceBusClient`."""
 

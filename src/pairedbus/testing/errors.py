@@ -1,18 +1,22 @@
-"""Every azure-servicebus and azure-core error the fake raises, made in one place (moto keeps a
-backend's errors in its `exceptions.py` the same way).
+"""Every azure-servicebus and azure-core error the in-process front-end raises, made in one place
+(moto keeps a backend's errors in its `exceptions.py` the same way).
 
-The data plane raises azure-servicebus's exceptions with the texts the service sends; the
-administration client raises azure.core's `ResourceNotFoundError` / `ResourceExistsError` and
-`HttpResponseError` with the status the service answers. A caller branches on the class (and
-its `retryable` flag, set by the SDK's class), never on the text; the texts follow the service's
-so that logs read the same. Argument checks that the SDK makes locally raise Python's own
-`ValueError` / `TypeError` where they are made, as the SDK does.
+The model (`pairedbus.servicebus`) raises its own `ServiceError` with a kind and the service's text;
+`sdk_error` turns it into the exception the SDK raises for the same event, by one table. The
+front-end's public classes are wrapped by `raises_sdk_errors`, so no `ServiceError` reaches a caller.
+The data plane raises azure-servicebus's exceptions; the administration client raises azure.core's
+`ResourceNotFoundError` / `ResourceExistsError` and `HttpResponseError` with the status the service
+answers. A caller branches on the class (and its `retryable` flag, set by the SDK's class), never on
+the text. Argument checks that the SDK makes locally raise Python's own `ValueError` / `TypeError`
+where they are made, as the SDK does.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Callable
-from typing import TypeGuard
+from typing import Any, TypeVar, cast
 
 from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
 from azure.servicebus.exceptions import (
@@ -23,6 +27,7 @@ from azure.servicebus.exceptions import (
     MessagingEntityDisabledError,
     MessagingEntityNotFoundError,
     OperationTimeoutError,
+    ServiceBusAuthorizationError,
     ServiceBusConnectionError,
     ServiceBusError,
     ServiceBusQuotaExceededError,
@@ -31,179 +36,133 @@ from azure.servicebus.exceptions import (
     SessionLockLostError,
 )
 
+from pairedbus.servicebus.errors import REFUSED, ErrorKind, ServiceError, made
+
 #: What an injected fault raises: an exception class (made with a message), an instance (raised
-#: as is) or a factory.
-ErrorFactory = type[BaseException] | BaseException | Callable[[], BaseException]
-
-#: The error an injected fault raises unless told otherwise: the service is busy (retryable).
-DEFAULT_FAULT: type[BaseException] = ServiceBusServerBusyError
-#: The error `close_connections` faults clients with: the connection dropped.
-CONNECTION_LOST: type[BaseException] = ServiceBusConnectionError
-#: The error of an ambiguous send or a lost reply: the operation timed out.
-TIMED_OUT: type[BaseException] = OperationTimeoutError
+#: as is), a factory, or one of the model's kinds.
+ErrorFactory = type[BaseException] | BaseException | Callable[[], BaseException] | ErrorKind
 
 
-#: The condition the service refuses an invalid operation with (a session rule, a partition key): a
-#: refusal carries it as the SDK builds it from the wire, so both front-ends raise the same error
-#: (the syphon tells a refusal from the SDK's own failure by it: `sdk.carries_condition`).
-REFUSED = "amqp:invalid-field"
+def _refused(message: str) -> ServiceBusError:
+    return ServiceBusError(message, condition=REFUSED)
+
+
+def _http(status: int) -> Callable[[str], HttpResponseError]:
+    def make(message: str) -> HttpResponseError:
+        error = HttpResponseError(message=message)
+        error.status_code = status
+        return error
+
+    return make
+
+
+def _already_settled(message: str) -> MessageAlreadySettled:
+    error = MessageAlreadySettled()
+    error.args = (message,)  # the SDK builds its text from the action; the model's text already holds it
+    return error
+
+
+#: The one table: the model's kind -> the exception the SDK raises for it, made from the service's text.
+_SDK_ERRORS: dict[ErrorKind, Callable[[str], BaseException]] = {
+    ErrorKind.ENTITY_NOT_FOUND: lambda m: MessagingEntityNotFoundError(message=m),
+    ErrorKind.NAMESPACE_NOT_FOUND: lambda m: ServiceBusConnectionError(message=m),
+    ErrorKind.ENTITY_DISABLED: lambda m: MessagingEntityDisabledError(message=m),
+    ErrorKind.QUOTA_EXCEEDED: lambda m: ServiceBusQuotaExceededError(message=m),
+    ErrorKind.NAMESPACE_QUOTA_EXCEEDED: _http(403),
+    ErrorKind.SERVER_BUSY: lambda m: ServiceBusServerBusyError(message=m),
+    ErrorKind.LOCK_LOST: lambda m: MessageLockLostError(message=m),
+    ErrorKind.SESSION_LOCK_LOST: lambda m: SessionLockLostError(message=m),
+    ErrorKind.SESSION_CANNOT_BE_LOCKED: lambda m: SessionCannotBeLockedError(message=m),
+    ErrorKind.MESSAGE_NOT_FOUND: lambda m: MessageNotFoundError(message=m),
+    ErrorKind.SIZE_EXCEEDED: lambda m: MessageSizeExceededError(message=m),
+    ErrorKind.UNAUTHORIZED: lambda m: ServiceBusAuthorizationError(message=m),
+    ErrorKind.BAD_REQUEST: _http(400),
+    ErrorKind.INVALID_OPERATION: _refused,
+    ErrorKind.ALREADY_SETTLED: _already_settled,
+    ErrorKind.TIMEOUT: lambda m: OperationTimeoutError(message=m),
+    ErrorKind.CONNECTION_LOST: lambda m: ServiceBusConnectionError(message=m),
+}
+
+
+def sdk_error(error: ServiceError) -> BaseException:
+    """The exception the SDK raises for the model's `error` (an injected one: what its fault holds)."""
+    if error.kind is ErrorKind.INJECTED:
+        return make_error(error.injected, error.message)  # type: ignore[arg-type]  # the model carries the fault's error as it was given
+    return _SDK_ERRORS[error.kind](error.message)
 
 
 def make_error(error: ErrorFactory, what: str) -> BaseException:
-    """The exception an injected fault raises on `what` (a namespace, entity or fragment)."""
-    if isinstance(error, BaseException):
-        return error
-    if _is_error_class(error):
+    """The exception an injected fault raises on `what` (a namespace, entity or fragment; or the
+    model's text of the injection)."""
+    message = what if what.startswith("Injected fault on ") else f"Injected fault on {what}."
+    if isinstance(error, ErrorKind):
+        return _SDK_ERRORS[error](message)
+    exc = made(error, message)
+    if exc is None:
+        raise TypeError(f"an injected fault's error must be an exception, its class or a factory, not {error!r}")
+    return exc
+
+
+C = TypeVar("C", bound=type)
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: Dunder methods a caller reaches directly (context managers, iteration).
+_ENTRY_DUNDERS = frozenset({"__enter__", "__exit__", "__aenter__", "__aexit__", "__next__", "__anext__"})
+
+
+def raises_sdk_errors(cls: C) -> C:
+    """Wrap every public method of a front-end class (its own and its fake bases', sync and async) so
+    that a `ServiceError` from the model leaves as the SDK's exception, made by `sdk_error`."""
+    for name in dir(cls):
+        if name.startswith("_") and name not in _ENTRY_DUNDERS:
+            continue
+        raw = inspect.getattr_static(cls, name)
+        if not inspect.isfunction(raw) or raw.__module__.startswith("azure."):  # the SDK base class's own
+            continue
+        if getattr(raw, "__sdk_errors__", False):
+            continue
+        setattr(cls, name, translating(raw))
+    return cls
+
+
+def translating(method: F) -> F:
+    """`method` (sync or async) raising the SDK's error for the model's: for what runs after the public
+    method returned (a pager's fetch)."""
+    if inspect.iscoroutinefunction(method):
+
+        @functools.wraps(method)
+        async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return await method(*args, **kwargs)
+            except ServiceError as error:
+                raise sdk_error(error) from None
+
+        async_wrapper.__sdk_errors__ = True  # type: ignore[attr-defined]  # a marker against wrapping twice
+        return cast(F, async_wrapper)
+
+    @functools.wraps(method)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            return error(message=f"Injected fault on {what}.")  # type: ignore[call-arg]  # the SDK's and azure.core's errors take message=, BaseException does not
-        except TypeError:
-            return error()
-    return error()
+            return method(*args, **kwargs)
+        except ServiceError as error:
+            raise sdk_error(error) from None
+
+    wrapper.__sdk_errors__ = True  # type: ignore[attr-defined]  # as above
+    return cast(F, wrapper)
 
 
-def _is_error_class(error: ErrorFactory) -> TypeGuard[type[BaseException]]:
-    return isinstance(error, type) and issubclass(error, BaseException)
-
-
-# --- the data plane (azure-servicebus) ----------------------------------------------------------
-
-
-def entity_not_found(fqdn: str, path: str) -> MessagingEntityNotFoundError:
-    return MessagingEntityNotFoundError(
-        message=f"The messaging entity 'sb://{fqdn}/{path}' could not be found. "
-        "To know more visit https://aka.ms/sbResourceMgrExceptions."
-    )
-
-
-def entity_disabled(fqdn: str, path: str, status: str) -> MessagingEntityDisabledError:
-    """A send to an entity whose status is Disabled or SendDisabled."""
-    return MessagingEntityDisabledError(
-        message=f"Messaging entity 'sb://{fqdn}/{path}' is currently disabled (status {status})."
-    )
-
-
-def host_not_found(fqdn: str) -> ServiceBusConnectionError:
-    """A strict world's unknown namespace: the DNS lookup fails."""
-    return ServiceBusConnectionError(message=f"Failed to resolve host {fqdn}.")
+# --- the data plane: what only the SDK's client itself raises ---------------------------------------
 
 
 def operation_timed_out(operation: str, seconds: float) -> OperationTimeoutError:
     return OperationTimeoutError(message=f"The {operation} operation timed out after {seconds} seconds.")
 
 
-def reply_lost(fqdn: str, entity: str) -> OperationTimeoutError:
-    """The injected ambiguous outcome of a send: stored, but the client never saw the reply."""
-    return OperationTimeoutError(
-        message=f"Injected ambiguous outcome: the send to {fqdn}/{entity} was stored, but its reply was lost."
-    )
-
-
-def no_session_available() -> OperationTimeoutError:
-    return OperationTimeoutError(message="Failed to initiate the connection due to exception: no session available.")
-
-
-def sessions_required() -> ServiceBusError:
-    return ServiceBusError(
-        "It is not possible for an entity that requires sessions to create a non-sessionful message receiver.",
-        condition=REFUSED,
-    )
-
-
-def sessions_not_supported() -> ServiceBusError:
-    return ServiceBusError(
-        "It is not possible for an entity that does not require sessions to create a sessionful receiver.",
-        condition=REFUSED,
-    )
-
-
-def session_id_missing() -> ServiceBusError:
-    return ServiceBusError(
-        "The SessionId was not set on a message, and it cannot be sent to the entity. Entities that have "
-        "session support enabled can only receive messages that have the SessionId set to a valid value.",
-        condition=REFUSED,
-    )
-
-
-def partition_key_mismatch(partition_key: str, session_id: str) -> ServiceBusError:
-    return ServiceBusError(
-        f"The PartitionKey '{partition_key}' of the message must match its SessionId '{session_id}'.",
-        condition=REFUSED,
-    )
-
-
-def no_partition_available(fqdn: str, entity: str) -> ServiceBusError:
-    return ServiceBusError(f"No partition of {fqdn}/{entity} is available.", condition=REFUSED)
-
-
-def entity_full(entity: str, size_in_bytes: int, limit: int) -> ServiceBusQuotaExceededError:
-    return ServiceBusQuotaExceededError(
-        message=f"The maximum entity size has been reached or exceeded for '{entity}'. "
-        f"Size of entity in bytes: {size_in_bytes}, Max entity size in bytes: {limit}."
-    )
-
-
-def message_too_large(size: int, limit: int) -> MessageSizeExceededError:
-    return MessageSizeExceededError(
-        message=f"The received message (size {size} bytes) exceeds the limit ({limit} bytes) "
-        "currently allowed on the link."
-    )
-
-
 def batch_full(limit: int) -> MessageSizeExceededError:
     return MessageSizeExceededError(message=f"ServiceBusMessageBatch has reached its size limit: {limit}")
 
 
-def scheduled_message_not_found(sequence_number: int) -> MessageNotFoundError:
-    return MessageNotFoundError(message=f"The scheduled message with sequence number {sequence_number} was not found.")
-
-
-def deferred_message_not_found(sequence_number: int) -> MessageNotFoundError:
-    return MessageNotFoundError(
-        message=f"Failed to lock one or more specified messages. Sequence number {sequence_number}."
-    )
-
-
-def lock_lost() -> MessageLockLostError:
-    return MessageLockLostError()
-
-
-def lock_lost_late() -> MessageLockLostError:
-    """The injected late lock loss: the lock ran out before the complete reached the service."""
-    return MessageLockLostError(
-        message="The lock supplied is invalid. Either the lock expired, or the message has already "
-        "been removed from the queue (injected late lock loss)."
-    )
-
-
-def already_settled(action: str) -> MessageAlreadySettled:
-    return MessageAlreadySettled(action=action)
-
-
-def session_lock_lost() -> SessionLockLostError:
-    return SessionLockLostError()
-
-
-def session_locked(session_id: str) -> SessionCannotBeLockedError:
-    return SessionCannotBeLockedError(
-        message=f"The requested session '{session_id}' cannot be accepted. It may be locked by another receiver."
-    )
-
-
 # --- the administration client (azure.core) ----------------------------------------------------
-
-
-def bad_request(message: str) -> HttpResponseError:
-    """A value the service refuses (HTTP 400)."""
-    error = HttpResponseError(message=message)
-    error.status_code = 400
-    return error
-
-
-def quota_exceeded(message: str) -> HttpResponseError:
-    """A namespace quota the service enforces (HTTP 403)."""
-    error = HttpResponseError(message=message)
-    error.status_code = 403
-    return error
 
 
 def resource_not_found(message: str) -> ResourceNotFoundError:

@@ -19,10 +19,10 @@ import time
 from collections.abc import Coroutine
 from typing import Any, Protocol, Self, TypeVar
 
+from pairedbus.servicebus.link import INCOMING, OUTGOING, Link, Wire
+from pairedbus.servicebus.world import ServiceBusWorld
 from pairedbus.testing.active import active_world
 from pairedbus.testing.errors import operation_timed_out
-from pairedbus.testing.link import INCOMING, OUTGOING, Link, Wire
-from pairedbus.testing.world import ServiceBusWorld
 
 T = TypeVar("T")
 

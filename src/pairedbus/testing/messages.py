@@ -20,44 +20,53 @@ from azure.servicebus import (
 from azure.servicebus.amqp import AmqpAnnotatedMessage, AmqpMessageBodyType
 
 from pairedbus import sdk
-from pairedbus.testing.clock import to_datetime, to_seconds
-from pairedbus.testing.content import (
+from pairedbus.servicebus.clock import to_datetime, to_seconds
+from pairedbus.servicebus.content import (
     EXACT_MARGIN,
     MAX_HEADER_TTL_MS,
-    STATE_ACTIVE,
-    STATE_DEFERRED,
-    STATE_SCHEDULED,
     Content,
     Record,
     content_from_message,
     decode_wire,
-    encode_wire,
     estimate_size,
     exact_size,
-    received_application_properties,
-    size_within,
     to_service_bus_message,
 )
 from pairedbus.testing.errors import batch_full
 
 __all__ = [
     "RECEIVE_AND_DELETE",
-    "STATE_ACTIVE",
-    "STATE_DEFERRED",
-    "STATE_SCHEDULED",
-    "Content",
     "FakeMessageBatch",
     "FakeReceivedMessage",
-    "Record",
     "batch_contents",
-    "content_from_message",
-    "encode_wire",
-    "estimate_size",
-    "exact_size",
     "iter_contents",
+    "lock_of",
+    "peeked",
     "received_application_properties",
-    "size_within",
+    "record_of",
+    "relock",
 ]
+
+
+def _received_value(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    if isinstance(value, dict) and "TYPE" in value and "VALUE" in value:  # an explicitly typed AMQP value
+        return _received_value(value["VALUE"])
+    if isinstance(value, datetime):  # AMQP timestamp: comes back as int milliseconds since the epoch
+        return int(to_seconds(value) * 1000)
+    if isinstance(value, bytearray):
+        return bytes(value)
+    return value
+
+
+def received_application_properties(props: Mapping[Any, Any] | None) -> dict[bytes, Any] | None:
+    """Application properties as the real SDK returns them after a round trip through the service:
+    keys and str values are bytes, datetimes are int milliseconds since the epoch, int/float/bool/
+    UUID/bytes keep their types, and no properties at all is None."""
+    if not props:
+        return None
+    return {(k.encode("utf-8") if isinstance(k, str) else k): _received_value(v) for k, v in props.items()}
 
 
 class FakeReceivedMessage(ServiceBusReceivedMessage):
@@ -375,6 +384,11 @@ class FakeMessageBatch(ServiceBusMessageBatch):
 
     def contents(self) -> list[Content]:
         return self._contents
+
+
+def peeked(record: Record) -> FakeReceivedMessage:
+    """A stored message as the inspection helpers show it (`ServiceBusWorld.present`): peeked."""
+    return FakeReceivedMessage(record, None, settled=True, peeked=True)
 
 
 def record_of(message: FakeReceivedMessage) -> Record:

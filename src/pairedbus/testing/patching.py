@@ -13,9 +13,10 @@ from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
 
+from pairedbus.servicebus.world import ServiceBusWorld
 from pairedbus.testing import active
 from pairedbus.testing.active import active_world
-from pairedbus.testing.world import ServiceBusWorld
+from pairedbus.testing.messages import peeked
 
 __all__ = ["ServiceBusPatch", "active_world", "bindings", "mock_servicebus", "replacements"]
 
@@ -82,6 +83,7 @@ class ServiceBusPatch:
             else:
                 setter(module, attr, fake)
         active.push(self.world)
+        self.world.present = peeked  # the inspection helpers show messages as the SDK's (kept after stop)
         self._started = True
         return self.world
 

@@ -14,7 +14,7 @@ import pytest
 if TYPE_CHECKING:
     from pytest_mock import MockerFixture
 
-    from pairedbus.testing.world import ServiceBusWorld
+    from pairedbus.servicebus.world import ServiceBusWorld
 
 
 @pytest.fixture

@@ -11,17 +11,22 @@ from datetime import datetime
 from typing import Any, Self, cast
 
 from azure.servicebus import NEXT_AVAILABLE_SESSION, ServiceBusReceiveMode, ServiceBusSubQueue
-from azure.servicebus.exceptions import ServiceBusError
 
-from pairedbus.testing.clock import Clock, to_datetime
-from pairedbus.testing.entities import ReceivableEntity, Subscription
-from pairedbus.testing.errors import (
+from pairedbus.servicebus.clock import Clock, to_datetime
+from pairedbus.servicebus.content import Record
+from pairedbus.servicebus.entities import ReceivableEntity, Subscription
+from pairedbus.servicebus.errors import (
+    ServiceError,
     already_settled,
     entity_not_found,
     no_session_available,
     sessions_not_supported,
     sessions_required,
 )
+from pairedbus.servicebus.sessions import SessionLock
+from pairedbus.servicebus.settlement import Action, settle
+from pairedbus.servicebus.store import MessageStore
+from pairedbus.testing.errors import raises_sdk_errors
 from pairedbus.testing.handler import (
     DEFAULT_RECEIVE_WAIT_SECONDS,
     AsyncHandler,
@@ -31,11 +36,8 @@ from pairedbus.testing.handler import (
     run,
     wake,
 )
-from pairedbus.testing.messages import FakeReceivedMessage, Record, lock_of, record_of, relock
-from pairedbus.testing.session import ServiceBusSession, SessionCore, SyncServiceBusSession
-from pairedbus.testing.sessions import SessionLock
-from pairedbus.testing.settlement import Action, settle
-from pairedbus.testing.store import MessageStore
+from pairedbus.testing.messages import FakeReceivedMessage, lock_of, record_of, relock
+from pairedbus.testing.servicebus_session import ServiceBusSession, SessionCore, SyncServiceBusSession
 
 
 class ReceiverCore(HandlerCore):
@@ -359,7 +361,7 @@ class ReceiverCore(HandlerCore):
         if self._session is not None and not self._closed:
             try:
                 self._store().sessions.close(self._session.lock, self)
-            except ServiceBusError:
+            except ServiceError:
                 pass  # the entity is gone
         super().shut()
 
@@ -367,6 +369,7 @@ class ReceiverCore(HandlerCore):
         return f"Receiver client id: {self.client_identifier}, entity: {self._entity_name}"
 
 
+@raises_sdk_errors
 class ServiceBusReceiver(ReceiverCore, AsyncHandler):
     """Fake `azure.servicebus.aio.ServiceBusReceiver`: waits are awaited on the event loop."""
 
@@ -463,6 +466,7 @@ class ServiceBusReceiver(ReceiverCore, AsyncHandler):
 _WAIT_SLICE = 0.25
 
 
+@raises_sdk_errors
 class SyncServiceBusReceiver(ReceiverCore, SyncHandler):
     """Fake `azure.servicebus.ServiceBusReceiver`: a wait blocks its thread on the world's
     `arrival` condition until a message arrives, the receiver closes or the deadline."""

@@ -7,17 +7,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pairedbus.testing.clock import to_seconds
-from pairedbus.testing.entities import SendableEntity
-from pairedbus.testing.errors import (
-    batch_full,
-    message_too_large,
-    partition_key_mismatch,
-    scheduled_message_not_found,
-    session_id_missing,
-)
+from pairedbus.servicebus.clock import to_seconds
+from pairedbus.servicebus.content import Content, size_within
+from pairedbus.servicebus.entities import SendableEntity, check_sessions
+from pairedbus.servicebus.errors import message_too_large, scheduled_message_not_found
+from pairedbus.testing.errors import batch_full, raises_sdk_errors
 from pairedbus.testing.handler import AsyncHandler, ClientLike, HandlerCore, SyncHandler, run
-from pairedbus.testing.messages import Content, FakeMessageBatch, iter_contents, size_within
+from pairedbus.testing.messages import FakeMessageBatch, iter_contents
 
 #: The encoded overhead the SDK adds per message in a batch.
 _BATCH_OVERHEAD = 8
@@ -106,14 +102,7 @@ class SenderCore(HandlerCore):
         return f"Sender client id: {self.client_identifier}, entity: {self._entity_name}"
 
 
-def check_sessions(entity: SendableEntity, contents: list[Content]) -> None:
-    for c in contents:
-        if c.partition_key is not None and c.session_id is not None and c.partition_key != c.session_id:
-            raise partition_key_mismatch(c.partition_key, c.session_id)
-    if entity.requires_session_ids() and any(c.session_id is None for c in contents):
-        raise session_id_missing()
-
-
+@raises_sdk_errors
 class ServiceBusSender(SenderCore, AsyncHandler):
     """Fake `azure.servicebus.aio.ServiceBusSender`."""
 
@@ -134,6 +123,7 @@ class ServiceBusSender(SenderCore, AsyncHandler):
         return self._new_batch(max_size_in_bytes)
 
 
+@raises_sdk_errors
 class SyncServiceBusSender(SenderCore, SyncHandler):
     """Fake `azure.servicebus.ServiceBusSender`."""
 

@@ -91,7 +91,7 @@ def main(path: str) -> None:
 def _content(body: str) -> object:
     from azure.servicebus import ServiceBusMessage
 
-    from pairedbus.testing.messages import content_from_message
+    from pairedbus.servicebus.content import content_from_message
 
     return content_from_message(ServiceBusMessage(body))
 

@@ -1,4 +1,4 @@
-"""Queues, topics and subscriptions of the fake (`testing/entities.py`): duplicate detection, time to live,
+"""Queues, topics and subscriptions of the model (`servicebus/entities.py`): duplicate detection, time to live,
 quotas, fan-out to subscriptions, forwarding and deletion."""
 
 from __future__ import annotations
@@ -7,14 +7,15 @@ import asyncio
 from datetime import timedelta
 
 import pytest
-from azure.servicebus import ServiceBusMessage, ServiceBusSubQueue
+from azure.servicebus import ServiceBusMessage, ServiceBusReceivedMessage, ServiceBusSubQueue
 from azure.servicebus.aio import ServiceBusClient
 from azure.servicebus.exceptions import MessageNotFoundError, MessagingEntityNotFoundError, ServiceBusQuotaExceededError
 
+from pairedbus.servicebus.content import Record, content_from_message
 from pairedbus.testing import DEAD_LETTER_REASON_MAX_DELIVERY, DEAD_LETTER_REASON_TTL, Namespace, ServiceBusWorld
 from tests.load import guard
 
-from .conftest import body
+from .conftest import FQDN, body
 
 
 async def test_expired_message_is_dead_lettered_when_entity_asks_for_it(
@@ -193,3 +194,17 @@ async def test_auto_forwarding_moves_messages_and_dead_letters(ns: Namespace, cl
         await receiver.abandon_message(message)
     assert [str(m) for m in ns.queue("dead-sink").active_messages()] == ["poison"]
     assert ns.queue("q").dead_letters() == []
+
+
+async def test_the_inspection_helpers_return_records_unless_a_front_end_presents_them(
+    ns: Namespace, client: ServiceBusClient, world: ServiceBusWorld
+) -> None:
+    ns.create_queue("q")
+    async with client.get_queue_sender("q") as sender:
+        await sender.send_messages(ServiceBusMessage(b"x", message_id="m-1"))
+    [peeked] = ns.queue("q").active_messages()  # mock_servicebus presents them as the SDK's messages
+    assert isinstance(peeked, ServiceBusReceivedMessage) and peeked.message_id == "m-1"
+    bare = ServiceBusWorld()  # the model alone
+    bare.namespace(FQDN).create_queue("q").accept([content_from_message(ServiceBusMessage(b"y"))], 0.0)
+    [record] = bare.namespace(FQDN).queue("q").active_messages()
+    assert isinstance(record, Record) and record.content.body == [b"y"]

@@ -1,4 +1,4 @@
-"""Session receivers and their session (`testing/session.py`): one session's messages in order, the next
+"""Session receivers and their session (`testing/servicebus_session.py`): one session's messages in order, the next
 available session, and what happens when a session lock ends."""
 
 from __future__ import annotations

@@ -1,20 +1,20 @@
-"""Entity properties with the service's defaults (`testing/properties.py`): values the service refuses are
-HTTP 400, partitioning and sessions cannot change once the entity exists, and names follow the service's rules."""
+"""Entity properties with the service's defaults (`servicebus/properties.py`): values the service refuses are
+bad requests (HTTP 400), partitioning and sessions cannot change once the entity exists, and names follow the service's rules."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
 import pytest
-from azure.core.exceptions import HttpResponseError
 
-from pairedbus.testing.properties import EntitySettings, EntityType, reject_size_not_offered, validate_entity_name
+from pairedbus.servicebus.errors import ErrorKind, ServiceError
+from pairedbus.servicebus.properties import EntitySettings, EntityType, reject_size_not_offered, validate_entity_name
 
 
 def _refused(call, *args, **kwargs) -> str:  # type: ignore[no-untyped-def]
-    with pytest.raises(HttpResponseError) as caught:
+    with pytest.raises(ServiceError) as caught:
         call(*args, **kwargs)
-    assert caught.value.status_code == 400
+    assert caught.value.kind is ErrorKind.BAD_REQUEST  # HTTP 400 on both front-ends
     return str(caught.value)
 
 

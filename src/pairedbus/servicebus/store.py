@@ -18,14 +18,14 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
-from pairedbus.testing.content import (
+from pairedbus.servicebus.content import (
     STATE_ACTIVE,
     STATE_DEFERRED,
     STATE_SCHEDULED,
     Record,
 )
-from pairedbus.testing.errors import deferred_message_not_found, lock_lost
-from pairedbus.testing.sessions import SessionLock, Sessions
+from pairedbus.servicebus.errors import deferred_message_not_found, lock_lost
+from pairedbus.servicebus.sessions import SessionLock, Sessions
 
 __all__ = [
     "DEAD_LETTER_REASON_MAX_DELIVERY",

@@ -7,9 +7,9 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from azure.servicebus.exceptions import SessionCannotBeLockedError, SessionLockLostError
 
-from pairedbus.testing.sessions import Sessions
+from pairedbus.servicebus.errors import ErrorKind, ServiceError
+from pairedbus.servicebus.sessions import Sessions
 
 
 def _record(session_id: str, sequence_number: int) -> Any:
@@ -34,8 +34,9 @@ def test_the_next_session_is_the_first_with_messages_not_locked_by_another() -> 
 def test_a_named_session_held_by_another_cannot_be_locked_until_its_lock_lapses() -> None:
     sessions, _ = _sessions()
     sessions.acquire("a", owner="r1", now=0.0, lock_seconds=60)
-    with pytest.raises(SessionCannotBeLockedError):
+    with pytest.raises(ServiceError) as refused:
         sessions.acquire("a", owner="r2", now=59.0, lock_seconds=60)
+    assert refused.value.kind is ErrorKind.SESSION_CANNOT_BE_LOCKED
     assert sessions.acquire("a", owner="r2", now=60.0, lock_seconds=60).owner == "r2"
 
 
@@ -44,8 +45,9 @@ def test_a_lapsed_lock_is_lost_and_its_messages_go_back_in_sequence_order() -> N
     lock = sessions.acquire("a", owner="r1", now=0.0, lock_seconds=60)
     lock.records = {"t2": _record("a", 2), "t1": _record("a", 1)}
     sessions.check(lock, "r1", now=59.0)
-    with pytest.raises(SessionLockLostError):
+    with pytest.raises(ServiceError) as lost:
         sessions.check(lock, "r1", now=60.0)
+    assert lost.value.kind is ErrorKind.SESSION_LOCK_LOST
     assert [[r.sequence_number for r in batch] for batch in released] == [[1, 2]]
     assert lock.owner is None and "a" not in sessions.locks  # idle: forgotten
 

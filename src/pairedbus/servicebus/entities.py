@@ -11,11 +11,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from pairedbus import contract
-from pairedbus.testing.errors import entity_disabled, entity_full, make_error, no_partition_available
-from pairedbus.testing.filters import RuleSet
-from pairedbus.testing.messages import Content, FakeReceivedMessage, Record
-from pairedbus.testing.properties import EntitySettings, EntityType
-from pairedbus.testing.store import (
+from pairedbus.servicebus.content import Content, Record
+from pairedbus.servicebus.errors import (
+    entity_disabled,
+    entity_full,
+    injected,
+    no_partition_available,
+    partition_key_mismatch,
+    session_id_missing,
+)
+from pairedbus.servicebus.filters import RuleSet
+from pairedbus.servicebus.properties import EntitySettings, EntityType
+from pairedbus.servicebus.store import (
     DEAD_LETTER_REASON_MAX_DELIVERY,
     DEAD_LETTER_REASON_TTL,
     NOTHING_DOWN,
@@ -150,28 +157,25 @@ class ReceivableEntity(Entity):
     def now(self) -> float:
         return float(self.namespace.world.clock.time())
 
+    # Each helper returns the stored records as the world presents them (`ServiceBusWorld.present`).
+
     def active_messages(self) -> list[Any]:
-        return [FakeReceivedMessage(r, None, settled=True, peeked=True) for r in self.store.queued_records(self.now())]
+        present = self.namespace.world.present
+        return [present(r) for r in self.store.queued_records(self.now())]
 
     def dead_letters(self) -> list[Any]:
-        return [
-            FakeReceivedMessage(r, None, settled=True, peeked=True)
-            for r in self.dead_letter_store.queued_records(self.now())
-        ]
+        present = self.namespace.world.present
+        return [present(r) for r in self.dead_letter_store.queued_records(self.now())]
 
     def scheduled_messages(self) -> list[Any]:
         now = self.now()
         self.store.housekeep(now)
-        return [
-            FakeReceivedMessage(r, None, settled=True, peeked=True)
-            for r in sorted(self.store.scheduled.values(), key=lambda r: r.sequence_number)
-        ]
+        present = self.namespace.world.present
+        return [present(r) for r in sorted(self.store.scheduled.values(), key=lambda r: r.sequence_number)]
 
     def deferred_messages(self) -> list[Any]:
-        return [
-            FakeReceivedMessage(r, None, settled=True, peeked=True)
-            for r in sorted(self.store.deferred.values(), key=lambda r: r.sequence_number)
-        ]
+        present = self.namespace.world.present
+        return [present(r) for r in sorted(self.store.deferred.values(), key=lambda r: r.sequence_number)]
 
     def message_counts(self) -> dict[str, int]:
         now = self.now()
@@ -224,7 +228,7 @@ class SendableEntity(Entity):
             fragment = partition_for_key(key, self.partitions)
             error = self.down.get(fragment)
             if error is not None:
-                raise make_error(error, f"{self.namespace.fqdn}/{self.name} partition {fragment}")
+                raise injected(error, f"{self.namespace.fqdn}/{self.name} partition {fragment}")
             return fragment
         for _ in range(self.partitions):
             fragment = self._next_fragment
@@ -407,3 +411,13 @@ class Topic(SendableEntity):
 
     def receivables(self) -> list[ReceivableEntity]:
         return list(self.subscriptions.values())
+
+
+def check_sessions(entity: SendableEntity, contents: list[Content]) -> None:
+    """What the service refuses of a send before storing it: a partition key that is not the
+    session id, and a message without a session id sent to a session entity."""
+    for c in contents:
+        if c.partition_key is not None and c.session_id is not None and c.partition_key != c.session_id:
+            raise partition_key_mismatch(c.partition_key, c.session_id)
+    if entity.requires_session_ids() and any(c.session_id is None for c in contents):
+        raise session_id_missing()

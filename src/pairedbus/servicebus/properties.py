@@ -8,7 +8,7 @@ from enum import StrEnum
 from typing import Any
 
 from pairedbus import contract, durations, limits
-from pairedbus.testing.errors import bad_request
+from pairedbus.servicebus.errors import bad_request
 
 #: TimeSpan.MaxValue as the admin client returns it (a timedelta, to the microsecond).
 TIMESPAN_MAX = durations.duration_timedelta(contract.TIMESPAN_MAX_ISO)

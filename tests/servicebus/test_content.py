@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from azure.servicebus import ServiceBusMessage
 
-from pairedbus.testing.content import content_from_message, exact_size
+from pairedbus.servicebus.content import content_from_message, exact_size
 
 
 def test_size_estimate_is_close_to_the_sdk_encoder() -> None:

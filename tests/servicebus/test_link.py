@@ -11,8 +11,8 @@ from azure.servicebus import ServiceBusMessage
 from azure.servicebus.aio import ServiceBusClient
 from pytest_mock import MockerFixture
 
+from pairedbus.servicebus.link import INCOMING, OUTGOING, Link, Wire
 from pairedbus.testing import Namespace, ServiceBusWorld
-from pairedbus.testing.link import INCOMING, OUTGOING, Link, Wire
 
 from .conftest import FQDN, Credential
 

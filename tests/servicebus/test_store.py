@@ -132,7 +132,7 @@ async def test_deferred_message_is_received_by_sequence_number(ns: Namespace, cl
 
 def test_a_partitioned_sequence_number_carries_its_fragment_in_the_top_16_bits() -> None:
     # https://learn.microsoft.com/azure/service-bus-messaging/message-sequencing
-    from pairedbus.testing.store import partition_for_key, partition_of
+    from pairedbus.servicebus.store import partition_for_key, partition_of
 
     assert partition_of((3 << 48) | 12345) == 3 and partition_of(12345) == 0
     fragments = {partition_for_key(f"key-{i}", 4) for i in range(100)}

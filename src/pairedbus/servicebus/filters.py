@@ -29,7 +29,7 @@ from azure.servicebus.management import (
     TrueRuleFilter,
 )
 
-from pairedbus.testing.content import Content, estimate_size
+from pairedbus.servicebus.content import Content, estimate_size
 
 DEFAULT_RULE_NAME = "$Default"
 

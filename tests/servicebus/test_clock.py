@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from pairedbus.servicebus.clock import to_datetime, to_seconds
 from pairedbus.testing import Clock
-from pairedbus.testing.clock import to_datetime, to_seconds
 
 
 def test_frozen_clock_only_moves_when_advanced() -> None:

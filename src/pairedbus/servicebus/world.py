@@ -6,26 +6,26 @@ import asyncio
 import random
 import threading
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from pairedbus import contract
-from pairedbus.testing.clock import Clock
-from pairedbus.testing.entities import Entity, Queue, ReceivableEntity, SendableEntity, Subscription, Topic
-from pairedbus.testing.errors import (
-    CONNECTION_LOST,
+from pairedbus.servicebus.clock import Clock
+from pairedbus.servicebus.content import Record
+from pairedbus.servicebus.entities import Entity, Queue, ReceivableEntity, SendableEntity, Subscription, Topic
+from pairedbus.servicebus.errors import (
     DEFAULT_FAULT,
-    TIMED_OUT,
-    ErrorFactory,
+    ErrorKind,
     entity_not_found,
-    host_not_found,
-    make_error,
+    injected,
+    namespace_not_found,
     quota_exceeded,
     reply_lost,
 )
-from pairedbus.testing.faults import Fault
-from pairedbus.testing.link import Link
-from pairedbus.testing.properties import (
+from pairedbus.servicebus.faults import Fault
+from pairedbus.servicebus.link import Link
+from pairedbus.servicebus.properties import (
     EntitySettings,
     EntityType,
     reject_size_not_offered,
@@ -201,6 +201,10 @@ def _wake_all(timers: dict[int, list[asyncio.Future[None]]], window: int) -> Non
             fut.set_result(None)
 
 
+def _as_stored(record: Record) -> Record:
+    return record
+
+
 class ServiceBusWorld:
     """Everything the fake knows. Made by `mock_servicebus()`; tests arrange and inspect it."""
 
@@ -218,7 +222,7 @@ class ServiceBusWorld:
         self.link: Link | None = None
         #: Probability that any operation fails with `fault_error` (drawn from the seeded RNG).
         self.fault_rate: float = 0.0
-        self.fault_error: ErrorFactory = DEFAULT_FAULT
+        self.fault_error: object = DEFAULT_FAULT
         #: Probability that a send (or schedule) is stored and the client still sees a timeout
         #: (`OperationTimeoutError`): the ambiguous outcome of a real send whose reply was lost.
         self.ambiguous_send_rate: float = 0.0
@@ -237,6 +241,10 @@ class ServiceBusWorld:
         self.operations: dict[str, int] = {}
         #: The round-trip timers of the running loop: the waiters of each window (see `round_trip`).
         self._round_trip_timers: tuple[asyncio.AbstractEventLoop, dict[int, list[asyncio.Future[None]]]] | None = None
+        #: How the inspection helpers (`Queue.dead_letters()`, `active_messages()`, ...) present a
+        #: stored message: the model's `Record` itself, unless a front-end shows it in its clients'
+        #: shape (`mock_servicebus()` presents it as the SDK's received message, peeked).
+        self.present: Callable[[Record], Any] = _as_stored
         self.clock.subscribe(self._clock_moved)
 
     # --- arranging ----------------------------------------------------------------------------
@@ -262,12 +270,14 @@ class ServiceBusWorld:
         self,
         fqdn: str,
         entity: str | None = None,
-        error: ErrorFactory = DEFAULT_FAULT,
+        error: object = DEFAULT_FAULT,
         *,
         times: int | None = None,
     ) -> None:
         """Every operation on the namespace (or only on `entity`, a queue/topic name) raises
-        `error` until `heal` (or for the next `times` operations)."""
+        `error` until `heal` (or for the next `times` operations). `error` is an `ErrorKind` or a
+        front-end's own error (the in-process one takes azure-servicebus exception classes,
+        instances or factories), carried as is to the front-end that makes it (faults.py)."""
         self._faults[(normalize_fqdn(fqdn), entity)] = Fault(error, times)
 
     def heal(self, fqdn: str, entity: str | None = None) -> None:
@@ -280,7 +290,7 @@ class ServiceBusWorld:
         fqdn: str,
         entity: str,
         partition: int,
-        error: ErrorFactory = DEFAULT_FAULT,
+        error: object = DEFAULT_FAULT,
     ) -> None:
         """Take one fragment of a partitioned queue or topic down: sends pinned to it by a key
         raise `error`, unkeyed sends use the other fragments, and its messages are not received
@@ -307,12 +317,12 @@ class ServiceBusWorld:
     def ambiguous_sends(self, fqdn: str, entity: str | None = None, *, times: int | None = None) -> None:
         """Sends to the namespace (or to `entity`) are stored, then the client sees
         `OperationTimeoutError`, until `heal_all` (or for the next `times` sends)."""
-        self._ambiguous[(normalize_fqdn(fqdn), entity)] = Fault(TIMED_OUT, times)
+        self._ambiguous[(normalize_fqdn(fqdn), entity)] = Fault(ErrorKind.TIMEOUT, times)
 
     def late_lock_loss(self, fqdn: str, entity: str | None = None, *, times: int | None = None) -> None:
         """Completes on the namespace (or on `entity`, a queue or topic name) find the message lock
         lost and the message available again, until `heal_all` (or for the next `times`)."""
-        self._lock_losses[(normalize_fqdn(fqdn), entity)] = Fault(TIMED_OUT, times)
+        self._lock_losses[(normalize_fqdn(fqdn), entity)] = Fault(ErrorKind.TIMEOUT, times)
 
     def _count(self, kind: str) -> None:
         self.injected[kind] = self.injected.get(kind, 0) + 1
@@ -348,9 +358,9 @@ class ServiceBusWorld:
             return True
         return False
 
-    def close_connections(self, fqdn: str, error: ErrorFactory = CONNECTION_LOST) -> int:
-        """Fault every open client of the namespace: its senders and receivers raise `error`
-        from now on, their waiting receives wake up and raise, and their locks are lost.
+    def close_connections(self, fqdn: str, error: object = ErrorKind.CONNECTION_LOST) -> int:
+        """Fault every open client of the namespace: its senders and receivers raise `error` (as in
+        `fail`) from now on, their waiting receives wake up and raise, and their locks are lost.
         Returns how many clients were faulted."""
         key = normalize_fqdn(fqdn)
         count = 0
@@ -374,7 +384,7 @@ class ServiceBusWorld:
         ns = self.namespaces.get(key)
         if ns is None:
             if self.strict_namespaces:
-                raise host_not_found(key)
+                raise namespace_not_found(key)
             ns = self.namespace(key)
         return ns
 
@@ -406,12 +416,12 @@ class ServiceBusWorld:
                 fault = faults.get((key, None))
                 if fault is not None:
                     self._consume(fault, (key, None))
-                    raise make_error(fault.error, f"{key}")
+                    raise injected(fault.error, f"{key}")
             else:
                 self._consume(fault, (key, entity))
-                raise make_error(fault.error, f"{key}/{entity}")
+                raise injected(fault.error, f"{key}/{entity}")
         if self.fault_rate and self._rng.random() < self.fault_rate:
-            raise make_error(self.fault_error, f"{fqdn}/{entity or ''}")
+            raise injected(self.fault_error, f"{fqdn}/{entity or ''}")
 
     def _consume(self, fault: Fault, key: tuple[str, str | None]) -> None:
         if fault.remaining is not None:

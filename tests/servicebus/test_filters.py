@@ -6,8 +6,8 @@ import pytest
 from azure.servicebus import ServiceBusMessage
 from azure.servicebus.management import CorrelationRuleFilter, FalseRuleFilter, SqlRuleFilter, TrueRuleFilter
 
-from pairedbus.testing.filters import FilterSyntaxError, compile_filter
-from pairedbus.testing.messages import content_from_message
+from pairedbus.servicebus.content import content_from_message
+from pairedbus.servicebus.filters import FilterSyntaxError, compile_filter
 
 
 def matches(rule_filter: object, message: ServiceBusMessage) -> bool:

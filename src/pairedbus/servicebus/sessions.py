@@ -12,8 +12,8 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from pairedbus.testing.content import Record
-from pairedbus.testing.errors import session_lock_lost, session_locked
+from pairedbus.servicebus.content import Record
+from pairedbus.servicebus.errors import session_lock_lost, session_locked
 
 
 class SessionLock:

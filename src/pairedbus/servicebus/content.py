@@ -14,7 +14,7 @@ from azure.servicebus import ServiceBusMessage, ServiceBusMessageState
 from azure.servicebus.amqp import AmqpAnnotatedMessage, AmqpMessageBodyType
 
 from pairedbus import sdk
-from pairedbus.testing.clock import to_datetime, to_seconds
+from pairedbus.servicebus.clock import to_datetime, to_seconds
 
 #: Encoded AMQP overhead of a message with an empty body (measured against the SDK's encoder).
 _BASE_OVERHEAD = 64
@@ -331,27 +331,6 @@ def to_service_bus_message(content: Content) -> ServiceBusMessage:
     if content.scheduled is not None:
         message.scheduled_enqueue_time_utc = to_datetime(content.scheduled)
     return message
-
-
-def _received_value(value: Any) -> Any:
-    if isinstance(value, str):
-        return value.encode("utf-8")
-    if isinstance(value, dict) and "TYPE" in value and "VALUE" in value:  # an explicitly typed AMQP value
-        return _received_value(value["VALUE"])
-    if isinstance(value, datetime):  # AMQP timestamp: comes back as int milliseconds since the epoch
-        return int(to_seconds(value) * 1000)
-    if isinstance(value, bytearray):
-        return bytes(value)
-    return value
-
-
-def received_application_properties(props: Mapping[Any, Any] | None) -> dict[bytes, Any] | None:
-    """Application properties as the real SDK returns them after a round trip through the service:
-    keys and str values are bytes, datetimes are int milliseconds since the epoch, int/float/bool/
-    UUID/bytes keep their types, and no properties at all is None."""
-    if not props:
-        return None
-    return {(k.encode("utf-8") if isinstance(k, str) else k): _received_value(v) for k, v in props.items()}
 
 
 class Record:

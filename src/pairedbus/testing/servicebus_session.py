@@ -14,9 +14,10 @@ from typing import Any, Protocol
 from azure.servicebus import ServiceBusSession as _RealSyncSession
 from azure.servicebus.aio import ServiceBusSession as _RealSession
 
-from pairedbus.testing.clock import Clock, to_datetime
+from pairedbus.servicebus.clock import Clock, to_datetime
+from pairedbus.servicebus.sessions import SessionLock
+from pairedbus.testing.errors import raises_sdk_errors
 from pairedbus.testing.handler import run
-from pairedbus.testing.sessions import SessionLock
 
 
 class SessionHost(Protocol):
@@ -82,6 +83,7 @@ class SessionCore:
         return until
 
 
+@raises_sdk_errors
 class ServiceBusSession(SessionCore, _RealSession):
     """Fake `azure.servicebus.aio.ServiceBusSession`."""
 
@@ -98,6 +100,7 @@ class ServiceBusSession(SessionCore, _RealSession):
         return await self._renew_lock()
 
 
+@raises_sdk_errors
 class SyncServiceBusSession(SessionCore, _RealSyncSession):
     """Fake `azure.servicebus.ServiceBusSession`."""
 

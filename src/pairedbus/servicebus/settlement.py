@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pairedbus.testing.content import Record
-from pairedbus.testing.errors import lock_lost_late
-from pairedbus.testing.sessions import SessionLock
-from pairedbus.testing.store import MessageStore
+from pairedbus.servicebus.content import Record
+from pairedbus.servicebus.errors import lock_lost_late
+from pairedbus.servicebus.sessions import SessionLock
+from pairedbus.servicebus.store import MessageStore
 
 __all__ = ["Action", "settle"]
 

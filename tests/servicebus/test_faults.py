@@ -1,12 +1,19 @@
-"""The fake's duplicate-making faults: ambiguous send outcomes and late lock loss (issue 12)."""
+"""Injected faults: the duplicate-making ones (ambiguous send outcomes, late lock loss: issue 12), and how
+a fault is held by the model and made by the in-process front-end."""
 
 from __future__ import annotations
 
 import pytest
 from azure.servicebus import ServiceBusMessage
 from azure.servicebus.aio import ServiceBusClient
-from azure.servicebus.exceptions import MessageLockLostError, OperationTimeoutError
+from azure.servicebus.exceptions import (
+    MessageLockLostError,
+    OperationTimeoutError,
+    ServiceBusQuotaExceededError,
+    ServiceBusServerBusyError,
+)
 
+from pairedbus.servicebus.errors import ErrorKind, ServiceError
 from pairedbus.testing import Namespace, ServiceBusWorld
 from tests.testing.conftest import FQDN
 
@@ -71,3 +78,23 @@ async def test_fault_rates_are_drawn_from_the_seeded_generator(
     assert 0 < timeouts < 40
     assert queue.message_counts()["active"] == 40  # every one stored
     assert world.injected["ambiguous_send"] == timeouts
+
+
+async def test_a_fault_injected_as_a_kind_of_the_model_reaches_the_caller_as_the_sdks_error(
+    ns: Namespace, world: ServiceBusWorld, client: ServiceBusClient
+) -> None:
+    ns.create_queue("q")
+    world.fail(FQDN, "q", ErrorKind.QUOTA_EXCEEDED, times=1)
+    async with client.get_queue_sender("q") as sender:
+        with pytest.raises(ServiceBusQuotaExceededError, match="Injected fault on"):
+            await sender.send_messages(ServiceBusMessage("x"))
+        await sender.send_messages(ServiceBusMessage("x"))  # times=1: healed
+    assert ns.queue("q").message_counts()["active"] == 1
+
+
+def test_the_model_itself_raises_its_own_error_not_the_sdks() -> None:
+    world = ServiceBusWorld()  # no front-end started
+    world.fail(FQDN, "q", ServiceBusServerBusyError)
+    with pytest.raises(ServiceError) as caught:
+        world.check(FQDN, "q", "send")
+    assert caught.value.kind is ErrorKind.INJECTED and caught.value.injected is ServiceBusServerBusyError
