@@ -24,8 +24,12 @@ def test_the_arm_models_state_the_same_lock_and_auto_delete_limits():
 
 
 def test_the_arm_models_are_the_api_version_pulumi_azure_native_renders():
-    import pulumi_azure_native.servicebus.queue as pulumi_queue
     from azure.mgmt.servicebus import _configuration
+    from pulumi_azure_native import servicebus
+
+    # Through the package, as a program imports it: importing the submodule itself first leaves the lazily
+    # loaded package without `Queue` for every later import in the process (the component's among them).
+    pulumi_queue = inspect.getmodule(servicebus.Queue)
 
     pulumi_version = re.search(r"Uses Azure REST API version (\S+?)\.", inspect.getsource(pulumi_queue))[1]
     mgmt_version = re.search(r'kwargs.pop\("api_version", "([^"]+)"\)', inspect.getsource(_configuration))[1]
