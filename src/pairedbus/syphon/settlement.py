@@ -54,10 +54,6 @@ class Settlement:
         self._tasks = tasks
         self._timeout = ctx.options.operation_timeout.total_seconds()
 
-    async def keep(self, messages: list[Any]) -> None:
-        """The messages are being worked on: renew their locks until they are settled or left."""
-        await self._keeper.keep(messages)
-
     def complete(self, messages: list[Any]) -> None:
         """Complete the backlog messages of one acknowledged send, all at once."""
         self._start(messages, self._complete(messages))
