@@ -71,7 +71,7 @@ class BacklogPump:
             halted=lambda: self._halted,
         )
         self._receive_backoff = Backoff(
-            ctx.options.backoff_initial.total_seconds(), ctx.options.backoff_max.total_seconds()
+            ctx.options.backoff_initial.total_seconds(), ctx.options.backoff_max.total_seconds(), rng=ctx.rng
         )
         self._timeout = ctx.options.operation_timeout.total_seconds()
         self._halt: asyncio.Event | None = None
