@@ -8,7 +8,6 @@ from datetime import timedelta
 from types import SimpleNamespace
 from typing import Any
 
-import pytest
 from azure.servicebus.exceptions import (
     MessageLockLostError,
     OperationTimeoutError,
@@ -16,7 +15,6 @@ from azure.servicebus.exceptions import (
     ServiceBusServerBusyError,
 )
 
-from pairedbus.syphon.context import RecentKeys
 from pairedbus.syphon.settlement import Settlement
 from pairedbus.syphon.stats import SyphonStats
 
@@ -105,17 +103,14 @@ class Pair:
 MESSAGES: dict[str, Any] = {}
 
 
-def message(message_id: str, *, delivery_count: int = 0) -> Any:
+def message(message_id: str) -> Any:
     made = MESSAGES.setdefault(message_id, SimpleNamespace(message_id=message_id, sequence_number=len(MESSAGES) + 1))
-    return SimpleNamespace(message_id=message_id, sequence_number=made.sequence_number, delivery_count=delivery_count)
+    return SimpleNamespace(message_id=message_id, sequence_number=made.sequence_number)
 
 
 def context(stats: SyphonStats, pair: Pair) -> Any:
     return SimpleNamespace(
-        stats=stats,
-        pair=pair,
-        options=SimpleNamespace(operation_timeout=timedelta(seconds=5)),
-        settled_copies=RecentKeys(100),
+        stats=stats, pair=pair, options=SimpleNamespace(operation_timeout=timedelta(seconds=5)), confirming={}
     )
 
 
@@ -233,25 +228,9 @@ async def test_a_dead_letter_and_a_ping_whose_answers_were_lost_count_as_what_th
     assert stats.moved == 0
 
 
-async def test_a_lock_lost_answer_to_a_settlement_the_broker_applied_counts_as_moved() -> None:
-    """Over the wire the SDK settles again over the management link when it cannot confirm a
-    receiver-link settlement, and that second try meets the lock the first one consumed: the
-    caller sees only MessageLockLostError. The message is gone: it was moved."""
-    receiver = Receiver(m0=[AnswerLost(MessageLockLostError(message="lock lost (management link)"))])
-    stats, _, _, _ = await settle(receiver, lambda s: s.complete([message("m0")]))
-    assert receiver.peeks == [message("m0").sequence_number]
-    assert stats.moved == 1 and stats.errors == {}
-
-
-async def test_a_lock_lost_answer_to_a_settlement_not_applied_leaves_it_for_redelivery() -> None:
+async def test_a_lock_lost_answer_costs_no_peek() -> None:
+    """The broker refused it: nothing to confirm."""
     receiver = Receiver(m0=[MessageLockLostError(message="lost")])
-    stats, _, _, _ = await settle(receiver, lambda s: s.complete([message("m0")]))
-    assert receiver.peeks == [message("m0").sequence_number]  # still there
-    assert stats.moved == 0 and stats.errors == {"MessageLockLostError": 1}
-
-
-async def test_a_busy_broker_s_refusal_costs_no_peek() -> None:
-    receiver = Receiver(m0=[busy(), busy(), busy()])
     stats, _, _, _ = await settle(receiver, lambda s: s.complete([message("m0")]))
     assert receiver.peeks == [] and stats.moved == 0
 
@@ -265,26 +244,23 @@ async def test_a_peek_that_fails_leaves_the_message_uncounted() -> None:
     assert stats.errors == {"ServiceBusConnectionError": 2, "MessageLockLostError": 1}
 
 
-@pytest.mark.parametrize("copy_first", [True, False], ids=["copy-before-the-peek", "copy-during-the-peek"])
-async def test_a_message_gone_because_its_redelivered_copy_was_settled_is_counted_once(copy_first: bool) -> None:
-    """Its first copy's complete was not applied (the answer lost, the lock then lost); the
-    redelivered copy (same sequence number) was moved and completed here, before or while the
-    first copy's peek runs: the message is gone, by the copy's doing, counted once by the copy."""
+async def test_a_redelivered_copy_settled_while_its_first_copy_is_confirmed_is_counted_once() -> None:
+    """Its first copy's answer was lost; while the peek is on the wire the redelivered copy (same
+    sequence number) is completed and counted; the peek then finds the message gone, which is the
+    copy's doing, not a second move."""
     stats, hold, pair = SyphonStats(), HoldStub(), Pair()
     ctx = context(stats, pair)
-    first, copy = Receiver(m0=[cut(), MessageLockLostError(message="lost")]), Receiver()
+    first, copy = Receiver(m0=[cut(), cut(), cut()]), Receiver()
 
     async with asyncio.TaskGroup() as tasks:
 
         async def copy_moved() -> None:
-            Settlement(ctx, "q", copy, Keeper(), hold, tasks).complete([message("m0", delivery_count=1)])
+            Settlement(ctx, "q", copy, Keeper(), hold, tasks).complete([message("m0")])
             await asyncio.sleep(0)  # the copy's complete runs
             first.settled.extend(copy.settled)  # one queue: the copy's complete removed it
 
-        if copy_first:
-            await copy_moved()
-        else:
-            first.during_peek = copy_moved
+        first.during_peek = copy_moved
         Settlement(ctx, "q", first, Keeper(), hold, tasks).complete([message("m0")])
     assert copy.settled == ["m0"] and first.peeks == [message("m0").sequence_number]
     assert stats.moved == 1
+    assert ctx.confirming == {}

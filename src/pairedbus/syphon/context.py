@@ -4,8 +4,7 @@ batches to both name it without importing each other."""
 from __future__ import annotations
 
 import random
-from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -16,26 +15,6 @@ from pairedbus.syphon.destinations import Destinations
 from pairedbus.syphon.in_flight import InFlightBudget
 from pairedbus.syphon.options import SyphonOptions
 from pairedbus.syphon.stats import SyphonStats
-
-#: Redelivered settlements remembered (a copy comes a lock duration after its first delivery).
-_SETTLED_COPIES = 100_000
-
-
-class RecentKeys:
-    """The last `size` keys added, as a set (the oldest dropped first)."""
-
-    def __init__(self, size: int) -> None:
-        self._keys: OrderedDict[Hashable, None] = OrderedDict()
-        self._size = size
-
-    def add(self, key: Hashable) -> None:
-        self._keys[key] = None
-        self._keys.move_to_end(key)
-        if len(self._keys) > self._size:
-            self._keys.popitem(last=False)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._keys
 
 
 @dataclass
@@ -52,6 +31,6 @@ class SyphonContext:
     now: Callable[[], datetime]
     #: The back-offs' jitter source (`pairing.backoff`; None: a shared one).
     rng: random.Random | None = None
-    #: (backlog queue, sequence number) of the redelivered messages settled lately: a settlement whose
-    #: answer was lost is not counted again when a copy of its message was (`settlement.Settlement`).
-    settled_copies: RecentKeys = field(default_factory=lambda: RecentKeys(_SETTLED_COPIES))
+    #: (backlog queue, sequence number) of messages whose settlement's answer was lost, while a peek
+    #: tells whether it was applied; True once a redelivered copy was settled meanwhile (counted then).
+    confirming: dict[tuple[str, int], bool] = field(default_factory=dict)

@@ -111,25 +111,31 @@ class Settlement:
 
     async def _settled(self, settle: Any, messages: list[Any], what: str) -> list[bool]:
         """Settle each message (`_each`); whether each is settled. A settlement that failed after an
-        attempt whose answer may have been lost (a timeout, a dropped connection, a lock-lost answer
-        to a retry or to the SDK's second try over the management link: the broker may have applied
-        the first) is settled if the message is gone from the backlog queue (`_gone`) and no
-        redelivered copy of it was settled here: counted once, as what it was. Before, such a
-        message was counted as nothing, and it never came back to be counted later. Every other
-        failure is counted as an error and logged."""
+        attempt whose answer was lost (a timeout, a dropped connection: the broker may have applied
+        it) is settled if the message is gone from the backlog queue (`_gone`): counted once, as
+        what it was. Before, such a message was counted as nothing: it was never redelivered, so
+        never moved again either. Every other failure is counted as an error and logged."""
         errors, unanswered = await self._each(settle, messages)
-        copies = self._ctx.settled_copies
+        confirming = self._ctx.confirming
         for message, error in zip(messages, errors, strict=True):
-            if error is None and message.delivery_count:  # a redelivery: what a copy's check looks for
-                copies.add((self._queue, message.sequence_number))
+            if error is None and confirming:
+                key = (self._queue, message.sequence_number)
+                if key in confirming:  # a redelivered copy settled while its first copy is confirmed
+                    confirming[key] = True
         if unanswered:
             unsure = [messages[i] for i in unanswered]
-            for index, message, gone in zip(unanswered, unsure, await self._gone(unsure), strict=True):
-                if gone and (self._queue, message.sequence_number) not in copies:
+            keys = [(self._queue, m.sequence_number) for m in unsure]
+            confirming.update(dict.fromkeys(keys, False))
+            try:
+                gone = await self._gone(unsure)
+            finally:
+                counted_meanwhile = [confirming.pop(key, False) for key in keys]
+            for index, went, counted in zip(unanswered, gone, counted_meanwhile, strict=True):
+                if went and not counted:
                     errors[index] = None
                     log.info(
                         f"backlog {what} applied although its answer was lost",
-                        extra={"backlog_queue": self._queue, "message_id": message.message_id},
+                        extra={"backlog_queue": self._queue, "message_id": messages[index].message_id},
                     )
         for message, error in zip(messages, errors, strict=True):
             if error is not None:
@@ -221,10 +227,8 @@ class Settlement:
 
 def _may_have_applied(exc: BaseException) -> bool:
     """Whether a failed settlement may have been applied all the same: its answer was lost (a
-    timeout, a dropped connection, the SDK's own failure), or the lock is gone, which is also what
-    a retry of an applied settlement meets (and the SDK's own retry over the management link, after
-    a receiver-link settlement it could not confirm: over the wire that is the answer seen); not a
-    busy broker's refusal, nor a handler closed before the request left (the SDK's ValueError)."""
-    if isinstance(exc, (ServiceBusServerBusyError, ValueError)):
+    timeout, a dropped connection, the SDK's own failure), as opposed to the broker's refusal (the
+    lock lost, busy) or a handler closed before the request left (the SDK's ValueError)."""
+    if isinstance(exc, (MessageLockLostError, ServiceBusServerBusyError, ValueError)):
         return False
     return isinstance(exc, (TimeoutError, ServiceBusError))
