@@ -133,10 +133,8 @@ class BacklogPump:
         budget = ctx.budget
         plan = self._plan
         receiver = ctx.secondary.get_queue_receiver(self.queue, prefetch_count=0)
-        #: The batches the current receiver handed over: a retired receiver is closed after them.
-        handed: set[asyncio.Task[None]] = set()
         busy = extra or plan.starts_busy
-        opened = False  # opened before its first receive
+        opened = False  # opened before its first receive, and again after a failed one
         try:
             async with asyncio.TaskGroup() as batches:
                 while not halt.is_set():
@@ -150,7 +148,7 @@ class BacklogPump:
                     except BaseException:
                         await budget.release(granted)
                         raise
-                    opened = True
+                    opened = received is not ReceiveEnd.FAILED
                     count, nbytes = (
                         (0, 0) if isinstance(received, ReceiveEnd) else (len(received), _body_bytes(received))
                     )
@@ -165,24 +163,12 @@ class BacklogPump:
                         case ReceiveEnd.FAILED:
                             if extra:
                                 return
-                            # Backing off (an error is not an empty queue), then on a fresh receiver: over
-                            # the wire the SDK keeps a detached link's error on its receiver, and with its
-                            # retries off every later receive on it raised that error again (or waited
-                            # out its long poll), the fault long healed, and the queue was never served.
-                            batches.create_task(self._retire(receiver, handed))
-                            receiver, handed, opened = (
-                                ctx.secondary.get_queue_receiver(self.queue, prefetch_count=0),
-                                set(),
-                                False,
-                            )
-                            continue
+                            continue  # backing off; an error is not an empty queue
                         case ReceiveEnd.EMPTY:
                             if until_empty or extra:
                                 return
                         case messages:
-                            handling = batches.create_task(self._handle(receiver, messages, nbytes))
-                            handed.add(handling)
-                            handling.add_done_callback(handed.discard)
+                            batches.create_task(self._handle(receiver, messages, nbytes))
                             if extra and not busy:
                                 return
                             if busy:  # one more receiver per full receive, up to what the queue warrants
@@ -190,20 +176,10 @@ class BacklogPump:
                                 self._add_receivers(receivers, upto, wait=wait, halt=halt, until_empty=until_empty)
         finally:
             self._open_receivers -= 1
-            await self._close(receiver)
-
-    async def _retire(self, receiver: Any, handed: set[asyncio.Task[None]]) -> None:
-        """Close a receiver no longer received from once the batches it handed over are settled
-        (settlement needs its link)."""
-        if handed:
-            await asyncio.wait(handed)
-        await self._close(receiver)
-
-    async def _close(self, receiver: Any) -> None:
-        try:
-            await receiver.close()
-        except (ServiceBusError, ValueError) as exc:
-            log.debug("closing a backlog receiver failed", extra={"backlog_queue": self.queue, "error": repr(exc)})
+            try:
+                await receiver.close()
+            except (ServiceBusError, ValueError) as exc:
+                log.debug("closing a backlog receiver failed", extra={"backlog_queue": self.queue, "error": repr(exc)})
 
     async def _receive(
         self, receiver: Any, count: int, wait: float, halt: asyncio.Event, *, opened: bool = True
