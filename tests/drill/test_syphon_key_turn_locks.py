@@ -7,15 +7,15 @@ copies) and fails to complete them (MessageLockLostError), and the redelivered c
 the same key again. In the harsh drill (5 s backlog lock, 16 session ids, 65 % of sends failing) the
 in-flight budget filled with such deliveries and moves fell to a few a second.
 
-Not fixed here: the syphon is not the drill's package. Strict xfail: it fails today and flips when the
-syphon renews (or bounds) what waits for a turn."""
+Fixed in the syphon: `LockKeeper` holds every message of a batch from its receive until it is settled or
+left, so what waits for its key's turn is renewed too (tests/syphon/test_lock_keeper.py pins it on the
+syphon's own terms)."""
 
 from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
 
-import pytest
 from azure.core.credentials import AzureNamedKeyCredential
 from azure.servicebus import ServiceBusMessage
 
@@ -27,7 +27,6 @@ LOCK = timedelta(seconds=5)
 MESSAGES = 600
 
 
-@pytest.mark.xfail(strict=True, reason="syphon: messages waiting for their key's turn are not renewed")
 async def test_one_sessions_backlog_moves_without_losing_a_lock_while_it_waits_for_its_turn(servicebus_world):
     import azure.servicebus.aio as servicebus_aio
 

@@ -12,6 +12,7 @@ from azure.core.credentials import AzureNamedKeyCredential
 from azure.core.exceptions import HttpResponseError
 
 from pairedbus import contract
+from pairedbus.pairing.backoff import TOP_OF_WINDOW
 from pairedbus.sender import PairedNamespaceClient, SendAvailabilityOptions
 from pairedbus.testing.admin import AsyncServiceBusAdministrationClient
 
@@ -109,7 +110,10 @@ def gate() -> PingGate:
 def make_client(clock: ManualClock, gate: PingGate):
     def make(*, failover_interval: float = 10.0, seed: int = 1, **options: Any) -> PairedNamespaceClient:
         options.setdefault("backlog_queue_count", len(BACKLOG))
-        client_kwargs = {k: options.pop(k) for k in ("close_fault_grace", "reconnect_backoff") if k in options}
+        client_kwargs = {
+            k: options.pop(k) for k in ("close_fault_grace", "reconnect_backoff", "backoff_rng") if k in options
+        }
+        client_kwargs.setdefault("backoff_rng", TOP_OF_WINDOW)  # replacements wait the top of each window
         return PairedNamespaceClient(
             PRIMARY,
             SECONDARY,

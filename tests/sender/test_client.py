@@ -4,6 +4,7 @@ can host."""
 from __future__ import annotations
 
 import asyncio
+import random
 from datetime import timedelta
 
 from azure.servicebus import ServiceBusMessage
@@ -154,3 +155,31 @@ async def test_a_send_stored_behind_a_timeout_is_parked_too_and_arrives_once(wor
         await until(lambda: deduped.counts.duplicates_dropped == 1)
     assert [m.message_id for m in deduped.active_messages()] == ["once"]
     assert parked(world) == []
+
+
+async def test_an_embedded_syphon_that_keeps_faulting_restarts_after_jittered_doubling_waits(
+    world, make_client, monkeypatch
+):
+    """Its restarts wait the runtime's back-off (`pairing.backoff`): the n-th in a row a draw from
+    [0, reconnect_backoff * 2**(n-1)]."""
+    from pairedbus.syphon import Syphon
+
+    class Draws(random.Random):
+        def __init__(self) -> None:
+            super().__init__(0)
+            self.windows: list[tuple[float, float]] = []
+
+        def uniform(self, a: float, b: float) -> float:
+            self.windows.append((a, b))
+            return a  # no wait: the test does not sleep
+
+    async def cannot_open(self: Syphon) -> Syphon:
+        raise RuntimeError("the secondary is unreachable")
+
+    monkeypatch.setattr(Syphon, "__aenter__", cannot_open)
+    draws = Draws()
+    client = make_client(enable_syphon=True, reconnect_backoff=timedelta(milliseconds=10), backoff_rng=draws)
+    async with client:
+        await until(lambda: client.stats.syphon_restarts >= 3)
+    assert draws.windows[:3] == [(0.0, 0.01), (0.0, 0.02), (0.0, 0.04)]
+    assert client.stats.syphon_faults >= 3

@@ -4,6 +4,8 @@ senders are renewed with the secondary."""
 
 from __future__ import annotations
 
+import random
+
 from azure.servicebus import ServiceBusMessage
 from azure.servicebus.exceptions import ServiceBusCommunicationError, ServiceBusConnectionError
 
@@ -72,3 +74,36 @@ async def test_a_connection_error_waits_for_the_fresh_client(world) -> None:
     assert connections.generation("primary") == 1
     await connections.client("primary").get_queue_sender(QUEUE).send_messages(ServiceBusMessage(b"x"))
     await connections.close()
+
+
+class _Draws(random.Random):
+    """A jitter source that records each window it is asked to draw from and draws its bottom."""
+
+    def __init__(self) -> None:
+        super().__init__(0)
+        self.windows: list[tuple[float, float]] = []
+
+    def uniform(self, a: float, b: float) -> float:
+        self.windows.append((a, b))
+        return a
+
+
+async def test_each_replacement_waits_a_jittered_draw_from_a_doubling_window(world) -> None:
+    """The runtime's back-off (`pairing.backoff`): the n-th fault in a row waits a draw from
+    [0, initial * 2**(n-1)], so clients faulted by one outage do not reconnect in step."""
+    draws = _Draws()
+    connections = PairedConnections(
+        {"primary": NamespaceEndpoint.from_fqdn(PRIMARY), "secondary": NamespaceEndpoint.from_fqdn(SECONDARY)},
+        CREDENTIAL,
+        FailoverStats(),
+        grace=0.05,
+        backoff_initial=0.001,
+        backoff_max=60.0,
+        backoff_rng=draws,
+    )
+    connections.open()
+    for generation in (1, 2, 3):
+        connections.went_down("secondary", "closed")
+        await until(lambda generation=generation: connections.generation("secondary") == generation)
+    assert draws.windows == [(0.0, 0.001), (0.0, 0.002), (0.0, 0.004)]
+    assert await connections.close() == []

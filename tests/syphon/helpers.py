@@ -12,6 +12,7 @@ from azure.servicebus import ServiceBusMessage
 
 from pairedbus import contract, durations
 from pairedbus.pairing.aliasing import park_message
+from pairedbus.pairing.backoff import TOP_OF_WINDOW
 from pairedbus.servicebus.world import ServiceBusWorld
 from pairedbus.syphon import Syphon
 
@@ -68,7 +69,9 @@ def bodies(entity: Any) -> list[bytes]:
 
 
 def make_syphon(world: ServiceBusWorld, **overrides: Any) -> Syphon:
-    options = {**FAST, "clock": world.clock.now, **overrides}
+    """A syphon on the fake with the FAST settings; its back-offs wait the top of each window
+    (no jitter), as the tests' timings assume, unless a test passes its own `rng`."""
+    options = {**FAST, "clock": world.clock.now, "rng": TOP_OF_WINDOW, **overrides}
     return Syphon(primary=PRIMARY, secondary=SECONDARY, credential=CREDENTIAL, **options)
 
 

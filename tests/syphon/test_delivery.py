@@ -18,6 +18,7 @@ from azure.servicebus.exceptions import (
 )
 
 from pairedbus.pairing.aliasing import park_message
+from pairedbus.pairing.backoff import TOP_OF_WINDOW
 from pairedbus.syphon.backoff import Backoff
 from pairedbus.syphon.delivery import Deliveries, Round
 from pairedbus.syphon.outcomes import DeadLetter, KeysBackingOff, Retry, RoundEnd
@@ -78,7 +79,7 @@ def world(
     backoff_seconds: tuple[float, float] = (10.0, 60.0),
 ) -> tuple[Deliveries, Primary, Backoff, SyphonStats]:
     primary, stats = Primary(packing, answers), SyphonStats()
-    backoff = Backoff(*backoff_seconds)
+    backoff = Backoff(*backoff_seconds, rng=TOP_OF_WINDOW)  # these tests pin the waits
 
     class Pair:
         def note_error(self, side: str, exc: BaseException) -> bool:

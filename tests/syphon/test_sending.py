@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from azure.servicebus.exceptions import MessagingEntityNotFoundError, ServiceBusError, ServiceBusServerBusyError
 
+from pairedbus.pairing.backoff import TOP_OF_WINDOW
 from pairedbus.syphon.backoff import Backoff
 from pairedbus.syphon.outcomes import DeadLetter, Retry, Sent, Split
 from pairedbus.syphon.sending import PrimarySends, Unit, backoff_key
@@ -48,7 +49,7 @@ class Pair:
 
 
 def sends(destinations: StubDestinations) -> tuple[PrimarySends, Backoff, SyphonStats, Pair]:
-    backoff, stats, pair = Backoff(10.0, 60.0), SyphonStats(), Pair()
+    backoff, stats, pair = Backoff(10.0, 60.0, rng=TOP_OF_WINDOW), SyphonStats(), Pair()
     return PrimarySends(destinations, backoff, stats, pair, queue="contoso-primary-backlog-0"), backoff, stats, pair  # type: ignore[arg-type]
 
 

@@ -8,26 +8,60 @@ from datetime import timedelta
 from types import SimpleNamespace
 from typing import Any
 
-from azure.servicebus.exceptions import MessageLockLostError, ServiceBusServerBusyError
+from azure.servicebus.exceptions import (
+    MessageLockLostError,
+    OperationTimeoutError,
+    ServiceBusConnectionError,
+    ServiceBusServerBusyError,
+)
 
 from pairedbus.syphon.settlement import Settlement
 from pairedbus.syphon.stats import SyphonStats
 
 
+class AnswerLost(Exception):
+    """Queued for a message: the settlement is applied, then its answer lost (`error` raised)."""
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+
 class Receiver:
-    """Settles each message after the errors queued for it (by message id) are spent."""
+    """Settles each message after the errors queued for it (by message id) are spent; a settled
+    message is gone from the queue (`peek_messages`), and one settled twice is refused lock-lost."""
 
     def __init__(self, **errors: list[BaseException]) -> None:
         self.errors = errors
         self.calls: list[str] = []
         self.settled: list[str] = []
+        self.peeks: list[int] = []
+        self.peek_error: BaseException | None = None
+        #: Runs while a peek is on the wire.
+        self.during_peek: Any = None
 
     async def complete_message(self, message: Any) -> None:
         self.calls.append(message.message_id)
+        if message.message_id in self.settled:
+            raise MessageLockLostError(message="settled before: the lock token is gone")
         queued = self.errors.get(message.message_id) or []
-        if queued:
-            raise queued.pop(0)
+        error = queued.pop(0) if queued else None
+        if isinstance(error, AnswerLost):
+            self.settled.append(message.message_id)
+            raise error.error
+        if error is not None:
+            raise error
         self.settled.append(message.message_id)
+
+    async def peek_messages(self, max_message_count: int, *, sequence_number: int, **_options: Any) -> list[Any]:
+        self.peeks.append(sequence_number)
+        if self.during_peek is not None:
+            await self.during_peek()
+        if self.peek_error is not None:
+            raise self.peek_error
+        here = [
+            m for m in MESSAGES.values() if m.sequence_number >= sequence_number and m.message_id not in self.settled
+        ]
+        return sorted(here, key=lambda m: m.sequence_number)[:max_message_count]
 
     async def dead_letter_message(self, message: Any, *, reason: str, error_description: str) -> None:
         await self.complete_message(message)
@@ -65,15 +99,25 @@ class Pair:
         return False
 
 
+#: Every message the tests made, by id: what a peek of the queue may find.
+MESSAGES: dict[str, Any] = {}
+
+
 def message(message_id: str) -> Any:
-    return SimpleNamespace(message_id=message_id)
+    made = MESSAGES.setdefault(message_id, SimpleNamespace(message_id=message_id, sequence_number=len(MESSAGES) + 1))
+    return SimpleNamespace(message_id=message_id, sequence_number=made.sequence_number)
+
+
+def context(stats: SyphonStats, pair: Pair) -> Any:
+    return SimpleNamespace(
+        stats=stats, pair=pair, options=SimpleNamespace(operation_timeout=timedelta(seconds=5)), confirming={}
+    )
 
 
 async def settle(receiver: Receiver, run: Any, *lost: str) -> tuple[SyphonStats, HoldStub, Keeper, Pair]:
     stats, hold, keeper, pair = SyphonStats(), HoldStub(), Keeper(*lost), Pair()
-    ctx = SimpleNamespace(stats=stats, pair=pair, options=SimpleNamespace(operation_timeout=timedelta(seconds=5)))
     async with asyncio.TaskGroup() as tasks:
-        run(Settlement(ctx, "q", receiver, keeper, hold, tasks))  # type: ignore[arg-type]
+        run(Settlement(context(stats, pair), "q", receiver, keeper, hold, tasks))
     return stats, hold, keeper, pair
 
 
@@ -148,3 +192,75 @@ async def test_a_message_whose_lock_a_renewal_found_lost_is_not_settled() -> Non
     assert stats.moved == 1 and stats.dead_lettered == 0
     assert stats.errors == {} and pair.noted == []
     assert hold.given_back == 3
+
+
+def cut() -> BaseException:
+    return ServiceBusConnectionError(message="connection dropped")
+
+
+async def test_a_complete_applied_whose_answer_was_lost_is_counted_once_as_moved() -> None:
+    """The broker completed it, the answer was lost to a dropped connection, the retry was refused
+    lock-lost: the message is gone from the backlog (a peek says so), so it was moved. Before it was
+    counted as nothing, and never came back to be counted later."""
+    receiver = Receiver(m0=[AnswerLost(cut())])
+    stats, hold, _, _ = await settle(receiver, lambda s: s.complete([message("m0"), message("m1")]))
+    assert receiver.calls == ["m0", "m1", "m0"] and receiver.settled == ["m0", "m1"]
+    assert stats.moved == 2
+    assert receiver.peeks == [message("m0").sequence_number]
+    assert stats.errors == {"ServiceBusConnectionError": 1}  # the retried failure; the lock-lost retry is not one
+    assert hold.given_back == 2
+
+
+async def test_a_complete_whose_answer_was_lost_and_was_not_applied_is_left_for_redelivery() -> None:
+    receiver = Receiver(m0=[cut(), OperationTimeoutError(message="no answer"), cut()])
+    stats, _, _, _ = await settle(receiver, lambda s: s.complete([message("m0")]))
+    assert receiver.settled == [] and receiver.peeks == [message("m0").sequence_number]
+    assert stats.moved == 0
+    assert stats.errors == {"ServiceBusConnectionError": 2, "OperationTimeoutError": 1}
+
+
+async def test_a_dead_letter_and_a_ping_whose_answers_were_lost_count_as_what_they_were() -> None:
+    receiver = Receiver(d0=[AnswerLost(cut())], p0=[AnswerLost(cut())])
+    stats, _, _, _ = await settle(
+        receiver, lambda s: (s.dead_letter(message("d0"), "SendRejected", "refused"), s.drop_pings([message("p0")]))
+    )
+    assert stats.dead_letter_reasons == {"SendRejected": 1} and stats.dropped_pings == 1
+    assert stats.moved == 0
+
+
+async def test_a_lock_lost_answer_costs_no_peek() -> None:
+    """The broker refused it: nothing to confirm."""
+    receiver = Receiver(m0=[MessageLockLostError(message="lost")])
+    stats, _, _, _ = await settle(receiver, lambda s: s.complete([message("m0")]))
+    assert receiver.peeks == [] and stats.moved == 0
+
+
+async def test_a_peek_that_fails_leaves_the_message_uncounted() -> None:
+    receiver = Receiver(m0=[AnswerLost(cut())])
+    receiver.peek_error = cut()
+    stats, _, _, _ = await settle(receiver, lambda s: s.complete([message("m0")]))
+    assert stats.moved == 0
+    # the complete's cut, its retry's lock-lost (the first try applied it), the peek's cut
+    assert stats.errors == {"ServiceBusConnectionError": 2, "MessageLockLostError": 1}
+
+
+async def test_a_redelivered_copy_settled_while_its_first_copy_is_confirmed_is_counted_once() -> None:
+    """Its first copy's answer was lost; while the peek is on the wire the redelivered copy (same
+    sequence number) is completed and counted; the peek then finds the message gone, which is the
+    copy's doing, not a second move."""
+    stats, hold, pair = SyphonStats(), HoldStub(), Pair()
+    ctx = context(stats, pair)
+    first, copy = Receiver(m0=[cut(), cut(), cut()]), Receiver()
+
+    async with asyncio.TaskGroup() as tasks:
+
+        async def copy_moved() -> None:
+            Settlement(ctx, "q", copy, Keeper(), hold, tasks).complete([message("m0")])
+            await asyncio.sleep(0)  # the copy's complete runs
+            first.settled.extend(copy.settled)  # one queue: the copy's complete removed it
+
+        first.during_peek = copy_moved
+        Settlement(ctx, "q", first, Keeper(), hold, tasks).complete([message("m0")])
+    assert copy.settled == ["m0"] and first.peeks == [message("m0").sequence_number]
+    assert stats.moved == 1
+    assert ctx.confirming == {}

@@ -526,3 +526,32 @@ async def test_a_named_backlog_queue_that_does_not_exist_is_not_served_and_is_no
     assert names[1] not in {name for name, _, _ in gate.received}
     (drift,) = [r for r in caplog.records if "below the configured count" in r.getMessage()]
     assert (drift.missing, drift.backlog_queues) == (1, [names[1]])  # type: ignore[attr-defined]
+
+
+async def test_a_complete_the_broker_applied_whose_answer_was_lost_counts_as_moved(
+    world: ServiceBusWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three completes are applied by the broker but their answers lost (the SDK times out): the
+    messages are gone from the backlog, moved home; each is counted once, as moved (before: 7 of 10)."""
+    from azure.servicebus.exceptions import OperationTimeoutError
+
+    from pairedbus.testing.receiver import ServiceBusReceiver
+
+    create_backlog_queues(world, 1)
+    orders = world.namespace(PRIMARY).create_queue("orders", requires_duplicate_detection=True)
+    await park("orders", *(ServiceBusMessage(b"x", message_id=f"m{i}") for i in range(10)))
+    real_complete = ServiceBusReceiver.complete_message
+    lost = [3]
+
+    async def answer_lost(self: Any, message: Any) -> None:
+        await real_complete(self, message)
+        if lost[0]:
+            lost[0] -= 1
+            raise OperationTimeoutError(message="the complete's answer did not come")
+
+    monkeypatch.setattr(ServiceBusReceiver, "complete_message", answer_lost)
+    async with make_syphon(world) as syphon:
+        stats = await asyncio.wait_for(syphon.drain(), guard(30))
+    assert lost == [0]
+    assert len(orders.active_messages()) == 10 and backlog_depth(world) == 0
+    assert stats.moved == 10

@@ -28,6 +28,7 @@ from typing import Any
 from azure.servicebus import ServiceBusMessage
 
 from pairedbus import contract
+from pairedbus.pairing.backoff import BackoffPolicy
 from pairedbus.pairing.connections import PRIMARY, SECONDARY
 from pairedbus.pairing.endpoints import NamespaceEndpoint, endpoint_of
 from pairedbus.sender.backlog import Backlog, BacklogRotation
@@ -39,6 +40,9 @@ from pairedbus.sender.sender import PairedSender
 
 _log = logging.getLogger("pairedbus.sender")
 
+#: The longest wait (seconds) before a faulted connection or embedded syphon is replaced.
+_MAX_RECONNECT_BACKOFF = 60.0
+
 
 class PairedNamespaceClient:
     """`async with PairedNamespaceClient(primary=..., secondary=..., credential=...) as client:`
@@ -48,7 +52,9 @@ class PairedNamespaceClient:
     `rng`, `clock` and `sleep` are injectable for tests and drills (the backlog pick, the failover
     clock and the wait between pings); `client_kwargs` go to both ServiceBusClients;
     `close_fault_grace` and `reconnect_backoff` tune the close/fault rule (spec: 5 s) and the wait
-    before a faulted connection or syphon is replaced.
+    before a faulted connection or syphon is replaced: the runtime's back-off
+    (`pairing.backoff.BackoffPolicy`), its first wait drawn from [0, reconnect_backoff], doubling
+    per fault in a row up to a minute; `backoff_rng` draws that jitter (None: a shared source).
     """
 
     def __init__(
@@ -64,6 +70,7 @@ class PairedNamespaceClient:
         client_kwargs: dict[str, Any] | None = None,
         close_fault_grace: timedelta = contract.CLOSE_FAULT_GRACE,
         reconnect_backoff: timedelta = timedelta(seconds=1),
+        backoff_rng: random.Random | None = None,
     ) -> None:
         primary_endpoint, secondary_endpoint = endpoint_of(primary), endpoint_of(secondary)
         if primary_endpoint.fqdn == secondary_endpoint.fqdn:
@@ -80,14 +87,18 @@ class PairedNamespaceClient:
         self._timeout = self.options.operation_timeout.total_seconds()
         #: The close/fault rule's grace (paired-namespaces.md: 5 s).
         self.close_fault_grace = close_fault_grace
-        self._reconnect_backoff = reconnect_backoff.total_seconds()
+        self._reconnect_backoff = BackoffPolicy(
+            reconnect_backoff.total_seconds(), _MAX_RECONNECT_BACKOFF, rng=backoff_rng
+        )
         self.stats = FailoverStats()
         self.connections = PairedConnections(
             self.endpoints,
             credential,
             self.stats,
             grace=close_fault_grace.total_seconds(),
-            backoff_initial=self._reconnect_backoff,
+            backoff_initial=reconnect_backoff.total_seconds(),
+            backoff_max=_MAX_RECONNECT_BACKOFF,
+            backoff_rng=backoff_rng,
             client_kwargs=sdk_client_kwargs(self.options, client_kwargs),
         )
         rotation = BacklogRotation(
@@ -192,7 +203,7 @@ class PairedNamespaceClient:
         and started again with fresh connections after a back-off."""
         from pairedbus.syphon import Syphon
 
-        delay = self._reconnect_backoff
+        faults = 0
         while not stop.is_set():
             try:
                 async with Syphon(
@@ -206,13 +217,14 @@ class PairedNamespaceClient:
                 return
             except Exception as exc:  # SyphonFaulted, or a failure to open: restart either way
                 self.stats.syphon_faults += 1
+                faults += 1
+                delay = self._reconnect_backoff.delay(faults)
                 _log.warning("embedded syphon stopped (%s); restarting it in %g s", exc, delay)
             try:
                 await asyncio.wait_for(stop.wait(), delay)
                 return
             except TimeoutError:
                 pass
-            delay = min(delay * 2, 60.0)
             self.stats.syphon_restarts += 1
             _log.warning("embedded syphon restarted with fresh connections")
 

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import weakref
 from collections.abc import Awaitable
 from typing import Any
 
+from pairedbus.pairing.backoff import BackoffPolicy
 from pairedbus.pairing.connections import PRIMARY, SECONDARY, SIDES, ConnectionPair, Verdict
 from pairedbus.pairing.endpoints import NamespaceEndpoint
 from pairedbus.sender.failover import FailoverStats
@@ -34,12 +36,14 @@ class PairedConnections:
         grace: float,
         backoff_initial: float = 1.0,
         backoff_max: float = 60.0,
+        backoff_rng: random.Random | None = None,
         client_kwargs: dict[str, Any] | None = None,
     ) -> None:
         self._namespaces = namespaces
         self._credential = credential
         self._stats = stats
-        self._backoff = (backoff_initial, backoff_max)
+        #: The wait before a replacement (the runtime's policy: exponential with full jitter).
+        self._backoff = BackoffPolicy(backoff_initial, backoff_max, rng=backoff_rng)
         self._client_kwargs = client_kwargs or {}
         self._clients: dict[str, Any] = {}
         #: The close/fault rule, with replacement as this object's reaction.
@@ -162,7 +166,7 @@ class PairedConnections:
         """Replace `side` after a back-off (the rule gives its partner the grace to follow)."""
         self._stats.connection_faults += 1
         loop_time = asyncio.get_running_loop().time()
-        if loop_time - self._replaced_at.get(side, float("-inf")) > self._backoff[1]:
+        if loop_time - self._replaced_at.get(side, float("-inf")) > self._backoff.maximum:
             self._faults_in_a_row[side] = 0  # the last replacement held for a while: start over
         _log.warning("%s namespace connection %s; replacing it", side, cause)
         self._spawn(self._replace(side), f"pairedbus-replace:{side}")
@@ -171,9 +175,8 @@ class PairedConnections:
         """Nothing more to do: a partner that did not follow went down by the rule, and is replaced."""
 
     async def _replace(self, side: str) -> None:
-        initial, maximum = self._backoff
         self._faults_in_a_row[side] += 1
-        await asyncio.sleep(min(maximum, initial * 2 ** min(self._faults_in_a_row[side] - 1, 30)))
+        await asyncio.sleep(self._backoff.delay(self._faults_in_a_row[side]))
         error = await self.pair.close_side(side)
         if error is not None:  # it is being replaced either way
             _log.debug("closing the old %s client failed: %r", side, error)

@@ -1,19 +1,29 @@
-"""Per-destination exponential back-off: one failing destination never slows another."""
+"""Per-destination back-off: one failing destination never slows another."""
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Callable, Hashable
+
+from pairedbus.pairing.backoff import BackoffPolicy
 
 
 class Backoff:
     """Delay before the next send to each destination: 0 while healthy; after consecutive
-    failures `initial * 2**(n-1)`, capped at `maximum` (seconds, on a monotonic clock). A key is a
+    failures the runtime's policy (`pairing.backoff.BackoffPolicy`: exponential from `initial`,
+    capped at `maximum`, full jitter from `rng`), in seconds on a monotonic clock. A key is a
     destination's name, or a (destination, partition key) pair (`sending.backoff_key`)."""
 
-    def __init__(self, initial: float, maximum: float, *, clock: Callable[[], float] = time.monotonic) -> None:
-        self._initial = initial
-        self._maximum = maximum
+    def __init__(
+        self,
+        initial: float,
+        maximum: float,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        rng: random.Random | None = None,
+    ) -> None:
+        self._policy = BackoffPolicy(initial, maximum, rng=rng)
         self._clock = clock
         self._failures: dict[Hashable, int] = {}
         self._not_before: dict[Hashable, float] = {}
@@ -29,7 +39,7 @@ class Backoff:
         """Record a failure; returns the new delay."""
         failures = self._failures.get(destination, 0) + 1
         self._failures[destination] = failures
-        delay = min(self._maximum, self._initial * (1 << min(failures - 1, 62)))
+        delay = self._policy.delay(failures)
         self._not_before[destination] = self._clock() + delay
         return delay
 

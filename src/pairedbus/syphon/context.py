@@ -3,8 +3,9 @@ batches to both name it without importing each other."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -28,3 +29,8 @@ class SyphonContext:
     secondary: Any  # aio ServiceBusClient of the secondary namespace
     pair: ConnectionPair
     now: Callable[[], datetime]
+    #: The back-offs' jitter source (`pairing.backoff`; None: a shared one).
+    rng: random.Random | None = None
+    #: (backlog queue, sequence number) of messages whose settlement's answer was lost, while a peek
+    #: tells whether it was applied; True once a redelivered copy was settled meanwhile (counted then).
+    confirming: dict[tuple[str, int], bool] = field(default_factory=dict)

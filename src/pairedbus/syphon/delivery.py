@@ -98,7 +98,6 @@ class Deliveries:
         order to keep (the service spreads them over fragments): their sends overlap."""
         turn = self._order.turn((destination, key)) if key is not None else contextlib.nullcontext()
         async with turn:
-            await settlement.keep([message for message, _ in items])  # renewed while worked on
             remaining = list(range(len(items)))
             waited = False
             while remaining:

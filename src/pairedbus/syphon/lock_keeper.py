@@ -1,4 +1,4 @@
-"""Lock renewal for backlog messages whose hop to the primary is slow."""
+"""Lock renewal for the backlog messages the syphon holds: received, not yet settled or left."""
 
 from __future__ import annotations
 
@@ -19,13 +19,16 @@ log = logging.getLogger("pairedbus.syphon")
 class LockKeeper:
     """Renews the locks of the messages it keeps every `interval` seconds until they are released.
 
-    Started per received batch and cancelled (then awaited) with it, so a send that takes longer
-    than the lock duration does not let the broker redeliver the message. Only messages being
-    worked on are kept (`keep`): one waiting for its turn behind an earlier message of its
-    partition key costs no renewals. A renewal that fails is counted; the message may then be
-    redelivered, and the destination's duplicate detection drops the second copy. One the broker
-    answered with lock-lost is `lost`: it is not settled (the broker has made it available again,
-    so a settlement would only be refused), and its redelivery is moved instead.
+    Started per received batch, holding every message of it from the receive, and cancelled (then
+    awaited) with it: a message whose send takes longer than the lock duration, or that waits that
+    long for its turn behind earlier messages of its partition key (`KeyOrder`), keeps its lock.
+    Renewing only what was being worked on let a key's waiting messages lapse: the broker
+    redelivered them, they queued up behind the same key again and their first copies could no
+    longer be completed (tests/drill/test_syphon_key_turn_locks.py). A renewal that fails is
+    counted; the message may then be redelivered, and the destination's duplicate detection drops
+    the second copy. One the broker answered with lock-lost is `lost`: it is not settled (the
+    broker has made it available again, so a settlement would only be refused), and its
+    redelivery is moved instead.
     """
 
     def __init__(
@@ -46,16 +49,6 @@ class LockKeeper:
         self._lost: set[int] = set()
         self._interval = interval
         self._stats = stats
-        #: The locks of the batch's messages date from its receive (a monotonic clock, as the sleeps).
-        self._received_at = time.monotonic()
-
-    async def keep(self, messages: list[Any]) -> None:
-        """Renew `messages` from now on. Their locks date from the receive: when they waited past
-        a renewal interval for their turn, the renewal they missed is made now."""
-        for message in messages:
-            self._held[id(message)] = message
-        if messages and time.monotonic() - self._received_at >= self._interval:
-            await self._renew(messages)
 
     def lost(self, message: Any) -> bool:
         """Whether the broker said this message's lock is lost (a renewal answered lock-lost)."""
@@ -66,9 +59,12 @@ class LockKeeper:
         self._held.pop(id(message), None)
 
     async def run(self) -> None:
-        """Renew what is kept every interval, until cancelled."""
+        """Renew what is held every interval from the receive, until cancelled (a slow round of
+        renewals does not push the next one later: the locks it renewed date from its start)."""
+        due = time.monotonic() + self._interval
         while True:
-            await asyncio.sleep(self._interval)
+            await asyncio.sleep(max(0.0, due - time.monotonic()))
+            due = time.monotonic() + self._interval
             if self._held:
                 await self._renew(list(self._held.values()))
 

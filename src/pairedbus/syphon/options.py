@@ -53,7 +53,7 @@ class SyphonOptions(BaseModel):
     #: How often `run()` lists the secondary's queues to serve new backlog queues and read depths.
     relist_interval: timedelta = Field(default=timedelta(minutes=5), gt=timedelta(0))
     #: The backlog queues' lock duration; a message is renewed every `lock_renewal_fraction` of it
-    #: while its send is still running.
+    #: while the syphon holds it (from its receive until it is settled or left locked).
     lock_duration: timedelta = Field(default=BACKLOG_LOCK_DURATION, gt=timedelta(0))
     lock_renewal_fraction: float = Field(default=0.5, gt=0.0, lt=1.0)
     #: Per-destination back-off after a retryable send failure: doubles from `backoff_initial` up to

@@ -71,7 +71,7 @@ class BacklogPump:
             halted=lambda: self._halted,
         )
         self._receive_backoff = Backoff(
-            ctx.options.backoff_initial.total_seconds(), ctx.options.backoff_max.total_seconds()
+            ctx.options.backoff_initial.total_seconds(), ctx.options.backoff_max.total_seconds(), rng=ctx.rng
         )
         self._timeout = ctx.options.operation_timeout.total_seconds()
         self._halt: asyncio.Event | None = None
@@ -266,7 +266,9 @@ class BacklogPump:
         """Deliver one received batch; returns once each of its messages is settled or left."""
         ctx = self._ctx
         hold = Hold(ctx.budget, len(messages), nbytes)
-        keeper = LockKeeper(receiver, (), ctx.options.lock_renewal_interval, ctx.stats, ctx.pair, timeout=self._timeout)
+        keeper = LockKeeper(
+            receiver, messages, ctx.options.lock_renewal_interval, ctx.stats, ctx.pair, timeout=self._timeout
+        )
         try:
             async with asyncio.TaskGroup() as batch:
                 settlement = Settlement(ctx, self.queue, receiver, keeper, hold, batch)

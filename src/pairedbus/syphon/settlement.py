@@ -9,7 +9,7 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING, Any
 
-from azure.servicebus.exceptions import MessageLockLostError, ServiceBusError
+from azure.servicebus.exceptions import MessageLockLostError, ServiceBusError, ServiceBusServerBusyError
 
 from pairedbus.errors import is_retryable
 from pairedbus.pairing.connections import SECONDARY
@@ -54,10 +54,6 @@ class Settlement:
         self._tasks = tasks
         self._timeout = ctx.options.operation_timeout.total_seconds()
 
-    async def keep(self, messages: list[Any]) -> None:
-        """The messages are being worked on: renew their locks until they are settled or left."""
-        await self._keeper.keep(messages)
-
     def complete(self, messages: list[Any]) -> None:
         """Complete the backlog messages of one acknowledged send, all at once."""
         self._start(messages, self._complete(messages))
@@ -85,21 +81,13 @@ class Settlement:
         self._tasks.create_task(settling)
 
     async def _complete(self, messages: list[Any]) -> None:
-        moved = 0
-        for message, error in zip(messages, await self._each(self._receiver.complete_message, messages), strict=True):
-            if error is None:
-                moved += 1
-            else:
-                self._failed(error, message, "complete")
-        self._ctx.stats.moved += moved
+        settled = await self._settled(self._receiver.complete_message, messages, "complete")
+        self._ctx.stats.moved += sum(settled)
         await self._hold.give_back(len(messages))
 
     async def _drop_pings(self, pings: list[Any]) -> None:
-        for message, error in zip(pings, await self._each(self._receiver.complete_message, pings), strict=True):
-            if error is None:
-                self._ctx.stats.dropped_pings += 1
-            else:
-                self._failed(error, message, "complete ping")
+        settled = await self._settled(self._receiver.complete_message, pings, "complete ping")
+        self._ctx.stats.dropped_pings += sum(settled)
         await self._hold.give_back(len(pings))
 
     async def _dead_letter(self, message: Any, reason: str, description: str) -> None:
@@ -108,8 +96,7 @@ class Settlement:
                 message, reason=reason, error_description=description[:DESCRIPTION_MAX]
             )
 
-        (error,) = await self._each(settle, [message])
-        if error is None:
+        if (await self._settled(settle, [message], "dead-letter"))[0]:
             self._ctx.stats.count_dead_letter(reason)
             log.warning(
                 "backlog message dead-lettered",
@@ -120,23 +107,87 @@ class Settlement:
                     "description": description,
                 },
             )
-        else:
-            self._failed(error, message, "dead-letter")
         await self._hold.give_back(1)
 
-    async def _each(self, settle: Any, messages: list[Any]) -> list[BaseException | None]:
+    async def _settled(self, settle: Any, messages: list[Any], what: str) -> list[bool]:
+        """Settle each message (`_each`); whether each is settled. A settlement that failed after an
+        attempt whose answer was lost (a timeout, a dropped connection: the broker may have applied
+        it) is settled if the message is gone from the backlog queue (`_gone`): counted once, as
+        what it was. Before, such a message was counted as nothing: it was never redelivered, so
+        never moved again either. Every other failure is counted as an error and logged."""
+        errors, unanswered = await self._each(settle, messages)
+        confirming = self._ctx.confirming
+        for message, error in zip(messages, errors, strict=True):
+            if error is None and confirming:
+                key = (self._queue, message.sequence_number)
+                if key in confirming:  # a redelivered copy settled while its first copy is confirmed
+                    confirming[key] = True
+        if unanswered:
+            unsure = [messages[i] for i in unanswered]
+            keys = [(self._queue, m.sequence_number) for m in unsure]
+            confirming.update(dict.fromkeys(keys, False))
+            try:
+                gone = await self._gone(unsure)
+            finally:
+                counted_meanwhile = [confirming.pop(key, False) for key in keys]
+            for index, went, counted in zip(unanswered, gone, counted_meanwhile, strict=True):
+                if went and not counted:
+                    errors[index] = None
+                    log.info(
+                        f"backlog {what} applied although its answer was lost",
+                        extra={"backlog_queue": self._queue, "message_id": messages[index].message_id},
+                    )
+        for message, error in zip(messages, errors, strict=True):
+            if error is not None:
+                self._failed(error, message, what)
+        return [error is None for error in errors]
+
+    async def _gone(self, messages: list[Any]) -> list[bool]:
+        """Whether each message is gone from the backlog queue (a peek at its sequence number finds
+        another, or nothing), bounded by the operation timeout; False where the peek failed (not
+        known: it may still be redelivered, and is moved then)."""
+
+        async def gone(message: Any) -> bool:
+            peeked = await self._receiver.peek_messages(
+                max_message_count=1, sequence_number=message.sequence_number, timeout=self._timeout
+            )
+            return not peeked or peeked[0].sequence_number != message.sequence_number
+
+        try:
+            async with asyncio.timeout(self._timeout):
+                answers = await asyncio.gather(*map(gone, messages), return_exceptions=True)
+        except TimeoutError as exc:
+            answers = [exc] * len(messages)
+        result: list[bool] = []
+        for message, answer in zip(messages, answers, strict=True):
+            if isinstance(answer, BaseException):
+                if not isinstance(answer, (ServiceBusError, ValueError, TimeoutError)):
+                    raise answer
+                self._ctx.stats.count_error(answer)
+                log.warning(
+                    "cannot tell whether a backlog settlement whose answer was lost was applied",
+                    extra={"backlog_queue": self._queue, "message_id": message.message_id, "error": repr(answer)},
+                )
+                answer = False
+            result.append(answer)
+        return result
+
+    async def _each(self, settle: Any, messages: list[Any]) -> tuple[list[BaseException | None], list[int]]:
         """One settlement per message, all at once, together bounded by the operation timeout;
         those that failed in a way a retry can help (a busy or timed-out broker: the lock is still
         held, and letting it lapse costs a redelivery a lock duration later) tried again at once.
-        The error of each (None: settled; TimeoutError: unsettled at the bound). Every settlement
-        has ended, or was cancelled, when this returns (gather awaits or cancels them all)."""
+        The error of each (None: settled; TimeoutError: unsettled at the bound), and the indexes of
+        those that failed after an attempt whose answer was lost (`_may_have_applied`). Every
+        settlement has ended, or was cancelled, when this returns (gather awaits or cancels them all)."""
         results: list[BaseException | None] = [TimeoutError(f"settlement took over {self._timeout:g} s")] * len(
             messages
         )
         # A message whose lock a renewal found lost is not settled: the broker would refuse it.
         pending = [i for i, message in enumerate(messages) if not self._keeper.lost(message)]
-        for i in set(range(len(messages))) - set(pending):
+        tried = set(pending)  # an attempt still on the wire at the bound may have been applied too
+        for i in set(range(len(messages))) - tried:
             results[i] = _LOCK_LOST
+        unanswered: set[int] = set()
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(self._timeout):
                 for attempt in range(1, _SETTLE_TRIES + 1):
@@ -145,6 +196,8 @@ class Settlement:
                     for index, outcome in zip(pending, outcomes, strict=True):
                         if outcome is not None and not isinstance(outcome, (ServiceBusError, ValueError)):
                             raise outcome
+                        if outcome is not None and _may_have_applied(outcome):
+                            unanswered.add(index)
                         if attempt < _SETTLE_TRIES and isinstance(outcome, ServiceBusError) and is_retryable(outcome):
                             self._ctx.stats.count_error(outcome)
                             self._ctx.pair.note_error(SECONDARY, outcome)
@@ -154,7 +207,8 @@ class Settlement:
                     pending = again
                     if not pending:
                         break
-        return results
+        unanswered.update(i for i in pending if i in tried)  # still on the wire when the bound came
+        return results, sorted(i for i in unanswered if results[i] is not None)
 
     def _failed(self, exc: BaseException, message: Any, what: str) -> None:
         if exc is _LOCK_LOST:
@@ -169,3 +223,12 @@ class Settlement:
             f"backlog {what} failed; the message will be redelivered",
             extra={"backlog_queue": self._queue, "message_id": message.message_id, "error": repr(exc)},
         )
+
+
+def _may_have_applied(exc: BaseException) -> bool:
+    """Whether a failed settlement may have been applied all the same: its answer was lost (a
+    timeout, a dropped connection, the SDK's own failure), as opposed to the broker's refusal (the
+    lock lost, busy) or a handler closed before the request left (the SDK's ValueError)."""
+    if isinstance(exc, (MessageLockLostError, ServiceBusServerBusyError, ValueError)):
+        return False
+    return isinstance(exc, (TimeoutError, ServiceBusError))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 from collections.abc import Callable, Coroutine
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -60,7 +61,8 @@ def _utc_now() -> datetime:
 class Syphon:
     """Async context manager owning one aio ServiceBusClient per namespace and an aio
     ServiceBusAdministrationClient for the secondary. Options are keyword-only and validated here
-    (see `SyphonOptions` for defaults and ranges); `clock` gives "now" for time-to-live arithmetic.
+    (see `SyphonOptions` for defaults and ranges); `clock` gives "now" for time-to-live arithmetic;
+    `rng` draws the back-offs' jitter (`pairing.backoff`; a shared source when None).
     """
 
     def __init__(
@@ -70,6 +72,7 @@ class Syphon:
         secondary: str | NamespaceEndpoint,
         credential: Any,
         clock: Callable[[], datetime] = _utc_now,
+        rng: random.Random | None = None,
         client_kwargs: dict[str, Any] | None = None,
         **options: Any,
     ) -> None:
@@ -84,6 +87,7 @@ class Syphon:
         self.backlog_prefix = self.options.backlog_prefix or self._endpoints[PRIMARY].name
         self._credential = credential
         self._clock = clock
+        self._rng = rng
         self._client_kwargs = dict(client_kwargs or {})
         self._stats = SyphonStats()
         self._reaction = StopOnFault()
@@ -126,11 +130,14 @@ class Syphon:
             options=self.options,
             stats=self._stats,
             budget=InFlightBudget(self.options.max_in_flight, max_bytes=self.options.max_in_flight_bytes),
-            backoff=Backoff(self.options.backoff_initial.total_seconds(), self.options.backoff_max.total_seconds()),
+            backoff=Backoff(
+                self.options.backoff_initial.total_seconds(), self.options.backoff_max.total_seconds(), rng=self._rng
+            ),
             destinations=self._destinations,
             secondary=self._secondary_client,
             pair=self._pair,
             now=self._clock,
+            rng=self._rng,
         )
         log.info(
             "syphon open",
@@ -265,7 +272,9 @@ class Syphon:
             # A failed listing is retried with back-off rather than after a whole relist_interval,
             # and a pump that ended (its receiver failed) is restarted as soon as it ends.
             listing = Backoff(
-                self.options.backoff_initial.total_seconds(), self.options.relist_interval.total_seconds()
+                self.options.backoff_initial.total_seconds(),
+                self.options.relist_interval.total_seconds(),
+                rng=self._rng,
             )
             async with asyncio.TaskGroup() as group:
                 describing = group.create_task(self._describe_destinations())
