@@ -286,7 +286,7 @@ MESSAGE_BATCH_FIELDS: Final = frozenset(
         "_uamqp_message",
     }
 )
-#: ...of the (aio and sync) `ServiceBusSession`, set by `testing.session.ServiceBusSession`.
+#: ...of the (aio and sync) `ServiceBusSession`, set by `testing.servicebus_session.ServiceBusSession`.
 SESSION_FIELDS: Final = frozenset(
     {"_encoding", "_lock_expired", "_lock_lost", "_locked_until_utc", "_receiver", "_session_id", "_session_start"}
 )
