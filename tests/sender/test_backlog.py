@@ -8,6 +8,7 @@ import pytest
 
 from pairedbus import contract
 from pairedbus.sender.backlog import BacklogRotation
+from pairedbus.sender.errors import BACKLOG_HOP_NOTE, raised_by_backlog
 
 QUEUES = contract.backlog_queue_names("contoso", 4)
 
@@ -153,6 +154,22 @@ async def test_with_no_backlog_queue_at_all_a_failed_over_send_says_none_was_tri
             await client.get_queue_sender(QUEUE).send_messages(ServiceBusMessage(b"nowhere"))
     assert str(caught.value) == "no backlog queue could take the message (none tried; 4 out of the rotation)"
     assert caught.value.failures == []
+    # the caller (and the drill's report) can tell the backlog's failure from the primary's
+    assert raised_by_backlog(caught.value)
+    assert BACKLOG_HOP_NOTE in caught.value.__notes__
+
+
+async def test_the_primary_s_own_error_is_not_marked_as_the_backlog_s(world, make_client):
+    from azure.servicebus import ServiceBusMessage
+    from azure.servicebus.exceptions import MessageSizeExceededError
+
+    from .conftest import PRIMARY, QUEUE
+
+    world.fail(PRIMARY, QUEUE, MessageSizeExceededError)
+    async with make_client(failover_interval=0) as client:
+        with pytest.raises(MessageSizeExceededError) as caught:
+            await client.get_queue_sender(QUEUE).send_messages(ServiceBusMessage(b"too big"))
+    assert not raised_by_backlog(caught.value)
 
 
 @pytest.mark.parametrize(

@@ -203,6 +203,7 @@ def summary_lines(report: DrillReport) -> list[str]:
     )
     if report.timed_out:
         rows += ((report.sends_interrupted, "sends the timeout interrupted (neither sent nor lost unless found)"),)
+    rows += tuple((count, f"send failures: {kind}") for kind, count in report.send_failures_by_error.items())
     cells = [(f"{value:,}" if isinstance(value, int) else value, label) for value, label in rows]
     width = max(len(value) for value, _ in cells)
     return [f"{value:>{width}}  {label}" for value, label in cells]

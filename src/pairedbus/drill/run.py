@@ -424,7 +424,7 @@ async def _send_unit(
         except Exception as exc:
             attempt += 1
             if not starts_failover_clock(exc) or attempt > MAX_SEND_ATTEMPTS:
-                ledger.send_failures += len(messages)
+                ledger.send_failed(len(messages), exc)
                 return False
             await asyncio.sleep(min(0.0005 * 2 ** min(attempt, 10), 0.02))
 

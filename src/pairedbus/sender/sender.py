@@ -44,7 +44,7 @@ from pairedbus.pairing.connections import PRIMARY
 from pairedbus.sdk import sendable_as_is
 from pairedbus.sender.backlog import Backlog
 from pairedbus.sender.connections import PairedConnections
-from pairedbus.sender.errors import may_be_a_closed_handler
+from pairedbus.sender.errors import BACKLOG_HOP_NOTE, may_be_a_closed_handler, raised_by_backlog
 from pairedbus.sender.failover import EntityFailover, EntityKind, FailoverStats
 from pairedbus.sender.outbound import prepare, prepare_all
 
@@ -273,8 +273,13 @@ class PairedSender:
         self._failover.refuse_unparkable(messages)
         parked = [parked_copy(m, self.entity_name) for m in messages]
         payloads: list[Any] = parked if len(parked) == 1 else _pack(parked)
-        for payload in payloads:
-            self.backlog_queue = await self._backlog.send(payload, self.backlog_queue, timeout=timeout)
+        try:
+            for payload in payloads:
+                self.backlog_queue = await self._backlog.send(payload, self.backlog_queue, timeout=timeout)
+        except Exception as exc:
+            if not raised_by_backlog(exc):
+                exc.add_note(BACKLOG_HOP_NOTE)
+            raise
         self._stats.parked_messages += len(parked)
 
 
