@@ -30,7 +30,6 @@ connection was replaced) — never the client itself.
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 from collections.abc import Callable
 from typing import Any
@@ -47,6 +46,7 @@ from pairedbus.sender.connections import PairedConnections
 from pairedbus.sender.errors import BACKLOG_HOP_NOTE, may_be_a_closed_handler, raised_by_backlog
 from pairedbus.sender.failover import EntityFailover, EntityKind, FailoverStats
 from pairedbus.sender.outbound import prepare, prepare_all
+from pairedbus.sender.turns import Turns
 
 MessageInput = ServiceBusMessage | list[ServiceBusMessage] | ServiceBusMessageBatch
 
@@ -84,6 +84,9 @@ class PairedSender:
         self._now = failover.failover_clock.now
         self._primary: Any = None
         self._primary_generation = -1
+        #: Calls on the primary's SDK sender take turns, each bounded (turns.py): a caller may share
+        #: this sender between tasks, and the SDK's aio sender loses track of overlapping calls.
+        self._turns = Turns(self._discard_primary)
         #: The backlog queue this sender picked at random when created (re-picked if it leaves
         #: the rotation).
         self.backlog_queue = backlog_queue
@@ -129,6 +132,13 @@ class PairedSender:
             self._primary_generation = generation
         return self._primary
 
+    def _discard_primary(self, handler: Any) -> None:
+        """The primary's SDK sender had a call cut at its bound: the next call makes a fresh one."""
+        if handler is self._primary:
+            self._primary = None
+            self._primary_generation = -1
+        self._connections.discard(handler)
+
     # --- sending ------------------------------------------------------------------------
 
     async def send_messages(self, message: MessageInput, *, timeout: float | None = None) -> None:  # noqa: ASYNC109 (the SDK's keyword)
@@ -149,7 +159,12 @@ class PairedSender:
                 primary = self._primary_sender()
             started = self._now()
             try:
-                await primary.send_messages(message, timeout=self._timeout if timeout is None else timeout)
+                await self._turns.call(
+                    primary,
+                    lambda left: primary.send_messages(message, timeout=left),
+                    self._timeout if timeout is None else timeout,
+                    what=f"the send to {self.entity_name!r}",
+                )
             except Exception as exc:
                 self._primary_failed(exc, started)  # raises unless the call is to be parked
             else:
@@ -192,8 +207,14 @@ class PairedSender:
         bound = self._timeout if timeout is None else timeout
         if not self._failover.switched:
             started = self._now()
+            primary = self._primary_sender()
             try:
-                numbers = await self._primary_sender().schedule_messages(messages, schedule_time_utc, timeout=bound)
+                numbers = await self._turns.call(
+                    primary,
+                    lambda left: primary.schedule_messages(messages, schedule_time_utc, timeout=left),
+                    bound,
+                    what=f"the schedule to {self.entity_name!r}",
+                )
             except Exception as exc:
                 self._primary_failed(exc, started)  # raises unless the call is to be parked
             else:
@@ -242,8 +263,13 @@ class PairedSender:
         self._check_open()
         if self._failover.switched:
             return _IdAssigningBatch(max_size_in_bytes=max_size_in_bytes or contract.MAX_MESSAGE_SIZE_BYTES)
-        async with asyncio.timeout(self._timeout):  # it may open the link: bounded like a send
-            template = await self._primary_sender().create_message_batch(max_size_in_bytes)
+        primary = self._primary_sender()
+        template = await self._turns.call(  # it may open the link: bounded like a send, in its turn
+            primary,
+            lambda _left: primary.create_message_batch(max_size_in_bytes),
+            self._timeout,
+            what=f"the batch for {self.entity_name!r}",
+        )
         # Same transport as the primary's batches, so the SDK sends it as it is.
         return _IdAssigningBatch(max_size_in_bytes=template.max_size_in_bytes, **sdk.batch_transport(template))
 
