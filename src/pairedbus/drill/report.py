@@ -67,6 +67,10 @@ class DrillReport:
     connections_dropped: int = 0
     #: Seconds from each outage's start to the first message parked after it (null: none was).
     first_parked_seconds: list[float | None] = field(default_factory=list)
+    #: The plan the seed fixed (drill/plan.py): two runs with the same digest ran the same plan.
+    plan_digest: str = ""
+    #: SDK calls the failover sender cut at their bound because the SDK had not returned.
+    calls_cut: int = 0
     #: `send_failures` by what raised them: "hop: Type [condition] retryable=..." -> messages.
     send_failures_by_error: dict[str, int] = field(default_factory=dict)
 
@@ -126,6 +130,7 @@ class DrillReport:
         world: str = "in-process",
         connections_dropped: int = 0,
         first_parked_seconds: list[float | None] | None = None,
+        plan_digest: str = "",
     ) -> DrillReport:
         lost = ledger.lost()
         not_yet = ledger.not_yet_delivered()
@@ -184,4 +189,6 @@ class DrillReport:
             connections_dropped=connections_dropped,
             first_parked_seconds=[None if s is None else round(s, 3) for s in first_parked_seconds or []],
             send_failures_by_error=dict(ledger.send_failures_by_error.most_common()),
+            plan_digest=plan_digest,
+            calls_cut=sum(s.calls_cut for s in stats),
         )

@@ -35,6 +35,7 @@ from azure.servicebus import ServiceBusMessage
 from pairedbus import contract
 from pairedbus.drill.consumers import Sabotage, consume
 from pairedbus.drill.ledger import Ledger
+from pairedbus.drill.plan import CLIENTS, drill_plan
 from pairedbus.drill.progress import DrillProgress
 from pairedbus.drill.report import DrillReport
 from pairedbus.drill.scenario import (
@@ -45,16 +46,11 @@ from pairedbus.drill.scenario import (
     DrillEntity,
     DrillEntityKind,
     PlannedMessage,
-    drill_entities,
-    kill_points,
-    plan_messages,
-    windows,
 )
-from pairedbus.drill.world import Contents, DrillWorld, RandomFaults, Seen, creations
+from pairedbus.drill.world import Contents, DrillWorld, Seen, creations
 from pairedbus.pairing.endpoints import NamespaceEndpoint
 from pairedbus.sender import PairedNamespaceClient, SendAvailabilityOptions, starts_failover_clock
 
-CLIENTS = 2
 CONSUMERS_PER_DESTINATION = 2
 CONSUMERS_PER_SESSION_QUEUE = 4
 #: The syphon's timing scaled to the drill: back-off after a failed move in milliseconds rather
@@ -132,8 +128,8 @@ async def run_drill(
     settling and verdict on either."""
     began = time.perf_counter()
     bound = Bound.starting(began if started is None else started, config.timeout)
-    rng = random.Random(config.seed)
-    entities = drill_entities(config.entities)
+    plan = drill_plan(config)
+    entities = plan.entities
     await world.create(
         creations(
             entities,
@@ -143,20 +139,12 @@ async def run_drill(
             backlog_lock=config.backlog_lock_duration,
         )
     )
-    planned = plan_messages(config, entities)
-    units = _send_units(planned)
+    planned = plan.messages
+    units = plan.units
     ledger = Ledger()
     progress = progress or DrillProgress(len(planned))
 
-    await world.inject(
-        RandomFaults(
-            seed=config.seed,
-            fault_rate=config.fault_rate,
-            ambiguous_send_rate=config.ambiguous_send_rate,
-            late_lock_loss_rate=config.late_lock_loss_rate,
-            rtt_seconds=config.rtt_ms / 1000,
-        )
-    )
+    await world.inject(plan.faults)
     options = SendAvailabilityOptions(
         backlog_queue_count=config.backlog_queues,
         failover_interval=config.failover_interval,
@@ -167,8 +155,8 @@ async def run_drill(
     syphon = RestartingSyphon(
         world.credential, primary=world.primary, secondary=world.secondary, lock_duration=config.backlog_lock_duration
     )
-    outage_windows = windows(config.outages, len(units))
-    kills = kill_points(config.syphon_restarts, len(units), rng)
+    outage_windows = plan.outage_windows
+    kills = list(plan.kill_points)
     sent_so_far = [0]
 
     async with contextlib.AsyncExitStack() as stack:
@@ -179,11 +167,11 @@ async def run_drill(
                     world.secondary,
                     world.credential,
                     options=options,
-                    rng=random.Random(rng.random()),
+                    rng=random.Random(seed),
                     **({"sleep": ping_sleep} if ping_sleep else {}),
                 )
             )
-            for _ in range(CLIENTS)
+            for seed in plan.client_seeds
         ]
         consumer_client = await stack.enter_async_context(world.primary.client(world.credential))
         sabotage = Sabotage(config.sabotage_consumer_every)
@@ -284,6 +272,7 @@ async def run_drill(
         world=world.name,
         connections_dropped=contents.connections_dropped,
         first_parked_seconds=park_clock.first_parked,
+        plan_digest=plan.digest,
     )
 
 
@@ -315,16 +304,6 @@ class ParkClock:
 
 
 # --- setup ---------------------------------------------------------------------------------
-
-
-def _send_units(planned: list[PlannedMessage]) -> list[list[PlannedMessage]]:
-    units: list[list[PlannedMessage]] = []
-    for message in planned:
-        if message.batch is not None and units and units[-1][0].batch == message.batch:
-            units[-1].append(message)
-        else:
-            units.append([message])
-    return units
 
 
 def _ping_sleep(interval: timedelta) -> Callable[[float], Any] | None:
