@@ -10,7 +10,7 @@ from azure.servicebus.exceptions import OperationTimeoutError
 
 from pairedbus.pairing.ping import is_ping
 from pairedbus.sender import turns
-from pairedbus.sender.turns import Turns
+from pairedbus.sender.turns import Turns, Watchdog
 from pairedbus.testing import sender as fake_sender
 from tests.load import guard
 
@@ -20,6 +20,7 @@ from .conftest import BACKLOG, PRIMARY, QUEUE, SECONDARY, parked
 @pytest.fixture(autouse=True)
 def short_slack(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(turns, "CUT_SLACK", 0.05)
+    monkeypatch.setattr(turns, "WATCH_INTERVAL", 0.02)
 
 
 async def test_calls_on_one_handler_never_overlap() -> None:
@@ -44,10 +45,38 @@ async def test_a_call_the_sdk_never_returns_from_is_cut_and_its_handler_reported
     async def never(_left: float | None) -> None:
         await asyncio.Event().wait()
 
-    on_one = Turns(cut.append)
-    with pytest.raises(OperationTimeoutError, match=r"the SDK did not return within 0\.1 s"):
-        await asyncio.wait_for(on_one.call("handler", never, 0.1, what="a send"), guard(10))
+    watchdog = Watchdog()
+    on_one = Turns(cut.append, watchdog)
+    watching = asyncio.create_task(watchdog.run())
+    try:
+        with pytest.raises(OperationTimeoutError, match=r"the SDK did not return within 0\.1 s"):
+            await asyncio.wait_for(on_one.call("handler", never, 0.1, what="a send"), guard(10))
+    finally:
+        watching.cancel()
     assert cut == ["handler"] and on_one.cut == 1
+    # the turn is free again: the next call runs
+    assert await on_one.call("handler", _answer, 0.1, what="a send") == 42
+
+
+async def _answer(_left: float | None) -> int:
+    return 42
+
+
+async def test_a_call_that_returns_in_time_is_never_cut() -> None:
+    watchdog = Watchdog()
+    on_one = Turns(lambda _handler: pytest.fail("cut"), watchdog)
+
+    async def quick(_left: float | None) -> int:
+        await asyncio.sleep(0.03)
+        return 42
+
+    watching = asyncio.create_task(watchdog.run())
+    try:
+        for _ in range(5):
+            assert await on_one.call("handler", quick, 0.1, what="a send") == 42
+    finally:
+        watching.cancel()
+    assert on_one.cut == 0
 
 
 async def test_the_turn_s_wait_and_the_call_share_one_bound() -> None:

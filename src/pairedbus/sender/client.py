@@ -295,7 +295,7 @@ class PairedNamespaceClient:
         )
         try:
             # its own sender, so one call: bounded (the SDK may lose track of it) but with no turn to take
-            await Turns(lambda _handler: None).call(
+            await Turns(lambda _handler: None, self.connections.watchdog).call(
                 sender, lambda left: sender.send_messages(ping, timeout=left), self._timeout, what="a ping"
             )
         except Exception as exc:

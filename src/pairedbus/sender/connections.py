@@ -18,7 +18,7 @@ from typing import Any
 from pairedbus.pairing.connections import PRIMARY, SECONDARY, SIDES, ConnectionPair, Verdict
 from pairedbus.pairing.endpoints import NamespaceEndpoint
 from pairedbus.sender.failover import FailoverStats
-from pairedbus.sender.turns import Turns, close_within
+from pairedbus.sender.turns import Turns, Watchdog, close_within
 
 _log = logging.getLogger("pairedbus.sender")
 
@@ -53,6 +53,9 @@ class PairedConnections:
         self._changed: asyncio.Condition | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._backlog_senders: dict[str, Any] = {}
+        #: Cuts SDK calls of this client's handlers that outlive their bound (turns.py).
+        self.watchdog = Watchdog()
+        self._watching = False
         #: Backlog senders whose link is open.
         self._backlog_opened: weakref.WeakSet[Any] = weakref.WeakSet()
         #: The turns each shared backlog sender's calls take (its opening and its sends).
@@ -64,6 +67,9 @@ class PairedConnections:
         for side in SIDES:
             if side not in self._clients:
                 self._connect(side)
+        if not self._watching:
+            self._watching = True
+            self._spawn(self.watchdog.run(), "pairedbus-watchdog")
 
     def _connect(self, side: str) -> None:
         client = self._namespaces[side].client(self._credential, **self._client_kwargs)
@@ -136,7 +142,7 @@ class PairedConnections:
     def _turns_of(self, sender: Any) -> Turns:
         turns = self._backlog_turns.get(sender)
         if turns is None:
-            turns = self._backlog_turns[sender] = Turns(self.discard)
+            turns = self._backlog_turns[sender] = Turns(self.discard, self.watchdog)
         return turns
 
     def discard(self, handler: Any) -> None:

@@ -86,7 +86,7 @@ class PairedSender:
         self._primary_generation = -1
         #: Calls on the primary's SDK sender take turns, each bounded (turns.py): a caller may share
         #: this sender between tasks, and the SDK's aio sender loses track of overlapping calls.
-        self._turns = Turns(self._discard_primary)
+        self._turns = Turns(self._discard_primary, connections.watchdog)
         #: The backlog queue this sender picked at random when created (re-picked if it leaves
         #: the rotation).
         self.backlog_queue = backlog_queue
