@@ -30,6 +30,7 @@ connection was replaced) — never the client itself.
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 from collections.abc import Callable
 from typing import Any
@@ -158,13 +159,25 @@ class PairedSender:
             if self._primary_generation != self._connections.primary_generation:
                 primary = self._primary_sender()
             started = self._now()
+            bound = self._timeout if timeout is None else timeout
+            turns = self._turns
             try:
-                await self._turns.call(
-                    primary,
-                    lambda left: primary.send_messages(message, timeout=left),
-                    self._timeout if timeout is None else timeout,
-                    what=f"the send to {self.entity_name!r}",
-                )
+                if turns.busy:  # another call on this sender's handler: wait for the turn, within the bound
+                    await turns.call(
+                        primary,
+                        lambda left: primary.send_messages(message, timeout=left),
+                        bound,
+                        what=f"the send to {self.entity_name!r}",
+                    )
+                else:  # `Turns.call`'s uncontended case, inlined: no coroutine or closure per send
+                    number = turns.enter(primary, bound)
+                    try:
+                        await primary.send_messages(message, timeout=bound)
+                    except asyncio.CancelledError:
+                        turns.raise_if_cut(number, f"the send to {self.entity_name!r}")
+                        raise
+                    finally:
+                        turns.leave()
             except Exception as exc:
                 self._primary_failed(exc, started)  # raises unless the call is to be parked
             else:

@@ -48,7 +48,8 @@ class Turns:
 
     def __init__(self, on_cut: Callable[[Any], None], watchdog: Watchdog | None = None) -> None:
         self._on_cut = on_cut
-        self._busy = False
+        #: A call holds the turn (or it is being handed over to a waiter).
+        self.busy = False
         self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
         #: The call under way: its number, task, handler and bound (read by the watchdog).
         self.number = 0
@@ -68,26 +69,46 @@ class Turns:
         """`call(timeout)` on `handler` in its turn; `timeout` is what is left of `bound` (seconds,
         None: no bound) once the turn came. Raises OperationTimeoutError when the turn did not come
         within `bound`, or when the call was cut."""
-        if self._busy or self._waiters:
+        if self.busy:
             bound = await self._wait_for_turn(bound, what)  # the turn is handed over: still busy
-        self._busy = True
+        number = self.enter(handler, bound)
+        try:
+            return await call(bound)
+        except asyncio.CancelledError:
+            self.raise_if_cut(number, what)
+            raise
+        finally:
+            self.leave()
+
+    # The steps of `call`, for a hot path that inlines its uncontended case (PairedSender's send):
+    # `if not turns.busy: number = turns.enter(...); try: ... except CancelledError: turns.raise_if_cut(...)
+    # finally: turns.leave()`.
+
+    def enter(self, handler: Any, bound: float | None) -> int:
+        """Take the (free, or handed-over) turn for a call on `handler`; returns the call's number."""
+        self.busy = True
         self.number = number = self.number + 1
         self.task = asyncio.current_task()
         self.handler = handler
         self.bound = bound
-        try:
-            return await call(bound)
-        except asyncio.CancelledError:
-            if self._cut_number != number or self.task is None:
-                raise
-            self.task.uncancel()
-            raise OperationTimeoutError(
-                message=f"{what}: the SDK did not return within {bound:g} s (+{CUT_SLACK:g} s); its handler was "
-                "discarded"
-            ) from None
-        finally:
-            self.task = self.handler = None
+        return number
+
+    def raise_if_cut(self, number: int, what: str) -> None:
+        """In the call's `except CancelledError`: an OperationTimeoutError if the watchdog cut it."""
+        if self._cut_number != number or self.task is None:
+            return
+        self.task.uncancel()
+        raise OperationTimeoutError(
+            message=f"{what}: the SDK did not return within {self.bound:g} s (+{CUT_SLACK:g} s); its handler was "
+            "discarded"
+        ) from None
+
+    def leave(self) -> None:
+        self.task = self.handler = None
+        if self._waiters:
             self._pass_on()
+        else:
+            self.busy = False
 
     def _pass_on(self) -> None:
         """The turn goes to the first caller still waiting for it (it stays busy), or it is free."""
@@ -96,7 +117,7 @@ class Turns:
             if not waiter.done():
                 waiter.set_result(None)
                 return
-        self._busy = False
+        self.busy = False
 
     async def _wait_for_turn(self, bound: float | None, what: str) -> float | None:
         """Wait until the turn is handed to this caller (first come, first served); returns what is
