@@ -67,6 +67,8 @@ class DrillReport:
     connections_dropped: int = 0
     #: Seconds from each outage's start to the first message parked after it (null: none was).
     first_parked_seconds: list[float | None] = field(default_factory=list)
+    #: Cancelled syphons that had not ended within the grace and were left behind.
+    syphon_abandoned: int = 0
     #: The plan the seed fixed (drill/plan.py): two runs with the same digest ran the same plan.
     plan_digest: str = ""
     #: SDK calls the failover sender cut at their bound because the SDK had not returned.
@@ -190,5 +192,6 @@ class DrillReport:
             first_parked_seconds=[None if s is None else round(s, 3) for s in first_parked_seconds or []],
             send_failures_by_error=dict(ledger.send_failures_by_error.most_common()),
             plan_digest=plan_digest,
+            syphon_abandoned=getattr(syphon, "abandoned", 0),
             calls_cut=sum(s.calls_cut for s in stats),
         )

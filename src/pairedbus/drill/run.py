@@ -79,6 +79,9 @@ AUDIT_SECONDS_PER_MESSAGE = 100e-6
 #: the wire a session receiver waiting for a session, or a receive inside the SDK's own retries, does
 #: not look at the stop for minutes (a 2,000-message wire drill's verdict came 400 s after its bound).
 CONSUMER_STOP_GRACE = 5.0
+#: How long a cancelled consumer or syphon may take to end before the drill leaves it behind (something
+#: under it, in the SDK or the syphon, swallowed the cancellation) rather than wait for ever.
+ABANDON_GRACE = 5.0
 #: How often the bound is re-read while sending (the backlog grows, and with it the audit's cost).
 BOUND_POLL = 0.25
 
@@ -445,6 +448,8 @@ class RestartingSyphon:
         self._syphon: Any = None
         self.kills = 0
         self.faults = 0
+        #: Cancelled syphons that had not ended `ABANDON_GRACE` later (left behind, see `_finished`).
+        self.abandoned = 0
         self.totals = SyphonCounts()
 
     def start(self) -> None:
@@ -482,7 +487,8 @@ class RestartingSyphon:
         if crash is not None:
             await crash()
         self._task.cancel()
-        await _finished(self._task)
+        if not await _finished(self._task):
+            self.abandoned += 1
         self.kills += 1
         self.start()
 
@@ -494,7 +500,8 @@ class RestartingSyphon:
         done, _ = await asyncio.wait({self._task}, timeout=grace)
         if not done:
             self._task.cancel()
-        await _finished(self._task)
+        if not await _finished(self._task):
+            self.abandoned += 1
         self._task = None
 
 
@@ -506,19 +513,25 @@ async def stopped(tasks: Sequence[asyncio.Task[None]], *, grace: float) -> None:
     _, pending = await asyncio.wait(tasks, timeout=grace)
     for task in pending:
         task.cancel()
-    await asyncio.wait(tasks)
+    if pending:
+        await asyncio.wait(pending, timeout=ABANDON_GRACE)  # one that ignores its cancel is left behind
     for task in tasks:
-        if not task.cancelled():
+        if task.done() and not task.cancelled():
             task.exception()  # retrieved: a consumer's own error is no news at the end
 
 
-async def _finished(task: asyncio.Task[None]) -> None:
-    """Wait for `task` to end, its own cancellation or error swallowed but never the caller's: awaiting
-    the task under `suppress(CancelledError)` also swallowed a cancellation of the caller (the
-    `--timeout` that came during a syphon kill was lost, and the drill sent everything)."""
-    await asyncio.wait({task})
+async def _finished(task: asyncio.Task[None]) -> bool:
+    """Wait for the cancelled `task` to end, at most `ABANDON_GRACE`; its own cancellation or error
+    swallowed but never the caller's (awaiting the task under `suppress(CancelledError)` also swallowed
+    a cancellation of the caller: the `--timeout` that came during a syphon kill was lost, and the drill
+    sent everything). False when it had not ended: it is left behind (over the wire a cancelled syphon
+    once never ended, and the drill waited 160 s past its --timeout until it was killed)."""
+    await asyncio.wait({task}, timeout=ABANDON_GRACE)
+    if not task.done():
+        return False
     if not task.cancelled():
         task.exception()  # retrieved: a syphon that died with an error was already counted
+    return True
 
 
 # --- settling and the audit ----------------------------------------------------------------
