@@ -145,15 +145,29 @@ class PairedConnections:
             turns = self._backlog_turns[sender] = Turns(self.discard, self.watchdog)
         return turns
 
-    def discard(self, handler: Any) -> None:
-        """An SDK handler whose call was cut at its bound: never used again (a backlog sender is made
-        afresh on the next park), closed in the background within the close/fault grace."""
-        self._stats.calls_cut += 1
+    def discard(self, handler: Any, *, cut: bool = True) -> None:
+        """An SDK handler whose call was cut at its bound (`cut`), or that shut itself down: never used
+        again (a backlog sender is made afresh on the next park), closed in the background within the
+        close/fault grace."""
+        if cut:
+            self._stats.calls_cut += 1
         for queue, sender in list(self._backlog_senders.items()):
             if sender is handler:
                 del self._backlog_senders[queue]
         self._backlog_opened.discard(handler)
         self._spawn(close_within(handler, self.pair.grace), "pairedbus-discard")
+
+    def forget_backlog_sender(self, queue: str) -> bool:
+        """The shared backlog sender of `queue` is dead though its connection is not: the SDK shuts a
+        handler down after some errors of its own, and every later call on it raises ValueError ("The
+        handler has already been shutdown"; over the wire, 20 parks of one drill). The next park makes a
+        fresh one; False if there was none."""
+        sender = self._backlog_senders.get(queue)
+        if sender is None:
+            return False
+        self._stats.handlers_renewed += 1
+        self.discard(sender, cut=False)
+        return True
 
     def note_error(self, side: str, exc: BaseException) -> None:
         self.pair.note_error(side, exc)

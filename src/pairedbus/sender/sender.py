@@ -44,7 +44,7 @@ from pairedbus.pairing.connections import PRIMARY
 from pairedbus.sdk import sendable_as_is
 from pairedbus.sender.backlog import Backlog
 from pairedbus.sender.connections import PairedConnections
-from pairedbus.sender.errors import BACKLOG_HOP_NOTE, may_be_a_closed_handler, raised_by_backlog
+from pairedbus.sender.errors import BACKLOG_HOP_NOTE, is_shut_down_handler, may_be_a_closed_handler, raised_by_backlog
 from pairedbus.sender.failover import EntityFailover, EntityKind, FailoverStats
 from pairedbus.sender.outbound import prepare, prepare_all
 from pairedbus.sender.turns import Turns
@@ -249,6 +249,16 @@ class PairedSender:
             # over the wire, a send racing the close/fault rule's close of the primary's client fails
             # with whatever pyamqp tripped on, not a connection error: it is the connection's failure
             lost = ServiceBusConnectionError(message=f"the primary's connection was closed under the send ({exc})")
+            lost.__cause__ = exc
+            exc = lost
+        elif is_shut_down_handler(exc) and self._primary is not None:
+            # the SDK shut this handler down after an error of its own (every later call raises
+            # ValueError "The handler has already been shutdown"): the next call gets a fresh one, and
+            # this one failed as on a lost connection (retryable: the caller may retry, the clock runs)
+            self._stats.handlers_renewed += 1
+            self._connections.discard(self._primary, cut=False)
+            self._primary, self._primary_generation = None, -1
+            lost = ServiceBusConnectionError(message=f"the primary's SDK sender was shut down ({exc})")
             lost.__cause__ = exc
             exc = lost
         if not self._failover.failed(exc, started):
