@@ -191,7 +191,7 @@ async def test_consumers_that_do_not_stop_within_the_grace_are_cancelled():
 
 
 async def test_a_syphon_that_ignores_its_cancellation_is_left_behind(monkeypatch):
-    # Over the wire a cancelled syphon never ended and the drill waited for it 160 s past its --timeout,
+    # Over the wire a cancelled syphon never ended and the drill waited for it about 200 s past its --timeout,
     # until it was killed: the drill now waits ABANDON_GRACE, counts it and goes on.
     import asyncio
 

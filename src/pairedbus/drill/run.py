@@ -525,7 +525,7 @@ async def _finished(task: asyncio.Task[None]) -> bool:
     swallowed but never the caller's (awaiting the task under `suppress(CancelledError)` also swallowed
     a cancellation of the caller: the `--timeout` that came during a syphon kill was lost, and the drill
     sent everything). False when it had not ended: it is left behind (over the wire a cancelled syphon
-    once never ended, and the drill waited 160 s past its --timeout until it was killed)."""
+    once never ended, and the drill waited about 200 s past its --timeout until it was killed)."""
     await asyncio.wait({task}, timeout=ABANDON_GRACE)
     if not task.done():
         return False
