@@ -167,6 +167,7 @@ class _NoOpConnections:
         self._sender = sender
         self.generations = {"primary": 0, "secondary": 0}
         self.primary_generation = 0
+        self.watchdog = None  # the client's watchdog of cut calls: never looks on the healthy path
 
     def generation(self, side: str) -> int:
         return 0

@@ -49,6 +49,8 @@ def test_the_error_condition_is_where_the_sdk_keeps_it() -> None:
     own = PyamqpTransport.create_servicebus_exception(log, AttributeError("'NoneType' object has no attribute 'x'"))
     assert sdk.carries_condition(refused) and not sdk.carries_condition(own)
     assert not sdk.carries_condition(ServiceBusServerBusyError(message="busy"))  # made by hand: no condition
+    assert sdk.condition_of(refused) == "amqp:not-allowed"
+    assert sdk.condition_of(own) is None
 
 
 def test_the_retryable_flag_is_where_the_sdk_keeps_it() -> None:

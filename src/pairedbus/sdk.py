@@ -92,6 +92,7 @@ __all__ = [
     "batch_messages",
     "batch_transport",
     "carries_condition",
+    "condition_of",
     "decode_message",
     "encode_message",
     "encoded_size",
@@ -124,6 +125,16 @@ def carries_condition(exc: BaseException) -> bool:
     no attribute 'create_sender_link'", seen over the wire when a close tore the handler down under an
     operation): no refusal by the service. The SDK keeps the condition private (`_condition`)."""
     return getattr(exc, "_condition", None) is not None
+
+
+def condition_of(exc: BaseException) -> str | None:
+    """The AMQP error condition a `ServiceBusError` carries (`amqp:link:detach-forced`,
+    `com.microsoft:server-busy`, ...), or None (see `carries_condition`). The SDK keeps it private
+    (`_condition`), as pyamqp's `ErrorCondition` or the text it decoded."""
+    condition = getattr(exc, "_condition", None)
+    if condition is None:
+        return None
+    return str(getattr(condition, "value", condition))
 
 
 #: `message.raw_amqp_message` without the property's Python call (read on every healthy send):

@@ -15,6 +15,7 @@ def report(**overrides: Any) -> DrillReport:
     values: dict[str, Any] = {f.name: 0 for f in fields(DrillReport)}
     values.update(sent=2000, expected_deliveries=2662, delivered=2533, dead_lettered=129, settled=True)
     values.update(sending_seconds=6.0, settling_seconds=30.0, wall_seconds=36.0, config={}, examples={})
+    values.update(send_failures_by_error={}, first_parked_seconds=[])
     values.update(overrides)
     return DrillReport(**values)
 
@@ -57,3 +58,12 @@ def test_an_unsettled_drill_exits_as_a_failed_one(monkeypatch, capsys):
     assert code == 1
     assert captured.out.splitlines()[0].startswith("FAIL (not settled)")
     assert "not settled: 5 left in the backlog" in captured.err
+
+
+def test_send_failures_are_listed_by_what_raised_them():
+    failed = report(send_failures=3, send_failures_by_error={"backlog: NoBacklogQueueError retryable=true": 3})
+    assert not failed.ok
+    assert any(
+        line.endswith(" 3  send failures: backlog: NoBacklogQueueError retryable=true")
+        for line in drill.summary_lines(failed)
+    )

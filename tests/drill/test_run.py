@@ -188,3 +188,60 @@ async def test_consumers_that_do_not_stop_within_the_grace_are_cancelled():
     await stopped(tasks, grace=0.2)
     assert tasks[0].cancelled() and tasks[1].done() and not tasks[1].cancelled()
     assert time.perf_counter() - started < 30  # a hang guard only: without the cancel it never returns
+
+
+async def test_a_syphon_that_ignores_its_cancellation_is_left_behind(monkeypatch):
+    # Over the wire a cancelled syphon never ended and the drill waited for it about 200 s past its --timeout,
+    # until it was killed: the drill now waits ABANDON_GRACE, counts it and goes on.
+    import asyncio
+
+    from pairedbus.drill import run as drill_run
+    from pairedbus.drill.run import RestartingSyphon
+    from tests.load import guard
+
+    released = asyncio.Event()
+
+    async def deaf(self: RestartingSyphon, stop: asyncio.Event) -> None:
+        while not released.is_set():
+            try:
+                await asyncio.sleep(3600)
+            except asyncio.CancelledError:
+                continue  # as something under it did
+
+    monkeypatch.setattr(RestartingSyphon, "_run", deaf)
+    monkeypatch.setattr(drill_run, "ABANDON_GRACE", 0.1)
+    syphon = RestartingSyphon(credential=None)
+    syphon.start()
+    left = syphon._task
+    assert left is not None
+    await asyncio.sleep(0)
+    await asyncio.wait_for(syphon.stop(grace=0.05), guard(10))
+    assert syphon.abandoned == 1 and not left.done()
+    released.set()  # the test's loop must not wait for it for ever either
+    left.cancel()
+    await asyncio.wait({left})
+
+
+def test_the_wire_drill_s_loop_leaves_a_task_behind_that_ignores_its_cancellation():
+    import asyncio
+    import threading
+
+    from pairedbus.drill.wire import run_leaving_stragglers
+
+    async def deaf() -> None:
+        while True:
+            try:
+                await asyncio.sleep(3600)
+            except asyncio.CancelledError:
+                continue
+
+    async def main() -> int:
+        asyncio.get_running_loop().create_task(deaf())
+        await asyncio.sleep(0)
+        return 42
+
+    result: list[int] = []
+    runner = threading.Thread(target=lambda: result.append(run_leaving_stragglers(main(), grace=0.1)), daemon=True)
+    runner.start()
+    runner.join(30)  # a hang guard: asyncio.run never returns here
+    assert result == [42]

@@ -8,6 +8,7 @@ import pytest
 
 from pairedbus import contract
 from pairedbus.sender.backlog import BacklogRotation
+from pairedbus.sender.errors import BACKLOG_HOP_NOTE, raised_by_backlog
 
 QUEUES = contract.backlog_queue_names("contoso", 4)
 
@@ -153,6 +154,22 @@ async def test_with_no_backlog_queue_at_all_a_failed_over_send_says_none_was_tri
             await client.get_queue_sender(QUEUE).send_messages(ServiceBusMessage(b"nowhere"))
     assert str(caught.value) == "no backlog queue could take the message (none tried; 4 out of the rotation)"
     assert caught.value.failures == []
+    # the caller (and the drill's report) can tell the backlog's failure from the primary's
+    assert raised_by_backlog(caught.value)
+    assert BACKLOG_HOP_NOTE in caught.value.__notes__
+
+
+async def test_the_primary_s_own_error_is_not_marked_as_the_backlog_s(world, make_client):
+    from azure.servicebus import ServiceBusMessage
+    from azure.servicebus.exceptions import MessageSizeExceededError
+
+    from .conftest import PRIMARY, QUEUE
+
+    world.fail(PRIMARY, QUEUE, MessageSizeExceededError)
+    async with make_client(failover_interval=0) as client:
+        with pytest.raises(MessageSizeExceededError) as caught:
+            await client.get_queue_sender(QUEUE).send_messages(ServiceBusMessage(b"too big"))
+    assert not raised_by_backlog(caught.value)
 
 
 @pytest.mark.parametrize(
@@ -268,3 +285,35 @@ async def test_senders_parking_at_once_never_overlap_their_sends_on_the_shared_b
         await asyncio.gather(*(s.send_messages(ServiceBusMessage(b"x")) for s in senders))
         assert client.stats.backlog_send_failures == 0
     assert len(backlog_messages(world)[BACKLOG[0]]) == 8
+
+
+async def test_a_backlog_sender_the_sdk_shut_down_is_replaced_by_a_fresh_one(world, make_client, monkeypatch):
+    # Over the wire (default drill, seed 3): after an error of its own the SDK shut the shared backlog
+    # sender down and every later park through it raised ValueError ("The handler has already been
+    # shutdown") to the caller: 20 send failures, the secondary's connection fine all along.
+    from azure.servicebus import ServiceBusMessage
+    from azure.servicebus.exceptions import ServiceBusCommunicationError
+
+    from pairedbus.testing import sender as fake_sender
+
+    from .conftest import PRIMARY, QUEUE, SECONDARY, parked
+
+    real_send = fake_sender.ServiceBusSender.send_messages
+    dead: list[object] = []
+
+    async def send(self, message, *, timeout=None, **kwargs):  # noqa: ASYNC109 (the SDK signature)
+        if self.fully_qualified_namespace == SECONDARY and (not dead or self in dead):
+            dead.append(self)
+            raise ValueError(
+                "The handler has already been shutdown. Please use ServiceBusClient to create a new instance."
+            )
+        return await real_send(self, message, timeout=timeout, **kwargs)
+
+    monkeypatch.setattr(fake_sender.ServiceBusSender, "send_messages", send)
+    world.fail(PRIMARY, QUEUE, ServiceBusCommunicationError)
+    async with make_client(failover_interval=0) as client:
+        sender = client.get_queue_sender(QUEUE)
+        for i in range(3):
+            await sender.send_messages(ServiceBusMessage(f"parked-{i}".encode()))
+        assert client.stats.handlers_renewed == 1 and client.stats.backlog_send_failures == 0
+    assert len(parked(world)) == 3

@@ -14,6 +14,7 @@ from azure.servicebus.exceptions import MessageSizeExceededError, MessagingEntit
 from pairedbus import contract
 from pairedbus.emulator.remote import EmulatorProcess
 from pairedbus.sender import PairedNamespaceClient, SendAvailabilityOptions
+from tests.load import guard
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.slow]
 
@@ -189,3 +190,28 @@ async def test_a_send_stored_but_unanswered_is_sent_again_and_duplicate_detectio
     stored = pair.queue("primary", "ambiguous-queue")
     assert [m["message_id"] for m in stored["active"]] == ["amb-1"]
     assert stored["duplicates_dropped"] == 1  # it did arrive twice
+
+
+async def test_sends_overlapping_on_one_failover_sender_each_return(pair: EmulatorProcess, queue: str) -> None:
+    """A caller shares one failover sender between tasks: the SDK's aio sender cannot be opened by two
+    tasks at once, and loses track of sends that overlap on it (Azure/azure-sdk-for-python#36334:
+    they never return, whatever their `timeout=`). The sender's calls take turns (sender/turns.py):
+    every send returns, on the primary, and nothing fails over. Before, all 30 raised "Handler
+    failed: 'NoneType' object has no attribute 'client_ready_async'" to the caller."""
+    count = 30
+    async with _client(pair) as client:
+        sender = client.get_queue_sender(queue)
+
+        async def send(i: int) -> None:
+            await asyncio.sleep(0.002 * i)  # staggered: each joins while others wait for their answer
+            await sender.send_messages(ServiceBusMessage("x", message_id=f"ov-{i}"), timeout=20)
+
+        tasks = [asyncio.create_task(send(i)) for i in range(count)]
+        done, pending = await asyncio.wait(tasks, timeout=guard(60))
+        for task in pending:
+            task.cancel()
+        assert not pending, f"{len(pending)} of {count} sends never returned"
+        failed = [repr(task.exception()) for task in done if task.exception() is not None]
+        assert not failed, f"{len(failed)} of {count} sends raised: {failed[:3]}"
+        assert not sender.switched and client.stats.calls_cut == 0
+    assert len(pair.queue("primary", queue)["active"]) == count

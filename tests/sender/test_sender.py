@@ -349,3 +349,34 @@ async def test_the_same_error_on_a_primary_that_is_up_is_the_callers(world, make
             await sender.send_messages(ServiceBusMessage(b"x"))
         assert not sender.switched
     assert parked(world) == []
+
+
+async def test_a_primary_sdk_sender_the_sdk_shut_down_is_replaced_by_a_fresh_one(world, make_client, monkeypatch):
+    # The SDK shuts a handler down after some errors of its own; every later call on it raises
+    # ValueError. Before, every later send of the failover sender raised it to the caller.
+    from azure.servicebus import ServiceBusMessage
+    from azure.servicebus.exceptions import ServiceBusConnectionError
+
+    from pairedbus.testing import sender as fake_sender
+
+    from .conftest import PRIMARY, QUEUE
+
+    real_send = fake_sender.ServiceBusSender.send_messages
+    dead: list[object] = []
+
+    async def send(self, message, *, timeout=None, **kwargs):  # noqa: ASYNC109 (the SDK signature)
+        if self.fully_qualified_namespace == PRIMARY and (not dead or self in dead):
+            dead.append(self)
+            raise ValueError(
+                "The handler has already been shutdown. Please use ServiceBusClient to create a new instance."
+            )
+        return await real_send(self, message, timeout=timeout, **kwargs)
+
+    monkeypatch.setattr(fake_sender.ServiceBusSender, "send_messages", send)
+    async with make_client() as client:  # a 10 s failover interval: the first error reaches the caller
+        sender = client.get_queue_sender(QUEUE)
+        with pytest.raises(ServiceBusConnectionError, match="shut down"):
+            await sender.send_messages(ServiceBusMessage(b"first"))
+        await sender.send_messages(ServiceBusMessage(b"again"))  # on a fresh SDK sender
+        assert not sender.switched and client.stats.handlers_renewed == 1
+    assert [b"".join(m.body) for m in world.namespace(PRIMARY).queue(QUEUE).active_messages()] == [b"again"]

@@ -236,7 +236,9 @@ async def test_every_sdk_call_gets_the_operation_timeout_unless_the_caller_gives
         await sender.send_messages(ServiceBusMessage(b"e"), timeout=4)
         world.heal(PRIMARY, QUEUE)
         await gate.release()  # the ping
-    assert timeouts == [
+    # what is left of the bound once the call's turn came on its SDK handler (turns.py): all of it, less
+    # the moment taking the turn took
+    assert [(call, round(timeout)) for call, timeout in timeouts] == [
         ("send contoso", 17.0),
         ("send contoso", 3),
         ("schedule", 17.0),
@@ -469,18 +471,18 @@ async def test_a_batch_rebuilt_for_a_lost_id_keeps_the_callers_transport(world, 
 
 
 async def test_making_a_batch_on_the_primary_is_bounded_by_the_operation_timeout(world, make_client, monkeypatch):
-    import asyncio
+    from pairedbus.sender.turns import Turns
 
-    bounds: list[float | None] = []
-    real_timeout = asyncio.timeout
+    bounds: list[tuple[str, float | None]] = []
+    real_call = Turns.call
 
-    def timeout(delay: float | None) -> asyncio.Timeout:
-        bounds.append(delay)
-        return real_timeout(delay)
+    async def call(self, handler, work, bound, *, what):
+        bounds.append((what, bound))
+        return await real_call(self, handler, work, bound, what=what)
 
     async with make_client(operation_timeout=timedelta(seconds=17)) as client:
         sender = client.get_queue_sender(QUEUE)
-        monkeypatch.setattr(asyncio, "timeout", timeout)
+        monkeypatch.setattr(Turns, "call", call)
         await sender.create_message_batch()  # it may open the link
         monkeypatch.undo()
-    assert bounds == [17.0]
+    assert bounds == [("the batch for 'orders'", 17.0)]

@@ -62,7 +62,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("--syphon-restarts", type=int, default=2, metavar="R", help="syphon kills (default 2)")
     parser.add_argument("--rtt-ms", type=float, default=0.0, metavar="MS", help="simulated round trip (default 0)")
-    parser.add_argument("--seed", type=int, default=1, metavar="S", help="random seed (default 1)")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=1,
+        metavar="S",
+        help="random seed (default 1): fixes the plan (the messages, the outage windows and syphon kills by message "
+        "index, the fault generators' seed; its digest is in the report), not the counts, which vary with timing",
+    )
     parser.add_argument(
         "--timeout",
         type=float,
@@ -203,6 +210,12 @@ def summary_lines(report: DrillReport) -> list[str]:
     )
     if report.timed_out:
         rows += ((report.sends_interrupted, "sends the timeout interrupted (neither sent nor lost unless found)"),)
+    rows += tuple((count, f"send failures: {kind}") for kind, count in report.send_failures_by_error.items())
+    if report.calls_cut:
+        rows += ((report.calls_cut, "SDK calls cut at their bound (the SDK had not returned; handler discarded)"),)
+    if report.plan_digest:
+        seed = report.config.get("seed")
+        rows += ((report.plan_digest, f"plan of seed {seed} (same digest, same plan; the counts vary with timing)"),)
     cells = [(f"{value:,}" if isinstance(value, int) else value, label) for value, label in rows]
     width = max(len(value) for value, _ in cells)
     return [f"{value:>{width}}  {label}" for value, label in cells]

@@ -23,7 +23,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pairedbus import contract
+from pairedbus.drill.failures import SendFailure
 from pairedbus.drill.scenario import PlannedMessage
+
+#: Failed sends the ledger keeps whole (message included) for the report's examples.
+SEND_FAILURE_EXAMPLES = 10
 
 
 def _text(value: Any) -> Any:
@@ -64,6 +68,9 @@ class Ledger:
     interrupted: set[str] = field(default_factory=set)
     #: Message ids whose send raised to the caller (outcome unknown: a send can fail after it was stored).
     failed: set[str] = field(default_factory=set)
+    #: Messages of failed sends by what failed them (`SendFailure.kind`), and the first few failures.
+    send_failures_by_error: Counter[str] = field(default_factory=Counter)
+    send_failure_examples: list[SendFailure] = field(default_factory=list)
 
     # --- recording ----------------------------------------------------------------------
 
@@ -87,6 +94,14 @@ class Ledger:
             message = self.early.pop((destination, message_id), None)
             if message is not None:
                 self._check(destination, message_id, message)
+
+    def send_failed(self, messages: int, exc: BaseException) -> None:
+        """A send of `messages` messages raised `exc` to the caller (the drill's verdict fails on it)."""
+        failure = SendFailure.of(exc)
+        self.send_failures += messages
+        self.send_failures_by_error[failure.kind] += messages
+        if len(self.send_failure_examples) < SEND_FAILURE_EXAMPLES:
+            self.send_failure_examples.append(failure)
 
     def expected_deliveries(self) -> int:
         """Deliveries the messages sent so far owe (an interrupted send's included, while it is not

@@ -67,6 +67,14 @@ class DrillReport:
     connections_dropped: int = 0
     #: Seconds from each outage's start to the first message parked after it (null: none was).
     first_parked_seconds: list[float | None] = field(default_factory=list)
+    #: Cancelled syphons that had not ended within the grace and were left behind.
+    syphon_abandoned: int = 0
+    #: The plan the seed fixed (drill/plan.py): two runs with the same digest ran the same plan.
+    plan_digest: str = ""
+    #: SDK calls the failover sender cut at their bound because the SDK had not returned.
+    calls_cut: int = 0
+    #: `send_failures` by what raised them: "hop: Type [condition] retryable=..." -> messages.
+    send_failures_by_error: dict[str, int] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -124,6 +132,7 @@ class DrillReport:
         world: str = "in-process",
         connections_dropped: int = 0,
         first_parked_seconds: list[float | None] | None = None,
+        plan_digest: str = "",
     ) -> DrillReport:
         lost = ledger.lost()
         not_yet = ledger.not_yet_delivered()
@@ -136,6 +145,7 @@ class DrillReport:
             "property_mismatches": [f"{d} {m}: {why}" for (d, m), why in list(ledger.mismatches.items())[:EXAMPLES]],
             "unexpected": [f"{d} {m}" for d, m in sorted(ledger.unexpected)[:EXAMPLES]],
             "wrongly_dead_lettered": [f"{d} {m} ({ledger.dead_letters[(d, m)]})" for d, m in wrong_dead[:EXAMPLES]],
+            "send_failures": [f"{f.kind}: {f.message}" for f in ledger.send_failure_examples],
         }
         return cls(
             sent=sum(1 for message_id in ledger.expected if not ledger.outcome_unknown(message_id)),
@@ -180,4 +190,8 @@ class DrillReport:
             world=world,
             connections_dropped=connections_dropped,
             first_parked_seconds=[None if s is None else round(s, 3) for s in first_parked_seconds or []],
+            send_failures_by_error=dict(ledger.send_failures_by_error.most_common()),
+            plan_digest=plan_digest,
+            syphon_abandoned=getattr(syphon, "abandoned", 0),
+            calls_cut=sum(s.calls_cut for s in stats),
         )

@@ -35,6 +35,7 @@ from azure.servicebus import ServiceBusMessage
 from pairedbus import contract
 from pairedbus.drill.consumers import Sabotage, consume
 from pairedbus.drill.ledger import Ledger
+from pairedbus.drill.plan import CLIENTS, drill_plan
 from pairedbus.drill.progress import DrillProgress
 from pairedbus.drill.report import DrillReport
 from pairedbus.drill.scenario import (
@@ -45,16 +46,11 @@ from pairedbus.drill.scenario import (
     DrillEntity,
     DrillEntityKind,
     PlannedMessage,
-    drill_entities,
-    kill_points,
-    plan_messages,
-    windows,
 )
-from pairedbus.drill.world import Contents, DrillWorld, RandomFaults, Seen, creations
+from pairedbus.drill.world import Contents, DrillWorld, Seen, creations
 from pairedbus.pairing.endpoints import NamespaceEndpoint
 from pairedbus.sender import PairedNamespaceClient, SendAvailabilityOptions, starts_failover_clock
 
-CLIENTS = 2
 CONSUMERS_PER_DESTINATION = 2
 CONSUMERS_PER_SESSION_QUEUE = 4
 #: The syphon's timing scaled to the drill: back-off after a failed move in milliseconds rather
@@ -83,6 +79,9 @@ AUDIT_SECONDS_PER_MESSAGE = 100e-6
 #: the wire a session receiver waiting for a session, or a receive inside the SDK's own retries, does
 #: not look at the stop for minutes (a 2,000-message wire drill's verdict came 400 s after its bound).
 CONSUMER_STOP_GRACE = 5.0
+#: How long a cancelled consumer or syphon may take to end before the drill leaves it behind (something
+#: under it, in the SDK or the syphon, swallowed the cancellation) rather than wait for ever.
+ABANDON_GRACE = 5.0
 #: How often the bound is re-read while sending (the backlog grows, and with it the audit's cost).
 BOUND_POLL = 0.25
 
@@ -132,8 +131,8 @@ async def run_drill(
     settling and verdict on either."""
     began = time.perf_counter()
     bound = Bound.starting(began if started is None else started, config.timeout)
-    rng = random.Random(config.seed)
-    entities = drill_entities(config.entities)
+    plan = drill_plan(config)
+    entities = plan.entities
     await world.create(
         creations(
             entities,
@@ -143,20 +142,12 @@ async def run_drill(
             backlog_lock=config.backlog_lock_duration,
         )
     )
-    planned = plan_messages(config, entities)
-    units = _send_units(planned)
+    planned = plan.messages
+    units = plan.units
     ledger = Ledger()
     progress = progress or DrillProgress(len(planned))
 
-    await world.inject(
-        RandomFaults(
-            seed=config.seed,
-            fault_rate=config.fault_rate,
-            ambiguous_send_rate=config.ambiguous_send_rate,
-            late_lock_loss_rate=config.late_lock_loss_rate,
-            rtt_seconds=config.rtt_ms / 1000,
-        )
-    )
+    await world.inject(plan.faults)
     options = SendAvailabilityOptions(
         backlog_queue_count=config.backlog_queues,
         failover_interval=config.failover_interval,
@@ -167,8 +158,8 @@ async def run_drill(
     syphon = RestartingSyphon(
         world.credential, primary=world.primary, secondary=world.secondary, lock_duration=config.backlog_lock_duration
     )
-    outage_windows = windows(config.outages, len(units))
-    kills = kill_points(config.syphon_restarts, len(units), rng)
+    outage_windows = plan.outage_windows
+    kills = list(plan.kill_points)
     sent_so_far = [0]
 
     async with contextlib.AsyncExitStack() as stack:
@@ -179,11 +170,11 @@ async def run_drill(
                     world.secondary,
                     world.credential,
                     options=options,
-                    rng=random.Random(rng.random()),
+                    rng=random.Random(seed),
                     **({"sleep": ping_sleep} if ping_sleep else {}),
                 )
             )
-            for _ in range(CLIENTS)
+            for seed in plan.client_seeds
         ]
         consumer_client = await stack.enter_async_context(world.primary.client(world.credential))
         sabotage = Sabotage(config.sabotage_consumer_every)
@@ -284,6 +275,7 @@ async def run_drill(
         world=world.name,
         connections_dropped=contents.connections_dropped,
         first_parked_seconds=park_clock.first_parked,
+        plan_digest=plan.digest,
     )
 
 
@@ -315,16 +307,6 @@ class ParkClock:
 
 
 # --- setup ---------------------------------------------------------------------------------
-
-
-def _send_units(planned: list[PlannedMessage]) -> list[list[PlannedMessage]]:
-    units: list[list[PlannedMessage]] = []
-    for message in planned:
-        if message.batch is not None and units and units[-1][0].batch == message.batch:
-            units[-1].append(message)
-        else:
-            units.append([message])
-    return units
 
 
 def _ping_sleep(interval: timedelta) -> Callable[[float], Any] | None:
@@ -424,7 +406,7 @@ async def _send_unit(
         except Exception as exc:
             attempt += 1
             if not starts_failover_clock(exc) or attempt > MAX_SEND_ATTEMPTS:
-                ledger.send_failures += len(messages)
+                ledger.send_failed(len(messages), exc)
                 return False
             await asyncio.sleep(min(0.0005 * 2 ** min(attempt, 10), 0.02))
 
@@ -466,6 +448,8 @@ class RestartingSyphon:
         self._syphon: Any = None
         self.kills = 0
         self.faults = 0
+        #: Cancelled syphons that had not ended `ABANDON_GRACE` later (left behind, see `_finished`).
+        self.abandoned = 0
         self.totals = SyphonCounts()
 
     def start(self) -> None:
@@ -503,7 +487,8 @@ class RestartingSyphon:
         if crash is not None:
             await crash()
         self._task.cancel()
-        await _finished(self._task)
+        if not await _finished(self._task):
+            self.abandoned += 1
         self.kills += 1
         self.start()
 
@@ -515,7 +500,8 @@ class RestartingSyphon:
         done, _ = await asyncio.wait({self._task}, timeout=grace)
         if not done:
             self._task.cancel()
-        await _finished(self._task)
+        if not await _finished(self._task):
+            self.abandoned += 1
         self._task = None
 
 
@@ -527,19 +513,25 @@ async def stopped(tasks: Sequence[asyncio.Task[None]], *, grace: float) -> None:
     _, pending = await asyncio.wait(tasks, timeout=grace)
     for task in pending:
         task.cancel()
-    await asyncio.wait(tasks)
+    if pending:
+        await asyncio.wait(pending, timeout=ABANDON_GRACE)  # one that ignores its cancel is left behind
     for task in tasks:
-        if not task.cancelled():
+        if task.done() and not task.cancelled():
             task.exception()  # retrieved: a consumer's own error is no news at the end
 
 
-async def _finished(task: asyncio.Task[None]) -> None:
-    """Wait for `task` to end, its own cancellation or error swallowed but never the caller's: awaiting
-    the task under `suppress(CancelledError)` also swallowed a cancellation of the caller (the
-    `--timeout` that came during a syphon kill was lost, and the drill sent everything)."""
-    await asyncio.wait({task})
+async def _finished(task: asyncio.Task[None]) -> bool:
+    """Wait for the cancelled `task` to end, at most `ABANDON_GRACE`; its own cancellation or error
+    swallowed but never the caller's (awaiting the task under `suppress(CancelledError)` also swallowed
+    a cancellation of the caller: the `--timeout` that came during a syphon kill was lost, and the drill
+    sent everything). False when it had not ended: it is left behind (over the wire a cancelled syphon
+    once never ended, and the drill waited about 200 s past its --timeout until it was killed)."""
+    await asyncio.wait({task}, timeout=ABANDON_GRACE)
+    if not task.done():
+        return False
     if not task.cancelled():
         task.exception()  # retrieved: a syphon that died with an error was already counted
+    return True
 
 
 # --- settling and the audit ----------------------------------------------------------------

@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from pairedbus import sdk
 from pairedbus.pairing.connections import SECONDARY, is_connection_loss
 from pairedbus.sender.connections import PairedConnections
 from pairedbus.sender.errors import NoBacklogQueueError, may_be_a_closed_handler, takes_backlog_queue_out
@@ -140,6 +141,7 @@ class Backlog:
                 raise NoBacklogQueueError([], len(rotation.queues))
             queue = following
         failures: list[tuple[str, BaseException]] = []
+        renewed: set[str] = set()
         bound = self._timeout if timeout is None else timeout
         while True:
             connections = self._connections
@@ -154,7 +156,11 @@ class Backlog:
                     SECONDARY, exc, since=generation, wait=bound
                 ):
                     continue  # the same queue, on the fresh connection
-                if not takes_backlog_queue_out(exc):
+                handler_dead = may_be_a_closed_handler(exc) and not sdk.carries_condition(exc)
+                if handler_dead and queue not in renewed and connections.forget_backlog_sender(queue):
+                    renewed.add(queue)
+                    continue  # the same queue, on a fresh SDK sender (once: then the queue is tried as failed)
+                if not (takes_backlog_queue_out(exc) or handler_dead):
                     raise
                 self._stats.backlog_send_failures += 1
                 failures.append((queue, exc))

@@ -37,6 +37,7 @@ from pairedbus.sender.failover import EntityFacts, EntityFailover, EntityKind, F
 from pairedbus.sender.failover_clock import FailoverClock, MonotonicSeconds
 from pairedbus.sender.options import SendAvailabilityOptions, sdk_client_kwargs
 from pairedbus.sender.sender import PairedSender
+from pairedbus.sender.turns import Turns, close_within
 
 _log = logging.getLogger("pairedbus.sender")
 
@@ -305,15 +306,15 @@ class PairedNamespaceClient:
             else client.get_topic_sender(failover.name)
         )
         try:
-            await sender.send_messages(ping, timeout=self._timeout)
+            # its own sender, so one call: bounded (the SDK may lose track of it) but with no turn to take
+            await Turns(lambda _handler: None, self.connections.watchdog).call(
+                sender, lambda left: sender.send_messages(ping, timeout=left), self._timeout, what="a ping"
+            )
         except Exception as exc:
             self.connections.note_error(PRIMARY, exc)
             raise
         finally:
-            try:
-                await sender.close()
-            except Exception as exc:
-                _log.debug("closing a ping sender failed: %r", exc)
+            await close_within(sender, self.close_fault_grace.total_seconds())
 
     async def _learn(self, failover: EntityFailover) -> None:
         """Read the entity's metadata from the primary once (needs the right to read entities)."""

@@ -20,6 +20,7 @@ from pairedbus.pairing.backoff import BackoffPolicy
 from pairedbus.pairing.connections import PRIMARY, SECONDARY, SIDES, ConnectionPair, Verdict
 from pairedbus.pairing.endpoints import NamespaceEndpoint
 from pairedbus.sender.failover import FailoverStats
+from pairedbus.sender.turns import Turns, Watchdog, close_within
 
 _log = logging.getLogger("pairedbus.sender")
 
@@ -56,11 +57,13 @@ class PairedConnections:
         self._changed: asyncio.Condition | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._backlog_senders: dict[str, Any] = {}
-        #: Backlog senders whose link is open, and the lock each one's first opening holds.
+        #: Cuts SDK calls of this client's handlers that outlive their bound (turns.py).
+        self.watchdog = Watchdog()
+        self._watching = False
+        #: Backlog senders whose link is open.
         self._backlog_opened: weakref.WeakSet[Any] = weakref.WeakSet()
-        self._backlog_opening: weakref.WeakKeyDictionary[Any, asyncio.Lock] = weakref.WeakKeyDictionary()
-        #: The lock each shared backlog sender's sends take in turn (`send_to_backlog`).
-        self._backlog_sending: weakref.WeakKeyDictionary[Any, asyncio.Lock] = weakref.WeakKeyDictionary()
+        #: The turns each shared backlog sender's calls take (its opening and its sends).
+        self._backlog_turns: weakref.WeakKeyDictionary[Any, Turns] = weakref.WeakKeyDictionary()
 
     # --- lifecycle ------------------------------------------------------------------------------
 
@@ -68,6 +71,9 @@ class PairedConnections:
         for side in SIDES:
             if side not in self._clients:
                 self._connect(side)
+        if not self._watching:
+            self._watching = True
+            self._spawn(self.watchdog.run(), "pairedbus-watchdog")
 
     def _connect(self, side: str) -> None:
         client = self._namespaces[side].client(self._credential, **self._client_kwargs)
@@ -108,36 +114,64 @@ class PairedConnections:
         same SDK sender, and the SDK's aio sender cannot be opened by two tasks at once: over the wire
         (the wire drill, after each replacement of the secondary) the others raised ServiceBusError
         ("Handler failed: 'NoneType' object has no attribute 'create_sender_link'") to the caller.
-        The first opens it (`create_message_batch` opens the link and, once open, does no I/O); the
-        others wait for it."""
+        The first opens it (`create_message_batch` opens the link and, once open, does no I/O) in its
+        turn (`turns.Turns`, bounded by `timeout`); the others wait for it."""
         sender = self.backlog_sender(queue)
         if sender in self._backlog_opened:
             return sender
-        opening = self._backlog_opening.get(sender)
-        if opening is None:
-            opening = self._backlog_opening[sender] = asyncio.Lock()
-        async with opening:
-            if sender not in self._backlog_opened:
-                async with asyncio.timeout(timeout):
-                    await sender.create_message_batch()
-                self._backlog_opened.add(sender)
+        await self._turns_of(sender).call(
+            sender, lambda _left: self._open_backlog_sender(sender), timeout, what=f"opening backlog queue {queue!r}"
+        )
         return sender
 
+    async def _open_backlog_sender(self, sender: Any) -> None:
+        if sender not in self._backlog_opened:
+            await sender.create_message_batch()  # no timeout of its own: the turn bounds it
+            self._backlog_opened.add(sender)
+
     async def send_to_backlog(self, queue: str, payload: Any, *, timeout: float | None) -> None:  # noqa: ASYNC109
-        """Send `payload` on the shared backlog sender of `queue`, one send at a time: the SDK's aio
-        sender loses track of sends that overlap on it (sends twice, or never returns: see the
-        syphon's `destinations.SenderPool`; Azure/azure-sdk-for-python#36334), and every sender of
-        the client parks through this one. `timeout` bounds the wait for the turn and the send."""
+        """Send `payload` on the shared backlog sender of `queue`, one call at a time and bounded
+        (`turns.Turns`): the SDK's aio sender loses track of sends that overlap on it (sends twice, or
+        never returns: see the syphon's `destinations.SenderPool`; Azure/azure-sdk-for-python#36334),
+        and every sender of the client parks through this one. `timeout` bounds the wait for the turn
+        and the send together; a send the SDK does not return from is cut and its sender discarded."""
         sender = await self.opened_backlog_sender(queue, timeout=timeout)
-        sending = self._backlog_sending.get(sender)
-        if sending is None:
-            sending = self._backlog_sending[sender] = asyncio.Lock()
-        async with asyncio.timeout(timeout):
-            await sending.acquire()
-        try:
-            await sender.send_messages(payload, timeout=timeout)
-        finally:
-            sending.release()
+        await self._turns_of(sender).call(
+            sender,
+            lambda left: sender.send_messages(payload, timeout=left),
+            timeout,
+            what=f"the send to backlog queue {queue!r}",
+        )
+
+    def _turns_of(self, sender: Any) -> Turns:
+        turns = self._backlog_turns.get(sender)
+        if turns is None:
+            turns = self._backlog_turns[sender] = Turns(self.discard, self.watchdog)
+        return turns
+
+    def discard(self, handler: Any, *, cut: bool = True) -> None:
+        """An SDK handler whose call was cut at its bound (`cut`), or that shut itself down: never used
+        again (a backlog sender is made afresh on the next park), closed in the background within the
+        close/fault grace."""
+        if cut:
+            self._stats.calls_cut += 1
+        for queue, sender in list(self._backlog_senders.items()):
+            if sender is handler:
+                del self._backlog_senders[queue]
+        self._backlog_opened.discard(handler)
+        self._spawn(close_within(handler, self.pair.grace), "pairedbus-discard")
+
+    def forget_backlog_sender(self, queue: str) -> bool:
+        """The shared backlog sender of `queue` is dead though its connection is not: the SDK shuts a
+        handler down after some errors of its own, and every later call on it raises ValueError ("The
+        handler has already been shutdown"; over the wire, 20 parks of one drill). The next park makes a
+        fresh one; False if there was none."""
+        sender = self._backlog_senders.get(queue)
+        if sender is None:
+            return False
+        self._stats.handlers_renewed += 1
+        self.discard(sender, cut=False)
+        return True
 
     def note_error(self, side: str, exc: BaseException) -> None:
         self.pair.note_error(side, exc)

@@ -61,6 +61,26 @@ def may_be_a_closed_handler(exc: BaseException) -> bool:
     return isinstance(exc, (AttributeError, ValueError))
 
 
+#: The note (PEP 678) the failover sender adds to an error its backlog send raised to the caller: a
+#: caller reading a traceback sees that the primary was not the hop that failed.
+BACKLOG_HOP_NOTE = "pairedbus: raised by the backlog send (the entity was failed over to the secondary)"
+
+
+def raised_by_backlog(exc: BaseException) -> bool:
+    """Whether the failover sender raised `exc` from its backlog send (not from the primary)."""
+    return BACKLOG_HOP_NOTE in getattr(exc, "__notes__", ())
+
+
+#: What the SDK raises for any call on a handler it shut down itself (after some errors of its own): a plain
+#: ValueError, so its text is the only signal.
+HANDLER_SHUT_DOWN = "The handler has already been shutdown"
+
+
+def is_shut_down_handler(exc: BaseException) -> bool:
+    """Whether `exc` says the SDK handler the call ran on was shut down (by the SDK): it never works again."""
+    return type(exc) is ValueError and HANDLER_SHUT_DOWN in str(exc)
+
+
 def takes_backlog_queue_out(exc: BaseException) -> bool:
     """Whether a failed backlog send says the queue is unusable (so another one is tried). A
     message too large fails on every queue alike: that one is the caller's."""

@@ -65,6 +65,10 @@ class FailoverStats:
     #: Namespace connections that closed or faulted, and the fresh ones that replaced them.
     connection_faults: int = 0
     connection_replacements: int = 0
+    #: SDK calls cut at their bound because the SDK had not returned (their handler discarded).
+    calls_cut: int = 0
+    #: SDK handlers found shut down by the SDK itself (their connection fine), replaced by fresh ones.
+    handlers_renewed: int = 0
     #: Faults of the embedded syphon, and its restarts with fresh connections.
     syphon_faults: int = 0
     syphon_restarts: int = 0

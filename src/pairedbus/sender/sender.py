@@ -44,9 +44,10 @@ from pairedbus.pairing.connections import PRIMARY
 from pairedbus.sdk import sendable_as_is
 from pairedbus.sender.backlog import Backlog
 from pairedbus.sender.connections import PairedConnections
-from pairedbus.sender.errors import may_be_a_closed_handler
+from pairedbus.sender.errors import BACKLOG_HOP_NOTE, is_shut_down_handler, may_be_a_closed_handler, raised_by_backlog
 from pairedbus.sender.failover import EntityFailover, EntityKind, FailoverStats
 from pairedbus.sender.outbound import prepare, prepare_all
+from pairedbus.sender.turns import Turns
 
 MessageInput = ServiceBusMessage | list[ServiceBusMessage] | ServiceBusMessageBatch
 
@@ -84,6 +85,9 @@ class PairedSender:
         self._now = failover.failover_clock.now
         self._primary: Any = None
         self._primary_generation = -1
+        #: Calls on the primary's SDK sender take turns, each bounded (turns.py): a caller may share
+        #: this sender between tasks, and the SDK's aio sender loses track of overlapping calls.
+        self._turns = Turns(self._discard_primary, connections.watchdog)
         #: The backlog queue this sender picked at random when created (re-picked if it leaves
         #: the rotation).
         self.backlog_queue = backlog_queue
@@ -129,6 +133,13 @@ class PairedSender:
             self._primary_generation = generation
         return self._primary
 
+    def _discard_primary(self, handler: Any) -> None:
+        """The primary's SDK sender had a call cut at its bound: the next call makes a fresh one."""
+        if handler is self._primary:
+            self._primary = None
+            self._primary_generation = -1
+        self._connections.discard(handler)
+
     # --- sending ------------------------------------------------------------------------
 
     async def send_messages(self, message: MessageInput, *, timeout: float | None = None) -> None:  # noqa: ASYNC109 (the SDK's keyword)
@@ -148,8 +159,25 @@ class PairedSender:
             if self._primary_generation != self._connections.primary_generation:
                 primary = self._primary_sender()
             started = self._now()
+            bound = self._timeout if timeout is None else timeout
+            turns = self._turns
             try:
-                await primary.send_messages(message, timeout=self._timeout if timeout is None else timeout)
+                if turns.busy:  # another call on this sender's handler: wait for the turn, within the bound
+                    await turns.call(
+                        primary,
+                        lambda left: primary.send_messages(message, timeout=left),
+                        bound,
+                        what=f"the send to {self.entity_name!r}",
+                    )
+                else:  # `Turns.call`'s uncontended case, inlined: no coroutine or closure per send
+                    number = turns.enter(primary, bound)
+                    try:
+                        await primary.send_messages(message, timeout=bound)
+                    except asyncio.CancelledError:
+                        turns.raise_if_cut(number, f"the send to {self.entity_name!r}")
+                        raise
+                    finally:
+                        turns.leave()
             except Exception as exc:
                 self._primary_failed(exc, started)  # raises unless the call is to be parked
             else:
@@ -192,8 +220,14 @@ class PairedSender:
         bound = self._timeout if timeout is None else timeout
         if not self._failover.switched:
             started = self._now()
+            primary = self._primary_sender()
             try:
-                numbers = await self._primary_sender().schedule_messages(messages, schedule_time_utc, timeout=bound)
+                numbers = await self._turns.call(
+                    primary,
+                    lambda left: primary.schedule_messages(messages, schedule_time_utc, timeout=left),
+                    bound,
+                    what=f"the schedule to {self.entity_name!r}",
+                )
             except Exception as exc:
                 self._primary_failed(exc, started)  # raises unless the call is to be parked
             else:
@@ -215,6 +249,16 @@ class PairedSender:
             # over the wire, a send racing the close/fault rule's close of the primary's client fails
             # with whatever pyamqp tripped on, not a connection error: it is the connection's failure
             lost = ServiceBusConnectionError(message=f"the primary's connection was closed under the send ({exc})")
+            lost.__cause__ = exc
+            exc = lost
+        elif is_shut_down_handler(exc) and self._primary is not None:
+            # the SDK shut this handler down after an error of its own (every later call raises
+            # ValueError "The handler has already been shutdown"): the next call gets a fresh one, and
+            # this one failed as on a lost connection (retryable: the caller may retry, the clock runs)
+            self._stats.handlers_renewed += 1
+            self._connections.discard(self._primary, cut=False)
+            self._primary, self._primary_generation = None, -1
+            lost = ServiceBusConnectionError(message=f"the primary's SDK sender was shut down ({exc})")
             lost.__cause__ = exc
             exc = lost
         if not self._failover.failed(exc, started):
@@ -242,8 +286,13 @@ class PairedSender:
         self._check_open()
         if self._failover.switched:
             return _IdAssigningBatch(max_size_in_bytes=max_size_in_bytes or contract.MAX_MESSAGE_SIZE_BYTES)
-        async with asyncio.timeout(self._timeout):  # it may open the link: bounded like a send
-            template = await self._primary_sender().create_message_batch(max_size_in_bytes)
+        primary = self._primary_sender()
+        template = await self._turns.call(  # it may open the link: bounded like a send, in its turn
+            primary,
+            lambda _left: primary.create_message_batch(max_size_in_bytes),
+            self._timeout,
+            what=f"the batch for {self.entity_name!r}",
+        )
         # Same transport as the primary's batches, so the SDK sends it as it is.
         return _IdAssigningBatch(max_size_in_bytes=template.max_size_in_bytes, **sdk.batch_transport(template))
 
@@ -273,8 +322,13 @@ class PairedSender:
         self._failover.refuse_unparkable(messages)
         parked = [parked_copy(m, self.entity_name) for m in messages]
         payloads: list[Any] = parked if len(parked) == 1 else _pack(parked)
-        for payload in payloads:
-            self.backlog_queue = await self._backlog.send(payload, self.backlog_queue, timeout=timeout)
+        try:
+            for payload in payloads:
+                self.backlog_queue = await self._backlog.send(payload, self.backlog_queue, timeout=timeout)
+        except Exception as exc:
+            if not raised_by_backlog(exc):
+                exc.add_note(BACKLOG_HOP_NOTE)
+            raise
         self._stats.parked_messages += len(parked)
 
 
