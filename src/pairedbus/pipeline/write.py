@@ -75,9 +75,13 @@ def write_text(spark: SparkSession, uri: str, text: str) -> None:
 def write_table(
     spark: SparkSession, frame: DataFrame, uri: str, name: str, columns: Sequence[str], order: Sequence[str]
 ) -> list[dict[str, Any]]:
-    """NAME.parquet (one action) and NAME.csv from its read-back rows, which it returns."""
+    """NAME.parquet (one action) and NAME.csv from its read-back rows, which it returns.
+
+    The read-back is sorted on one partition: a table the driver collects whole is small, and a sort
+    across partitions would first run a job that samples the keys and then one that shuffles."""
     frame.select(*columns).write.mode("overwrite").parquet(f"{uri}/{name}.parquet")
-    rows = [r.asDict() for r in spark.read.parquet(f"{uri}/{name}.parquet").orderBy(*order).collect()]
+    written = spark.read.parquet(f"{uri}/{name}.parquet")
+    rows = [r.asDict() for r in written.coalesce(1).orderBy(*order).collect()]
     write_text(spark, f"{uri}/{name}.csv", csv_text(columns, [[r[c] for c in columns] for r in rows]))
     return rows
 
@@ -140,7 +144,7 @@ def write_tables(spark: SparkSession, tables: Tables, uri: str) -> Written:
         )
     conflicts = [
         {**r.asDict(), "differing": " ".join(differing(r["contents"]))}
-        for r in tables.conflicts.orderBy(*CONFLICT_COLUMNS[:3]).collect()
+        for r in tables.conflicts.coalesce(1).orderBy(*CONFLICT_COLUMNS[:3]).collect()
     ]
     write_text(
         spark, f"{uri}/conflicts.csv", csv_text(CONFLICT_COLUMNS, [[c[k] for k in CONFLICT_COLUMNS] for c in conflicts])
