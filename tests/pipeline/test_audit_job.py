@@ -68,12 +68,13 @@ def test_the_audit_reports_each_stage_in_order(audited) -> None:
 @pytest.mark.spark
 def test_the_sample_audit_runs_few_spark_jobs(audited) -> None:
     # Each job is a stage of its own for adaptive execution, with its scheduling and re-planning: the
-    # sample's 218 KB took 97 jobs (sort-merge joins planned on the cross join's size estimate, the
-    # written tables sorted on read-back through a sampling job each, a count that only fed a check).
-    assert len(JOBS) <= MAX_JOBS
+    # sample's 218 KB took 97 jobs, among them a sampling job and a shuffle for each written table's
+    # sort on read-back, two jobs for each empty-estate check and two or three for each count of the
+    # summary, where one partition of these small tables needs one.
+    assert len(JOBS) <= MAX_JOBS, f"{len(JOBS)} jobs"
 
 
-MAX_JOBS = 97
+MAX_JOBS = 84
 
 
 #: SHA-256 of the sample audit's outputs as `main` wrote them before issue 38 (the run's directory and the

@@ -8,10 +8,8 @@ from pathlib import Path
 import pytest
 
 from pairedbus.pipeline.audit_job import run_audit
-from pairedbus.pipeline.cost import cost_from_grains, estate_by_namespace, traffic_grains
-from pairedbus.pipeline.pairing_cost import PAIRING_COLUMNS, discover_pairs, pairing_cost
-from pairedbus.pipeline.prices import BUNDLED_PRICES, PriceTable, load_prices
-from pairedbus.pipeline.read import read_estate
+from pairedbus.pipeline.pairing_cost import PAIRING_COLUMNS, discover_pairs
+from pairedbus.pipeline.prices import BUNDLED_PRICES, PriceTable
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "samples" / "estate"
@@ -113,26 +111,3 @@ def test_focus_rows_from_gzip_csv_and_parquet_with_unreadable_rows_quarantined(s
     ]
     assert [r.reason for r in quarantine.collect()] == [REASON_FOCUS_ROW]
     assert files.refused == {}
-
-
-def test_the_sample_pairing_runs_in_two_jobs_without_an_exchange_or_a_sort_merge_join(spark) -> None:
-    prices = load_prices()
-    estate = read_estate(spark, str(SAMPLES / "inventory"), str(SAMPLES / "metrics"))
-    resources = estate.inventory.resources.localCheckpoint(eager=True)
-    namespaces = estate_by_namespace(resources).localCheckpoint(eager=True)
-    grains = traffic_grains(estate.metrics.rows).localCheckpoint(eager=True)
-    cost = cost_from_grains(grains, namespaces, prices).localCheckpoint(eager=True)
-    pairs = discover_pairs(resources).localCheckpoint(eager=True)
-    group = "pairedbus-test-pairing"
-    spark.sparkContext.setJobGroup(group, "the sample's pairing")
-    try:
-        pairing = pairing_cost(pairs, grains, cost, namespaces, prices)
-        plan = pairing._jdf.queryExecution().executedPlan().toString()
-        assert len(pairing.collect()) == 2 * 4  # two pairs, four days
-        jobs = spark.sparkContext.statusTracker().getJobIdsForGroup(group)
-    finally:
-        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
-    # Planned on the checkpoints' size estimates (the cost's carries its cross join's, 237 MB), the
-    # pairing took sort-merge joins and 13 jobs, each shuffle a stage and a job of its own.
-    assert "SortMergeJoin" not in plan and "Exchange" not in plan, plan
-    assert len(jobs) == 2  # its checkpoint of the pair-days, and the collect

@@ -32,7 +32,6 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, DoubleType, StringType, TimestampType
 
 from pairedbus import contract
-from pairedbus.pipeline.cost import one_partition
 from pairedbus.pipeline.inventory import KIND_NAMESPACE
 from pairedbus.pipeline.sources import (
     FORMAT_DOCUMENT,
@@ -228,24 +227,20 @@ def attribute(
     )
     key = ["pair", "primary", "secondary", "date"]
     columns = [*key, "billed", "effective", "currency"]
-    # From the per pair-day sums on, one partition (cost.one_partition): they and the pairing are small,
-    # and the joins (hinted to hash the small side), the union and the sort plan no exchange, a job each.
-    actual = one_partition(
+    actual = (
         on_secondary.select(*columns)
         .unionByName(by_tag.select(*columns))
         .groupBy(*key, "currency")
         .agg(F.sum("billed").alias("actual_billed"), F.sum("effective").alias("actual_effective"))
     )
-    estimate = one_partition(pairing).select(
-        *key, (F.col("total_usd") - F.col("ping_operations_usd")).alias("estimate_usd")
-    )
+    estimate = pairing.select(*key, (F.col("total_usd") - F.col("ping_operations_usd")).alias("estimate_usd"))
     same = F.col("currency") == F.lit(estimate_currency)
-    with_estimate = estimate.join(actual.where(same).hint("shuffle_hash"), key, "left").withColumn(
+    with_estimate = estimate.join(actual.where(same), key, "left").withColumn(
         "difference_usd", F.col("actual_effective") - F.col("estimate_usd")
     )
     other_currencies = (
         actual.where(~same)
-        .join(estimate.select(*key).hint("shuffle_hash"), key, "left_semi")
+        .join(estimate.select(*key), key, "left_semi")
         .select(
             *key,
             "currency",
@@ -260,9 +255,8 @@ def attribute(
         for c in ATTRIBUTION_COLUMNS
     ]
     return (
-        one_partition(
-            with_estimate.select(*ATTRIBUTION_COLUMNS).unionByName(other_currencies.select(*ATTRIBUTION_COLUMNS))
-        )
+        with_estimate.select(*ATTRIBUTION_COLUMNS)
+        .unionByName(other_currencies.select(*ATTRIBUTION_COLUMNS))
         .select(*rounded)
         .orderBy("pair", "date", "currency")
     )

@@ -29,7 +29,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from pairedbus import contract
-from pairedbus.pipeline.cost import HOURS_PER_DAY, SKU_BASIC, backlog_primary, is_backlog_queue, one_partition, tiered
+from pairedbus.pipeline.cost import HOURS_PER_DAY, SKU_BASIC, backlog_primary, is_backlog_queue, tiered
 from pairedbus.pipeline.inventory import KIND_NAMESPACE, KIND_QUEUE
 from pairedbus.pipeline.prices import PriceTable
 
@@ -154,23 +154,15 @@ def pairing_cost(
     pairs: DataFrame, grains: DataFrame, cost: DataFrame, estate: DataFrame, prices: PriceTable
 ) -> DataFrame:
     """PAIRING_COLUMNS, one row per pair per day of the metrics (`cost`: cost.COST_COLUMNS per
-    namespace and day; `estate`: cost.estate_by_namespace).
-
-    Like the cost (cost.one_partition), on one partition: the inputs are the estate's small tables
-    (pairs, namespace-days, the grains), and on one partition the aggregations, windows, the sort and
-    the joins plan no exchange, where each exchange is a job of its own. The joins are hinted to hash
-    their small side: the checkpoints carry the size the optimizer estimated for the cost's cross
-    join (237 MB for the sample's 16 rows), and Spark planned sort-merge joins on it, a shuffle of
-    both sides each. The sample's pairing took 13 jobs, now 2 (the checkpoint below and its own)."""
-    pairs, grains, cost, estate = (one_partition(f) for f in (pairs, grains, cost, estate))
+    namespace and day; `estate`: cost.estate_by_namespace)."""
     dates = cost.select("date").distinct()
     pings = cost.select(
         F.col("namespace").alias("primary"), "date", F.col("ping_operations_estimate").alias("ping_operations")
     )
     per_pair = (
-        one_partition(pairs.crossJoin(dates.hint("shuffle_replicate_nl")))
-        .join(parked_by_pair(grains).hint("shuffle_hash"), ["primary", "secondary", "date"], "left")
-        .join(pings.hint("shuffle_hash"), ["primary", "date"], "left")
+        pairs.crossJoin(dates)
+        .join(parked_by_pair(grains), ["primary", "secondary", "date"], "left")
+        .join(pings, ["primary", "date"], "left")
         .select(
             *PAIR_COLUMNS,
             "date",
@@ -189,17 +181,13 @@ def pairing_cost(
         .localCheckpoint(eager=True)  # read three times below; a leaf of their plans (transform.py)
     )
     # Each namespace's pairing operations (as a secondary and as a primary), priced once.
-    per_pair = one_partition(per_pair)
     x_by_namespace = (
-        one_partition(
-            per_pair.select(F.col("secondary").alias("namespace"), "date", F.col("secondary_x").alias("x")).unionByName(
-                per_pair.select(F.col("primary").alias("namespace"), "date", F.col("ping_operations").alias("x"))
-            )
-        )
+        per_pair.select(F.col("secondary").alias("namespace"), "date", F.col("secondary_x").alias("x"))
+        .unionByName(per_pair.select(F.col("primary").alias("namespace"), "date", F.col("ping_operations").alias("x")))
         .groupBy("namespace", "date")
         .agg(F.sum("x").alias("x"))
-        .join(cost.select("namespace", "date", "operations").hint("shuffle_hash"), ["namespace", "date"], "left")
-        .join(estate.select("namespace", "sku_name").hint("shuffle_hash"), ["namespace"], "left")
+        .join(cost.select("namespace", "date", "operations"), ["namespace", "date"], "left")
+        .join(estate.select("namespace", "sku_name"), ["namespace"], "left")
     )
     priced = _marginal_operations_usd(x_by_namespace, prices)
 
@@ -220,9 +208,9 @@ def pairing_cost(
         return F.when(F.col(total) > 0, F.col(usd) * F.col(part) / F.col(total)).otherwise(F.lit(0.0))
 
     out = (
-        per_pair.join(priced_as("secondary").hint("shuffle_hash"), ["secondary", "date"], "left")
-        .join(priced_as("primary").hint("shuffle_hash"), ["primary", "date"], "left")
-        .join(secondary_estate.hint("shuffle_hash"), ["secondary"], "left")
+        per_pair.join(priced_as("secondary"), ["secondary", "date"], "left")
+        .join(priced_as("primary"), ["primary", "date"], "left")
+        .join(secondary_estate, ["secondary"], "left")
         .withColumn("pairing_operations", F.col("secondary_x") + F.col("ping_operations"))
         .withColumn("secondary_base_usd", _base_per_day(prices))
         .withColumn("secondary_operations_usd", portion("secondary_x", "secondary_total_x", "secondary_usd"))

@@ -176,10 +176,12 @@ def summarise(
     since: str | None = None,
     until: str | None = None,
 ) -> AuditSummary:
-    quarantined = spark.read.schema(schemas.QUARANTINE).json(f"{uri}/quarantine")
+    # The counts below are aggregates of small tables, each on one partition: one job each, where
+    # each exchange (for the count_distinct two) would be a job of its own.
+    quarantined = spark.read.schema(schemas.QUARANTINE).json(f"{uri}/quarantine").coalesce(1)
     by_reason = {r["reason"]: r["count"] for r in quarantined.groupBy("reason").count().collect()}
     counts = _one_row(
-        tables.resources.agg(
+        tables.resources.coalesce(1).agg(
             F.count_distinct(
                 F.when(F.col("kind") != KIND_NAMESPACE, F.concat_ws(":", "kind", "namespace", F.lower("entity")))
             ).alias("entities"),
@@ -188,7 +190,7 @@ def summarise(
         )
     )
     metric_duplicates = (
-        _one_row(tables.grains.agg(F.sum("duplicates")))[0] if "duplicates" in tables.grains.columns else 0
+        _one_row(tables.grains.coalesce(1).agg(F.sum("duplicates")))[0] if "duplicates" in tables.grains.columns else 0
     )
     by_rule: dict[str, int] = {}
     for r in written.violations:
@@ -206,7 +208,7 @@ def summarise(
         actual = bills["USD"].effective if "USD" in bills else 0.0
     duplicates = {"inventory": int(counts["duplicates"] or 0), "metrics": int(metric_duplicates or 0)}
     if estate.charges is not None:
-        duplicates["costs"] = int(_one_row(estate.charges.agg(F.sum("duplicates")))[0] or 0)
+        duplicates["costs"] = int(_one_row(estate.charges.coalesce(1).agg(F.sum("duplicates")))[0] or 0)
     return AuditSummary(
         # The cost table has every namespace of the inventory and of the metrics, when any day is covered.
         namespaces=len({r["namespace"] for r in cost}) if cost else counts["namespaces"],
