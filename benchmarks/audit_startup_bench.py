@@ -172,7 +172,7 @@ def summarise_event_log(events: Iterable[dict[str, object]]) -> EventLogSummary:
                 shuffle_bytes += written
         elif kind.endswith("SparkListenerSQLExecutionStart"):  # type: ignore[union-attr]
             sql += 1
-    spans = sorted((j.start, j.end) for j in jobs.values())
+    spans = sorted((j.start, j.end) for j in jobs.values() if j.end)  # a log cut short: its unfinished jobs
     in_jobs, covered_to = 0, 0
     for start, end in spans:  # the union of overlapping intervals
         start = max(start, covered_to)
@@ -181,7 +181,7 @@ def summarise_event_log(events: Iterable[dict[str, object]]) -> EventLogSummary:
         covered_to = max(covered_to, end)
     first, last = (spans[0][0], max(e for _, e in spans)) if spans else (app_start, app_start)
     by_step: dict[str, tuple[int, float]] = {}
-    for job in sorted(jobs.values(), key=lambda j: j.id):
+    for job in sorted((j for j in jobs.values() if j.end), key=lambda j: j.id):
         count, seconds = by_step.get(job.description, (0, 0.0))
         by_step[job.description] = (count + 1, seconds + (job.end - job.start) / 1000)
     return EventLogSummary(
