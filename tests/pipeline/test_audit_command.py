@@ -3,11 +3,13 @@ Spark session started (issue 14, item 6)."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
 
 from pairedbus import cli
+from pairedbus.errors import EXIT_INTERRUPTED
 from tests.load import guard
 
 REPO = Path(__file__).resolve().parents[2]
@@ -59,6 +61,28 @@ def test_an_output_that_is_a_file_is_refused(tmp_path: Path, capsys, no_spark) -
     (tmp_path / "file").write_text("x")
     assert cli.main(audit(tmp_path, out=str(tmp_path / "file"))) == 2
     assert "exists and is not a directory" in capsys.readouterr().err
+
+
+def test_the_pipeline_is_imported_while_the_jvm_starts(tmp_path: Path, mocker) -> None:
+    from pairedbus.commands import audit as command
+
+    release = threading.Event()
+    seen: dict[str, bool] = {}
+
+    def importing() -> None:
+        release.wait(60)  # held until the session has looked; bounded, should it never look
+
+    def session(*_args: object, **_kwargs: object) -> None:
+        seen["importing"] = any(t.name == "import-audit-job" and t.is_alive() for t in threading.enumerate())
+        release.set()
+        raise KeyboardInterrupt  # the run stops here, after the checks and the thread's start
+
+    mocker.patch.object(command, "_import_audit_job", importing)
+    mocker.patch("pairedbus.pipeline.session.build_session", session)
+    assert cli.main(audit(tmp_path, "--progress", "never")) == EXIT_INTERRUPTED
+    # The JVM takes seconds to start, with the driver's Python idle: the imports (pydantic, Jinja2 and
+    # the audit's own modules) run meanwhile, not after it.
+    assert seen == {"importing": True}
 
 
 def test_progress_shows_on_a_terminal_only_unless_asked(capsys, monkeypatch) -> None:

@@ -14,8 +14,10 @@ the failure is one line (exit 3), and Spark's own log and the Java stack only sh
 from __future__ import annotations
 
 import argparse
+import importlib
 import re
 import sys
+import threading
 from collections.abc import Sequence
 from datetime import date
 from typing import TYPE_CHECKING
@@ -156,7 +158,11 @@ def run(args: argparse.Namespace) -> int:
     from pairedbus.pipeline.session import build_session, use_shipped_dependencies
     from pairedbus.pipeline.sources import first_line, is_spark_error
 
+    # The JVM takes seconds to start, with this process waiting on it: import the audit meanwhile.
+    importing = threading.Thread(target=_import_audit_job, name="import-audit-job", daemon=True)
+    importing.start()
     spark = build_session(args.master, progress=show, quiet=not debug)
+    importing.join()
     try:
         if prices is None:
             use_shipped_dependencies(spark)
@@ -185,6 +191,16 @@ def run(args: argparse.Namespace) -> int:
         spark.stop()
     print(summary.line())
     return 0
+
+
+def _import_audit_job() -> None:
+    """Imports the pipeline's modules (pydantic, Jinja2 and their own) ahead of need. Any failure is left
+    to the import after the session, which raises it in the main thread: on a bare driver the modules
+    come with the SparkContext (use_shipped_dependencies)."""
+    try:
+        importlib.import_module("pairedbus.pipeline.audit_job")
+    except Exception:  # raised again, where it can be reported, by the import that needs it
+        pass
 
 
 def _show_stage(name: str, stages: Sequence[str]) -> None:

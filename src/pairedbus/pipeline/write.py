@@ -75,9 +75,13 @@ def write_text(spark: SparkSession, uri: str, text: str) -> None:
 def write_table(
     spark: SparkSession, frame: DataFrame, uri: str, name: str, columns: Sequence[str], order: Sequence[str]
 ) -> list[dict[str, Any]]:
-    """NAME.parquet (one action) and NAME.csv from its read-back rows, which it returns."""
+    """NAME.parquet (one action) and NAME.csv from its read-back rows, which it returns.
+
+    The read-back is sorted on one partition: a table the driver collects whole is small, and a sort
+    across partitions would first run a job that samples the keys and then one that shuffles."""
     frame.select(*columns).write.mode("overwrite").parquet(f"{uri}/{name}.parquet")
-    rows = [r.asDict() for r in spark.read.parquet(f"{uri}/{name}.parquet").orderBy(*order).collect()]
+    written = spark.read.parquet(f"{uri}/{name}.parquet")
+    rows = [r.asDict() for r in written.coalesce(1).orderBy(*order).collect()]
     write_text(spark, f"{uri}/{name}.csv", csv_text(columns, [[r[c] for c in columns] for r in rows]))
     return rows
 
@@ -140,7 +144,7 @@ def write_tables(spark: SparkSession, tables: Tables, uri: str) -> Written:
         )
     conflicts = [
         {**r.asDict(), "differing": " ".join(differing(r["contents"]))}
-        for r in tables.conflicts.orderBy(*CONFLICT_COLUMNS[:3]).collect()
+        for r in tables.conflicts.coalesce(1).orderBy(*CONFLICT_COLUMNS[:3]).collect()
     ]
     write_text(
         spark, f"{uri}/conflicts.csv", csv_text(CONFLICT_COLUMNS, [[c[k] for k in CONFLICT_COLUMNS] for c in conflicts])
@@ -172,10 +176,12 @@ def summarise(
     since: str | None = None,
     until: str | None = None,
 ) -> AuditSummary:
-    quarantined = spark.read.schema(schemas.QUARANTINE).json(f"{uri}/quarantine")
+    # The counts below are aggregates of small tables, each on one partition: one job each, where
+    # each exchange (for the count_distinct two) would be a job of its own.
+    quarantined = spark.read.schema(schemas.QUARANTINE).json(f"{uri}/quarantine").coalesce(1)
     by_reason = {r["reason"]: r["count"] for r in quarantined.groupBy("reason").count().collect()}
     counts = _one_row(
-        tables.resources.agg(
+        tables.resources.coalesce(1).agg(
             F.count_distinct(
                 F.when(F.col("kind") != KIND_NAMESPACE, F.concat_ws(":", "kind", "namespace", F.lower("entity")))
             ).alias("entities"),
@@ -184,7 +190,7 @@ def summarise(
         )
     )
     metric_duplicates = (
-        _one_row(tables.grains.agg(F.sum("duplicates")))[0] if "duplicates" in tables.grains.columns else 0
+        _one_row(tables.grains.coalesce(1).agg(F.sum("duplicates")))[0] if "duplicates" in tables.grains.columns else 0
     )
     by_rule: dict[str, int] = {}
     for r in written.violations:
@@ -202,7 +208,7 @@ def summarise(
         actual = bills["USD"].effective if "USD" in bills else 0.0
     duplicates = {"inventory": int(counts["duplicates"] or 0), "metrics": int(metric_duplicates or 0)}
     if estate.charges is not None:
-        duplicates["costs"] = int(_one_row(estate.charges.agg(F.sum("duplicates")))[0] or 0)
+        duplicates["costs"] = int(_one_row(estate.charges.coalesce(1).agg(F.sum("duplicates")))[0] or 0)
     return AuditSummary(
         # The cost table has every namespace of the inventory and of the metrics, when any day is covered.
         namespaces=len({r["namespace"] for r in cost}) if cost else counts["namespaces"],
