@@ -204,7 +204,7 @@ def data_body_size(message: ServiceBusMessage) -> int:
     return sum(map(len, sections)) if sections else 0
 
 
-def add_to_batch(batch: Any, message: ServiceBusMessage) -> bool:
+def add_to_batch(batch: ServiceBusMessageBatch, message: ServiceBusMessage) -> bool:
     """Add `message` to `batch`; False when it does not fit (the batch is unchanged).
 
     `ServiceBusMessageBatch.add_message` encodes each message twice (once to measure it, once

@@ -12,12 +12,15 @@ import asyncio
 import contextlib
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Generic, TypeAlias
+
+from azure.servicebus import ServiceBusMessage
 
 from pairedbus.pairing.aliasing import UnrestorableMessage, restore_message
 from pairedbus.pairing.ping import is_ping
+from pairedbus.pairing.ports import M
 from pairedbus.syphon.backoff import Backoff
-from pairedbus.syphon.destinations import KEYS_UNKNOWN, batch_key
+from pairedbus.syphon.destinations import KEYS_UNKNOWN, BatchKey, MaybeKey, batch_key
 from pairedbus.syphon.key_order import KeyOrder
 from pairedbus.syphon.outcomes import DeadLetter, KeysBackingOff, Retry, RoundEnd, SendOutcome, Sent, Split
 from pairedbus.syphon.sending import PrimarySends, Unit, backoff_key
@@ -29,10 +32,10 @@ from pairedbus.syphon.stats import SyphonStats
 _MAX_FAILED_UNITS_PER_ROUND = 3
 
 #: A delivery's messages: (the backlog message, its restored message), in the order received.
-Items = list[tuple[Any, Any]]
+Items: TypeAlias = list[tuple[M, ServiceBusMessage]]
 
 
-class Deliveries:
+class Deliveries(Generic[M]):
     """What one pump's deliveries share across its batches: the turn of each (destination, key),
     so a key's messages reach the destination in the order the queue received them
     (`KeyOrder`), and the keyed sends failed in a row per destination, whichever their keys."""
@@ -56,15 +59,15 @@ class Deliveries:
         self._failed_in_a_row: dict[str, int] = {}
 
     async def dispatch(
-        self, settlement: Settlement, tasks: asyncio.TaskGroup, messages: list[Any], *, now: datetime
+        self, settlement: Settlement[M], tasks: asyncio.TaskGroup, messages: list[M], *, now: datetime
     ) -> None:
         """Pings are dropped, unrestorable messages dead-lettered, the rest delivered by
         destination and partition key (tasks started in the order received: a key's turns follow it).
         A batch for one destination and key, the usual case, is delivered here, not in a task of
         its own: a task starts a turn of the event loop later, and a busy loop's turn is milliseconds
         that every message of the batch would spend holding its slot before its send."""
-        groups: dict[tuple[str, Any], Items] = {}
-        pings: list[Any] = []
+        groups: dict[tuple[str, BatchKey], Items[M]] = {}
+        pings: list[M] = []
         for message in messages:
             try:
                 restored = restore_message(message, now=now)
@@ -88,7 +91,7 @@ class Deliveries:
         for (destination, key), items in groups.items():
             tasks.create_task(self.deliver(settlement, destination, key, items))
 
-    async def deliver(self, settlement: Settlement, destination: str, key: Any, items: Items) -> None:
+    async def deliver(self, settlement: Settlement[M], destination: str, key: BatchKey, items: Items[M]) -> None:
         """Send one destination's messages of one partition key in order, round by round.
         Retryable failures back off this key or this destination only.
 
@@ -113,7 +116,7 @@ class Deliveries:
                         return
                     waited = True
 
-    async def _wait_out(self, settlement: Settlement, destination: str, messages: list[Any], wait: float) -> bool:
+    async def _wait_out(self, settlement: Settlement[M], destination: str, messages: list[M], wait: float) -> bool:
         """Sleep out a back-off in place (True); or, when it is longer than the retry hold or the
         pump is halted, leave the messages locked for redelivery (False: the delivery ends)."""
         if wait > self._retry_hold or self._halted():
@@ -124,7 +127,7 @@ class Deliveries:
         return True
 
     async def _round(
-        self, settlement: Settlement, destination: str, key: Any, items: Items, remaining: list[int]
+        self, settlement: Settlement[M], destination: str, key: BatchKey, items: Items[M], remaining: list[int]
     ) -> tuple[list[int], float]:
         """One round over `remaining`: what is left after it, and how long its keys back off
         (0: try again once the destination allows)."""
@@ -151,7 +154,7 @@ class Deliveries:
         self._failed_in_a_row[destination] = 0
 
 
-class Round:
+class Round(Generic[M]):
     """One pass over a delivery's remaining items: pack, send unit by unit, start settling what was
     sent. A unit holds one partition key. A failed fragment fails only the keys it holds, so a
     keyed unit's failure backs off that key alone and the other units are still tried; a few keyed
@@ -159,7 +162,13 @@ class Round:
     itself is down (it backs off as a whole)."""
 
     def __init__(
-        self, deliveries: Deliveries, settlement: Settlement, destination: str, items: Items, *, key: Any = KEYS_UNKNOWN
+        self,
+        deliveries: Deliveries[M],
+        settlement: Settlement[M],
+        destination: str,
+        items: Items[M],
+        *,
+        key: MaybeKey = KEYS_UNKNOWN,
     ) -> None:
         self._deliveries = deliveries
         #: The batch key the delivery's messages were grouped by (`dispatch`), so packing need not read it again.
@@ -200,7 +209,7 @@ class Round:
         # Taken last to first: a refused batch's messages go on the stack, the first unit's on top.
         # What every acknowledged send carried is completed in one settlement (its sends were all
         # answered by now): one per send cost a task, a timer and a gather per 200 KB message.
-        acknowledged: list[Any] = []
+        acknowledged: list[M] = []
         stops = [
             self._take(unit, outcome, acknowledged)
             for unit, outcome in reversed(list(zip(units, outcomes, strict=True)))
@@ -233,7 +242,7 @@ class Round:
                 return stop
         return None
 
-    def _take(self, unit: Unit, outcome: SendOutcome, acknowledged: list[Any] | None = None) -> SendOutcome | None:
+    def _take(self, unit: Unit, outcome: SendOutcome, acknowledged: list[M] | None = None) -> SendOutcome | None:
         """The one handler of a send's outcome: settle what it finished, stack what it split.
         Returns what stops the round (a Retry, or a DeadLetter of everything), else None. With
         `acknowledged`, what the send finished is added there, for the caller to complete."""

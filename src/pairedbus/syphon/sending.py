@@ -8,13 +8,13 @@ import asyncio
 import logging
 from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Any
 
+from azure.servicebus import ServiceBusMessage
 from azure.servicebus.exceptions import MessagingEntityNotFoundError, ServiceBusError
 
 from pairedbus.pairing.connections import PRIMARY, ConnectionPair
 from pairedbus.syphon.backoff import Backoff
-from pairedbus.syphon.destinations import KEYS_UNKNOWN, Destinations
+from pairedbus.syphon.destinations import KEYS_UNKNOWN, BatchKey, Destinations, MaybeKey, Sendable
 from pairedbus.syphon.outcomes import (
     DEAD_LETTER_DESTINATION_NOT_FOUND,
     DEAD_LETTER_SEND_REJECTED,
@@ -41,12 +41,12 @@ class Unit:
     """What one send carries: a batch (or a lone message), the delivery's item indexes in it, and
     the partition key they all share (None: unkeyed)."""
 
-    batch: Any
+    batch: Sendable
     members: list[int]
-    key: Any
+    key: BatchKey
 
 
-def backoff_key(destination: str, key: Any) -> Hashable:
+def backoff_key(destination: str, key: BatchKey) -> Hashable:
     """What a failed send backs off: a keyed unit's (destination, key), else the destination."""
     return destination if key is None else (destination, key)
 
@@ -61,7 +61,9 @@ class PrimarySends:
         self._pair = pair
         self._queue = queue  # the backlog queue whose messages these are (for the logs)
 
-    async def pack(self, destination: str, messages: list[Any], *, key: Any = KEYS_UNKNOWN) -> list[Unit] | SendOutcome:
+    async def pack(
+        self, destination: str, messages: list[ServiceBusMessage], *, key: MaybeKey = KEYS_UNKNOWN
+    ) -> list[Unit] | SendOutcome:
         """`messages` (in order) in as few units as fit, their members indexes into `messages`;
         or what opening the sender or sizing a batch failing means. `key`: their one batch key, if known."""
         try:
