@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from azure.servicebus.exceptions import (
     MessageSizeExceededError,
     MessagingEntityNotFoundError,
+    ServiceBusAuthenticationError,
+    ServiceBusAuthorizationError,
     ServiceBusError,
     ServiceBusQuotaExceededError,
 )
@@ -107,8 +109,16 @@ def send_failure(exc: Exception, destination: str, count: int) -> SendOutcome:
 def _worth_waiting(exc: Exception) -> bool:
     """A timeout, or an error the SDK says a retry can help. Quota exceeded is not retryable for
     the SDK, but a full destination drains: waiting beats dead-lettering everything bound for it."""
-    return isinstance(exc, TimeoutError) or (
-        isinstance(exc, ServiceBusError) and (is_retryable(exc) or isinstance(exc, ServiceBusQuotaExceededError))
+    return worth_retrying(exc) or isinstance(exc, ServiceBusQuotaExceededError)
+
+
+def worth_retrying(exc: BaseException) -> bool:
+    """A timeout, an error the SDK says a retry can help, or a refused credential: the SDK's
+    transport raises ServiceBusAuthorizationError not retryable (its class alone says retryable),
+    but a role assignment may still be propagating; the syphon keeps trying (`stats.is_unfixable`
+    makes it not live when the refusal lasts) instead of dead-lettering or stopping."""
+    return isinstance(exc, (TimeoutError, ServiceBusAuthorizationError, ServiceBusAuthenticationError)) or (
+        isinstance(exc, ServiceBusError) and is_retryable(exc)
     )
 
 

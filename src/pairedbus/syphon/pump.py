@@ -22,7 +22,6 @@ from typing import Generic, TypeVar
 from azure.servicebus.amqp import AmqpMessageBodyType
 from azure.servicebus.exceptions import MessagingEntityNotFoundError, ServiceBusError
 
-from pairedbus.errors import is_retryable
 from pairedbus.pairing.connections import SECONDARY
 from pairedbus.pairing.ports import M, MessageBody, Receiver
 from pairedbus.syphon.backoff import Backoff
@@ -34,6 +33,7 @@ from pairedbus.syphon.outcomes import (  # noqa: F401  (the dead-letter reasons,
     DEAD_LETTER_DESTINATION_NOT_FOUND,
     DEAD_LETTER_MESSAGE_SIZE_EXCEEDED,
     DEAD_LETTER_SEND_REJECTED,
+    worth_retrying,
 )
 from pairedbus.syphon.receive_plan import ReceivePlan
 from pairedbus.syphon.sending import PrimarySends
@@ -257,7 +257,7 @@ class BacklogPump(Generic[M]):
             # it closed raises (the SDK's ValueError, or over the wire its ServiceBusError
             # "Handler failed: 'NoneType' object has no attribute 'flow'") is that, not a new fault.
             return ReceiveEnd.GONE
-        if isinstance(exc, TimeoutError) or (isinstance(exc, ServiceBusError) and is_retryable(exc)):
+        if worth_retrying(exc):
             delay = self._receive_backoff.failed(self.queue)
             log.warning(
                 "backlog receive failed; backing off",
