@@ -99,6 +99,7 @@ __all__ = [
     "encode_message",
     "encoded_size",
     "error_for_condition",
+    "error_for_own_failure",
     "is_pulumi_secret",
     "is_retryable",
     "legacy_message",
@@ -159,6 +160,13 @@ def error_for_condition(
     error_class = AMQPConnectionError if on_connection else AMQPLinkError
     amqp_error = error_class(known.get(encoded, encoded), description=description)
     return PyamqpTransport.create_servicebus_exception(_ERRORS_LOG, amqp_error)
+
+
+def error_for_own_failure(error: Exception) -> ServiceBusError:
+    """What the SDK raises when its own code fails under a call (pyamqp's `AttributeError` on a handler
+    torn down, ...): `error` wrapped in a plain ServiceBusError ("Handler failed: ...") with no AMQP
+    condition, not retryable."""
+    return PyamqpTransport.create_servicebus_exception(_ERRORS_LOG, error)
 
 
 #: `message.raw_amqp_message` without the property's Python call (read on every healthy send):

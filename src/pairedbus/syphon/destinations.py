@@ -9,9 +9,9 @@ from enum import Enum
 from typing import Final, TypeAlias, TypeVar
 
 from azure.servicebus import ServiceBusMessage, ServiceBusMessageBatch
-from azure.servicebus.exceptions import MessageSizeExceededError, MessagingEntityNotFoundError, ServiceBusError
 
 from pairedbus import sdk
+from pairedbus.pairing.failures import SERVICE_BUS, Failure, failure_of
 from pairedbus.pairing.ports import Sender, SenderSource
 
 T = TypeVar("T")
@@ -32,6 +32,9 @@ class _Unknown(Enum):
 KEYS_UNKNOWN: Final = _Unknown.KEYS_UNKNOWN
 #: A batch key, or KEYS_UNKNOWN.
 MaybeKey: TypeAlias = BatchKey | _Unknown
+#: A call on a destination's sender failed this way: the sender is gone (its handler shut down, by
+#: its owner or its client), so the destination gets fresh senders next time.
+_SENDERS_GONE = frozenset({Failure.SHUT_DOWN, Failure.INVALID, Failure.ALREADY_SETTLED})
 
 
 def batch_key(message: ServiceBusMessage, *, message_id_is_key: bool = False) -> BatchKey:
@@ -162,22 +165,23 @@ class Destinations:
     async def _on_pool(self, destination: str, operation: Callable[[SenderPool], Awaitable[T]]) -> T:
         try:
             return await operation(self.pool(destination))
-        except MessageSizeExceededError:
-            raise
-        except ValueError:
-            # "The handler has already been shutdown": make fresh senders next time.
-            await self.forget(destination)
-            raise
-        except MessagingEntityNotFoundError:
+        except Exception as exc:
+            failure = failure_of(exc)
+            if failure in _SENDERS_GONE:
+                await self.forget(destination)  # make fresh senders next time
+                raise
+            if failure is not Failure.ENTITY_NOT_FOUND:
+                raise
             await self.forget(destination)
             if destination in self._topics:
                 raise
             self._topics.add(destination)
             try:
                 return await operation(self.pool(destination))
-            except MessagingEntityNotFoundError:
-                self._topics.discard(destination)
-                await self.forget(destination)
+            except Exception as again:
+                if failure_of(again) is Failure.ENTITY_NOT_FOUND:
+                    self._topics.discard(destination)
+                    await self.forget(destination)
                 raise
 
     async def batches(
@@ -261,8 +265,10 @@ class Destinations:
 async def _close(sender: Sender) -> None:
     try:
         await sender.close()
-    except (ServiceBusError, ValueError):
-        pass  # already shut down with its error
+    except Exception as exc:
+        if failure_of(exc) not in SERVICE_BUS:
+            raise
+        # already shut down with its error
 
 
 def _by_key(messages: list[ServiceBusMessage], *, message_id_is_key: bool) -> Iterator[tuple[BatchKey, list[int]]]:

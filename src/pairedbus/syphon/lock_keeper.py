@@ -8,9 +8,8 @@ import time
 from collections.abc import Iterable
 from typing import Generic
 
-from azure.servicebus.exceptions import MessageLockLostError, ServiceBusError
-
 from pairedbus.pairing.connections import SECONDARY, ConnectionPair
+from pairedbus.pairing.failures import SERVICE_BUS, Failure, failure_of
 from pairedbus.pairing.ports import M, Receiver
 from pairedbus.syphon.stats import SyphonStats
 
@@ -77,12 +76,13 @@ class LockKeeper(Generic[M]):
             if id(message) not in self._held:
                 continue  # settled while its renewal was on the wire: nothing to report
             if isinstance(result, BaseException):
-                if not isinstance(result, (ServiceBusError, ValueError, TimeoutError)):
+                failure = failure_of(result)
+                if failure not in SERVICE_BUS:
                     raise result
                 self._stats.count_error(result)
                 self._pair.note_error(SECONDARY, result)
                 self.release(message)
-                if isinstance(result, MessageLockLostError):
+                if failure is Failure.LOCK_LOST:
                     self._lost.add(id(message))
                 log.warning(
                     "backlog message lock renewal failed",

@@ -20,9 +20,9 @@ from enum import Enum
 from typing import Generic, TypeVar
 
 from azure.servicebus.amqp import AmqpMessageBodyType
-from azure.servicebus.exceptions import MessagingEntityNotFoundError, ServiceBusError
 
 from pairedbus.pairing.connections import SECONDARY
+from pairedbus.pairing.failures import RETRYABLE, SERVICE_BUS, Failure, failure_of
 from pairedbus.pairing.ports import M, MessageBody, Receiver
 from pairedbus.syphon.backoff import Backoff
 from pairedbus.syphon.context import SyphonContext
@@ -33,7 +33,6 @@ from pairedbus.syphon.outcomes import (  # noqa: F401  (the dead-letter reasons,
     DEAD_LETTER_DESTINATION_NOT_FOUND,
     DEAD_LETTER_MESSAGE_SIZE_EXCEEDED,
     DEAD_LETTER_SEND_REJECTED,
-    worth_retrying,
 )
 from pairedbus.syphon.receive_plan import ReceivePlan
 from pairedbus.syphon.sending import PrimarySends
@@ -184,7 +183,9 @@ class BacklogPump(Generic[M]):
             self._open_receivers -= 1
             try:
                 await receiver.close()
-            except (ServiceBusError, ValueError) as exc:
+            except Exception as exc:
+                if failure_of(exc) not in SERVICE_BUS:
+                    raise
                 log.debug("closing a backlog receiver failed", extra={"backlog_queue": self.queue, "error": repr(exc)})
 
     async def _receive(
@@ -247,9 +248,10 @@ class BacklogPump(Generic[M]):
 
     def _receive_failed(self, exc: BaseException) -> ReceiveEnd:
         self._ctx.stats.count_error(exc)
+        failure = failure_of(exc)
         if self._ctx.pair.note_error(SECONDARY, exc):
             return ReceiveEnd.GONE  # the close/fault rule takes over
-        if isinstance(exc, MessagingEntityNotFoundError):
+        if failure is Failure.ENTITY_NOT_FOUND:
             log.warning("backlog queue vanished; its pump stops", extra={"backlog_queue": self.queue})
             return ReceiveEnd.GONE
         if not self._ctx.pair.both_up:
@@ -257,7 +259,7 @@ class BacklogPump(Generic[M]):
             # it closed raises (the SDK's ValueError, or over the wire its ServiceBusError
             # "Handler failed: 'NoneType' object has no attribute 'flow'") is that, not a new fault.
             return ReceiveEnd.GONE
-        if worth_retrying(exc):
+        if failure in RETRYABLE:
             delay = self._receive_backoff.failed(self.queue)
             log.warning(
                 "backlog receive failed; backing off",

@@ -10,9 +10,9 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 
 from azure.servicebus import ServiceBusMessage
-from azure.servicebus.exceptions import MessagingEntityNotFoundError, ServiceBusError
 
 from pairedbus.pairing.connections import PRIMARY, ConnectionPair
+from pairedbus.pairing.failures import SERVICE_BUS, Failure, failure_of
 from pairedbus.syphon.backoff import Backoff
 from pairedbus.syphon.destinations import KEYS_UNKNOWN, BatchKey, Destinations, MaybeKey, Sendable
 from pairedbus.syphon.outcomes import (
@@ -112,9 +112,10 @@ class PrimarySends:
 
     def _opening_failed(self, exc: Exception, destination: str) -> SendOutcome:
         """Opening the sender or sizing a batch failed: only a missing entity is final."""
-        if isinstance(exc, MessagingEntityNotFoundError):
+        failure = failure_of(exc)
+        if failure is Failure.ENTITY_NOT_FOUND:
             return self._failed(exc, destination, 1, destination)
-        if not isinstance(exc, (ServiceBusError, ValueError, TimeoutError)):
+        if failure not in SERVICE_BUS:
             raise exc
         self._stats.count_error(exc)
         self._pair.note_error(PRIMARY, exc)

@@ -10,10 +10,10 @@ import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Generic
 
-from azure.servicebus.exceptions import MessageLockLostError, ServiceBusError, ServiceBusServerBusyError
+from azure.servicebus.exceptions import MessageLockLostError
 
-from pairedbus.errors import is_retryable
 from pairedbus.pairing.connections import SECONDARY
+from pairedbus.pairing.failures import RETRYABLE, SERVICE_BUS, Failure, failure_of
 from pairedbus.pairing.ports import M, Receiver
 from pairedbus.syphon.in_flight import Hold
 from pairedbus.syphon.lock_keeper import LockKeeper
@@ -166,7 +166,7 @@ class Settlement(Generic[M]):
         result: list[bool] = []
         for message, answer in zip(messages, answers, strict=True):
             if isinstance(answer, BaseException):
-                if not isinstance(answer, (ServiceBusError, ValueError, TimeoutError)):
+                if failure_of(answer) not in SERVICE_BUS:
                     raise answer
                 self._ctx.stats.count_error(answer)
                 log.warning(
@@ -184,7 +184,7 @@ class Settlement(Generic[M]):
         those that failed in a way a retry can help (a busy or timed-out broker: the lock is still
         held, and letting it lapse costs a redelivery a lock duration later) tried again at once.
         The error of each (None: settled; TimeoutError: unsettled at the bound), and the indexes of
-        those that failed after an attempt whose answer was lost (`_may_have_applied`). Every
+        those that failed after an attempt whose answer was lost (`_MAY_HAVE_APPLIED`). Every
         settlement has ended, or was cancelled, when this returns (gather awaits or cancels them all)."""
         results: list[BaseException | None] = [TimeoutError(f"settlement took over {self._timeout:g} s")] * len(
             messages
@@ -201,11 +201,15 @@ class Settlement(Generic[M]):
                     outcomes = await asyncio.gather(*(settle(messages[i]) for i in pending), return_exceptions=True)
                     again: list[int] = []
                     for index, outcome in zip(pending, outcomes, strict=True):
-                        if outcome is not None and not isinstance(outcome, (ServiceBusError, ValueError)):
+                        if outcome is None:
+                            results[index] = None
+                            continue
+                        failure = failure_of(outcome)
+                        if failure not in SERVICE_BUS:
                             raise outcome
-                        if outcome is not None and _may_have_applied(outcome):
+                        if failure in _MAY_HAVE_APPLIED:
                             unanswered.add(index)
-                        if attempt < _SETTLE_TRIES and isinstance(outcome, ServiceBusError) and is_retryable(outcome):
+                        if attempt < _SETTLE_TRIES and failure in RETRYABLE:
                             self._ctx.stats.count_error(outcome)
                             self._ctx.pair.note_error(SECONDARY, outcome)
                             again.append(index)
@@ -232,10 +236,15 @@ class Settlement(Generic[M]):
         )
 
 
-def _may_have_applied(exc: BaseException) -> bool:
-    """Whether a failed settlement may have been applied all the same: its answer was lost (a
-    timeout, a dropped connection, the SDK's own failure), as opposed to the broker's refusal (the
-    lock lost, busy) or a handler closed before the request left (the SDK's ValueError)."""
-    if isinstance(exc, (MessageLockLostError, ServiceBusServerBusyError, ValueError)):
-        return False
-    return isinstance(exc, (TimeoutError, ServiceBusError))
+#: A failed settlement that may have been applied all the same: its answer was lost (a timeout, a
+#: dropped connection, the SDK's own failure, ...), as opposed to the broker's refusal (the lock
+#: lost, busy) or a call the SDK refused before the request left (its handler shut down, the
+#: message settled already).
+_MAY_HAVE_APPLIED = SERVICE_BUS - {
+    Failure.LOCK_LOST,
+    Failure.BUSY,
+    Failure.SHUT_DOWN,
+    Failure.INVALID,
+    Failure.ALREADY_SETTLED,
+    Failure.TOO_LARGE,
+}

@@ -23,8 +23,7 @@ import logging
 from collections.abc import Iterable, Sequence
 from typing import Any, Generic
 
-from azure.servicebus.exceptions import ServiceBusError
-
+from pairedbus.pairing.failures import SERVICE_BUS, failure_of
 from pairedbus.pairing.ports import M, Receiver, ReceiverSource
 
 log = logging.getLogger("pairedbus.syphon")
@@ -117,5 +116,7 @@ async def _close(queue: str, receivers: Sequence[tuple[Receiver[M], asyncio.Futu
                 )
         try:
             await receiver.close()
-        except (ServiceBusError, ValueError) as exc:
+        except Exception as exc:
+            if failure_of(exc) not in SERVICE_BUS:
+                raise
             log.debug("closing a backlog receiver failed", extra={"backlog_queue": queue, "error": repr(exc)})
