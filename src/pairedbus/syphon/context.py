@@ -11,8 +11,8 @@ from typing import Generic
 
 from pairedbus.pairing.connections import ConnectionPair
 from pairedbus.pairing.ports import M, ReceiverSource
-from pairedbus.syphon.backoff import Backoff
 from pairedbus.syphon.destinations import Destinations
+from pairedbus.syphon.health import Health
 from pairedbus.syphon.in_flight import InFlightBudget
 from pairedbus.syphon.options import SyphonOptions
 from pairedbus.syphon.stats import SyphonStats
@@ -25,7 +25,8 @@ class SyphonContext(Generic[M]):
     options: SyphonOptions
     stats: SyphonStats
     budget: InFlightBudget
-    backoff: Backoff
+    #: Each destination's health: its back-offs, keyed failures in a row, since when it is down.
+    health: Health
     destinations: Destinations
     #: The secondary's aio ServiceBusClient (or, in a drain's first round, `WarmReceivers` on it).
     secondary: ReceiverSource[M]

@@ -65,8 +65,8 @@ class BacklogPump(Generic[M]):
         if depth > 0 and size_in_bytes > 0:
             ctx.budget.expect_message_size(size_in_bytes / depth)
         self._deliveries: Deliveries[M] = Deliveries(
-            PrimarySends(ctx.destinations, ctx.backoff, ctx.stats, ctx.pair, queue=queue),
-            ctx.backoff,
+            PrimarySends(ctx.destinations, ctx.health, ctx.stats, ctx.pair, queue=queue),
+            ctx.health,
             ctx.stats,
             retry_hold=ctx.options.retry_hold.total_seconds(),
             halted=lambda: self._halted,

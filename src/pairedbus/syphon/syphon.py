@@ -25,6 +25,7 @@ from azure.core.exceptions import AzureError
 from azure.servicebus import ServiceBusReceivedMessage
 
 from pairedbus import contract
+from pairedbus.pairing.backoff import BackoffPolicy
 from pairedbus.pairing.connections import PRIMARY, SECONDARY, SIDES, ConnectionPair
 from pairedbus.pairing.endpoints import NamespaceEndpoint, endpoint_of
 from pairedbus.pairing.ports import Client
@@ -33,6 +34,7 @@ from pairedbus.syphon.backoff import Backoff
 from pairedbus.syphon.close_fault import StopOnFault
 from pairedbus.syphon.context import SyphonContext
 from pairedbus.syphon.destinations import Destinations
+from pairedbus.syphon.health import Health
 from pairedbus.syphon.in_flight import InFlightBudget
 from pairedbus.syphon.options import SyphonOptions
 from pairedbus.syphon.pump import BacklogPump
@@ -132,8 +134,12 @@ class Syphon:
             options=self.options,
             stats=self._stats,
             budget=InFlightBudget(self.options.max_in_flight, max_bytes=self.options.max_in_flight_bytes),
-            backoff=Backoff(
-                self.options.backoff_initial.total_seconds(), self.options.backoff_max.total_seconds(), rng=self._rng
+            health=Health(
+                BackoffPolicy(
+                    self.options.backoff_initial.total_seconds(),
+                    self.options.backoff_max.total_seconds(),
+                    rng=self._rng,
+                )
             ),
             destinations=self._destinations,
             secondary=self._secondary_client,
