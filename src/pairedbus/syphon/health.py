@@ -72,11 +72,13 @@ class DestinationHealth:
     # --- what the delivery code tells ---------------------------------------------------------------
 
     def sent(self, key: Hashable | None = None) -> None:
-        """A send of `key`'s messages went through: `key` and the destination are up again."""
-        if key is not None:
+        """A send of `key`'s messages went through: `key` and the destination are up again. (On every
+        acknowledged send: a healthy destination's costs two reads.)"""
+        if key is not None and self._keys:
             self._keys.pop(key, None)
-        self._own = _Window()
-        self.down_since = None
+        if self._own.failures:
+            self._own = _Window()
+            self.down_since = None
 
     def failed(self, key: Hashable | None = None) -> float:
         """A send of `key`'s messages failed in a way a later try can fix (None: an unkeyed one, or one
