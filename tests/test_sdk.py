@@ -60,6 +60,21 @@ def test_the_retryable_flag_is_where_the_sdk_keeps_it() -> None:
     assert not sdk.is_retryable(MessagingEntityNotFoundError(message="gone"))
 
 
+def test_error_for_condition_is_the_exception_the_sdks_transport_raises() -> None:
+    from azure.servicebus.exceptions import ServiceBusAuthorizationError
+
+    refused = sdk.error_for_condition("amqp:unauthorized-access", "no Send claim")
+    assert type(refused) is ServiceBusAuthorizationError and "no Send claim" in str(refused)
+    assert sdk.condition_of(refused) == "amqp:unauthorized-access"
+    assert not sdk.is_retryable(refused) and sdk.is_retryable(ServiceBusAuthorizationError(message="x"))
+    busy = sdk.error_for_condition("com.microsoft:server-busy")
+    assert type(busy) is ServiceBusServerBusyError and sdk.is_retryable(busy)
+    plain = sdk.error_for_condition("amqp:invalid-field")  # a condition the SDK maps to no class
+    assert type(plain) is azure.servicebus.exceptions.ServiceBusError and sdk.carries_condition(plain)
+    lost = sdk.error_for_condition("amqp:socket-error", on_connection=True)
+    assert type(lost) is ServiceBusConnectionError and sdk.is_retryable(lost)
+
+
 def test_the_raw_message_and_the_batch_internals_are_where_the_sdk_keeps_them() -> None:
     message = ServiceBusMessage(b"x", message_id="m-1")
     assert sdk.raw_amqp_message(message) is message.raw_amqp_message

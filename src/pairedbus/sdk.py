@@ -21,6 +21,7 @@ imported inside the function that needs them.
 
 from __future__ import annotations
 
+import logging
 import operator
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, TypeVar
@@ -40,6 +41,7 @@ from azure.servicebus._pyamqp.types import TYPE, VALUE
 from azure.servicebus._pyamqp.utils import amqp_long_value
 from azure.servicebus._transport._pyamqp_transport import PyamqpTransport
 from azure.servicebus.amqp import AmqpAnnotatedMessage, AmqpMessageBodyType, AmqpMessageProperties
+from azure.servicebus.exceptions import ServiceBusError
 
 if TYPE_CHECKING:
     from azure.servicebus.management import (
@@ -96,6 +98,8 @@ __all__ = [
     "decode_message",
     "encode_message",
     "encoded_size",
+    "error_for_condition",
+    "error_for_own_failure",
     "is_pulumi_secret",
     "is_retryable",
     "legacy_message",
@@ -135,6 +139,34 @@ def condition_of(exc: BaseException) -> str | None:
     if condition is None:
         return None
     return str(getattr(condition, "value", condition))
+
+
+#: Where the SDK's transport logs the errors `error_for_condition` has it make.
+_ERRORS_LOG = logging.getLogger("pairedbus.sdk")
+
+
+def error_for_condition(
+    condition: str, description: str | None = None, *, on_connection: bool = False
+) -> ServiceBusError:
+    """The exception the SDK raises when the service answers with the AMQP error `condition` on a link
+    (or, `on_connection`, on the connection): its class, condition and retryable flag as the SDK's
+    transport sets them (`PyamqpTransport.create_servicebus_exception`). The flag is the transport's,
+    not the class constructor's: `amqp:unauthorized-access` is a ServiceBusAuthorizationError the SDK
+    does not retry, though the class alone marks itself retryable."""
+    from azure.servicebus._pyamqp.error import AMQPConnectionError, AMQPLinkError, ErrorCondition
+
+    encoded = condition.encode()
+    known = {member.value: member for member in ErrorCondition}
+    error_class = AMQPConnectionError if on_connection else AMQPLinkError
+    amqp_error = error_class(known.get(encoded, encoded), description=description)
+    return PyamqpTransport.create_servicebus_exception(_ERRORS_LOG, amqp_error)
+
+
+def error_for_own_failure(error: Exception) -> ServiceBusError:
+    """What the SDK raises when its own code fails under a call (pyamqp's `AttributeError` on a handler
+    torn down, ...): `error` wrapped in a plain ServiceBusError ("Handler failed: ...") with no AMQP
+    condition, not retryable."""
+    return PyamqpTransport.create_servicebus_exception(_ERRORS_LOG, error)
 
 
 #: `message.raw_amqp_message` without the property's Python call (read on every healthy send):
@@ -204,7 +236,7 @@ def data_body_size(message: ServiceBusMessage) -> int:
     return sum(map(len, sections)) if sections else 0
 
 
-def add_to_batch(batch: Any, message: ServiceBusMessage) -> bool:
+def add_to_batch(batch: ServiceBusMessageBatch, message: ServiceBusMessage) -> bool:
     """Add `message` to `batch`; False when it does not fit (the batch is unchanged).
 
     `ServiceBusMessageBatch.add_message` encodes each message twice (once to measure it, once

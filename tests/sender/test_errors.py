@@ -12,7 +12,8 @@ from azure.servicebus.exceptions import (
     ServiceBusServerBusyError,
 )
 
-from pairedbus.sender.errors import SessionPartitionKeyMismatchError, starts_failover_clock
+from pairedbus import sdk
+from pairedbus.sender.errors import SessionPartitionKeyMismatchError, may_be_a_closed_handler, starts_failover_clock
 
 
 @pytest.mark.parametrize(
@@ -52,3 +53,24 @@ def test_partition_key_mismatch_is_a_non_retryable_sdk_error_and_a_value_error()
     assert not error._retryable
     assert not starts_failover_clock(error)
     assert "'p'" in str(error) and "'s'" in str(error)
+
+
+@pytest.mark.parametrize(
+    ("error", "closed_handler"),
+    [
+        (sdk.error_for_own_failure(AttributeError("'NoneType' object has no attribute 'create_sender_link'")), True),
+        (AttributeError("'NoneType' object has no attribute 'end'"), True),
+        (
+            ValueError("The handler has already been shutdown. Please use ServiceBusClient to create a new instance."),
+            True,
+        ),
+        # The service's refusal, with its condition, is the caller's answer whatever the connection's state
+        # (the type alone, a plain ServiceBusError, used to count as a handler closed under the call).
+        (sdk.error_for_condition("amqp:invalid-field", "The SessionId was not set on a message"), False),
+        (sdk.error_for_condition("amqp:not-allowed"), False),
+        (sdk.error_for_condition("com.microsoft:server-busy"), False),
+    ],
+    ids=["sdk-own-failure", "pyamqp", "shut-down", "session-refusal", "not-allowed", "busy"],
+)
+def test_a_closed_handler_is_told_by_the_sdks_own_failures_not_by_a_refusal(error, closed_handler):
+    assert may_be_a_closed_handler(error) is closed_handler

@@ -18,9 +18,9 @@ from azure.servicebus.exceptions import (
 )
 
 from pairedbus.pairing.aliasing import park_message
-from pairedbus.pairing.backoff import TOP_OF_WINDOW
-from pairedbus.syphon.backoff import Backoff
+from pairedbus.pairing.backoff import TOP_OF_WINDOW, BackoffPolicy
 from pairedbus.syphon.delivery import Deliveries, Round
+from pairedbus.syphon.health import DestinationHealth, Health
 from pairedbus.syphon.outcomes import DeadLetter, KeysBackingOff, Retry, RoundEnd
 from pairedbus.syphon.sending import PrimarySends
 from pairedbus.syphon.stats import SyphonStats
@@ -77,16 +77,19 @@ def world(
     *,
     retry_hold: float = 60.0,
     backoff_seconds: tuple[float, float] = (10.0, 60.0),
-) -> tuple[Deliveries, Primary, Backoff, SyphonStats]:
+    healths: Health | None = None,
+) -> tuple[Deliveries, Primary, DestinationHealth, SyphonStats]:
+    """One pump's deliveries to "orders", and its health (`healths`: another pump's, to share)."""
     primary, stats = Primary(packing, answers), SyphonStats()
-    backoff = Backoff(*backoff_seconds, rng=TOP_OF_WINDOW)  # these tests pin the waits
+    health = healths or Health(BackoffPolicy(*backoff_seconds, rng=TOP_OF_WINDOW))  # these tests pin the waits
 
     class Pair:
         def note_error(self, side: str, exc: BaseException) -> bool:
             return False
 
-    sends = PrimarySends(primary, backoff, stats, Pair(), queue="q")  # type: ignore[arg-type]
-    return Deliveries(sends, backoff, stats, retry_hold=retry_hold, halted=lambda: False), primary, backoff, stats
+    sends = PrimarySends(primary, health, stats, Pair(), queue="q")  # type: ignore[arg-type]
+    deliveries = Deliveries(sends, health, stats, retry_hold=retry_hold, halted=lambda: False)
+    return deliveries, primary, health.of("orders"), stats
 
 
 def items(*names: str) -> list[tuple[str, str]]:
@@ -98,16 +101,16 @@ TOO_BIG = MessageSizeExceededError(message="too big")
 
 
 async def test_side_by_side_sends_settle_what_went_and_a_retry_holds_back_what_was_split() -> None:
-    deliveries, primary, _, _ = world([([0], None), ([1, 2], None), ([3], None)], {"b+c": TOO_BIG, "d": BUSY})
+    deliveries, primary, health, _ = world([([0], None), ([1, 2], None), ([3], None)], {"b+c": TOO_BIG, "d": BUSY})
     settled = Settled()
-    end = await Round(deliveries, settled, "orders", items("a", "b", "c", "d")).run([0, 1, 2, 3])  # type: ignore[arg-type]
+    end = await Round(deliveries.sends, health, settled, items("a", "b", "c", "d")).run([0, 1, 2, 3])  # type: ignore[arg-type]
     assert end == RoundEnd(frozenset({0}), Retry())
     assert primary.sent == ["a", "b+c", "d"]  # the split batch's messages wait for the next round
     assert settled.completed == ["backlog-a"]
 
 
 async def test_what_side_by_side_sends_acknowledged_is_completed_in_one_settlement() -> None:
-    deliveries, _, _, _ = world([([0], None), ([1, 2], None), ([3], None)], {"d": BUSY})
+    deliveries, _, health, _ = world([([0], None), ([1, 2], None), ([3], None)], {"d": BUSY})
     calls: list[list[str]] = []
 
     class Counted(Settled):
@@ -115,15 +118,15 @@ async def test_what_side_by_side_sends_acknowledged_is_completed_in_one_settleme
             calls.append(list(messages))
             super().complete(messages)
 
-    end = await Round(deliveries, Counted(), "orders", items("a", "b", "c", "d")).run([0, 1, 2, 3])  # type: ignore[arg-type]
+    end = await Round(deliveries.sends, health, Counted(), items("a", "b", "c", "d")).run([0, 1, 2, 3])  # type: ignore[arg-type]
     assert end == RoundEnd(frozenset({0, 1, 2}), Retry())
     assert len(calls) == 1 and sorted(calls[0]) == ["backlog-a", "backlog-b", "backlog-c"]  # not one per send
 
 
 async def test_a_split_batch_s_messages_follow_the_side_by_side_sends_one_at_a_time_in_order() -> None:
-    deliveries, primary, _, _ = world([([0, 1], None), ([2, 3], None)], {"a+b": TOO_BIG, "c+d": TOO_BIG})
+    deliveries, primary, health, _ = world([([0, 1], None), ([2, 3], None)], {"a+b": TOO_BIG, "c+d": TOO_BIG})
     settled = Settled()
-    end = await Round(deliveries, settled, "orders", items("a", "b", "c", "d")).run([0, 1, 2, 3])  # type: ignore[arg-type]
+    end = await Round(deliveries.sends, health, settled, items("a", "b", "c", "d")).run([0, 1, 2, 3])  # type: ignore[arg-type]
     assert end == RoundEnd(frozenset({0, 1, 2, 3}), None)
     assert primary.sent == ["a+b", "c+d", "a", "b", "c", "d"]
     assert settled.completed == ["backlog-a", "backlog-b", "backlog-c", "backlog-d"]  # one at a time, in order
@@ -131,9 +134,9 @@ async def test_a_split_batch_s_messages_follow_the_side_by_side_sends_one_at_a_t
 
 async def test_a_missing_destination_stops_the_round_and_what_was_acknowledged_is_completed() -> None:
     gone = MessagingEntityNotFoundError(message="gone")
-    deliveries, _, _, _ = world([([0], None), ([1], None)], {"b": gone})
+    deliveries, _, health, _ = world([([0], None), ([1], None)], {"b": gone})
     settled = Settled()
-    end = await Round(deliveries, settled, "orders", items("a", "b")).run([0, 1])  # type: ignore[arg-type]
+    end = await Round(deliveries.sends, health, settled, items("a", "b")).run([0, 1])  # type: ignore[arg-type]
     assert end.finished == frozenset({0}) and isinstance(end.stop, DeadLetter) and end.stop.everything
     assert settled.completed == ["backlog-a"]
 
@@ -148,32 +151,46 @@ async def test_a_missing_destination_is_dead_lettered_whole_by_the_delivery() ->
 
 
 async def test_a_failed_key_backs_off_alone_and_the_round_reports_the_keys_wait_when_nothing_went() -> None:
-    deliveries, primary, backoff, _ = world([([0], "k1"), ([1], "k2")], {"a": BUSY, "b": BUSY})
+    deliveries, primary, health, _ = world([([0], "k1"), ([1], "k2")], {"a": BUSY, "b": BUSY})
     settled = Settled()
-    end = await Round(deliveries, settled, "orders", items("a", "b")).run([0, 1])  # type: ignore[arg-type]
+    end = await Round(deliveries.sends, health, settled, items("a", "b")).run([0, 1])  # type: ignore[arg-type]
     assert primary.sent == ["a", "b"]  # the second key is tried although the first failed
     assert end.finished == frozenset() and isinstance(end.stop, KeysBackingOff) and 9 < end.stop.wait <= 10
-    assert backoff.failures(("orders", "k1")) == backoff.failures(("orders", "k2")) == 1
-    assert backoff.failures("orders") == 0
+    assert health.failures("k1") == health.failures("k2") == 1
+    assert health.failures() == 0
 
 
 async def test_a_key_backing_off_is_skipped_while_the_others_go() -> None:
-    deliveries, primary, backoff, _ = world([([0], "k1"), ([1], "k2")], {})
-    backoff.failed(("orders", "k1"))
+    deliveries, primary, health, _ = world([([0], "k1"), ([1], "k2")], {})
+    health.failed("k1")
     settled = Settled()
-    end = await Round(deliveries, settled, "orders", items("a", "b")).run([0, 1])  # type: ignore[arg-type]
+    end = await Round(deliveries.sends, health, settled, items("a", "b")).run([0, 1])  # type: ignore[arg-type]
     assert primary.sent == ["b"]
     assert end == RoundEnd(frozenset({1}), None)  # something went: the delivery goes on at once
 
 
 async def test_three_keyed_failures_in_a_row_back_off_the_destination_itself() -> None:
     packing = [([0], "k1"), ([1], "k2"), ([2], "k3"), ([3], "k4")]
-    deliveries, primary, backoff, _ = world(packing, {"a": BUSY, "b": BUSY, "c": BUSY})
+    deliveries, primary, health, _ = world(packing, {"a": BUSY, "b": BUSY, "c": BUSY})
     settled = Settled()
-    end = await Round(deliveries, settled, "orders", items("a", "b", "c", "d")).run([0, 1, 2, 3])  # type: ignore[arg-type]
+    end = await Round(deliveries.sends, health, settled, items("a", "b", "c", "d")).run([0, 1, 2, 3])  # type: ignore[arg-type]
     assert end == RoundEnd(frozenset(), Retry())
     assert primary.sent == ["a", "b", "c"]  # the fourth key waits for the destination
-    assert backoff.failures("orders") == 1
+    assert health.failures() == 1
+
+
+async def test_keyed_failures_of_every_pump_count_together_towards_the_destination() -> None:
+    # One health per destination for the whole syphon: its back-off always was; its keyed failures in
+    # a row were counted per pump (10 pumps could fail 20 keyed sends before the destination backed off).
+    healths = Health(BackoffPolicy(10.0, 60.0, rng=TOP_OF_WINDOW))
+    one, _, health, _ = world([([0], "k1"), ([1], "k2")], {"a": BUSY, "b": BUSY}, healths=healths)
+    other, other_primary, _, _ = world([([0], "k3"), ([1], "k4")], {"c": BUSY}, healths=healths)
+    settled = Settled()
+    await Round(one.sends, health, settled, items("a", "b")).run([0, 1])  # type: ignore[arg-type]
+    assert health.failures() == 0 and health.failed_in_a_row == 2
+    end = await Round(other.sends, health, settled, items("c", "d")).run([0, 1])  # type: ignore[arg-type]
+    assert end == RoundEnd(frozenset(), Retry())  # the third in a row, of another pump: the destination is down
+    assert other_primary.sent == ["c"] and health.failures() == 1
 
 
 async def test_a_back_off_longer_than_the_retry_hold_leaves_the_messages_locked() -> None:
@@ -187,29 +204,29 @@ async def test_a_back_off_longer_than_the_retry_hold_leaves_the_messages_locked(
 
 async def test_a_success_between_keyed_failures_restarts_the_count_towards_the_destination() -> None:
     packing = [([0], "k1"), ([1], "k2"), ([2], "k3"), ([3], "k4")]
-    deliveries, primary, backoff, _ = world(packing, {"b": BUSY, "c": BUSY})
+    deliveries, primary, health, _ = world(packing, {"b": BUSY, "c": BUSY})
     settled = Settled()
-    end = await Round(deliveries, settled, "orders", items("a", "b", "c", "d")).run([0, 1, 2, 3])  # type: ignore[arg-type]
+    end = await Round(deliveries.sends, health, settled, items("a", "b", "c", "d")).run([0, 1, 2, 3])  # type: ignore[arg-type]
     assert primary.sent == ["a", "b", "c", "d"]  # two failures in a row: only their keys back off
     assert end == RoundEnd(frozenset({0, 3}), None)
-    assert backoff.failures("orders") == 0
+    assert health.failures() == 0
 
 
 async def test_after_the_destination_backed_off_its_keyed_failures_count_afresh() -> None:
     packing = [([0], "k1"), ([1], "k2"), ([2], "k3")]
-    deliveries, primary, backoff, _ = world(packing, {"a": BUSY, "b": BUSY, "c": BUSY, "d": BUSY})
+    deliveries, primary, health, _ = world(packing, {"a": BUSY, "b": BUSY, "c": BUSY, "d": BUSY})
     settled = Settled()
-    await Round(deliveries, settled, "orders", items("a", "b", "c")).run([0, 1, 2])  # type: ignore[arg-type]
-    assert backoff.failures("orders") == 1
+    await Round(deliveries.sends, health, settled, items("a", "b", "c")).run([0, 1, 2])  # type: ignore[arg-type]
+    assert health.failures() == 1
     primary.packing = [([0], "k4")]
-    end = await Round(deliveries, settled, "orders", items("d")).run([0])  # type: ignore[arg-type]
+    end = await Round(deliveries.sends, health, settled, items("d")).run([0])  # type: ignore[arg-type]
     assert isinstance(end.stop, KeysBackingOff)  # one keyed failure: its key backs off, not the destination
-    assert backoff.failures("orders") == 1
+    assert health.failures() == 1
 
 
 async def test_a_delivery_whose_keys_all_back_off_sleeps_the_shortest_wait_once() -> None:
-    deliveries, primary, backoff, stats = world([([0], "k1")], {}, backoff_seconds=(0.3, 0.3))
-    backoff.failed(("orders", "k1"))
+    deliveries, primary, health, stats = world([([0], "k1")], {}, backoff_seconds=(0.3, 0.3))
+    health.failed("k1")
     settled = Settled()
     await deliveries.deliver(settled, "orders", "k1", items("a"))  # type: ignore[arg-type]
     assert stats.retries == 1  # slept out the key's back-off, not spun round after round
@@ -217,12 +234,12 @@ async def test_a_delivery_whose_keys_all_back_off_sleeps_the_shortest_wait_once(
 
 
 async def test_a_delivery_that_waited_out_a_back_off_tries_once_even_if_it_was_pushed_on() -> None:
-    deliveries, primary, backoff, stats = world([([0], None)], {}, backoff_seconds=(0.2, 0.4))
-    backoff.failed("orders")
+    deliveries, primary, health, stats = world([([0], None)], {}, backoff_seconds=(0.2, 0.4))
+    health.failed()
     settled = Settled()
     delivering = asyncio.create_task(deliveries.deliver(settled, "orders", None, items("a")))  # type: ignore[arg-type]
     await asyncio.sleep(0.05)
-    backoff.failed("orders")  # another delivery's failure meanwhile
+    health.failed()  # another delivery's failure meanwhile
     await delivering
     assert stats.retries == 1
     assert primary.sent == ["a"] and settled.completed == ["backlog-a"]
@@ -255,14 +272,6 @@ async def test_a_destination_missing_when_its_batch_is_made_dead_letters_the_del
     await asyncio.wait_for(deliveries.deliver(settled, "orders", None, items("a", "b")), guard(5))  # type: ignore[arg-type]
     assert settled.dead_lettered == [("backlog-a", "DestinationNotFound"), ("backlog-b", "DestinationNotFound")]
     assert settled.completed == []
-
-
-def test_a_destination_that_went_down_counts_its_keyed_failures_afresh() -> None:
-    deliveries, _, _, _ = world([], {})
-    for _ in range(2):
-        deliveries.failed_in_a_row("orders", Retry())
-    deliveries.destination_down("orders")
-    assert deliveries.failed_in_a_row("orders", Retry()) == 1  # three more before it is down again
 
 
 def parked(message_id: str, destination: str) -> ServiceBusReceivedMessage:

@@ -204,3 +204,30 @@ async def test_closing_closes_every_sender_side_by_side() -> None:
     release.set()
     await closed
     assert all(s.closed for s in client.made)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [ValueError("The handler has already been shutdown."), TimeoutError("close cut"), KeyError("a bug")],
+    ids=["shut-down", "timed-out", "a-bug"],
+)
+async def test_closing_is_best_effort_for_every_failure_of_service_bus_and_raises_a_bug(error: Exception) -> None:
+    # A close cut by an asyncio timeout inside the SDK (`pairing.failures`: TIMED_OUT, as the SDK's
+    # own) used to raise out of the syphon's exit; a failure that is no Service Bus answer still does.
+    class FailingClose(StubSender):
+        async def close(self) -> None:
+            raise error
+
+    class FailingCloseClient(StubClient):
+        def get_queue_sender(self, name: str) -> StubSender:
+            sender = FailingClose("queue", name)
+            self.made.append(sender)
+            return sender
+
+    destinations = Destinations(FailingCloseClient(topics=set()), timeout=60)
+    await destinations.send("orders", "batch")
+    if isinstance(error, KeyError):
+        with pytest.raises(KeyError):
+            await destinations.close()
+    else:
+        await destinations.close()

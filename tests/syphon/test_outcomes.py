@@ -12,6 +12,7 @@ from azure.servicebus.exceptions import (
     ServiceBusServerBusyError,
 )
 
+from pairedbus import sdk
 from pairedbus.syphon.outcomes import DeadLetter, Retry, Split, describe, send_failure
 
 
@@ -20,6 +21,13 @@ def test_a_missing_destination_dead_letters_everything_bound_for_it() -> None:
     assert outcome == DeadLetter(
         "DestinationNotFound", "'orders' does not exist in the primary namespace", everything=True
     )
+
+
+def test_a_refused_credential_is_waited_out_as_the_sdk_raises_it() -> None:
+    refused = sdk.error_for_condition("amqp:unauthorized-access")
+    assert not sdk.is_retryable(refused)  # the SDK's transport: its class alone says retryable
+    assert send_failure(refused, "orders", 3) == Retry()
+    assert send_failure(refused, "orders", 1) == Retry()
 
 
 def test_a_batch_too_large_is_split_and_a_lone_message_too_large_dead_lettered() -> None:

@@ -10,7 +10,7 @@ import pytest
 from azure.servicebus import ServiceBusMessage
 from azure.servicebus.exceptions import MessageLockLostError, ServiceBusServerBusyError
 
-from pairedbus import contract
+from pairedbus import contract, sdk
 from pairedbus.pairing.aliasing import DEAD_LETTER_MALFORMED_ALIAS, DEAD_LETTER_MISSING_PATH
 from pairedbus.pairing.ping import ping_message
 from pairedbus.servicebus.world import ServiceBusWorld
@@ -353,6 +353,28 @@ async def test_destination_outage_loses_nothing_and_moves_once_healed(world: Ser
     assert stats.dead_lettered == 0
     assert stats.errors["ServiceBusServerBusyError"] >= 1
     assert backlog_depth(world) == 0
+
+
+async def test_a_destination_refusing_the_credential_as_the_sdk_raises_it_is_waited_out_not_dead_lettered(
+    world: ServiceBusWorld,
+) -> None:
+    # The SDK's transport raises it not retryable (the class alone says retryable): read as the
+    # primary's refusal of the messages, it dead-lettered every one of them (SendRejected).
+    refused = sdk.error_for_condition("amqp:unauthorized-access", "Unauthorized access. 'Send' claim(s) are required")
+    create_backlog_queues(world, 1)
+    orders = primary_queue(world, "orders")
+    world.fail(PRIMARY, "orders", refused)
+    await park("orders", *(ServiceBusMessage(f"o{i}") for i in range(5)), backlog=0)
+
+    async with make_syphon(world) as syphon, FastForward(world):
+        drain = asyncio.create_task(syphon.drain())
+        await eventually(lambda: syphon.stats.errors.get("ServiceBusAuthorizationError", 0) >= 2)
+        assert syphon.stats.dead_lettered == 0 and not drain.done()
+        world.heal(PRIMARY, "orders")
+        stats = await asyncio.wait_for(drain, guard(30))
+
+    assert stats.moved == 5 and stats.dead_lettered == 0
+    assert sorted(b"".join(m.body) for m in orders.active_messages()) == sorted(f"o{i}".encode() for i in range(5))
 
 
 async def test_crash_between_send_and_complete_is_redelivered_and_dropped_as_duplicate(

@@ -15,10 +15,11 @@ from azure.servicebus.amqp import AmqpMessageBodyType
 from azure.servicebus.exceptions import ServiceBusServerBusyError
 
 from pairedbus import contract
+from pairedbus.pairing.backoff import BackoffPolicy
 from pairedbus.pairing.connections import ConnectionPair
 from pairedbus.servicebus.world import ServiceBusWorld
-from pairedbus.syphon.backoff import Backoff
 from pairedbus.syphon.context import SyphonContext
+from pairedbus.syphon.health import Health
 from pairedbus.syphon.in_flight import InFlightBudget
 from pairedbus.syphon.options import SyphonOptions
 from pairedbus.syphon.pump import BacklogPump, _body_bytes
@@ -313,7 +314,7 @@ def pump_context(budget: InFlightBudget) -> SyphonContext:
         options=options,
         stats=SyphonStats(),
         budget=budget,
-        backoff=Backoff(options.backoff_initial.total_seconds(), options.backoff_max.total_seconds()),
+        health=Health(BackoffPolicy(options.backoff_initial.total_seconds(), options.backoff_max.total_seconds())),
         destinations=None,  # type: ignore[arg-type]  (no send is made)
         secondary=None,
         pair=ConnectionPair(grace=1.0, reaction=None),  # type: ignore[arg-type]  (no side goes down)

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from azure.servicebus.exceptions import MessagingEntityNotFoundError, ServiceBusError, ServiceBusServerBusyError
 
-from pairedbus.pairing.backoff import TOP_OF_WINDOW
-from pairedbus.syphon.backoff import Backoff
+from pairedbus.pairing.backoff import TOP_OF_WINDOW, BackoffPolicy
+from pairedbus.syphon.health import DestinationHealth, Health
 from pairedbus.syphon.outcomes import DeadLetter, Retry, Sent, Split
-from pairedbus.syphon.sending import PrimarySends, Unit, backoff_key
+from pairedbus.syphon.sending import PrimarySends, Unit
 from pairedbus.syphon.stats import SyphonStats
 
 
@@ -48,55 +48,52 @@ class Pair:
         return False
 
 
-def sends(destinations: StubDestinations) -> tuple[PrimarySends, Backoff, SyphonStats, Pair]:
-    backoff, stats, pair = Backoff(10.0, 60.0, rng=TOP_OF_WINDOW), SyphonStats(), Pair()
-    return PrimarySends(destinations, backoff, stats, pair, queue="contoso-primary-backlog-0"), backoff, stats, pair  # type: ignore[arg-type]
-
-
-def test_the_back_off_key_of_a_keyed_unit_is_its_key_at_the_destination() -> None:
-    assert backoff_key("orders", "cart-1") == ("orders", "cart-1")
-    assert backoff_key("orders", None) == "orders"
+def sends(destinations: StubDestinations) -> tuple[PrimarySends, DestinationHealth, SyphonStats, Pair]:
+    """Sends to "orders", and its health."""
+    health, stats, pair = Health(BackoffPolicy(10.0, 60.0, rng=TOP_OF_WINDOW)), SyphonStats(), Pair()
+    primary = PrimarySends(destinations, health, stats, pair, queue="contoso-primary-backlog-0")  # type: ignore[arg-type]
+    return primary, health.of("orders"), stats, pair
 
 
 async def test_a_keyed_success_clears_its_key_s_and_its_destination_s_back_off() -> None:
-    primary, backoff, stats, _ = sends(StubDestinations(None))
+    primary, health, stats, _ = sends(StubDestinations(None))
     stats.unfixable_since, stats.unfixable_error = 1.0, "ServiceBusAuthenticationError: denied"
-    backoff.failed(("orders", "cart-1"))
-    backoff.failed("orders")
+    health.failed("cart-1")
+    health.failed()
     assert await primary.send("orders", Unit("batch", [0, 1], "cart-1")) == Sent()
-    assert backoff.failures(("orders", "cart-1")) == 0 and backoff.remaining(("orders", "cart-1")) == 0
-    assert backoff.failures("orders") == 0 and backoff.remaining("orders") == 0
+    assert health.failures("cart-1") == 0 and health.wait("cart-1") == 0
+    assert health.failures() == 0 and health.wait() == 0
     assert stats.unfixable_error is None  # progress: what failed for good is fixed
 
 
 async def test_a_keyed_retryable_failure_backs_off_the_key_only_and_is_counted() -> None:
-    primary, backoff, stats, pair = sends(StubDestinations(ServiceBusServerBusyError(message="busy")))
+    primary, health, stats, pair = sends(StubDestinations(ServiceBusServerBusyError(message="busy")))
     assert await primary.send("orders", Unit("batch", [0], "cart-1")) == Retry()
-    assert backoff.failures(("orders", "cart-1")) == 1 and backoff.remaining(("orders", "cart-1")) > 9
-    assert backoff.failures("orders") == 0
+    assert health.failures("cart-1") == 1 and health.wait("cart-1") > 9
+    assert health.failures() == 0
     assert stats.errors == {"ServiceBusServerBusyError": 1}
     assert pair.noted == [("primary", "ServiceBusServerBusyError")]
 
 
 async def test_a_shut_down_sender_backs_off_the_destination_even_for_a_keyed_unit() -> None:
-    primary, backoff, _, _ = sends(StubDestinations(ValueError("The handler has already been shutdown.")))
+    primary, health, _, _ = sends(StubDestinations(ValueError("The handler has already been shutdown.")))
     assert await primary.send("orders", Unit("batch", [0], "cart-1")) == Retry(whole_destination=True)
-    assert backoff.failures("orders") == 1
-    assert backoff.failures(("orders", "cart-1")) == 0
+    assert health.failures() == 1
+    assert health.failures("cart-1") == 0
 
 
 async def test_a_refused_batch_teaches_the_destination_message_id_keys() -> None:
     # A refusal carries the service's condition, as the SDK builds it from the wire.
     refused = ServiceBusError("refused", condition="amqp:invalid-field")
     destinations = StubDestinations(refused, refused)
-    primary, backoff, _, _ = sends(destinations)
+    primary, health, _, _ = sends(destinations)
     assert await primary.send("orders", Unit("batch", [0, 1], None)) == Split(keyed_by_message_id=True)
     assert destinations.keyed_by_message_id == ["orders"]
     assert await primary.send("orders", Unit("message", [0], None)) == DeadLetter(
         "SendRejected", "ServiceBusError: refused Error condition: amqp:invalid-field."
     )
     assert destinations.keyed_by_message_id == ["orders"]  # a lone message teaches nothing
-    assert backoff.failures("orders") == 0
+    assert health.failures() == 0
 
 
 async def test_units_sent_side_by_side_answer_in_their_order() -> None:
@@ -113,23 +110,23 @@ async def test_packing_gives_units_of_the_messages_indexes() -> None:
 
 
 async def test_a_sender_that_cannot_open_backs_off_the_destination() -> None:
-    primary, backoff, stats, pair = sends(StubDestinations(packing=ServiceBusServerBusyError(message="busy")))
+    primary, health, stats, pair = sends(StubDestinations(packing=ServiceBusServerBusyError(message="busy")))
     assert await primary.pack("orders", ["a"]) == Retry()
-    assert backoff.failures("orders") == 1
+    assert health.failures() == 1
     assert stats.errors == {"ServiceBusServerBusyError": 1}
     assert pair.noted == [("primary", "ServiceBusServerBusyError")]
 
 
 async def test_a_destination_missing_when_opening_dead_letters_everything() -> None:
-    primary, backoff, stats, _ = sends(StubDestinations(packing=MessagingEntityNotFoundError(message="gone")))
+    primary, health, stats, _ = sends(StubDestinations(packing=MessagingEntityNotFoundError(message="gone")))
     outcome = await primary.pack("orders", ["a", "b"])
     assert outcome == DeadLetter("DestinationNotFound", "'orders' does not exist in the primary namespace", True)
-    assert backoff.failures("orders") == 0
+    assert health.failures() == 0
     assert stats.errors == {"MessagingEntityNotFoundError": 1}
 
 
 async def test_opening_raises_what_is_no_service_bus_answer_without_counting_it() -> None:
-    primary, backoff, stats, pair = sends(StubDestinations(packing=KeyError("bug")))
+    primary, health, stats, pair = sends(StubDestinations(packing=KeyError("bug")))
     with pytest.raises(KeyError):
         await primary.pack("orders", ["a"])
-    assert stats.errors == {} and pair.noted == [] and backoff.failures("orders") == 0
+    assert stats.errors == {} and pair.noted == [] and health.failures() == 0

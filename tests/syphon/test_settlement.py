@@ -160,6 +160,16 @@ async def test_a_complete_busy_three_times_is_left_for_redelivery() -> None:
     assert hold.given_back == 2
 
 
+async def test_a_complete_cut_by_an_asyncio_timeout_inside_the_sdk_is_retried_not_raised() -> None:
+    # As the SDK's own operation timeout is (`pairing.failures`: both mean TIMED_OUT); it used to
+    # raise out of the batch and stop the syphon.
+    receiver = Receiver(m0=[TimeoutError("cut")])
+    stats, hold, _, _ = await settle(receiver, lambda s: s.complete([message("m0")]))
+    assert receiver.calls == ["m0", "m0"] and receiver.settled == ["m0"]
+    assert stats.moved == 1 and stats.errors == {"TimeoutError": 1}
+    assert hold.given_back == 1
+
+
 async def test_an_error_no_retry_helps_is_not_retried() -> None:
     receiver = Receiver(m0=[MessageLockLostError(message="lost")])
     stats, _, _, _ = await settle(receiver, lambda s: s.complete([message("m0")]))

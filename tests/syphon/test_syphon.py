@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from azure.servicebus import ServiceBusMessage
 
-from pairedbus import contract
+from pairedbus import contract, sdk
 from pairedbus.servicebus.world import ServiceBusWorld
 from pairedbus.testing import aio_client
 from tests.load import guard
@@ -207,6 +207,23 @@ async def test_backlog_receive_failures_are_retried_and_nothing_is_skipped(world
     assert stats.moved == 10
     assert len(orders.active_messages()) == 10
     assert stats.errors["ServiceBusServerBusyError"] == 3
+
+
+async def test_a_backlog_queue_refusing_the_credential_as_the_sdk_raises_it_is_retried(world: ServiceBusWorld) -> None:
+    # The SDK's transport raises it not retryable (the class alone says retryable): the pump used to
+    # raise it and stop the syphon, where the refusal of a role assignment still propagating passes.
+    refused = sdk.error_for_condition("amqp:unauthorized-access", "Unauthorized access. 'Listen' claim(s) are required")
+    names = create_backlog_queues(world, 2)
+    orders = world.namespace(PRIMARY).create_queue("orders")
+    await park("orders", *(ServiceBusMessage(f"m{i}") for i in range(10)), backlog=0)
+    world.fail(SECONDARY, names[0], refused, times=3)
+
+    async with make_syphon(world) as syphon:
+        stats = await syphon.drain()
+
+    assert stats.moved == 10
+    assert len(orders.active_messages()) == 10
+    assert stats.errors["ServiceBusAuthorizationError"] == 3
 
 
 async def test_idle_long_polls_do_not_starve_other_backlog_queues_of_in_flight_slots(world: ServiceBusWorld) -> None:

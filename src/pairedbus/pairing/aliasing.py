@@ -39,6 +39,7 @@ from azure.servicebus.amqp import AmqpMessageBodyType, AmqpMessageHeader, AmqpMe
 from azure.servicebus.exceptions import MessageSizeExceededError
 
 from pairedbus import contract, sdk
+from pairedbus.pairing.ports import MessageBody, Restorable
 
 #: Dead-letter reasons for backlog messages the syphon can never deliver (besides the spec's
 #: `contract.DEAD_LETTER_TTL_EXPIRED_IN_BACKLOG`).
@@ -167,7 +168,7 @@ def parked_copy(
 # --- restoring -----------------------------------------------------------------------------
 
 
-def restore_message(received: ServiceBusMessage, *, now: datetime) -> RestoredMessage:
+def restore_message(received: Restorable, *, now: datetime) -> RestoredMessage:
     """The message to send to the primary for a message received from a backlog queue.
 
     The time to live becomes what is left of it: the original minus the time spent in the backlog,
@@ -320,7 +321,7 @@ def _time_to_live_ms(message: ServiceBusMessage) -> int | None:
     return int(ttl) if ttl else None
 
 
-def _body_of(message: ServiceBusMessage) -> bytes | None:
+def _body_of(message: MessageBody) -> bytes | None:
     body_type = message.body_type
     if body_type == AmqpMessageBodyType.DATA:
         body = message.body
@@ -364,7 +365,7 @@ def _read_scheduled(value: Any) -> datetime | None:
     )
 
 
-def _remaining_ttl_ms(received: ServiceBusMessage, value: Any, scheduled: datetime | None, now: datetime) -> int | None:
+def _remaining_ttl_ms(received: Restorable, value: Any, scheduled: datetime | None, now: datetime) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:

@@ -4,9 +4,9 @@ After `n` failures in a row the wait is drawn uniformly from `[0, min(maximum, i
 tenacity's `wait_random_exponential` ("Full Jitter"), its window from tenacity's `wait_exponential`
 (capped, overflow-safe), the draw from a `random.Random` the caller may pass. Jitter spreads the
 retries of many clients that failed together (senders whose namespace came back, syphon replicas
-restarted by one outage) instead of sending them back in step. Used by the syphon's per-destination
-back-off (`syphon.backoff.Backoff`), the sender's connection replacement and its embedded syphon's
-restarts.
+restarted by one outage) instead of sending them back in step. Used by the syphon's destinations'
+health (`syphon.health`) and its receive and listing back-offs (`syphon.backoff.Backoff`), the sender's
+connection replacement and its embedded syphon's restarts.
 
 A test that pins delays passes a seeded `random.Random`, or `TOP_OF_WINDOW` (the exponential
 back-off without jitter)."""

@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from azure.servicebus.exceptions import ServiceBusConnectionError
+from pairedbus.pairing.failures import Failure, failure_of
 
 _log = logging.getLogger("pairedbus.pairing")
 
@@ -43,7 +43,7 @@ def check_side(side: str) -> str:
 
 def is_connection_loss(exc: BaseException) -> bool:
     """The namespace's connection is gone (not one entity): its side of the pair is down."""
-    return isinstance(exc, ServiceBusConnectionError)
+    return failure_of(exc) is Failure.CONNECTION_LOST
 
 
 @dataclass(frozen=True)

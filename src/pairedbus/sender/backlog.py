@@ -22,7 +22,6 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from pairedbus import sdk
 from pairedbus.pairing.connections import SECONDARY, is_connection_loss
 from pairedbus.sender.connections import PairedConnections
 from pairedbus.sender.errors import NoBacklogQueueError, may_be_a_closed_handler, takes_backlog_queue_out
@@ -156,7 +155,7 @@ class Backlog:
                     SECONDARY, exc, since=generation, wait=bound
                 ):
                     continue  # the same queue, on the fresh connection
-                handler_dead = may_be_a_closed_handler(exc) and not sdk.carries_condition(exc)
+                handler_dead = may_be_a_closed_handler(exc)  # never a refusal: those carry a condition
                 if handler_dead and queue not in renewed and connections.forget_backlog_sender(queue):
                     renewed.add(queue)
                     continue  # the same queue, on a fresh SDK sender (once: then the queue is tried as failed)

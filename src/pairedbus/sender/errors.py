@@ -5,60 +5,44 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from azure.servicebus.exceptions import (
-    MessageSizeExceededError,
-    MessagingEntityDisabledError,
-    MessagingEntityNotFoundError,
-    OperationTimeoutError,
-    ServiceBusAuthenticationError,
-    ServiceBusAuthorizationError,
-    ServiceBusError,
-    ServiceBusQuotaExceededError,
-)
+from azure.servicebus.exceptions import MessagingEntityNotFoundError, ServiceBusError
 
 from pairedbus.errors import is_retryable
+from pairedbus.pairing.failures import RETRYABLE, Failure, failure_of
 
-#: The SDK marks authorization/authentication errors retryable (a token may refresh), but the
-#: secondary would refuse the same credential and a missing entity or oversized message is the
-#: caller's to fix: these always reach the caller and never start the failover clock.
-NEVER_FAIL_OVER: tuple[type[BaseException], ...] = (
-    MessageSizeExceededError,
-    MessagingEntityNotFoundError,
-    ServiceBusAuthorizationError,
-    ServiceBusAuthenticationError,
-)
-#: The SDK's operation timeout, and asyncio's (`asyncio.TimeoutError` is `TimeoutError`).
-TIMEOUTS: tuple[type[BaseException], ...] = (OperationTimeoutError, TimeoutError)
-#: A backlog queue that answers with one of these cannot take parked messages now (the spec:
-#: "any failure counts here — a full queue, a missing queue, a refused one").
-UNUSABLE_BACKLOG_QUEUE: tuple[type[BaseException], ...] = (
-    ServiceBusQuotaExceededError,
-    MessagingEntityNotFoundError,
-    MessagingEntityDisabledError,
-    ServiceBusAuthorizationError,
-    ServiceBusAuthenticationError,
+#: What starts (or advances) the failover clock: what the SDK says a retry can help, and timeouts,
+#: but never a refused credential (the SDK marks it retryable, a token may refresh, but the
+#: secondary would refuse the same credential). A missing entity or an oversized message is the
+#: caller's to fix: it reaches the caller and never starts the clock.
+FAILS_OVER: frozenset[Failure] = RETRYABLE - {Failure.DENIED}
+#: A backlog queue that answers with one of these (or one that fails over) cannot take parked
+#: messages now (the spec: "any failure counts here — a full queue, a missing queue, a refused one").
+#: A message too large fails on every queue alike: that one is the caller's.
+UNUSABLE_BACKLOG_QUEUE: frozenset[Failure] = FAILS_OVER | {
+    Failure.QUOTA_EXCEEDED,
+    Failure.ENTITY_NOT_FOUND,
+    Failure.ENTITY_DISABLED,
+    Failure.DENIED,
+}
+#: What the SDK raises for an operation on a handler whose client was closed under it (the close/fault
+#: rule closing the namespace's connection mid-send), as seen over the wire: its own failure wrapped
+#: without a condition ("Handler failed: 'NoneType' object has no attribute 'create_sender_link'",
+#: "... 'client_ready_async'"), pyamqp's AttributeError itself ("'NoneType' object has no attribute
+#: 'end'"), or the handler's ValueError ("The handler has already been shutdown").
+CLOSED_HANDLER: frozenset[Failure] = frozenset(
+    {Failure.HANDLER_FAILED, Failure.TORN_DOWN, Failure.SHUT_DOWN, Failure.INVALID}
 )
 
 
 def starts_failover_clock(exc: BaseException) -> bool:
-    """Retryable Service Bus errors and timeouts start (or advance) the failover clock."""
-    if isinstance(exc, NEVER_FAIL_OVER):
-        return False
-    if isinstance(exc, TIMEOUTS):
-        return True
-    return isinstance(exc, ServiceBusError) and is_retryable(exc)
+    """Retryable Service Bus errors and timeouts start (or advance) the failover clock (`FAILS_OVER`)."""
+    return failure_of(exc) in FAILS_OVER
 
 
 def may_be_a_closed_handler(exc: BaseException) -> bool:
-    """What the SDK raises for an operation on a handler whose client was closed under it (the
-    close/fault rule closing the namespace's connection mid-send), as seen over the wire: a plain
-    `ServiceBusError` wrapping pyamqp's own failure ("Handler failed: 'NoneType' object has no
-    attribute 'create_sender_link'", "... 'client_ready_async'"), pyamqp's `AttributeError` itself
-    ("'NoneType' object has no attribute 'end'"), or the handler's `ValueError` ("The handler has
-    already been shutdown"). Only the connection's state can tell it from the caller's error."""
-    if isinstance(exc, ServiceBusError):
-        return type(exc) is ServiceBusError and not is_session_id_refusal(exc)
-    return isinstance(exc, (AttributeError, ValueError))
+    """Whether `exc` is what a call on a handler closed under it raises (`CLOSED_HANDLER`). Only the
+    connection's state can tell it from the caller's error."""
+    return failure_of(exc) in CLOSED_HANDLER
 
 
 #: The note (PEP 678) the failover sender adds to an error its backlog send raised to the caller: a
@@ -71,22 +55,14 @@ def raised_by_backlog(exc: BaseException) -> bool:
     return BACKLOG_HOP_NOTE in getattr(exc, "__notes__", ())
 
 
-#: What the SDK raises for any call on a handler it shut down itself (after some errors of its own): a plain
-#: ValueError, so its text is the only signal.
-HANDLER_SHUT_DOWN = "The handler has already been shutdown"
-
-
 def is_shut_down_handler(exc: BaseException) -> bool:
-    """Whether `exc` says the SDK handler the call ran on was shut down (by the SDK): it never works again."""
-    return type(exc) is ValueError and HANDLER_SHUT_DOWN in str(exc)
+    """Whether `exc` says the SDK handler the call ran on was shut down: it never works again."""
+    return failure_of(exc) is Failure.SHUT_DOWN
 
 
 def takes_backlog_queue_out(exc: BaseException) -> bool:
-    """Whether a failed backlog send says the queue is unusable (so another one is tried). A
-    message too large fails on every queue alike: that one is the caller's."""
-    if isinstance(exc, MessageSizeExceededError):
-        return False
-    return isinstance(exc, UNUSABLE_BACKLOG_QUEUE) or starts_failover_clock(exc)
+    """Whether a failed backlog send says the queue is unusable (so another one is tried)."""
+    return failure_of(exc) in UNUSABLE_BACKLOG_QUEUE
 
 
 #: The primary's refusal of a message without a session id by a session-enabled entity, as the service

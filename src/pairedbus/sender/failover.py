@@ -21,8 +21,8 @@ from enum import StrEnum
 from typing import Any
 
 from azure.servicebus import ServiceBusMessage
-from azure.servicebus.exceptions import MessagingEntityNotFoundError
 
+from pairedbus.pairing.failures import Failure, failure_of
 from pairedbus.pairing.ping import ping_message
 from pairedbus.sender.errors import (
     SessionRequiredError,
@@ -135,7 +135,7 @@ class EntityFailover:
         this call must be parked (the entity is, or now becomes, switched), False if the error is
         the caller's."""
         if not starts_failover_clock(exc):
-            if isinstance(exc, MessagingEntityNotFoundError):
+            if failure_of(exc) is Failure.ENTITY_NOT_FOUND:
                 self.facts.exists = False
             elif is_session_id_refusal(exc):
                 self.facts.requires_session = True
@@ -199,13 +199,13 @@ class EntityFailover:
                     await self._ping(
                         self, ping_message(session=bool(self.sends_sessions or self.facts.requires_session))
                     )
-                except MessagingEntityNotFoundError:
-                    # The primary answered: it is up and the entity is gone. Sends go back to it
-                    # and the caller sees its "not found", instead of parking what can never arrive.
-                    self.facts.exists = False
-                    self.return_to_primary("answered that it does not exist")
-                    return
                 except Exception as exc:
+                    if failure_of(exc) is Failure.ENTITY_NOT_FOUND:
+                        # The primary answered: it is up and the entity is gone. Sends go back to it and
+                        # the caller sees its "not found", instead of parking what can never arrive.
+                        self.facts.exists = False
+                        self.return_to_primary("answered that it does not exist")
+                        return
                     self._stats.pings_failed += 1
                     _log.debug("ping of %r failed: %r", self.name, exc)
                     continue

@@ -1,4 +1,5 @@
-"""Per-destination back-off: one failing destination never slows another."""
+"""Back-off per key: a backlog queue's receives (`pump`), the backlog listing (`syphon`). One failing
+key never slows another. A destination's back-offs are part of its health (`health.DestinationHealth`)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,9 @@ from pairedbus.pairing.backoff import BackoffPolicy
 
 
 class Backoff:
-    """Delay before the next send to each destination: 0 while healthy; after consecutive
-    failures the runtime's policy (`pairing.backoff.BackoffPolicy`: exponential from `initial`,
-    capped at `maximum`, full jitter from `rng`), in seconds on a monotonic clock. A key is a
-    destination's name, or a (destination, partition key) pair (`sending.backoff_key`)."""
+    """Delay before the next try of each key: 0 while healthy; after consecutive failures the
+    runtime's policy (`pairing.backoff.BackoffPolicy`: exponential from `initial`, capped at
+    `maximum`, full jitter from `rng`), in seconds on a monotonic clock."""
 
     def __init__(
         self,

@@ -12,59 +12,56 @@ import asyncio
 import contextlib
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Generic, TypeAlias
+
+from azure.servicebus import ServiceBusMessage
 
 from pairedbus.pairing.aliasing import UnrestorableMessage, restore_message
 from pairedbus.pairing.ping import is_ping
-from pairedbus.syphon.backoff import Backoff
-from pairedbus.syphon.destinations import KEYS_UNKNOWN, batch_key
+from pairedbus.pairing.ports import M
+from pairedbus.syphon.destinations import KEYS_UNKNOWN, BatchKey, MaybeKey, batch_key
+from pairedbus.syphon.health import DestinationHealth, Health
 from pairedbus.syphon.key_order import KeyOrder
 from pairedbus.syphon.outcomes import DeadLetter, KeysBackingOff, Retry, RoundEnd, SendOutcome, Sent, Split
-from pairedbus.syphon.sending import PrimarySends, Unit, backoff_key
+from pairedbus.syphon.sending import PrimarySends, Unit
 from pairedbus.syphon.settlement import Settlement
 from pairedbus.syphon.stats import SyphonStats
 
-#: Keyed sends to one destination failed in a row, across its keys, after which the destination
-#: itself backs off (it, not one fragment, is down).
-_MAX_FAILED_UNITS_PER_ROUND = 3
-
 #: A delivery's messages: (the backlog message, its restored message), in the order received.
-Items = list[tuple[Any, Any]]
+Items: TypeAlias = list[tuple[M, ServiceBusMessage]]
 
 
-class Deliveries:
+class Deliveries(Generic[M]):
     """What one pump's deliveries share across its batches: the turn of each (destination, key),
-    so a key's messages reach the destination in the order the queue received them
-    (`KeyOrder`), and the keyed sends failed in a row per destination, whichever their keys."""
+    so a key's messages reach the destination in the order the queue received them (`KeyOrder`);
+    and what every pump shares: each destination's health (`health.Health`)."""
 
     def __init__(
         self,
         sends: PrimarySends,
-        backoff: Backoff,
+        health: Health,
         stats: SyphonStats,
         *,
         retry_hold: float,
         halted: Callable[[], bool],
     ) -> None:
         self.sends = sends
-        self.backoff = backoff
+        self._health = health
         self._stats = stats
         self._retry_hold = retry_hold
         self._halted = halted
         self._order = KeyOrder()
-        #: Keyed sends failed in a row per destination, whichever their keys (reset by a success).
-        self._failed_in_a_row: dict[str, int] = {}
 
     async def dispatch(
-        self, settlement: Settlement, tasks: asyncio.TaskGroup, messages: list[Any], *, now: datetime
+        self, settlement: Settlement[M], tasks: asyncio.TaskGroup, messages: list[M], *, now: datetime
     ) -> None:
         """Pings are dropped, unrestorable messages dead-lettered, the rest delivered by
         destination and partition key (tasks started in the order received: a key's turns follow it).
         A batch for one destination and key, the usual case, is delivered here, not in a task of
         its own: a task starts a turn of the event loop later, and a busy loop's turn is milliseconds
         that every message of the batch would spend holding its slot before its send."""
-        groups: dict[tuple[str, Any], Items] = {}
-        pings: list[Any] = []
+        groups: dict[tuple[str, BatchKey], Items[M]] = {}
+        pings: list[M] = []
         for message in messages:
             try:
                 restored = restore_message(message, now=now)
@@ -88,7 +85,7 @@ class Deliveries:
         for (destination, key), items in groups.items():
             tasks.create_task(self.deliver(settlement, destination, key, items))
 
-    async def deliver(self, settlement: Settlement, destination: str, key: Any, items: Items) -> None:
+    async def deliver(self, settlement: Settlement[M], destination: str, key: BatchKey, items: Items[M]) -> None:
         """Send one destination's messages of one partition key in order, round by round.
         Retryable failures back off this key or this destination only.
 
@@ -97,6 +94,7 @@ class Deliveries:
         them; a key backing off holds up only its own later messages. Unkeyed messages have no
         order to keep (the service spreads them over fragments): their sends overlap."""
         turn = self._order.turn((destination, key)) if key is not None else contextlib.nullcontext()
+        health = self._health.of(destination)
         async with turn:
             remaining = list(range(len(items)))
             waited = False
@@ -104,16 +102,16 @@ class Deliveries:
                 # A delivery that waited out a back-off tries once: the back-off it reads now may
                 # have been pushed on by another delivery's failure meanwhile, and deliveries that
                 # re-slept on it would leave one try per back-off for a whole destination.
-                wait = 0.0 if waited else self.backoff.remaining(destination)
+                wait = 0.0 if waited else health.wait()
                 waited = False
                 if not wait:
-                    remaining, wait = await self._round(settlement, destination, key, items, remaining)
+                    remaining, wait = await self._round(settlement, health, key, items, remaining)
                 if remaining and wait:
                     if not await self._wait_out(settlement, destination, [items[i][0] for i in remaining], wait):
                         return
                     waited = True
 
-    async def _wait_out(self, settlement: Settlement, destination: str, messages: list[Any], wait: float) -> bool:
+    async def _wait_out(self, settlement: Settlement[M], destination: str, messages: list[M], wait: float) -> bool:
         """Sleep out a back-off in place (True); or, when it is longer than the retry hold or the
         pump is halted, leave the messages locked for redelivery (False: the delivery ends)."""
         if wait > self._retry_hold or self._halted():
@@ -124,11 +122,16 @@ class Deliveries:
         return True
 
     async def _round(
-        self, settlement: Settlement, destination: str, key: Any, items: Items, remaining: list[int]
+        self,
+        settlement: Settlement[M],
+        health: DestinationHealth,
+        key: BatchKey,
+        items: Items[M],
+        remaining: list[int],
     ) -> tuple[list[int], float]:
         """One round over `remaining`: what is left after it, and how long its keys back off
         (0: try again once the destination allows)."""
-        end = await Round(self, settlement, destination, items, key=key).run(remaining)
+        end = await Round(self.sends, health, settlement, items, key=key).run(remaining)
         match end.stop:
             case DeadLetter(reason, description, everything=True):
                 for index in remaining:
@@ -139,34 +142,30 @@ class Deliveries:
                 return remaining, wait
         return [i for i in remaining if i not in end.finished], 0.0
 
-    def failed_in_a_row(self, destination: str, outcome: SendOutcome) -> int:
-        """Count a keyed-round send's outcome: the destination's failures in a row (0: a success)."""
-        count = self._failed_in_a_row.get(destination, 0) + 1 if isinstance(outcome, Retry) else 0
-        self._failed_in_a_row[destination] = count
-        return count
 
-    def destination_down(self, destination: str) -> None:
-        """Keyed sends failed in a row, across keys: not one fragment, the destination backs off."""
-        self.backoff.failed(destination)
-        self._failed_in_a_row[destination] = 0
-
-
-class Round:
+class Round(Generic[M]):
     """One pass over a delivery's remaining items: pack, send unit by unit, start settling what was
     sent. A unit holds one partition key. A failed fragment fails only the keys it holds, so a
     keyed unit's failure backs off that key alone and the other units are still tried; a few keyed
     failures in a row to the destination, whichever their keys and deliveries, mean the destination
-    itself is down (it backs off as a whole)."""
+    itself is down (it backs off as a whole). The destination's health (`health.DestinationHealth`)
+    is what it asks and tells; it knows nothing of the delivery that runs it."""
 
     def __init__(
-        self, deliveries: Deliveries, settlement: Settlement, destination: str, items: Items, *, key: Any = KEYS_UNKNOWN
+        self,
+        sends: PrimarySends,
+        health: DestinationHealth,
+        settlement: Settlement[M],
+        items: Items[M],
+        *,
+        key: MaybeKey = KEYS_UNKNOWN,
     ) -> None:
-        self._deliveries = deliveries
+        self._sends = sends
+        self._health = health
         #: The batch key the delivery's messages were grouped by (`dispatch`), so packing need not read it again.
         self._key = key
-        self._sends = deliveries.sends
         self._settlement = settlement
-        self._destination = destination
+        self._destination = health.destination
         self._items = items
         self._finished: set[int] = set()
         #: Units still to send, the next on top: a refused batch is replaced by its messages, in order.
@@ -200,7 +199,7 @@ class Round:
         # Taken last to first: a refused batch's messages go on the stack, the first unit's on top.
         # What every acknowledged send carried is completed in one settlement (its sends were all
         # answered by now): one per send cost a task, a timer and a gather per 200 KB message.
-        acknowledged: list[Any] = []
+        acknowledged: list[M] = []
         stops = [
             self._take(unit, outcome, acknowledged)
             for unit, outcome in reversed(list(zip(units, outcomes, strict=True)))
@@ -212,28 +211,28 @@ class Round:
     async def _one_by_one(self) -> SendOutcome | None:
         """The stacked units, one at a time: a keyed unit whose key backs off waits for the next
         round; one that fails backs off its key, unless the destination is down."""
-        destination = self._destination
+        destination, health = self._destination, self._health
         while self._stack:
             unit = self._stack.pop()
-            key = backoff_key(destination, unit.key)
             # Only a keyed unit reads its own back-off: the destination's was waited out before the round.
-            wait = self._deliveries.backoff.remaining(key) if unit.key is not None else 0.0
+            wait = health.wait(unit.key) if unit.key is not None else 0.0
             if wait:
                 self._waits.append(wait)
                 continue
             outcome = await self._sends.send(destination, unit)
-            in_a_row = self._deliveries.failed_in_a_row(destination, outcome)
-            if isinstance(outcome, Retry) and unit.key is not None:
-                if in_a_row < _MAX_FAILED_UNITS_PER_ROUND:
-                    self._waits.append(self._deliveries.backoff.remaining(key))
+            failed = isinstance(outcome, Retry)
+            health.count(failed=failed)
+            if failed and unit.key is not None:
+                if not health.down_by_its_keys:
+                    self._waits.append(health.wait(unit.key))
                     continue
-                self._deliveries.destination_down(destination)
+                health.went_down()
             stop = self._take(unit, outcome)
             if stop is not None:
                 return stop
         return None
 
-    def _take(self, unit: Unit, outcome: SendOutcome, acknowledged: list[Any] | None = None) -> SendOutcome | None:
+    def _take(self, unit: Unit, outcome: SendOutcome, acknowledged: list[M] | None = None) -> SendOutcome | None:
         """The one handler of a send's outcome: settle what it finished, stack what it split.
         Returns what stops the round (a Retry, or a DeadLetter of everything), else None. With
         `acknowledged`, what the send finished is added there, for the caller to complete."""

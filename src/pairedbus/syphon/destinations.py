@@ -4,22 +4,40 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Iterator
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable, Hashable, Iterable, Iterator
+from enum import Enum
+from typing import Final, TypeAlias, TypeVar
 
-from azure.servicebus import ServiceBusMessage
-from azure.servicebus.exceptions import MessageSizeExceededError, MessagingEntityNotFoundError, ServiceBusError
+from azure.servicebus import ServiceBusMessage, ServiceBusMessageBatch
 
 from pairedbus import sdk
+from pairedbus.pairing.failures import SERVICE_BUS, Failure, failure_of
+from pairedbus.pairing.ports import Sender, SenderSource
 
 T = TypeVar("T")
 _log = logging.getLogger("pairedbus.syphon")
 
+#: The partition key messages sharing a batch share (`batch_key`): a session id, a partition key or
+#: a message id, as the message carries it; None: unkeyed.
+BatchKey: TypeAlias = Hashable | None
+#: What one send carries: a batch, or a lone message that did not fit an empty batch.
+Sendable: TypeAlias = ServiceBusMessageBatch | ServiceBusMessage
+
+
+class _Unknown(Enum):
+    KEYS_UNKNOWN = "keys unknown"
+
+
 #: `Destinations.batches`' default: the messages' partition keys are not known to be one.
-KEYS_UNKNOWN: Any = object()
+KEYS_UNKNOWN: Final = _Unknown.KEYS_UNKNOWN
+#: A batch key, or KEYS_UNKNOWN.
+MaybeKey: TypeAlias = BatchKey | _Unknown
+#: A call on a destination's sender failed this way: the sender is gone (its handler shut down, by
+#: its owner or its client), so the destination gets fresh senders next time.
+_SENDERS_GONE = frozenset({Failure.SHUT_DOWN, Failure.INVALID, Failure.ALREADY_SETTLED})
 
 
-def batch_key(message: ServiceBusMessage, *, message_id_is_key: bool = False) -> Any:
+def batch_key(message: ServiceBusMessage, *, message_id_is_key: bool = False) -> BatchKey:
     """The partition key a partitioned entity routes `message` by (partitioning.md, "Partition
     keys"): the session id; else the partition key; else, when the entity has duplicate detection
     (`message_id_is_key`), the message id; else none (round-robin over fragments). Messages sharing
@@ -50,30 +68,30 @@ class SenderPool:
     destination overlap across senders instead: an idle sender is reused (the last freed first), a
     new one is made while fewer than `most` exist, else the send waits for one to be freed."""
 
-    def __init__(self, make: Callable[[], Any], most: int) -> None:
+    def __init__(self, make: Callable[[], Sender], most: int) -> None:
         self._make = make
         self._most = most
-        self.senders: list[Any] = []
-        self._free: asyncio.LifoQueue[Any] = asyncio.LifoQueue()
+        self.senders: list[Sender] = []
+        self._free: asyncio.LifoQueue[Sender] = asyncio.LifoQueue()
         #: A sender whose link size is known: batches are made on it without I/O.
-        self.sized: Any = None
+        self.sized: Sender | None = None
         #: Held while a batch opens a sender to learn the link's size.
         self.sizing = asyncio.Lock()
 
-    def sized_sender(self) -> Any | None:
+    def sized_sender(self) -> Sender | None:
         return self.sized
 
-    async def take(self) -> Any:
+    async def take(self) -> Sender:
         if self._free.empty() and len(self.senders) < self._most:
             sender = self._make()
             self.senders.append(sender)
             return sender
         return await self._free.get()
 
-    def give(self, sender: Any) -> None:
+    def give(self, sender: Sender) -> None:
         self._free.put_nowait(sender)
 
-    async def send(self, batch: Any, *, seconds: float) -> None:
+    async def send(self, batch: Sendable, *, seconds: float) -> None:
         """Send on a sender of its own; `seconds`: the SDK's timeout for the send."""
         sender = await self.take()
         try:
@@ -94,7 +112,7 @@ class Destinations:
 
     def __init__(
         self,
-        client: Any,
+        client: SenderSource,
         *,
         timeout: float,
         describe: Callable[[str], Awaitable[bool | None]] | None = None,
@@ -140,40 +158,41 @@ class Destinations:
         if pool is not None:
             await asyncio.gather(*(_close(sender) for sender in pool.senders))
 
-    async def send(self, destination: str, batch: Any) -> None:
+    async def send(self, destination: str, batch: Sendable) -> None:
         """Send one batch (or one message); returns once the broker acknowledged it."""
         await self._on_pool(destination, lambda pool: pool.send(batch, seconds=self._timeout))
 
     async def _on_pool(self, destination: str, operation: Callable[[SenderPool], Awaitable[T]]) -> T:
         try:
             return await operation(self.pool(destination))
-        except MessageSizeExceededError:
-            raise
-        except ValueError:
-            # "The handler has already been shutdown": make fresh senders next time.
-            await self.forget(destination)
-            raise
-        except MessagingEntityNotFoundError:
+        except Exception as exc:
+            failure = failure_of(exc)
+            if failure in _SENDERS_GONE:
+                await self.forget(destination)  # make fresh senders next time
+                raise
+            if failure is not Failure.ENTITY_NOT_FOUND:
+                raise
             await self.forget(destination)
             if destination in self._topics:
                 raise
             self._topics.add(destination)
             try:
                 return await operation(self.pool(destination))
-            except MessagingEntityNotFoundError:
-                self._topics.discard(destination)
-                await self.forget(destination)
+            except Exception as again:
+                if failure_of(again) is Failure.ENTITY_NOT_FOUND:
+                    self._topics.discard(destination)
+                    await self.forget(destination)
                 raise
 
     async def batches(
-        self, destination: str, messages: list[Any], *, key: Any = KEYS_UNKNOWN
-    ) -> list[tuple[Any, list[int], Any]]:
+        self, destination: str, messages: list[ServiceBusMessage], *, key: MaybeKey = KEYS_UNKNOWN
+    ) -> list[tuple[Sendable, list[int], BatchKey]]:
         """Pack `messages` (in order) into as few sendable units as fit; each unit is a
         ServiceBusMessageBatch, or a lone message that did not fit an empty batch (it may still fit
         the entity's larger single-message limit on Premium). Returns (unit, message indexes, the
         partition key all of the unit's messages share, or None). `key`: the `batch_key` every
         message was grouped by, when the caller knows it (it is then not read again per message)."""
-        units: list[tuple[Any, list[int], Any]] = []
+        units: list[tuple[Sendable, list[int], BatchKey]] = []
         if self._describe is not None and destination not in self._described:
             self._described.add(destination)
             try:
@@ -184,7 +203,7 @@ class Destinations:
                 _log.info("cannot read destination %r's properties: %r", destination, exc)
         message_id_is_key = destination in self._message_id_keyed
         if key is KEYS_UNKNOWN or (key is None and message_id_is_key):
-            groups: Iterable[tuple[Any, list[int]]] = _by_key(messages, message_id_is_key=message_id_is_key)
+            groups: Iterable[tuple[BatchKey, list[int]]] = _by_key(messages, message_id_is_key=message_id_is_key)
         else:  # one key: a session or partition key is the batch key whatever the destination
             groups = ((key, list(range(len(messages)))),)
         for key, key_indexes in groups:
@@ -211,7 +230,7 @@ class Destinations:
                 units.append((batch, members, key))
         return units
 
-    async def _new_batch(self, pool: SenderPool) -> Any:
+    async def _new_batch(self, pool: SenderPool) -> ServiceBusMessageBatch:
         # azure-servicebus opens the link only while it has not learned the link's size
         # (`create_message_batch`: `if not self._max_message_size_on_link`); after that, no I/O, so
         # batches are made on the sized sender while it sends.
@@ -243,15 +262,17 @@ class Destinations:
         await asyncio.gather(*(_close(sender) for pool in pools for sender in pool.senders))
 
 
-async def _close(sender: Any) -> None:
+async def _close(sender: Sender) -> None:
     try:
         await sender.close()
-    except (ServiceBusError, ValueError):
-        pass  # already shut down with its error
+    except Exception as exc:
+        if failure_of(exc) not in SERVICE_BUS:
+            raise
+        # already shut down with its error
 
 
-def _by_key(messages: list[Any], *, message_id_is_key: bool) -> Iterator[tuple[Any, list[int]]]:
-    groups: dict[Any, list[int]] = {}
+def _by_key(messages: list[ServiceBusMessage], *, message_id_is_key: bool) -> Iterator[tuple[BatchKey, list[int]]]:
+    groups: dict[BatchKey, list[int]] = {}
     for index, message in enumerate(messages):
         groups.setdefault(batch_key(message, message_id_is_key=message_id_is_key), []).append(index)
     yield from groups.items()

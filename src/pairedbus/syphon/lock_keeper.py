@@ -6,17 +6,17 @@ import asyncio
 import logging
 import time
 from collections.abc import Iterable
-from typing import Any
-
-from azure.servicebus.exceptions import MessageLockLostError, ServiceBusError
+from typing import Generic
 
 from pairedbus.pairing.connections import SECONDARY, ConnectionPair
+from pairedbus.pairing.failures import SERVICE_BUS, Failure, failure_of
+from pairedbus.pairing.ports import M, Receiver
 from pairedbus.syphon.stats import SyphonStats
 
 log = logging.getLogger("pairedbus.syphon")
 
 
-class LockKeeper:
+class LockKeeper(Generic[M]):
     """Renews the locks of the messages it keeps every `interval` seconds until they are released.
 
     Started per received batch, holding every message of it from the receive, and cancelled (then
@@ -33,8 +33,8 @@ class LockKeeper:
 
     def __init__(
         self,
-        receiver: Any,
-        messages: Iterable[Any],
+        receiver: Receiver[M],
+        messages: Iterable[M],
         interval: float,
         stats: SyphonStats,
         pair: ConnectionPair,
@@ -44,17 +44,17 @@ class LockKeeper:
         self._timeout = timeout
         self._pair = pair
         self._receiver = receiver
-        self._held: dict[int, Any] = {id(m): m for m in messages}
+        self._held: dict[int, M] = {id(m): m for m in messages}
         #: The messages whose renewal the broker answered with lock-lost (by id: alive with the batch).
         self._lost: set[int] = set()
         self._interval = interval
         self._stats = stats
 
-    def lost(self, message: Any) -> bool:
+    def lost(self, message: M) -> bool:
         """Whether the broker said this message's lock is lost (a renewal answered lock-lost)."""
         return id(message) in self._lost
 
-    def release(self, message: Any) -> None:
+    def release(self, message: M) -> None:
         """The message is settled or left to the broker: stop renewing it."""
         self._held.pop(id(message), None)
 
@@ -68,7 +68,7 @@ class LockKeeper:
             if self._held:
                 await self._renew(list(self._held.values()))
 
-    async def _renew(self, held: list[Any]) -> None:
+    async def _renew(self, held: list[M]) -> None:
         results = await asyncio.gather(
             *(self._receiver.renew_message_lock(m, timeout=self._timeout) for m in held), return_exceptions=True
         )
@@ -76,12 +76,13 @@ class LockKeeper:
             if id(message) not in self._held:
                 continue  # settled while its renewal was on the wire: nothing to report
             if isinstance(result, BaseException):
-                if not isinstance(result, (ServiceBusError, ValueError, TimeoutError)):
+                failure = failure_of(result)
+                if failure not in SERVICE_BUS:
                     raise result
                 self._stats.count_error(result)
                 self._pair.note_error(SECONDARY, result)
                 self.release(message)
-                if isinstance(result, MessageLockLostError):
+                if failure is Failure.LOCK_LOST:
                     self._lost.add(id(message))
                 log.warning(
                     "backlog message lock renewal failed",

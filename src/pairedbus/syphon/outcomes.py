@@ -8,15 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from azure.servicebus.exceptions import (
-    MessageSizeExceededError,
-    MessagingEntityNotFoundError,
-    ServiceBusError,
-    ServiceBusQuotaExceededError,
-)
-
-from pairedbus import sdk
-from pairedbus.errors import is_retryable
+from pairedbus.pairing.failures import RETRYABLE, Failure, failure_of
 
 #: Dead-letter reasons for sends the primary refuses for good.
 DEAD_LETTER_DESTINATION_NOT_FOUND = "DestinationNotFound"
@@ -78,38 +70,38 @@ class RoundEnd:
     stop: SendOutcome | KeysBackingOff | None = None
 
 
+#: A send's failures worth waiting out: what the SDK says a retry can help, timeouts, and a full
+#: destination (the SDK does not retry it, but it drains: waiting beats dead-lettering everything
+#: bound for it).
+_WORTH_WAITING = RETRYABLE | {Failure.QUOTA_EXCEEDED}
+#: The sender (or the whole client) is gone, not the destination: the SDK's own failure ("Handler
+#: failed: ..."; over the wire a close tore the sender down under the send: it dead-lettered 29-118
+#: messages a drill when read as a refusal), or its "handler has been shut down".
+_SENDER_GONE = frozenset({Failure.HANDLER_FAILED, Failure.SHUT_DOWN, Failure.INVALID, Failure.ALREADY_SETTLED})
+#: The primary refused the send for good, with its condition: e.g. a partitioned entity refusing a
+#: batch of distinct keys.
+_REFUSED = frozenset({Failure.REFUSED, Failure.LOCK_LOST, Failure.MESSAGE_NOT_FOUND})
+
+
 def send_failure(exc: Exception, destination: str, count: int) -> SendOutcome:
     """What a failed send of `count` messages to `destination` means. Raises `exc` when it is no
     answer of Service Bus (a bug, not an outcome)."""
-    if isinstance(exc, MessagingEntityNotFoundError):
+    failure = failure_of(exc)
+    if failure is Failure.ENTITY_NOT_FOUND:
         return DeadLetter(
             DEAD_LETTER_DESTINATION_NOT_FOUND,
             f"{destination!r} does not exist in the primary namespace",
             everything=True,
         )
-    if isinstance(exc, MessageSizeExceededError):
+    if failure is Failure.TOO_LARGE:
         return Split() if count > 1 else DeadLetter(DEAD_LETTER_MESSAGE_SIZE_EXCEEDED, describe(exc))
-    if _worth_waiting(exc):
+    if failure in _WORTH_WAITING:
         return Retry()
-    if isinstance(exc, ServiceBusError) and not sdk.carries_condition(exc):
-        # No answer of the primary: the SDK's own failure, wrapped ("Handler failed: ..."), when a close
-        # tore the sender down under the send. Over the wire it dead-lettered 29-118 messages a drill.
+    if failure in _SENDER_GONE:
         return Retry(whole_destination=True)
-    if isinstance(exc, ServiceBusError):
-        # A batch refused: e.g. a partitioned entity refusing a batch of distinct keys.
+    if failure in _REFUSED:
         return Split(keyed_by_message_id=True) if count > 1 else DeadLetter(DEAD_LETTER_SEND_REJECTED, describe(exc))
-    if isinstance(exc, ValueError):
-        # The SDK's "handler has been shut down": the sender (or the whole client) was closed.
-        return Retry(whole_destination=True)
     raise exc
-
-
-def _worth_waiting(exc: Exception) -> bool:
-    """A timeout, or an error the SDK says a retry can help. Quota exceeded is not retryable for
-    the SDK, but a full destination drains: waiting beats dead-lettering everything bound for it."""
-    return isinstance(exc, TimeoutError) or (
-        isinstance(exc, ServiceBusError) and (is_retryable(exc) or isinstance(exc, ServiceBusQuotaExceededError))
-    )
 
 
 def describe(exc: BaseException) -> str:

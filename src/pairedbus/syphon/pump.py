@@ -15,15 +15,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Sequence
 from enum import Enum
-from typing import Any, cast
+from typing import Generic, TypeVar
 
 from azure.servicebus.amqp import AmqpMessageBodyType
-from azure.servicebus.exceptions import MessagingEntityNotFoundError, ServiceBusError
 
-from pairedbus.errors import is_retryable
 from pairedbus.pairing.connections import SECONDARY
+from pairedbus.pairing.failures import RETRYABLE, SERVICE_BUS, Failure, failure_of
+from pairedbus.pairing.ports import M, MessageBody, Receiver
 from pairedbus.syphon.backoff import Backoff
 from pairedbus.syphon.context import SyphonContext
 from pairedbus.syphon.delivery import Deliveries
@@ -39,6 +39,7 @@ from pairedbus.syphon.sending import PrimarySends
 from pairedbus.syphon.settlement import Settlement
 
 log = logging.getLogger("pairedbus.syphon")
+T = TypeVar("T")
 
 #: Longest wait of an extra receiver's receive (seconds): it exists only while its queue is busy.
 _EXTRA_WAIT = 1.0
@@ -53,8 +54,8 @@ class ReceiveEnd(Enum):
     GONE = "gone"
 
 
-class BacklogPump:
-    def __init__(self, ctx: SyphonContext, queue: str, *, depth: int = 0, size_in_bytes: int = 0) -> None:
+class BacklogPump(Generic[M]):
+    def __init__(self, ctx: SyphonContext[M], queue: str, *, depth: int = 0, size_in_bytes: int = 0) -> None:
         """`depth` and `size_in_bytes`: what the listing reported for the queue (0: unknown), so
         a queue with work starts at full size (`ReceivePlan`) and its first receives already keep
         the byte bound."""
@@ -63,9 +64,9 @@ class BacklogPump:
         self._plan = ReceivePlan(depth)
         if depth > 0 and size_in_bytes > 0:
             ctx.budget.expect_message_size(size_in_bytes / depth)
-        self._deliveries = Deliveries(
-            PrimarySends(ctx.destinations, ctx.backoff, ctx.stats, ctx.pair, queue=queue),
-            ctx.backoff,
+        self._deliveries: Deliveries[M] = Deliveries(
+            PrimarySends(ctx.destinations, ctx.health, ctx.stats, ctx.pair, queue=queue),
+            ctx.health,
             ctx.stats,
             retry_hold=ctx.options.retry_hold.total_seconds(),
             halted=lambda: self._halted,
@@ -117,11 +118,15 @@ class BacklogPump:
         most = min(self._ctx.options.receivers_per_queue, self._ctx.budget.receivers_share(batch_size))
         return self._plan.receivers(batch_size=batch_size, most=most)
 
-    def _add_receivers(self, receivers: asyncio.TaskGroup, upto: int, **loop: Any) -> None:
+    def _add_receivers(
+        self, receivers: asyncio.TaskGroup, upto: int, *, wait: float, halt: asyncio.Event, until_empty: bool
+    ) -> None:
         """Open extra receivers until `upto` are open."""
         while self._open_receivers < upto:
             self._open_receivers += 1
-            receivers.create_task(self._receive_loop(receivers, **loop, extra=True))
+            receivers.create_task(
+                self._receive_loop(receivers, wait=wait, halt=halt, until_empty=until_empty, extra=True)
+            )
 
     async def _receive_loop(
         self, receivers: asyncio.TaskGroup, *, wait: float, halt: asyncio.Event, until_empty: bool, extra: bool
@@ -178,12 +183,14 @@ class BacklogPump:
             self._open_receivers -= 1
             try:
                 await receiver.close()
-            except (ServiceBusError, ValueError) as exc:
+            except Exception as exc:
+                if failure_of(exc) not in SERVICE_BUS:
+                    raise
                 log.debug("closing a backlog receiver failed", extra={"backlog_queue": self.queue, "error": repr(exc)})
 
     async def _receive(
-        self, receiver: Any, count: int, wait: float, halt: asyncio.Event, *, opened: bool = True
-    ) -> list[Any] | ReceiveEnd:
+        self, receiver: Receiver[M], count: int, wait: float, halt: asyncio.Event, *, opened: bool = True
+    ) -> list[M] | ReceiveEnd:
         """One receive raced against `halt` and bounded by its wait plus the operation timeout;
         unless `opened`, the receiver's link is opened first, bounded by the operation timeout.
 
@@ -213,9 +220,9 @@ class BacklogPump:
             return received
         self._receive_backoff.succeeded(self.queue)
         self._ctx.stats.note_progress()
-        return cast(list[Any], received) or ReceiveEnd.EMPTY
+        return received or ReceiveEnd.EMPTY
 
-    async def _raced(self, call: Awaitable[Any], bound: float, halt: asyncio.Event, what: str) -> Any:
+    async def _raced(self, call: Awaitable[T], bound: float, halt: asyncio.Event, what: str) -> T | ReceiveEnd:
         """`call`'s result, raced against `halt` (EMPTY) and bounded by `bound` seconds; a failure
         or an overrun is `_receive_failed`'s to judge."""
         task = asyncio.ensure_future(call)
@@ -241,9 +248,10 @@ class BacklogPump:
 
     def _receive_failed(self, exc: BaseException) -> ReceiveEnd:
         self._ctx.stats.count_error(exc)
+        failure = failure_of(exc)
         if self._ctx.pair.note_error(SECONDARY, exc):
             return ReceiveEnd.GONE  # the close/fault rule takes over
-        if isinstance(exc, MessagingEntityNotFoundError):
+        if failure is Failure.ENTITY_NOT_FOUND:
             log.warning("backlog queue vanished; its pump stops", extra={"backlog_queue": self.queue})
             return ReceiveEnd.GONE
         if not self._ctx.pair.both_up:
@@ -251,7 +259,7 @@ class BacklogPump:
             # it closed raises (the SDK's ValueError, or over the wire its ServiceBusError
             # "Handler failed: 'NoneType' object has no attribute 'flow'") is that, not a new fault.
             return ReceiveEnd.GONE
-        if isinstance(exc, TimeoutError) or (isinstance(exc, ServiceBusError) and is_retryable(exc)):
+        if failure in RETRYABLE:
             delay = self._receive_backoff.failed(self.queue)
             log.warning(
                 "backlog receive failed; backing off",
@@ -262,7 +270,7 @@ class BacklogPump:
 
     # --- one received batch --------------------------------------------------------------
 
-    async def _handle(self, receiver: Any, messages: list[Any], nbytes: int) -> None:
+    async def _handle(self, receiver: Receiver[M], messages: list[M], nbytes: int) -> None:
         """Deliver one received batch; returns once each of its messages is settled or left."""
         ctx = self._ctx
         hold = Hold(ctx.budget, len(messages), nbytes)
@@ -286,7 +294,7 @@ class BacklogPump:
         return self._halt is not None and self._halt.is_set()
 
 
-def _body_bytes(messages: list[Any]) -> int:
+def _body_bytes(messages: Sequence[MessageBody]) -> int:
     """The body bytes of received messages (what the byte bound counts): data sections only."""
     total = 0
     for message in messages:

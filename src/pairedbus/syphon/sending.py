@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Any
 
-from azure.servicebus.exceptions import MessagingEntityNotFoundError, ServiceBusError
+from azure.servicebus import ServiceBusMessage
 
 from pairedbus.pairing.connections import PRIMARY, ConnectionPair
-from pairedbus.syphon.backoff import Backoff
-from pairedbus.syphon.destinations import KEYS_UNKNOWN, Destinations
+from pairedbus.pairing.failures import SERVICE_BUS, Failure, failure_of
+from pairedbus.syphon.destinations import KEYS_UNKNOWN, BatchKey, Destinations, MaybeKey, Sendable
+from pairedbus.syphon.health import Health
 from pairedbus.syphon.outcomes import (
     DEAD_LETTER_DESTINATION_NOT_FOUND,
     DEAD_LETTER_SEND_REJECTED,
@@ -41,27 +40,26 @@ class Unit:
     """What one send carries: a batch (or a lone message), the delivery's item indexes in it, and
     the partition key they all share (None: unkeyed)."""
 
-    batch: Any
+    batch: Sendable
     members: list[int]
-    key: Any
-
-
-def backoff_key(destination: str, key: Any) -> Hashable:
-    """What a failed send backs off: a keyed unit's (destination, key), else the destination."""
-    return destination if key is None else (destination, key)
+    key: BatchKey
 
 
 class PrimarySends:
+    """Sends to the primary, told to each destination's health (`health.DestinationHealth`)."""
+
     def __init__(
-        self, destinations: Destinations, backoff: Backoff, stats: SyphonStats, pair: ConnectionPair, *, queue: str
+        self, destinations: Destinations, health: Health, stats: SyphonStats, pair: ConnectionPair, *, queue: str
     ) -> None:
         self._destinations = destinations
-        self._backoff = backoff
+        self._health = health
         self._stats = stats
         self._pair = pair
         self._queue = queue  # the backlog queue whose messages these are (for the logs)
 
-    async def pack(self, destination: str, messages: list[Any], *, key: Any = KEYS_UNKNOWN) -> list[Unit] | SendOutcome:
+    async def pack(
+        self, destination: str, messages: list[ServiceBusMessage], *, key: MaybeKey = KEYS_UNKNOWN
+    ) -> list[Unit] | SendOutcome:
         """`messages` (in order) in as few units as fit, their members indexes into `messages`;
         or what opening the sender or sizing a batch failing means. `key`: their one batch key, if known."""
         try:
@@ -71,16 +69,13 @@ class PrimarySends:
         return [Unit(batch, members, key) for batch, members, key in packed]
 
     async def send(self, destination: str, unit: Unit) -> SendOutcome:
-        """Send one unit; what its answer means. A retryable failure backs off the unit's
-        `backoff_key`; a success clears it, and the destination's."""
-        key = backoff_key(destination, unit.key)
+        """Send one unit; what its answer means. A retryable failure backs off the unit's key (an
+        unkeyed unit's: the destination); a success clears it, and the destination's."""
         try:
             await self._destinations.send(destination, unit.batch)
         except Exception as exc:
-            return self._failed(exc, destination, len(unit.members), key)
-        self._backoff.succeeded(key)
-        if key != destination:
-            self._backoff.succeeded(destination)
+            return self._failed(exc, destination, len(unit.members), unit.key)
+        self._health.of(destination).sent(unit.key)
         self._stats.note_progress()
         return Sent()
 
@@ -88,7 +83,7 @@ class PrimarySends:
         """Send the units all at once (pipelined on the link); their outcomes in their order."""
         return list(await asyncio.gather(*(self.send(destination, unit) for unit in units)))
 
-    def _failed(self, exc: Exception, destination: str, count: int, key: Hashable) -> SendOutcome:
+    def _failed(self, exc: Exception, destination: str, count: int, key: BatchKey) -> SendOutcome:
         self._stats.count_error(exc)
         self._pair.note_error(PRIMARY, exc)
         outcome = send_failure(exc, destination, count)
@@ -97,10 +92,14 @@ class PrimarySends:
             case Retry(whole_destination=True):
                 # Destinations made a fresh sender for next time; a closed client has tripped
                 # the close/fault rule.
-                self._backoff.failed(destination)
+                self._health.of(destination).failed()
             case Retry():
-                delay = self._backoff.failed(key)
-                log.warning("send to the primary failed; backing off", extra={**fields, "delay_seconds": delay})
+                health = self._health.of(destination)
+                delay = health.failed(key)
+                log.warning(
+                    "send to the primary failed; backing off",
+                    extra={**fields, "delay_seconds": delay, "down_seconds": health.down_for()},
+                )
             case Split(keyed_by_message_id=True):
                 # From now on its batches are keyed by message id (partitioning.md, "Partition keys").
                 self._destinations.learn_keyed_by_message_id(destination)
@@ -110,13 +109,15 @@ class PrimarySends:
 
     def _opening_failed(self, exc: Exception, destination: str) -> SendOutcome:
         """Opening the sender or sizing a batch failed: only a missing entity is final."""
-        if isinstance(exc, MessagingEntityNotFoundError):
-            return self._failed(exc, destination, 1, destination)
-        if not isinstance(exc, (ServiceBusError, ValueError, TimeoutError)):
+        failure = failure_of(exc)
+        if failure is Failure.ENTITY_NOT_FOUND:
+            return self._failed(exc, destination, 1, None)
+        if failure not in SERVICE_BUS:
             raise exc
         self._stats.count_error(exc)
         self._pair.note_error(PRIMARY, exc)
-        delay = self._backoff.failed(destination)
+        health = self._health.of(destination)
+        delay = health.failed()
         log.warning(
             "opening a sender to the primary failed; backing off",
             extra={
@@ -124,6 +125,7 @@ class PrimarySends:
                 "backlog_queue": self._queue,
                 "error": repr(exc),
                 "delay_seconds": delay,
+                "down_seconds": health.down_for(),
             },
         )
         return Retry()

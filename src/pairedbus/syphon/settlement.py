@@ -7,12 +7,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import TYPE_CHECKING, Generic
 
-from azure.servicebus.exceptions import MessageLockLostError, ServiceBusError, ServiceBusServerBusyError
+from azure.servicebus.exceptions import MessageLockLostError
 
-from pairedbus.errors import is_retryable
 from pairedbus.pairing.connections import SECONDARY
+from pairedbus.pairing.failures import RETRYABLE, SERVICE_BUS, Failure, failure_of
+from pairedbus.pairing.ports import M, Receiver
 from pairedbus.syphon.in_flight import Hold
 from pairedbus.syphon.lock_keeper import LockKeeper
 from pairedbus.syphon.outcomes import DESCRIPTION_MAX
@@ -28,7 +30,7 @@ _SETTLE_TRIES = 3
 _LOCK_LOST = MessageLockLostError(message="the lock was lost at a renewal; not settled")
 
 
-class Settlement:
+class Settlement(Generic[M]):
     """How one received batch's backlog messages end: completed once the send that carried them
     was acknowledged, dead-lettered when the primary refuses them for good, or left locked while
     their destination backs off (the broker redelivers them when the lock expires). Each ending
@@ -39,10 +41,10 @@ class Settlement:
 
     def __init__(
         self,
-        ctx: SyphonContext,
+        ctx: SyphonContext[M],
         queue: str,
-        receiver: Any,
-        keeper: LockKeeper,
+        receiver: Receiver[M],
+        keeper: LockKeeper[M],
         hold: Hold,
         tasks: asyncio.TaskGroup,
     ) -> None:
@@ -54,18 +56,18 @@ class Settlement:
         self._tasks = tasks
         self._timeout = ctx.options.operation_timeout.total_seconds()
 
-    def complete(self, messages: list[Any]) -> None:
+    def complete(self, messages: list[M]) -> None:
         """Complete the backlog messages of one acknowledged send, all at once."""
         self._start(messages, self._complete(messages))
 
-    def drop_pings(self, pings: list[Any]) -> None:
+    def drop_pings(self, pings: list[M]) -> None:
         """Complete pings in the backlog; they are never forwarded."""
         self._start(pings, self._drop_pings(pings))
 
-    def dead_letter(self, message: Any, reason: str, description: str) -> None:
+    def dead_letter(self, message: M, reason: str, description: str) -> None:
         self._start([message], self._dead_letter(message, reason, description))
 
-    async def leave_locked(self, destination: str, messages: list[Any]) -> None:
+    async def leave_locked(self, destination: str, messages: list[M]) -> None:
         for message in messages:
             self._keeper.release(message)
         self._ctx.stats.left_locked += len(messages)
@@ -75,23 +77,23 @@ class Settlement:
         )
         await self._hold.give_back(len(messages))
 
-    def _start(self, messages: list[Any], settling: Any) -> None:
+    def _start(self, messages: list[M], settling: Coroutine[object, None, None]) -> None:
         for message in messages:
             self._keeper.release(message)
         self._tasks.create_task(settling)
 
-    async def _complete(self, messages: list[Any]) -> None:
+    async def _complete(self, messages: list[M]) -> None:
         settled = await self._settled(self._receiver.complete_message, messages, "complete")
         self._ctx.stats.moved += sum(settled)
         await self._hold.give_back(len(messages))
 
-    async def _drop_pings(self, pings: list[Any]) -> None:
+    async def _drop_pings(self, pings: list[M]) -> None:
         settled = await self._settled(self._receiver.complete_message, pings, "complete ping")
         self._ctx.stats.dropped_pings += sum(settled)
         await self._hold.give_back(len(pings))
 
-    async def _dead_letter(self, message: Any, reason: str, description: str) -> None:
-        def settle(message: Any) -> Any:
+    async def _dead_letter(self, message: M, reason: str, description: str) -> None:
+        def settle(message: M) -> Awaitable[None]:
             return self._receiver.dead_letter_message(
                 message, reason=reason, error_description=description[:DESCRIPTION_MAX]
             )
@@ -109,7 +111,7 @@ class Settlement:
             )
         await self._hold.give_back(1)
 
-    async def _settled(self, settle: Any, messages: list[Any], what: str) -> list[bool]:
+    async def _settled(self, settle: Callable[[M], Awaitable[None]], messages: list[M], what: str) -> list[bool]:
         """Settle each message (`_each`); whether each is settled. A settlement that failed after an
         attempt whose answer was lost (a timeout, a dropped connection: the broker may have applied
         it) is settled if the message is gone from the backlog queue (`_gone`): counted once, as
@@ -142,16 +144,19 @@ class Settlement:
                 self._failed(error, message, what)
         return [error is None for error in errors]
 
-    async def _gone(self, messages: list[Any]) -> list[bool]:
+    async def _gone(self, messages: list[M]) -> list[bool]:
         """Whether each message is gone from the backlog queue (a peek at its sequence number finds
         another, or nothing), bounded by the operation timeout; False where the peek failed (not
         known: it may still be redelivered, and is moved then)."""
 
-        async def gone(message: Any) -> bool:
+        async def gone(message: M) -> bool:
+            sequence_number = message.sequence_number
+            if sequence_number is None:  # the SDK types it Optional; a received message always has one
+                return False
             peeked = await self._receiver.peek_messages(
-                max_message_count=1, sequence_number=message.sequence_number, timeout=self._timeout
+                max_message_count=1, sequence_number=sequence_number, timeout=self._timeout
             )
-            return not peeked or peeked[0].sequence_number != message.sequence_number
+            return not peeked or peeked[0].sequence_number != sequence_number
 
         try:
             async with asyncio.timeout(self._timeout):
@@ -161,7 +166,7 @@ class Settlement:
         result: list[bool] = []
         for message, answer in zip(messages, answers, strict=True):
             if isinstance(answer, BaseException):
-                if not isinstance(answer, (ServiceBusError, ValueError, TimeoutError)):
+                if failure_of(answer) not in SERVICE_BUS:
                     raise answer
                 self._ctx.stats.count_error(answer)
                 log.warning(
@@ -172,12 +177,14 @@ class Settlement:
             result.append(answer)
         return result
 
-    async def _each(self, settle: Any, messages: list[Any]) -> tuple[list[BaseException | None], list[int]]:
+    async def _each(
+        self, settle: Callable[[M], Awaitable[None]], messages: list[M]
+    ) -> tuple[list[BaseException | None], list[int]]:
         """One settlement per message, all at once, together bounded by the operation timeout;
         those that failed in a way a retry can help (a busy or timed-out broker: the lock is still
         held, and letting it lapse costs a redelivery a lock duration later) tried again at once.
         The error of each (None: settled; TimeoutError: unsettled at the bound), and the indexes of
-        those that failed after an attempt whose answer was lost (`_may_have_applied`). Every
+        those that failed after an attempt whose answer was lost (`_MAY_HAVE_APPLIED`). Every
         settlement has ended, or was cancelled, when this returns (gather awaits or cancels them all)."""
         results: list[BaseException | None] = [TimeoutError(f"settlement took over {self._timeout:g} s")] * len(
             messages
@@ -194,11 +201,15 @@ class Settlement:
                     outcomes = await asyncio.gather(*(settle(messages[i]) for i in pending), return_exceptions=True)
                     again: list[int] = []
                     for index, outcome in zip(pending, outcomes, strict=True):
-                        if outcome is not None and not isinstance(outcome, (ServiceBusError, ValueError)):
+                        if outcome is None:
+                            results[index] = None
+                            continue
+                        failure = failure_of(outcome)
+                        if failure not in SERVICE_BUS:
                             raise outcome
-                        if outcome is not None and _may_have_applied(outcome):
+                        if failure in _MAY_HAVE_APPLIED:
                             unanswered.add(index)
-                        if attempt < _SETTLE_TRIES and isinstance(outcome, ServiceBusError) and is_retryable(outcome):
+                        if attempt < _SETTLE_TRIES and failure in RETRYABLE:
                             self._ctx.stats.count_error(outcome)
                             self._ctx.pair.note_error(SECONDARY, outcome)
                             again.append(index)
@@ -210,7 +221,7 @@ class Settlement:
         unanswered.update(i for i in pending if i in tried)  # still on the wire when the bound came
         return results, sorted(i for i in unanswered if results[i] is not None)
 
-    def _failed(self, exc: BaseException, message: Any, what: str) -> None:
+    def _failed(self, exc: BaseException, message: M, what: str) -> None:
         if exc is _LOCK_LOST:
             log.info(
                 f"backlog {what} skipped: its lock was lost; the message will be redelivered",
@@ -225,10 +236,15 @@ class Settlement:
         )
 
 
-def _may_have_applied(exc: BaseException) -> bool:
-    """Whether a failed settlement may have been applied all the same: its answer was lost (a
-    timeout, a dropped connection, the SDK's own failure), as opposed to the broker's refusal (the
-    lock lost, busy) or a handler closed before the request left (the SDK's ValueError)."""
-    if isinstance(exc, (MessageLockLostError, ServiceBusServerBusyError, ValueError)):
-        return False
-    return isinstance(exc, (TimeoutError, ServiceBusError))
+#: A failed settlement that may have been applied all the same: its answer was lost (a timeout, a
+#: dropped connection, the SDK's own failure, ...), as opposed to the broker's refusal (the lock
+#: lost, busy) or a call the SDK refused before the request left (its handler shut down, the
+#: message settled already).
+_MAY_HAVE_APPLIED = SERVICE_BUS - {
+    Failure.LOCK_LOST,
+    Failure.BUSY,
+    Failure.SHUT_DOWN,
+    Failure.INVALID,
+    Failure.ALREADY_SETTLED,
+    Failure.TOO_LARGE,
+}

@@ -8,27 +8,22 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from azure.core.exceptions import ClientAuthenticationError, HttpResponseError, ResourceNotFoundError
-from azure.servicebus.exceptions import (
-    ServiceBusAuthenticationError,
-    ServiceBusAuthorizationError,
-    ServiceBusConnectionError,
-)
 
-#: Failures no retry can fix: a credential that cannot sign in, a role assignment that is
-#: missing, a namespace that does not exist. The syphon keeps retrying them (a role assignment
-#: may still be propagating), but sustained, they make the replica not live.
-_UNFIXABLE = (ServiceBusAuthenticationError, ServiceBusAuthorizationError, ClientAuthenticationError)
+from pairedbus.pairing.failures import Failure, failure_of
 
 
 def is_unfixable(exc: BaseException) -> bool:
-    """Authentication, authorization or a missing namespace (as ARM or DNS says it)."""
-    if isinstance(exc, _UNFIXABLE):
+    """Failures no retry can fix: a credential that cannot sign in, a role assignment that is missing,
+    a namespace that does not exist (as ARM or DNS says it). The syphon keeps retrying them (a role
+    assignment may still be propagating), but sustained, they make the replica not live."""
+    failure = failure_of(exc)
+    if failure is Failure.DENIED or isinstance(exc, ClientAuthenticationError):
         return True
     if isinstance(exc, ResourceNotFoundError):
         return True  # the ARM listing: the secondary namespace (or its resource group) is gone
     if isinstance(exc, HttpResponseError) and exc.status_code in (401, 403):
         return True
-    return isinstance(exc, ServiceBusConnectionError) and "resolve" in str(exc).lower()
+    return failure is Failure.CONNECTION_LOST and "resolve" in str(exc).lower()
 
 
 @dataclass

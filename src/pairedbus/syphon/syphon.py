@@ -22,15 +22,19 @@ from datetime import UTC, datetime
 from typing import Any
 
 from azure.core.exceptions import AzureError
+from azure.servicebus import ServiceBusReceivedMessage
 
 from pairedbus import contract
+from pairedbus.pairing.backoff import BackoffPolicy
 from pairedbus.pairing.connections import PRIMARY, SECONDARY, SIDES, ConnectionPair
 from pairedbus.pairing.endpoints import NamespaceEndpoint, endpoint_of
+from pairedbus.pairing.ports import Client
 from pairedbus.syphon.backlog_directory import ArmDirectory, BacklogDirectory, DataPlaneDirectory
 from pairedbus.syphon.backoff import Backoff
 from pairedbus.syphon.close_fault import StopOnFault
 from pairedbus.syphon.context import SyphonContext
 from pairedbus.syphon.destinations import Destinations
+from pairedbus.syphon.health import Health
 from pairedbus.syphon.in_flight import InFlightBudget
 from pairedbus.syphon.options import SyphonOptions
 from pairedbus.syphon.pump import BacklogPump
@@ -92,12 +96,12 @@ class Syphon:
         self._stats = SyphonStats()
         self._reaction = StopOnFault()
         self._pair = ConnectionPair(self.options.close_fault_grace.total_seconds(), self._reaction)
-        self._primary_client: Any = None
-        self._secondary_client: Any = None
+        self._primary_client: Client[ServiceBusReceivedMessage] | None = None
+        self._secondary_client: Client[ServiceBusReceivedMessage] | None = None
         self._directory: BacklogDirectory | None = None
         self._destinations: Destinations | None = None
         self._primary_admin: Any = None
-        self._context: SyphonContext | None = None
+        self._context: SyphonContext[ServiceBusReceivedMessage] | None = None
         #: Bytes of each backlog queue at the last listing (its depth is in the stats).
         self._sizes: dict[str, int] = {}
 
@@ -130,8 +134,12 @@ class Syphon:
             options=self.options,
             stats=self._stats,
             budget=InFlightBudget(self.options.max_in_flight, max_bytes=self.options.max_in_flight_bytes),
-            backoff=Backoff(
-                self.options.backoff_initial.total_seconds(), self.options.backoff_max.total_seconds(), rng=self._rng
+            health=Health(
+                BackoffPolicy(
+                    self.options.backoff_initial.total_seconds(),
+                    self.options.backoff_max.total_seconds(),
+                    rng=self._rng,
+                )
             ),
             destinations=self._destinations,
             secondary=self._secondary_client,
@@ -145,7 +153,7 @@ class Syphon:
         )
         return self
 
-    async def __aexit__(self, *exc_info: Any) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await self._pair.shut_down()
         try:
             if self._destinations is not None:
@@ -220,7 +228,7 @@ class Syphon:
                 if warm is not None:
                     await warm.close()
 
-        async def drain_round(halt: asyncio.Event, warm: WarmReceivers | None) -> bool:
+        async def drain_round(halt: asyncio.Event, warm: WarmReceivers[ServiceBusReceivedMessage] | None) -> bool:
             """One round: list, drain every listed queue; whether the backlog is known to be empty."""
             queues = await self.list_backlog_queues()
             before = self._settled_and_failed()
@@ -228,7 +236,7 @@ class Syphon:
             pumps = [self._pump(round_ctx, queue) for queue in queues]
             wait = self.options.drain_wait.total_seconds()
 
-            async def run(pump: BacklogPump) -> None:
+            async def run(pump: BacklogPump[ServiceBusReceivedMessage]) -> None:
                 if warm is not None:
                     await warm.ready(pump.queue, halt=halt)
                 try:
@@ -304,7 +312,7 @@ class Syphon:
         await self._guarded(serve, until_stopped)
         log.info("syphon stopped", extra=self._stats.log_fields())
 
-    def _warm_start(self) -> WarmReceivers | None:
+    def _warm_start(self) -> WarmReceivers[ServiceBusReceivedMessage] | None:
         """With the backlog queue count known, start opening the named queues' receivers (as many per
         queue as a queue with work would start with if every named queue had work, its receives sized
         as the pump sizes them: `BacklogPump._batch_size` without the byte bound, which needs the
@@ -389,18 +397,20 @@ class Syphon:
             sum(stats.errors.values()) + stats.left_locked,
         )
 
-    def _pump(self, ctx: SyphonContext, queue: str) -> BacklogPump:
+    def _pump(
+        self, ctx: SyphonContext[ServiceBusReceivedMessage], queue: str
+    ) -> BacklogPump[ServiceBusReceivedMessage]:
         """A pump for `queue`, told what the last listing saw in it (it starts at full size)."""
         return BacklogPump(
             ctx, queue, depth=self._stats.backlog_depth.get(queue, 0), size_in_bytes=self._sizes.get(queue, 0)
         )
 
-    def _require_open(self) -> SyphonContext:
+    def _require_open(self) -> SyphonContext[ServiceBusReceivedMessage]:
         if self._context is None:
             raise RuntimeError("use the Syphon as an async context manager: async with Syphon(...) as syphon")
         return self._context
 
-    async def _guarded(self, *work: Callable[[asyncio.Event], Coroutine[Any, Any, None]]) -> None:
+    async def _guarded(self, *work: Callable[[asyncio.Event], Coroutine[object, None, None]]) -> None:
         """Run `work` with the close/fault watch; a fault halts the work, then is raised."""
         halt = asyncio.Event()
         try:

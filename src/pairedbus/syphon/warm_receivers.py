@@ -21,39 +21,41 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, Generic
 
-from azure.servicebus.exceptions import ServiceBusError
+from pairedbus.pairing.failures import SERVICE_BUS, failure_of
+from pairedbus.pairing.ports import M, Receiver, ReceiverSource
 
 log = logging.getLogger("pairedbus.syphon")
 
 
-class WarmReceivers:
+class WarmReceivers(Generic[M]):
     """The secondary's client as the pumps see it: `get_queue_receiver` hands out a receiver opened ahead
-    for that queue (asked for with the same keywords) while one is left, else a new one."""
+    for that queue (asked for with the same prefetch count) while one is left, else a new one."""
 
-    def __init__(self, client: Any, *, timeout: float) -> None:
+    def __init__(self, client: ReceiverSource[M], *, timeout: float) -> None:
         self._client = client
         #: The longest `ready` waits for an open (the operation timeout).
         self._timeout = timeout
-        self._kwargs: dict[str, Any] = {}
+        #: The prefetch count the receivers opened ahead were made with (None: none opened).
+        self._prefetch_count: int | None = None
         #: Receivers still opening, with their open, by queue.
-        self._opening: dict[str, list[tuple[Any, asyncio.Future[Any]]]] = {}
+        self._opening: dict[str, list[tuple[Receiver[M], asyncio.Future[object]]]] = {}
         #: Receivers open and not yet handed out, by queue.
-        self._open: dict[str, list[Any]] = {}
+        self._open: dict[str, list[Receiver[M]]] = {}
 
     @property
     def queues(self) -> set[str]:
         """The queues with receivers opening, or open and not handed out."""
         return {*self._opening, *self._open}
 
-    def open(self, queues: Iterable[str], per_queue: int, **kwargs: Any) -> None:
-        """Start opening `per_queue` receivers on each of `queues` (made with `kwargs`); returns at once."""
-        self._kwargs = kwargs
+    def open(self, queues: Iterable[str], per_queue: int, *, prefetch_count: int) -> None:
+        """Start opening `per_queue` receivers on each of `queues` (with `prefetch_count`); returns at once."""
+        self._prefetch_count = prefetch_count
         for queue in queues:
             opening = self._opening.setdefault(queue, [])
             for _ in range(per_queue):
-                receiver = self._client.get_queue_receiver(queue, **kwargs)
+                receiver = self._client.get_queue_receiver(queue, prefetch_count=prefetch_count)
                 opening.append((receiver, asyncio.ensure_future(receiver.__aenter__())))
 
     async def ready(self, queue: str, *, halt: asyncio.Event) -> None:
@@ -66,7 +68,7 @@ class WarmReceivers:
             return
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self._timeout
-        pending: set[asyncio.Future[Any]] = {task for _, task in opening}
+        pending: set[asyncio.Future[Any]] = {task for _, task in opening}  # and `halted`, a Task[bool]
         halted = asyncio.ensure_future(halt.wait())
         try:
             while pending and not halted.done() and (left := deadline - loop.time()) > 0:
@@ -83,11 +85,13 @@ class WarmReceivers:
                 failed.append((receiver, task))
         await _close(queue, failed)
 
-    def get_queue_receiver(self, queue_name: str, **kwargs: Any) -> Any:
+    def get_queue_receiver(self, queue_name: str, *, prefetch_count: int = 0) -> Receiver[M]:
+        """A receiver opened ahead for `queue_name` while one is left, else a new one (the SDK's default
+        prefetch count is 0)."""
         opened = self._open.get(queue_name)
-        if opened and kwargs == self._kwargs:
+        if opened and prefetch_count == self._prefetch_count:
             return opened.pop()
-        return self._client.get_queue_receiver(queue_name, **kwargs)
+        return self._client.get_queue_receiver(queue_name, prefetch_count=prefetch_count)
 
     async def release(self, queue: str) -> None:
         """Close `queue`'s receivers not handed out (its pump ended, or the listing did not show it)."""
@@ -98,7 +102,7 @@ class WarmReceivers:
         await asyncio.gather(*(self.release(queue) for queue in self.queues))
 
 
-async def _close(queue: str, receivers: Sequence[tuple[Any, asyncio.Future[Any] | None]]) -> None:
+async def _close(queue: str, receivers: Sequence[tuple[Receiver[M], asyncio.Future[object] | None]]) -> None:
     """Stop the opens still running and close the receivers (best effort: none of them received anything)."""
     for _, task in receivers:
         if task is not None and not task.done():
@@ -112,5 +116,7 @@ async def _close(queue: str, receivers: Sequence[tuple[Any, asyncio.Future[Any] 
                 )
         try:
             await receiver.close()
-        except (ServiceBusError, ValueError) as exc:
+        except Exception as exc:
+            if failure_of(exc) not in SERVICE_BUS:
+                raise
             log.debug("closing a backlog receiver failed", extra={"backlog_queue": queue, "error": repr(exc)})
