@@ -12,6 +12,7 @@ from azure.servicebus.aio import ServiceBusClient
 from azure.servicebus.exceptions import MessageNotFoundError, MessagingEntityNotFoundError, ServiceBusQuotaExceededError
 
 from pairedbus.servicebus.content import Record, content_from_message
+from pairedbus.servicebus.filters import CorrelationFilter, Rule, SqlFilter
 from pairedbus.testing import DEAD_LETTER_REASON_MAX_DELIVERY, DEAD_LETTER_REASON_TTL, Namespace, ServiceBusWorld
 from tests.load import guard
 
@@ -79,18 +80,14 @@ async def test_duplicates_are_kept_without_duplicate_detection(ns: Namespace, cl
 
 
 async def test_topic_fans_out_to_matching_subscriptions(ns: Namespace, client: ServiceBusClient) -> None:
-    from azure.servicebus.management import CorrelationRuleFilter, RuleProperties, SqlRuleFilter
-
     ns.create_topic("events")
     ns.create_subscription("events", "all")
     red = ns.create_subscription("events", "red")
     red.rules.remove("$Default")
-    red.rules.add(RuleProperties("red", filter=SqlRuleFilter("color = 'red'"), action=None, created_at_utc=None))
+    red.rules.add(Rule("red", SqlFilter("color = 'red'")))
     audit = ns.create_subscription("events", "audit")
     audit.rules.remove("$Default")
-    audit.rules.add(
-        RuleProperties("audit", filter=CorrelationRuleFilter(label="audit"), action=None, created_at_utc=None)
-    )
+    audit.rules.add(Rule("audit", CorrelationFilter(subject="audit")))
     async with client.get_topic_sender("events") as sender:
         await sender.send_messages(
             [
