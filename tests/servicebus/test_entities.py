@@ -11,7 +11,7 @@ from azure.servicebus import ServiceBusMessage, ServiceBusReceivedMessage, Servi
 from azure.servicebus.aio import ServiceBusClient
 from azure.servicebus.exceptions import MessageNotFoundError, MessagingEntityNotFoundError, ServiceBusQuotaExceededError
 
-from pairedbus.servicebus.content import Record, content_from_message
+from pairedbus.servicebus.content import BodyType, Content, Record
 from pairedbus.servicebus.filters import CorrelationFilter, Rule, SqlFilter
 from pairedbus.testing import DEAD_LETTER_REASON_MAX_DELIVERY, DEAD_LETTER_REASON_TTL, Namespace, ServiceBusWorld
 from tests.load import guard
@@ -202,6 +202,6 @@ async def test_the_inspection_helpers_return_records_unless_a_front_end_presents
     [peeked] = ns.queue("q").active_messages()  # mock_servicebus presents them as the SDK's messages
     assert isinstance(peeked, ServiceBusReceivedMessage) and peeked.message_id == "m-1"
     bare = ServiceBusWorld()  # the model alone
-    bare.namespace(FQDN).create_queue("q").accept([content_from_message(ServiceBusMessage(b"y"))], 0.0)
+    bare.namespace(FQDN).create_queue("q").accept([Content(BodyType.DATA, (b"y",))], 0.0)
     [record] = bare.namespace(FQDN).queue("q").active_messages()
-    assert isinstance(record, Record) and record.content.body == [b"y"]
+    assert isinstance(record, Record) and record.content.body == (b"y",)

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from azure.servicebus import ServiceBusMessage
 
-from pairedbus.servicebus.content import content_from_message
+from pairedbus.servicebus.content import BodyType, Content
 from pairedbus.servicebus.filters import (
     CorrelationFilter,
     FalseFilter,
@@ -17,13 +16,13 @@ from pairedbus.servicebus.filters import (
 )
 
 
-def matches(rule_filter: RuleFilter, message: ServiceBusMessage) -> bool:
-    content = content_from_message(message)
+def matches(rule_filter: RuleFilter, content: Content) -> bool:
     return compile_filter(rule_filter)(content, content.filter_properties()) is True
 
 
-MESSAGE = ServiceBusMessage(
-    b"x",
+MESSAGE = Content(
+    BodyType.DATA,
+    (b"x",),
     subject="invoice",
     message_id="m-1",
     correlation_id="c-1",
@@ -31,7 +30,7 @@ MESSAGE = ServiceBusMessage(
     content_type="application/json",
     to="billing",
     reply_to="replies",
-    application_properties={"color": "red", "size": 3, "price": 9.5, b"region": b"eu"},
+    props={"color": "red", "size": 3, "price": 9.5, b"region": b"eu"},
 )
 
 

@@ -13,9 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from pairedbus.emulator import conditions
 from pairedbus.emulator.codec import Array, Symbol, Timestamp
-from pairedbus.emulator.messages import delivery_bytes
+from pairedbus.emulator.messages import content_from_wire, delivery_bytes
 from pairedbus.emulator.nodes import Node
-from pairedbus.servicebus.content import content_from_wire
 from pairedbus.servicebus.entities import check_sessions
 from pairedbus.servicebus.errors import lock_lost, scheduled_message_not_found, session_lock_lost
 from pairedbus.servicebus.settlement import Action, settle

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pairedbus.servicebus.content import Content, estimate_size
@@ -386,9 +386,9 @@ class _ActionParser(_Parser):
         targets = [(op, _target(name), expr) for op, name, expr in statements]
 
         def apply(content: Content) -> Content:
-            new = content.copy()
-            new.props = dict(new.props or {})
-            new.wire = None
+            # the changed message is a new record, encoded from its fields by a wire front-end
+            new = replace(content, wire=None, wire_cut=None)
+            app = dict(content.props or {})
             props = content.filter_properties()
             for op, (attr, key), expr in targets:
                 value = None
@@ -397,16 +397,15 @@ class _ActionParser(_Parser):
                     if value is _MISSING:
                         continue  # an unknown value sets nothing
                 if attr is not None:
-                    setattr(new, attr, None if value is None else str(value))
+                    new = replace(new, **{attr: None if value is None else str(value)})
                 elif op == "set":
-                    new.props[key] = value
+                    app[key] = value
                     props[key] = value
                 else:
-                    new.props.pop(key, None)
+                    app.pop(key, None)
                     props.pop(key, None)
-            new.props = new.props or None
-            new.size = estimate_size(new)
-            return new
+            new = replace(new, props=app or None)
+            return replace(new, size=estimate_size(new))
 
         return apply
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from azure.servicebus import ServiceBusMessage
 
-from pairedbus.servicebus.content import content_from_message, exact_size
+from pairedbus.testing.content import content_from_message, exact_size
 
 
 def test_size_estimate_is_close_to_the_sdk_encoder() -> None:
@@ -20,7 +20,7 @@ def test_size_estimate_is_close_to_the_sdk_encoder() -> None:
 
 def test_dict_messages_are_accepted_like_the_sdk() -> None:
     content = content_from_message({"body": "hello", "message_id": "m", "subject": "s"})
-    assert (content.body, content.message_id, content.subject) == ([b"hello"], "m", "s")
+    assert (content.body, content.message_id, content.subject) == ((b"hello",), "m", "s")
 
 
 def test_application_property_the_sdk_cannot_encode_is_a_type_error() -> None:
