@@ -199,6 +199,35 @@ def _token_audience(token: str) -> str | None:
     return fields.get("sr")
 
 
+def _resolve(segments: list[str], method: str) -> tuple[str, tuple[str, ...]]:
+    """Which route a path and method take (`_Handlers._route`), and the names the path holds."""
+    lowered = [s.lower() for s in segments]
+    if not segments:
+        return "root", ()
+    if method == "GET" and lowered == ["$namespaceinfo"]:
+        return "namespace", ()
+    if method == "GET" and len(lowered) == 2 and lowered[0] == "$resources" and lowered[1] in ("queues", "topics"):
+        return lowered[1], ()
+    if "subscriptions" in lowered[1:]:
+        return _subscription_route(segments, lowered.index("subscriptions", 1), method)
+    return "entity", ("/".join(segments),)
+
+
+def _subscription_route(segments: list[str], index: int, method: str) -> tuple[str, tuple[str, ...]]:
+    """`{topic}/Subscriptions[/{sub}[/Rules[/{rule}]]]`: the topic's name may hold slashes."""
+    topic, rest = "/".join(segments[:index]), segments[index + 1 :]
+    rules = len(rest) >= 2 and rest[1].lower() == "rules"
+    if not rest and method == "GET":
+        return "subscriptions", (topic,)
+    if len(rest) == 1:
+        return "subscription", (topic, rest[0])
+    if len(rest) == 2 and rules and method == "GET":
+        return "rules", (topic, rest[0])
+    if len(rest) == 3 and rules:
+        return "rule", (topic, rest[0], rest[2])
+    raise bad_request(f"Unsupported management path '{'/'.join(segments)}'.")
+
+
 def _page(http: web.Request) -> tuple[int, int]:
     try:
         skip = int(http.query.get("$skip", "0"))
@@ -252,33 +281,25 @@ class _Handlers:
                 raise TokenRefused(f"InvalidAudience: The token audience '{scope}' does not grant access to '{path}'.")
 
     def _route(self, request: _Request, segments: list[str], body: bytes) -> web.StreamResponse:
-        method = request.http.method
-        lowered = [s.lower() for s in segments]
-        if lowered == ["$namespaceinfo"] and method == "GET":
-            return self._namespace_info(request)
-        if len(lowered) == 2 and lowered[0] == "$resources" and method == "GET":
-            if lowered[1] == "queues":
-                return self._list_queues(request)
-            if lowered[1] == "topics":
-                return self._list_topics(request)
-        if "subscriptions" in lowered[1:]:
-            index = lowered.index("subscriptions", 1)
-            topic, rest = "/".join(segments[:index]), segments[index + 1 :]
-            rest_lowered = [s.lower() for s in rest]
-            if not rest and method == "GET":
-                return self._list_subscriptions(request, topic)
-            if len(rest) == 1:
-                return self._subscription(request, method, topic, rest[0], body)
-            if len(rest) == 2 and rest_lowered[1] == "rules" and method == "GET":
-                return self._list_rules(request, topic, rest[0])
-            if len(rest) == 3 and rest_lowered[1] == "rules":
-                return self._rule(request, method, topic, rest[0], rest[2], body)
-            raise bad_request(f"Unsupported management path '{'/'.join(segments)}'.")
-        if not segments:
-            if method == "GET":
-                return _feed_response(atom.empty_feed(_now()))
-            raise bad_request("No entity path supplied.")
-        return self._entity(request, method, "/".join(segments), body)
+        route, names = _resolve(segments, request.http.method)
+        handlers: dict[str, Callable[[], web.StreamResponse]] = {
+            "root": lambda: self._root(request),
+            "namespace": lambda: self._namespace_info(request),
+            "queues": lambda: self._list_queues(request),
+            "topics": lambda: self._list_topics(request),
+            "entity": lambda: self._entity(request, request.http.method, names[0], body),
+            "subscriptions": lambda: self._list_subscriptions(request, names[0]),
+            "subscription": lambda: self._subscription(request, request.http.method, *names, body),
+            "rules": lambda: self._list_rules(request, *names),
+            "rule": lambda: self._rule(request, request.http.method, *names, body),
+        }
+        return handlers[route]()
+
+    @staticmethod
+    def _root(request: _Request) -> web.Response:
+        if request.http.method == "GET":
+            return _feed_response(atom.empty_feed(_now()))
+        raise bad_request("No entity path supplied.")
 
     # --- namespace ------------------------------------------------------------------------------
 
