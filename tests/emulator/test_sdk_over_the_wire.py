@@ -169,6 +169,20 @@ async def test_a_session_receiver_gets_its_session_and_its_state(emulator: Emula
             assert receiver.session.session_id == "a"
 
 
+async def test_list_queue_sessions_is_get_message_sessions(emulator: Emulator) -> None:
+    """The SDK's session browser (`com.microsoft:get-message-sessions`): sessions holding messages or
+    state; with a cutoff, only those whose state was set after it."""
+    async with client(emulator) as sb:
+        async with sb.get_queue_sender("sessions") as sender:
+            await sender.send_messages([ServiceBusMessage("1", session_id="a"), ServiceBusMessage("2", session_id="b")])
+        async with sb.get_queue_receiver("sessions", session_id="b") as receiver:
+            await receiver.session.set_state(b"seen")
+        assert sorted([s async for s in sb.list_queue_sessions("sessions")]) == ["a", "b"]
+        cutoff = emulator.world.clock.now() - dt.timedelta(minutes=1)
+        assert [s async for s in sb.list_queue_sessions("sessions", state_updated_after=cutoff)] == ["b"]
+    assert emulator.world.operations.get("get-message-sessions", 0) >= 2
+
+
 async def test_batches_and_large_messages_cross_several_frames(emulator: Emulator) -> None:
     big = "x" * 200_000
     async with client(emulator) as sb:

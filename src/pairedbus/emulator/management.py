@@ -26,6 +26,11 @@ if TYPE_CHECKING:
 __all__ = ["OPERATIONS", "handle"]
 
 _PREFIX = "com.microsoft:"
+#: `last-updated-time` at .NET DateTime.MaxValue (ms since the epoch): the session browser's default
+#: listing (sessions with messages or state), not a cutoff.
+DATETIME_MAX_MS = 253_402_300_800_000
+#: The condition the service sends with its 204 when no session matches a session listing.
+SESSION_NOT_FOUND = "com.microsoft:session-not-found"
 _DISPOSITIONS: dict[str, Action] = {
     "completed": "complete",
     "abandoned": "abandon",
@@ -192,14 +197,19 @@ def _set_session_state(ctx: _Context) -> None:
     lock.state_updated = ctx.now
 
 
-def _get_message_sessions(ctx: _Context) -> dict[str, Any]:
+def _get_message_sessions(ctx: _Context) -> dict[str, Any] | None:
+    """A page of the entity's sessions; None (204, `session-not-found`) when the page is empty, as the
+    service answers (the SDK reads no empty array)."""
     store = ctx.store()
     updated = ctx.body.get("last-updated-time")
-    after = None if updated is None else int(updated) / 1000
-    ids = store.session_ids(ctx.now, after)
+    default_listing = updated is None or int(updated) >= DATETIME_MAX_MS
+    ids = store.session_ids(ctx.now, None if default_listing else int(updated) / 1000)
     skip = int(ctx.body.get("skip", 0))
     top = int(ctx.body.get("top", len(ids)))
-    return {"skip": skip + len(ids[skip : skip + top]), "sessions-ids": Array(str, tuple(ids[skip : skip + top]))}
+    page = ids[skip : skip + top]
+    if not page:
+        return None
+    return {"skip": skip + len(page), "sessions-ids": Array(str, tuple(page))}
 
 
 OPERATIONS: dict[str, Callable[[_Context], Any]] = {
@@ -234,6 +244,8 @@ def handle(connection: Connection, node: Node, request: Request) -> tuple[dict[s
         return _failure(status, condition, text), None
     if body is None and name == "peek-message":
         return {"statusCode": 204, "statusDescription": "No Content"}, None
+    if body is None and name == "get-message-sessions":
+        return _failure(204, SESSION_NOT_FOUND, "No Content"), None
     return {"statusCode": 200, "statusDescription": "OK"}, body if body is not None else {}
 
 
