@@ -89,6 +89,8 @@ def test_a_delivery_carries_the_brokers_fields_and_the_senders_sections() -> Non
     record = Record(content, 7, 1_700_000_000.0, None)
     record.state = MessageState.DEFERRED
     received = sdk.parse_message(delivery_bytes(record, delivery_count=2, locked_until=None))
+    assert received.header is not None and received.annotations is not None
+    assert received.application_properties is not None
     assert received.header.delivery_count == 2
     assert received.annotations[b"x-opt-sequence-number"] == 7
     assert received.annotations[b"x-opt-message-state"] == 1

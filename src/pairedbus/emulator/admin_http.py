@@ -289,9 +289,9 @@ class _Handlers:
             "topics": lambda: self._list_topics(request),
             "entity": lambda: self._entity(request, request.http.method, names[0], body),
             "subscriptions": lambda: self._list_subscriptions(request, names[0]),
-            "subscription": lambda: self._subscription(request, request.http.method, *names, body),
-            "rules": lambda: self._list_rules(request, *names),
-            "rule": lambda: self._rule(request, request.http.method, *names, body),
+            "subscription": lambda: self._subscription(request, request.http.method, names[0], names[1], body),
+            "rules": lambda: self._list_rules(request, names[0], names[1]),
+            "rule": lambda: self._rule(request, request.http.method, names[0], names[1], names[2], body),
         }
         return handlers[route]()
 

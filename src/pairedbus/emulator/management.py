@@ -202,8 +202,8 @@ def _get_message_sessions(ctx: _Context) -> dict[str, Any] | None:
     service answers (the SDK reads no empty array)."""
     store = ctx.store()
     updated = ctx.body.get("last-updated-time")
-    default_listing = updated is None or int(updated) >= DATETIME_MAX_MS
-    ids = store.session_ids(ctx.now, None if default_listing else int(updated) / 1000)
+    cutoff_ms = DATETIME_MAX_MS if updated is None else int(updated)
+    ids = store.session_ids(ctx.now, None if cutoff_ms >= DATETIME_MAX_MS else cutoff_ms / 1000)
     skip = int(ctx.body.get("skip", 0))
     top = int(ctx.body.get("top", len(ids)))
     page = ids[skip : skip + top]

@@ -397,7 +397,8 @@ class _ActionParser(_Parser):
                     if value is _MISSING:
                         continue  # an unknown value sets nothing
                 if attr is not None:
-                    new = replace(new, **{attr: None if value is None else str(value)})
+                    changed: dict[str, Any] = {attr: None if value is None else str(value)}
+                    new = replace(new, **changed)
                 elif op == "set":
                     app[key] = value
                     props[key] = value
