@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from pairedbus.servicebus.content import Content, estimate_size
@@ -387,7 +387,7 @@ class _ActionParser(_Parser):
 
         def apply(content: Content) -> Content:
             # the changed message is a new record, encoded from its fields by a wire front-end
-            new = replace(content, wire=None, wire_cut=None)
+            new = content._replace(wire=None, wire_cut=None)
             app = dict(content.props or {})
             props = content.filter_properties()
             for op, (attr, key), expr in targets:
@@ -398,15 +398,15 @@ class _ActionParser(_Parser):
                         continue  # an unknown value sets nothing
                 if attr is not None:
                     changed: dict[str, Any] = {attr: None if value is None else str(value)}
-                    new = replace(new, **changed)
+                    new = new._replace(**changed)
                 elif op == "set":
                     app[key] = value
                     props[key] = value
                 else:
                     app.pop(key, None)
                     props.pop(key, None)
-            new = replace(new, props=app or None)
-            return replace(new, size=estimate_size(new))
+            new = new._replace(props=app or None)
+            return new._replace(size=estimate_size(new))
 
         return apply
 

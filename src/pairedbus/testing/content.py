@@ -22,7 +22,7 @@ from azure.servicebus.amqp import AmqpAnnotatedMessage, AmqpMessageBodyType
 
 from pairedbus import sdk
 from pairedbus.servicebus.clock import to_datetime, to_seconds
-from pairedbus.servicebus.content import BodyType, Content, MessageState, estimate_fields_size
+from pairedbus.servicebus.content import BodyType, Content, MessageState, estimate_parts
 
 __all__ = [
     "EXACT_MARGIN",
@@ -83,21 +83,14 @@ def _text(value: Any) -> Any:
 
 def content_from_message(message: Any) -> Content:
     """Snapshot an outgoing message: `ServiceBusMessage` (or a received one being re-sent),
-    `AmqpAnnotatedMessage`, or a mapping of `ServiceBusMessage` keyword arguments."""
+    `AmqpAnnotatedMessage`, or a mapping of `ServiceBusMessage` keyword arguments. On every send:
+    the record is built positionally, once (keywords, or a second record for the size, cost as much
+    again)."""
     outgoing: Callable[[], Content] | None = getattr(message, "_outgoing_content", None)
     if outgoing is not None:  # a received message being re-sent (messages.FakeReceivedMessage)
         return outgoing()
     raw = _raw_of(message)
     parts = sdk.annotated_message_parts(raw)
-    fields = _fields(parts)
-    if _is_rich(message, parts):
-        wire = sdk.encode_message(raw)
-        return Content(**fields, size=len(wire), wire=wire)
-    return Content(**fields, size=estimate_fields_size(**fields))
-
-
-def _fields(parts: tuple[Any, ...]) -> dict[str, Any]:
-    """The fields of a `Content` (all but its size and wire) from an `AmqpAnnotatedMessage`'s parts."""
     body_type, data_body, sequence_body, value_body, props, header, annotations, app, _, _ = parts
     body: Any
     if body_type is AmqpMessageBodyType.DATA:
@@ -106,26 +99,57 @@ def _fields(parts: tuple[Any, ...]) -> dict[str, Any]:
         body = list(sequence_body)
     else:
         body = value_body
+    model_type = _BODY_TYPES[body_type]
     ttl_ms = header.time_to_live if header is not None else None
     partition_key, scheduled = _annotations(annotations)
-    fields = {
-        "body_type": _BODY_TYPES[body_type],
-        "body": body,
-        "partition_key": partition_key,
-        "ttl": ttl_ms / 1000 if ttl_ms else None,
-        "scheduled": scheduled,
-        "props": _application_properties(app),
-    }
-    if props is not None:  # the SDK's setters store str; AMQP-built messages may carry bytes
-        fields["message_id"] = _text(props.message_id)
-        fields["session_id"] = _text(props.group_id)
-        fields["content_type"] = _text(props.content_type)
-        fields["correlation_id"] = _text(props.correlation_id)
-        fields["subject"] = _text(props.subject)
-        fields["to"] = _text(props.to)
-        fields["reply_to"] = _text(props.reply_to)
-        fields["reply_to_session_id"] = _text(props.reply_to_group_id)
-    return fields
+    app_props = _application_properties(app)
+    texts = (*_properties(props), partition_key)
+    wire: bytes | None = None
+    if _is_rich(message, parts):
+        wire = sdk.encode_message(raw)
+        size = len(wire)
+    else:
+        size = estimate_parts(model_type, body, app_props, texts)
+    message_id, session_id, content_type, correlation_id, subject, to, reply_to, reply_to_session_id, _ = texts
+    return Content(
+        model_type,
+        body,
+        message_id,
+        session_id,
+        partition_key,
+        ttl_ms / 1000 if ttl_ms else None,
+        scheduled,
+        size,
+        content_type,
+        correlation_id,
+        subject,
+        to,
+        reply_to,
+        reply_to_session_id,
+        app_props,
+        wire,
+    )
+
+
+_NO_PROPERTIES: tuple[None, ...] = (None,) * 8
+
+
+def _properties(props: Any) -> tuple[Any, ...]:
+    """Message id, session id, content type, correlation id, subject, to, reply-to and reply-to
+    session id (`estimate_parts`' order) of the AMQP properties: the SDK's setters store str,
+    AMQP-built messages may carry bytes."""
+    if props is None:
+        return _NO_PROPERTIES
+    return (
+        _text(props.message_id),
+        _text(props.group_id),
+        _text(props.content_type),
+        _text(props.correlation_id),
+        _text(props.subject),
+        _text(props.to),
+        _text(props.reply_to),
+        _text(props.reply_to_group_id),
+    )
 
 
 def _raw_of(message: Any) -> AmqpAnnotatedMessage:

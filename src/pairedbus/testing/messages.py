@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator, Mapping
-from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -140,7 +139,7 @@ class FakeReceivedMessage(ServiceBusReceivedMessage):
     def _change(self, **changes: Any) -> None:
         """This message now carries `changes` (a new record: the stored one is never changed); a
         modified message is re-encoded from its fields when re-sent."""
-        self._content = replace(self._content, wire=None, wire_cut=None, **changes)
+        self._content = self._content._replace(wire=None, wire_cut=None, **changes)
         self._raw = None
 
     @property
@@ -326,8 +325,8 @@ class FakeReceivedMessage(ServiceBusReceivedMessage):
         if content.wire is not None and app_props is _UNSET:
             return content
         if app_props is not _UNSET:
-            content = replace(content, props=dict(app_props) if app_props else None)
-        return replace(content, size=estimate_size(content))
+            content = content._replace(props=dict(app_props) if app_props else None)
+        return content._replace(size=estimate_size(content))
 
     def __repr__(self) -> str:
         return (

@@ -4,7 +4,6 @@ say how a call is made (awaited, or run to completion on the calling thread)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -68,7 +67,7 @@ class SenderCore(HandlerCore):
         due = to_seconds(schedule_time_utc)
         contents = []
         for content in self._contents(messages):
-            contents.append(content if content.scheduled == due else replace(content, scheduled=due))
+            contents.append(content if content.scheduled == due else content._replace(scheduled=due))
         if not contents:
             return []
         await self._operation("schedule", timeout, nbytes=self._wire_bytes(contents))
