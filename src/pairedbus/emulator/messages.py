@@ -20,7 +20,6 @@ from typing import Any
 
 from pairedbus.emulator.codec import (
     DecodeError,
-    Described,
     Symbol,
     Timestamp,
     UInt,
@@ -90,52 +89,63 @@ def _text(value: Any) -> Any:
     return value.decode("utf-8") if isinstance(value, bytes) else value
 
 
-def _section_value(payload: bytes, span: tuple[int, int] | None) -> Any:
-    if span is None:
-        return None
-    value, _ = decode(payload, span[0])
-    return value.value if isinstance(value, Described) else None
+def _decoded_sections(payload: bytes) -> list[tuple[int, int, int, Any]]:
+    """(section code, start, end, value) of each section, in one pass of the codec."""
+    out = []
+    offset = 0
+    while offset < len(payload):
+        if payload[offset] != 0x00:
+            raise DecodeError(f"message section at byte {offset} is not a described type")
+        section, end = decode(payload, offset)
+        code = int(section.descriptor) if isinstance(section.descriptor, int) else -1
+        out.append((code, offset, end, section.value))
+        offset = end
+    return out
 
 
-def _body(payload: bytes, layout: Layout) -> tuple[BodyType, Any]:
-    data = [_section_value(payload, (start, end)) for code, start, end in layout.body if code == Code.DATA]
-    if data:
-        return BodyType.DATA, tuple(bytes(d) for d in data)
-    sequence = [_section_value(payload, (start, end)) for code, start, end in layout.body if code == Code.AMQP_SEQUENCE]
-    if sequence:
-        return BodyType.SEQUENCE, sequence
-    value = [_section_value(payload, (start, end)) for code, start, end in layout.body if code == Code.AMQP_VALUE]
-    return BodyType.VALUE, value[0] if value else None
+def _body(layout: Layout) -> tuple[BodyType, Any]:
+    for body_type, code in _BODY_TYPES:
+        values = [value for section, value in layout.body if section == code]
+        if values:
+            if body_type is BodyType.DATA:
+                return body_type, tuple(bytes(v) for v in values)
+            return body_type, values if body_type is BodyType.SEQUENCE else values[0]
+    return BodyType.VALUE, None
+
+
+_BODY_TYPES = ((BodyType.DATA, Code.DATA), (BodyType.SEQUENCE, Code.AMQP_SEQUENCE), (BodyType.VALUE, Code.AMQP_VALUE))
+_NO_PROPERTIES: list[Any] = [None] * 13
 
 
 def content_from_wire(payload: bytes) -> Content:
     """A message as a sender's client transferred it: its bytes are kept as sent (wire types and
     all) and are what a receiver gets back, with the broker's fields written in."""
     layout = Layout(payload)
-    body_type, body = _body(payload, layout)
-    header = layout.header_values
-    annotations = _section_value(payload, layout.spans.get(Code.MESSAGE_ANNOTATIONS)) or {}
-    props = list(_section_value(payload, layout.spans.get(Code.PROPERTIES)) or ()) + [None] * 13
-    app = _section_value(payload, layout.spans.get(Code.APPLICATION_PROPERTIES))
+    body_type, body = _body(layout)
+    ttl = layout.header_values[2]
+    annotations = layout.values.get(Code.MESSAGE_ANNOTATIONS) or {}
+    props = layout.values.get(Code.PROPERTIES) or _NO_PROPERTIES
+    if len(props) < 13:
+        props = props + _NO_PROPERTIES
     scheduled = annotations.get(SCHEDULED_ENQUEUE_TIME)
     return Content(
         body_type,
         body,
-        message_id=_text(props[0]),
-        session_id=_text(props[10]),
-        partition_key=_text(annotations.get(PARTITION_KEY)),
-        ttl=header[2] / 1000 if header[2] else None,
-        scheduled=scheduled / 1000 if scheduled else None,
-        size=len(payload),
-        content_type=_text(props[6]),
-        correlation_id=_text(props[5]),
-        subject=_text(props[3]),
-        to=_text(props[2]),
-        reply_to=_text(props[4]),
-        reply_to_session_id=_text(props[12]),
-        props=app or None,
-        wire=payload,
-        wire_cut=layout,
+        _text(props[0]),
+        _text(props[10]),
+        _text(annotations.get(PARTITION_KEY)),
+        ttl / 1000 if ttl else None,
+        scheduled / 1000 if scheduled else None,
+        len(payload),
+        _text(props[6]),
+        _text(props[5]),
+        _text(props[3]),
+        _text(props[2]),
+        _text(props[4]),
+        _text(props[12]),
+        layout.values.get(Code.APPLICATION_PROPERTIES) or None,
+        payload,
+        layout,
     )
 
 
@@ -232,12 +242,6 @@ def _merged_map(payload: bytes, span: tuple[int, int] | None, code: int, added: 
     return _map_section(code, kept, added)
 
 
-def _header_values(payload: bytes, span: tuple[int, int] | None) -> list[Any]:
-    """The durable, priority, ttl and first-acquirer of the sender's header (nulls if none)."""
-    value = _section_value(payload, span)
-    return (list(value) + [None] * 4)[:4] if isinstance(value, list) else [None] * 4
-
-
 _BODY_CODES = frozenset({Code.DATA, Code.AMQP_SEQUENCE, Code.AMQP_VALUE})
 
 
@@ -253,19 +257,24 @@ class Layout:
         "header_values",
         "middle",
         "payload",
-        "spans",
         "tail",
+        "values",
     )
 
     def __init__(self, payload: bytes) -> None:
         self.payload = payload
         spans: dict[int, tuple[int, int]] = {}
-        order = list(sections(payload))
-        for code, start, end in order:
-            spans.setdefault(code, (start, end))
-        self.spans = spans
-        self.body = [(code, start, end) for code, start, end in order if code in _BODY_CODES]
-        self.header_values = _header_values(payload, spans.get(Code.HEADER))
+        #: The first value of each section (what `content_from_wire` reads), decoded once.
+        self.values: dict[int, Any] = {}
+        decoded = _decoded_sections(payload)
+        order = [(code, start, end) for code, start, end, _ in decoded]
+        for code, start, end, value in decoded:
+            if code not in spans:
+                spans[code] = (start, end)
+                self.values[code] = value
+        self.body = [(code, value) for code, _, _, value in decoded if code in _BODY_CODES]
+        header = self.values.get(Code.HEADER)
+        self.header_values = (list(header) + [None] * 4)[:4] if isinstance(header, list) else [None] * 4
         self.header = b"".join(encode(f) for f in self.header_values)
         kept: list[bytes] = []
         span = spans.get(Code.MESSAGE_ANNOTATIONS)
