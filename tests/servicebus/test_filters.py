@@ -6,10 +6,14 @@ import pytest
 
 from pairedbus.servicebus.content import BodyType, Content
 from pairedbus.servicebus.filters import (
+    DEFAULT_RULE_NAME,
     CorrelationFilter,
     FalseFilter,
     FilterSyntaxError,
+    Rule,
     RuleFilter,
+    RuleSet,
+    SqlAction,
     SqlFilter,
     TrueFilter,
     compile_filter,
@@ -88,3 +92,13 @@ def test_correlation_filter_matches_all_given_fields() -> None:
 def test_true_and_false_filters() -> None:
     assert matches(TrueFilter(), MESSAGE)
     assert not matches(FalseFilter(), MESSAGE)
+
+
+def test_a_rule_that_does_not_compile_leaves_the_rule_it_would_replace() -> None:
+    rules = RuleSet()
+    rules.remove(DEFAULT_RULE_NAME)
+    rules.add(Rule("only-red", SqlFilter("color = 'red'")))
+    with pytest.raises(FilterSyntaxError):
+        rules.add(Rule("only-red", SqlFilter("color = 'blue'"), SqlAction("SET")))
+    assert rules.rules["only-red"] == Rule("only-red", SqlFilter("color = 'red'"))
+    assert rules.matches(MESSAGE, MESSAGE.filter_properties())  # still the red filter

@@ -95,6 +95,24 @@ def _counted(entity: ReceivableEntity, name: str, **extra: Any) -> RuntimeProper
     )
 
 
+def _compiled(rule: Rule) -> None:
+    """Refuse `rule` as the service does (400) when its filter or action does not compile."""
+    try:
+        compile_filter(rule.filter)
+        compile_action(rule.action)
+    except FilterSyntaxError as error:
+        raise bad_request(f"Invalid SQL filter: {error}") from None
+
+
+def _added(sub: Subscription, rule: Rule) -> Rule:
+    """`rule` added to (or replacing its namesake in) `sub`; one that does not compile is a 400."""
+    try:
+        sub.rules.add(rule)
+    except FilterSyntaxError as error:
+        raise bad_request(f"Invalid SQL filter: {error}") from None
+    return rule
+
+
 class AdminOperations:
     """Every administration operation on one namespace of a world, with the service's rules and
     errors. Each operation first checks the namespace's injected faults (`admin.<operation>`)."""
@@ -253,7 +271,7 @@ class AdminOperations:
         if name in topic.subscriptions:
             raise resource_exists(f"{topic_name}/{name}")
         if default_rule is not None:
-            self._compiled(default_rule)  # refused before anything is created
+            _compiled(default_rule)  # refused before anything is created
         sub = ns.create_subscription(topic_name, name, **settable(EntityType.SUBSCRIPTION, values))
         if default_rule is not None:
             sub.rules.remove(DEFAULT_RULE_NAME)
@@ -284,16 +302,6 @@ class AdminOperations:
 
     # --- rules --------------------------------------------------------------------------------
 
-    @staticmethod
-    def _compiled(rule: Rule) -> Rule:
-        """`rule`, once its filter and action compile (a syntax error is the service's 400)."""
-        try:
-            compile_filter(rule.filter)
-            compile_action(rule.action)
-        except FilterSyntaxError as error:
-            raise bad_request(f"Invalid SQL filter: {error}") from None
-        return rule
-
     def get_rule(self, topic_name: str, subscription_name: str, name: str) -> Rule:
         sub = self._subscription(self._ns("get_rule", topic_name), topic_name, subscription_name)
         rule = sub.rules.rules.get(name)
@@ -307,9 +315,7 @@ class AdminOperations:
         sub = self._subscription(self._ns("create_rule", topic_name), topic_name, subscription_name)
         if name in sub.rules.rules:
             raise resource_exists(name)
-        rule = self._compiled(Rule(name, rule_filter, action, self.world.clock.time()))
-        sub.rules.add(rule)
-        return rule
+        return _added(sub, Rule(name, rule_filter, action, self.world.clock.time()))
 
     def update_rule(
         self, topic_name: str, subscription_name: str, name: str, rule_filter: RuleFilter, action: SqlAction | None
@@ -317,9 +323,7 @@ class AdminOperations:
         sub = self._subscription(self._ns("update_rule", topic_name), topic_name, subscription_name)
         if name not in sub.rules.rules:
             raise resource_not_found(f"Rule '{name}' does not exist.")
-        rule = self._compiled(Rule(name, rule_filter, action, self.world.clock.time()))
-        sub.rules.add(rule)
-        return rule
+        return _added(sub, Rule(name, rule_filter, action, self.world.clock.time()))
 
     def delete_rule(self, topic_name: str, subscription_name: str, name: str) -> None:
         sub = self._subscription(self._ns("delete_rule", topic_name), topic_name, subscription_name)

@@ -523,8 +523,9 @@ class RuleSet:
         self.add(Rule(DEFAULT_RULE_NAME))
 
     def add(self, rule: Rule) -> None:
-        self._predicates[rule.name] = compile_filter(rule.filter)
-        action = compile_action(rule.action)
+        """Add or replace `rule`; a filter or action that does not compile changes nothing."""
+        predicate, action = compile_filter(rule.filter), compile_action(rule.action)
+        self._predicates[rule.name] = predicate
         if action is None:
             self._actions.pop(rule.name, None)
         else:
