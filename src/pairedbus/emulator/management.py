@@ -69,10 +69,9 @@ class _Context:
         link = self.receiver()
         lock = getattr(link, "lock", None)
         if lock is None or (session_id is not None and lock.session_id != session_id):
-            store = self.store()
-            lock = store.sessions.locks.get(str(session_id))
-            if lock is None or not lock.held(self.now):
-                raise session_lock_lost()
+            lock = self.store().sessions.locks.get(str(session_id))
+        if lock is None or not lock.held(self.now):  # a lapsed lock is lost, on its own link too
+            raise session_lock_lost()
         return lock
 
 
