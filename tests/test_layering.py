@@ -41,14 +41,14 @@ FORBIDDEN = (
     ("pairedbus.iac", "pairedbus.commands"),
     ("pairedbus.policy", "pairedbus.commands"),
 )
-#: (importer, imported) pairs FORBIDDEN names that stay until their issue is done: the Atom admin plane
-#: calls the in-process admin operations, which speak the SDK's property models (issue 33).
-KNOWN_VIOLATIONS = frozenset({("pairedbus.emulator.admin_http", "pairedbus.testing.admin")})
+#: (importer, imported) pairs FORBIDDEN names that stay until their issue is done (none left: the Atom
+#: admin plane calls the model's admin operations since issue 33).
+KNOWN_VIOLATIONS: frozenset[tuple[str, str]] = frozenset()
 #: The model knows no SDK: what it may not import (pairedbus.sdk reads azure-servicebus).
 SDK_ROOTS = ("azure", "pairedbus.sdk")
-#: Model modules that still read azure-servicebus's shapes, and why (issue 33): a message's AMQP
-#: sections through the SDK's codec and body types; rules as the SDK's `RuleProperties`.
-MODEL_SDK_READERS = frozenset({"pairedbus.servicebus.content", "pairedbus.servicebus.filters"})
+#: Model modules that still read azure-servicebus's shapes, and why (none left since issue 33: a message
+#: is the model's `Content`, a rule its `Rule`; the front-ends convert).
+MODEL_SDK_READERS: frozenset[str] = frozenset()
 
 #: Top-level modules whose private names only `sdk.py` reads ("pulumi" covers pulumi_policy and
 #: the providers too).

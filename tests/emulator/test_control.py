@@ -61,7 +61,7 @@ async def test_a_bad_world_setting_is_one_line_naming_it_and_changes_nothing(con
 async def test_entities_lists_every_queue_topic_and_subscription_with_what_each_holds(control) -> None:
     from azure.servicebus import ServiceBusMessage
 
-    from pairedbus.servicebus.content import content_from_message
+    from pairedbus.testing.content import content_from_message
 
     emulator, client = control
     ns = emulator.namespace("primary")

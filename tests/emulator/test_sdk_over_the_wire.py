@@ -20,11 +20,15 @@ from azure.servicebus.exceptions import (
     OperationTimeoutError,
     ServiceBusAuthenticationError,
     ServiceBusConnectionError,
+    ServiceBusQuotaExceededError,
     ServiceBusServerBusyError,
+    SessionCannotBeLockedError,
+    SessionLockLostError,
 )
 
 from pairedbus.emulator import Emulator
 from pairedbus.emulator.running import emulator_thread
+from pairedbus.servicebus.errors import ErrorKind
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -169,6 +173,20 @@ async def test_a_session_receiver_gets_its_session_and_its_state(emulator: Emula
             assert receiver.session.session_id == "a"
 
 
+async def test_list_queue_sessions_is_get_message_sessions(emulator: Emulator) -> None:
+    """The SDK's session browser (`com.microsoft:get-message-sessions`): sessions holding messages or
+    state; with a cutoff, only those whose state was set after it."""
+    async with client(emulator) as sb:
+        async with sb.get_queue_sender("sessions") as sender:
+            await sender.send_messages([ServiceBusMessage("1", session_id="a"), ServiceBusMessage("2", session_id="b")])
+        async with sb.get_queue_receiver("sessions", session_id="b") as receiver:
+            await receiver.session.set_state(b"seen")
+        assert sorted([s async for s in sb.list_queue_sessions("sessions")]) == ["a", "b"]
+        cutoff = emulator.world.clock.now() - dt.timedelta(minutes=1)
+        assert [s async for s in sb.list_queue_sessions("sessions", state_updated_after=cutoff)] == ["b"]
+    assert emulator.world.operations.get("get-message-sessions", 0) >= 2
+
+
 async def test_batches_and_large_messages_cross_several_frames(emulator: Emulator) -> None:
     big = "x" * 200_000
     async with client(emulator) as sb:
@@ -266,6 +284,39 @@ async def test_a_lock_that_expired_cannot_be_completed(emulator: Emulator) -> No
             emulator.world.clock.advance(120)
             with pytest.raises(MessageLockLostError):
                 await receiver.complete_message(message)
+
+
+async def test_a_full_entity_raises_quota_exceeded(emulator: Emulator) -> None:
+    """The model's entity-full refusal (`amqp:resource-limit-exceeded` on the transfer)."""
+    emulator.world.fail(emulator.namespace("primary").fqdn, "orders", ErrorKind.QUOTA_EXCEEDED)
+    async with client(emulator) as sb:
+        with pytest.raises(ServiceBusQuotaExceededError):  # the fault holds from the attach on
+            async with sb.get_queue_sender("orders") as sender:
+                await sender.send_messages(ServiceBusMessage("x"))
+    assert emulator.namespace("primary").queue("orders").message_counts()["active"] == 0
+
+
+async def test_a_session_held_by_another_receiver_cannot_be_locked(emulator: Emulator) -> None:
+    """`com.microsoft:session-cannot-be-locked` on the second receiver's attach."""
+    async with client(emulator) as sb:
+        async with sb.get_queue_sender("sessions") as sender:
+            await sender.send_messages(ServiceBusMessage("s", session_id="a"))
+        async with sb.get_queue_receiver("sessions", session_id="a"):
+            with pytest.raises(SessionCannotBeLockedError):
+                async with sb.get_queue_receiver("sessions", session_id="a"):
+                    pass
+
+
+async def test_a_session_lock_that_expired_is_lost(emulator: Emulator) -> None:
+    """The session lock ran out (the model's clock moved 120 s): renewing it is
+    `com.microsoft:session-lock-lost`."""
+    async with client(emulator) as sb:
+        async with sb.get_queue_sender("sessions") as sender:
+            await sender.send_messages(ServiceBusMessage("s", session_id="a"))
+        async with sb.get_queue_receiver("sessions", session_id="a") as receiver:
+            emulator.world.clock.advance(120)
+            with pytest.raises(SessionLockLostError):
+                await receiver.session.renew_lock()
 
 
 async def test_a_session_nobody_sent_to_times_out(emulator: Emulator) -> None:

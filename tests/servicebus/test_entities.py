@@ -11,7 +11,8 @@ from azure.servicebus import ServiceBusMessage, ServiceBusReceivedMessage, Servi
 from azure.servicebus.aio import ServiceBusClient
 from azure.servicebus.exceptions import MessageNotFoundError, MessagingEntityNotFoundError, ServiceBusQuotaExceededError
 
-from pairedbus.servicebus.content import Record, content_from_message
+from pairedbus.servicebus.content import BodyType, Content, Record
+from pairedbus.servicebus.filters import CorrelationFilter, Rule, SqlFilter
 from pairedbus.testing import DEAD_LETTER_REASON_MAX_DELIVERY, DEAD_LETTER_REASON_TTL, Namespace, ServiceBusWorld
 from tests.load import guard
 
@@ -79,18 +80,14 @@ async def test_duplicates_are_kept_without_duplicate_detection(ns: Namespace, cl
 
 
 async def test_topic_fans_out_to_matching_subscriptions(ns: Namespace, client: ServiceBusClient) -> None:
-    from azure.servicebus.management import CorrelationRuleFilter, RuleProperties, SqlRuleFilter
-
     ns.create_topic("events")
     ns.create_subscription("events", "all")
     red = ns.create_subscription("events", "red")
     red.rules.remove("$Default")
-    red.rules.add(RuleProperties("red", filter=SqlRuleFilter("color = 'red'"), action=None, created_at_utc=None))
+    red.rules.add(Rule("red", SqlFilter("color = 'red'")))
     audit = ns.create_subscription("events", "audit")
     audit.rules.remove("$Default")
-    audit.rules.add(
-        RuleProperties("audit", filter=CorrelationRuleFilter(label="audit"), action=None, created_at_utc=None)
-    )
+    audit.rules.add(Rule("audit", CorrelationFilter(subject="audit")))
     async with client.get_topic_sender("events") as sender:
         await sender.send_messages(
             [
@@ -205,6 +202,6 @@ async def test_the_inspection_helpers_return_records_unless_a_front_end_presents
     [peeked] = ns.queue("q").active_messages()  # mock_servicebus presents them as the SDK's messages
     assert isinstance(peeked, ServiceBusReceivedMessage) and peeked.message_id == "m-1"
     bare = ServiceBusWorld()  # the model alone
-    bare.namespace(FQDN).create_queue("q").accept([content_from_message(ServiceBusMessage(b"y"))], 0.0)
+    bare.namespace(FQDN).create_queue("q").accept([Content(BodyType.DATA, (b"y",))], 0.0)
     [record] = bare.namespace(FQDN).queue("q").active_messages()
-    assert isinstance(record, Record) and record.content.body == [b"y"]
+    assert isinstance(record, Record) and record.content.body == (b"y",)

@@ -3,20 +3,30 @@
 from __future__ import annotations
 
 import pytest
-from azure.servicebus import ServiceBusMessage
-from azure.servicebus.management import CorrelationRuleFilter, FalseRuleFilter, SqlRuleFilter, TrueRuleFilter
 
-from pairedbus.servicebus.content import content_from_message
-from pairedbus.servicebus.filters import FilterSyntaxError, compile_filter
+from pairedbus.servicebus.content import BodyType, Content
+from pairedbus.servicebus.filters import (
+    DEFAULT_RULE_NAME,
+    CorrelationFilter,
+    FalseFilter,
+    FilterSyntaxError,
+    Rule,
+    RuleFilter,
+    RuleSet,
+    SqlAction,
+    SqlFilter,
+    TrueFilter,
+    compile_filter,
+)
 
 
-def matches(rule_filter: object, message: ServiceBusMessage) -> bool:
-    content = content_from_message(message)
+def matches(rule_filter: RuleFilter, content: Content) -> bool:
     return compile_filter(rule_filter)(content, content.filter_properties()) is True
 
 
-MESSAGE = ServiceBusMessage(
-    b"x",
+MESSAGE = Content(
+    BodyType.DATA,
+    (b"x",),
     subject="invoice",
     message_id="m-1",
     correlation_id="c-1",
@@ -24,7 +34,7 @@ MESSAGE = ServiceBusMessage(
     content_type="application/json",
     to="billing",
     reply_to="replies",
-    application_properties={"color": "red", "size": 3, "price": 9.5, b"region": b"eu"},
+    props={"color": "red", "size": 3, "price": 9.5, b"region": b"eu"},
 )
 
 
@@ -59,26 +69,36 @@ MESSAGE = ServiceBusMessage(
     ],
 )
 def test_sql_filter_expression(expression: str, expected: bool) -> None:
-    assert matches(SqlRuleFilter(expression), MESSAGE) is expected
+    assert matches(SqlFilter(expression), MESSAGE) is expected
 
 
 def test_sql_filter_parameters() -> None:
-    assert matches(SqlRuleFilter("color = @c AND size = @n", parameters={"@c": "red", "@n": 3}), MESSAGE)
-    assert not matches(SqlRuleFilter("color = @c", parameters={"c": "blue"}), MESSAGE)
+    assert matches(SqlFilter("color = @c AND size = @n", {"@c": "red", "@n": 3}), MESSAGE)
+    assert not matches(SqlFilter("color = @c", {"c": "blue"}), MESSAGE)
 
 
 def test_malformed_sql_filter_is_rejected() -> None:
     with pytest.raises(FilterSyntaxError):
-        compile_filter(SqlRuleFilter("color = = 'red'"))
+        compile_filter(SqlFilter("color = = 'red'"))
 
 
 def test_correlation_filter_matches_all_given_fields() -> None:
-    assert matches(CorrelationRuleFilter(label="invoice", properties={"color": "red"}), MESSAGE)
-    assert matches(CorrelationRuleFilter(correlation_id="c-1", to="billing"), MESSAGE)
-    assert not matches(CorrelationRuleFilter(label="invoice", properties={"color": "blue"}), MESSAGE)
-    assert not matches(CorrelationRuleFilter(session_id="other"), MESSAGE)
+    assert matches(CorrelationFilter(subject="invoice", properties={"color": "red"}), MESSAGE)
+    assert matches(CorrelationFilter(correlation_id="c-1", to="billing"), MESSAGE)
+    assert not matches(CorrelationFilter(subject="invoice", properties={"color": "blue"}), MESSAGE)
+    assert not matches(CorrelationFilter(session_id="other"), MESSAGE)
 
 
 def test_true_and_false_filters() -> None:
-    assert matches(TrueRuleFilter(), MESSAGE)
-    assert not matches(FalseRuleFilter(), MESSAGE)
+    assert matches(TrueFilter(), MESSAGE)
+    assert not matches(FalseFilter(), MESSAGE)
+
+
+def test_a_rule_that_does_not_compile_leaves_the_rule_it_would_replace() -> None:
+    rules = RuleSet()
+    rules.remove(DEFAULT_RULE_NAME)
+    rules.add(Rule("only-red", SqlFilter("color = 'red'")))
+    with pytest.raises(FilterSyntaxError):
+        rules.add(Rule("only-red", SqlFilter("color = 'blue'"), SqlAction("SET")))
+    assert rules.rules["only-red"] == Rule("only-red", SqlFilter("color = 'red'"))
+    assert rules.matches(MESSAGE, MESSAGE.filter_properties())  # still the red filter

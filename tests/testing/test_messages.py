@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 
 from azure.servicebus import ServiceBusMessage
 
-from pairedbus.servicebus.content import content_from_message
 from pairedbus.testing import received_application_properties
+from pairedbus.testing.content import content_from_message
 
 
 def test_received_application_properties_use_bytes_for_keys_and_strings() -> None:

@@ -3,9 +3,10 @@
 
 Each namespace gets its own port, as in the AMQP front-end (the client addresses a namespace by
 host and port only). Every request but `GET /health` must carry a shared access signature made
-with one of the namespace's keys. Requests become calls of `pairedbus.testing.admin.AdminOperations`
-— the same operations, rules and errors the in-process fake client uses — and results and errors
-go back as the service writes them (`pairedbus.emulator.atom`):
+with one of the namespace's keys. Requests become calls of the model's management operations
+(`pairedbus.servicebus.admin.AdminOperations`: the same operations, rules and errors the in-process
+fake client's `pairedbus.testing.admin` calls), and their records and errors go back as the service
+writes them (`pairedbus.emulator.atom`):
 
 | request | operation |
 |---|---|
@@ -35,7 +36,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from aiohttp import web
-from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
+from azure.core.exceptions import HttpResponseError
 from azure.core.pipeline.transport import AioHttpTransport, RequestsTransport
 from azure.servicebus.exceptions import ServiceBusError, ServiceBusServerBusyError
 
@@ -44,10 +45,12 @@ from pairedbus.emulator import atom, conditions
 from pairedbus.emulator.cbs import SAS_PREFIX, audience_path, check_token
 from pairedbus.emulator.certificates import TlsFiles
 from pairedbus.emulator.server import DEFAULT_KEY, DEFAULT_KEY_NAME, Broker
+from pairedbus.servicebus.admin import AdminOperations, EntityProperties, RuntimeProperties
+from pairedbus.servicebus.clock import to_datetime
 from pairedbus.servicebus.entities import Queue, Topic
 from pairedbus.servicebus.errors import ErrorKind, ServiceError, bad_request
+from pairedbus.servicebus.filters import Rule
 from pairedbus.servicebus.world import ServiceBusWorld, normalize_fqdn
-from pairedbus.testing.admin import AdminOperations
 
 #: Microsoft's emulator serves its management endpoint (and `/health`) on this port, over HTTP.
 EMULATOR_MANAGEMENT_PORT: Final = 5300
@@ -146,11 +149,14 @@ def _error_response(http: web.Request, status: int, detail: str) -> web.Response
     )
 
 
-#: The HTTP status the service answers for the model's refusals (anything else: 500).
+#: The HTTP status the service answers for the model's refusals, and what it adds to the text
+#: (anything else: 500).
 _HTTP_STATUS = {
-    ErrorKind.BAD_REQUEST: 400,
-    ErrorKind.INVALID_OPERATION: 400,
-    ErrorKind.NAMESPACE_QUOTA_EXCEEDED: 403,
+    ErrorKind.BAD_REQUEST: (400, ""),
+    ErrorKind.INVALID_OPERATION: (400, ""),
+    ErrorKind.NAMESPACE_QUOTA_EXCEEDED: (403, ""),
+    ErrorKind.RESOURCE_NOT_FOUND: (404, " SubCode=40400."),
+    ErrorKind.RESOURCE_EXISTS: (409, " SubCode=40900. Conflict."),
 }
 
 
@@ -162,11 +168,8 @@ def _status_of(exc: BaseException) -> tuple[int, str]:
     if kind is ErrorKind.SERVER_BUSY:
         return 503, f"ServerBusy: {message}"
     if kind in _HTTP_STATUS:
-        return _HTTP_STATUS[kind], message
-    if isinstance(exc, ResourceNotFoundError):
-        return 404, f"{message} SubCode=40400."
-    if isinstance(exc, ResourceExistsError):
-        return 409, f"{message} SubCode=40900. Conflict."
+        status, suffix = _HTTP_STATUS[kind]
+        return status, message + suffix
     if isinstance(exc, HttpResponseError):
         return exc.status_code or 400, message
     if isinstance(exc, ServiceBusServerBusyError):
@@ -194,6 +197,35 @@ def _token_audience(token: str) -> str | None:
         return None
     fields = dict(part.partition("=")[::2] for part in token[len(SAS_PREFIX) :].split("&"))
     return fields.get("sr")
+
+
+def _resolve(segments: list[str], method: str) -> tuple[str, tuple[str, ...]]:
+    """Which route a path and method take (`_Handlers._route`), and the names the path holds."""
+    lowered = [s.lower() for s in segments]
+    if not segments:
+        return "root", ()
+    if method == "GET" and lowered == ["$namespaceinfo"]:
+        return "namespace", ()
+    if method == "GET" and len(lowered) == 2 and lowered[0] == "$resources" and lowered[1] in ("queues", "topics"):
+        return lowered[1], ()
+    if "subscriptions" in lowered[1:]:
+        return _subscription_route(segments, lowered.index("subscriptions", 1), method)
+    return "entity", ("/".join(segments),)
+
+
+def _subscription_route(segments: list[str], index: int, method: str) -> tuple[str, tuple[str, ...]]:
+    """`{topic}/Subscriptions[/{sub}[/Rules[/{rule}]]]`: the topic's name may hold slashes."""
+    topic, rest = "/".join(segments[:index]), segments[index + 1 :]
+    rules = len(rest) >= 2 and rest[1].lower() == "rules"
+    if not rest and method == "GET":
+        return "subscriptions", (topic,)
+    if len(rest) == 1:
+        return "subscription", (topic, rest[0])
+    if len(rest) == 2 and rules and method == "GET":
+        return "rules", (topic, rest[0])
+    if len(rest) == 3 and rules:
+        return "rule", (topic, rest[0], rest[2])
+    raise bad_request(f"Unsupported management path '{'/'.join(segments)}'.")
 
 
 def _page(http: web.Request) -> tuple[int, int]:
@@ -249,40 +281,32 @@ class _Handlers:
                 raise TokenRefused(f"InvalidAudience: The token audience '{scope}' does not grant access to '{path}'.")
 
     def _route(self, request: _Request, segments: list[str], body: bytes) -> web.StreamResponse:
-        method = request.http.method
-        lowered = [s.lower() for s in segments]
-        if lowered == ["$namespaceinfo"] and method == "GET":
-            return self._namespace_info(request)
-        if len(lowered) == 2 and lowered[0] == "$resources" and method == "GET":
-            if lowered[1] == "queues":
-                return self._list_queues(request)
-            if lowered[1] == "topics":
-                return self._list_topics(request)
-        if "subscriptions" in lowered[1:]:
-            index = lowered.index("subscriptions", 1)
-            topic, rest = "/".join(segments[:index]), segments[index + 1 :]
-            rest_lowered = [s.lower() for s in rest]
-            if not rest and method == "GET":
-                return self._list_subscriptions(request, topic)
-            if len(rest) == 1:
-                return self._subscription(request, method, topic, rest[0], body)
-            if len(rest) == 2 and rest_lowered[1] == "rules" and method == "GET":
-                return self._list_rules(request, topic, rest[0])
-            if len(rest) == 3 and rest_lowered[1] == "rules":
-                return self._rule(request, method, topic, rest[0], rest[2], body)
-            raise bad_request(f"Unsupported management path '{'/'.join(segments)}'.")
-        if not segments:
-            if method == "GET":
-                return _feed_response(atom.empty_feed(_now()))
-            raise bad_request("No entity path supplied.")
-        return self._entity(request, method, "/".join(segments), body)
+        route, names = _resolve(segments, request.http.method)
+        handlers: dict[str, Callable[[], web.StreamResponse]] = {
+            "root": lambda: self._root(request),
+            "namespace": lambda: self._namespace_info(request),
+            "queues": lambda: self._list_queues(request),
+            "topics": lambda: self._list_topics(request),
+            "entity": lambda: self._entity(request, request.http.method, names[0], body),
+            "subscriptions": lambda: self._list_subscriptions(request, names[0]),
+            "subscription": lambda: self._subscription(request, request.http.method, names[0], names[1], body),
+            "rules": lambda: self._list_rules(request, names[0], names[1]),
+            "rule": lambda: self._rule(request, request.http.method, names[0], names[1], names[2], body),
+        }
+        return handlers[route]()
+
+    @staticmethod
+    def _root(request: _Request) -> web.Response:
+        if request.http.method == "GET":
+            return _feed_response(atom.empty_feed(_now()))
+        raise bad_request("No entity path supplied.")
 
     # --- namespace ------------------------------------------------------------------------------
 
     def _namespace_info(self, request: _Request) -> web.Response:
         properties = self.ops.get_namespace_properties()
-        sku = getattr(properties.messaging_sku, "value", properties.messaging_sku)
-        content = atom.namespace_info_xml(properties.name, sku=str(sku), messaging_units=properties.messaging_units)
+        sku = contract.SKU_PREMIUM if properties.sku == contract.SKU_PREMIUM else contract.SKU_STANDARD
+        content = atom.namespace_info_xml(properties.name, sku=sku, messaging_units=properties.messaging_units)
         item = _Item(properties.name, "$namespaceinfo", content, None, None)
         return _entry_response(request.entry(item))
 
@@ -292,11 +316,13 @@ class _Handlers:
         return self.world.resolve(self.namespace.fqdn).entities.get(name)
 
     def _entity_item(self, request: _Request, entity: Queue | Topic) -> _Item:
+        settings: EntityProperties
+        runtime: RuntimeProperties
         if isinstance(entity, Queue):
             kind, settings, runtime = atom.Kind.QUEUE, self.ops.queue_properties(entity), self.ops.queue_runtime(entity)
         else:
             kind, settings, runtime = atom.Kind.TOPIC, self.ops.topic_properties(entity), self.ops.topic_runtime(entity)
-        content = atom.description_xml(kind, settings, runtime, entity_uri=request.entity_uri)
+        content = atom.description_xml(kind, settings.values, runtime, entity_uri=request.entity_uri)
         return _Item(entity.name, _quoted(entity.name), content, runtime.created_at_utc, runtime.updated_at_utc)
 
     def _entity(self, request: _Request, method: str, name: str, body: bytes) -> web.Response:
@@ -307,7 +333,9 @@ class _Handlers:
             else:
                 try:
                     self.ops.get_queue(name)  # faults first, as for any operation
-                except ResourceNotFoundError:
+                except ServiceError as error:
+                    if error.kind is not ErrorKind.RESOURCE_NOT_FOUND:
+                        raise
                     return _feed_response(atom.empty_feed(_now()))
             return _entry_response(request.entry(self._entity_item(request, self._model_entity(name))))
         if method == "DELETE":
@@ -323,14 +351,14 @@ class _Handlers:
             values = atom.parse_description(description, replacing=updating)
             if kind is atom.Kind.QUEUE:
                 if updating:
-                    self.ops.update_queue({"name": name, **values})
+                    self.ops.update_queue(name, values)
                 else:
-                    self.ops.create_queue(name, **values)
+                    self.ops.create_queue(name, values)
             elif kind is atom.Kind.TOPIC:
                 if updating:
-                    self.ops.update_topic({"name": name, **values})
+                    self.ops.update_topic(name, values)
                 else:
-                    self.ops.create_topic(name, **values)
+                    self.ops.create_topic(name, values)
             else:
                 raise bad_request(f"A {kind.value} cannot be put at '{name}'.")
             item = self._entity_item(request, self._model_entity(name))
@@ -348,12 +376,12 @@ class _Handlers:
 
     def _list_queues(self, request: _Request) -> web.Response:
         ns = self.world.resolve(self.namespace.fqdn)
-        items = [self._entity_item(request, ns.queue(q.name)) for q in self.ops.list_queues_now()]
+        items = [self._entity_item(request, ns.queue(q.name)) for q in self.ops.list_queues()]
         return self._feed(request, "$Resources/queues", "Queues", items)
 
     def _list_topics(self, request: _Request) -> web.Response:
         ns = self.world.resolve(self.namespace.fqdn)
-        items = [self._entity_item(request, ns.topic(t.name)) for t in self.ops.list_topics_now()]
+        items = [self._entity_item(request, ns.topic(t.name)) for t in self.ops.list_topics()]
         return self._feed(request, "$Resources/topics", "Topics", items)
 
     # --- subscriptions --------------------------------------------------------------------------
@@ -362,7 +390,7 @@ class _Handlers:
         sub = self.world.resolve(self.namespace.fqdn).subscription(topic, name)
         runtime = self.ops.subscription_runtime(sub)
         content = atom.description_xml(
-            atom.Kind.SUBSCRIPTION, self.ops.subscription_properties(sub), runtime, entity_uri=request.entity_uri
+            atom.Kind.SUBSCRIPTION, self.ops.subscription_properties(sub).values, runtime, entity_uri=request.entity_uri
         )
         path = f"{_quoted(topic)}/Subscriptions/{_quoted(name)}"
         return _Item(name, path, content, runtime.created_at_utc, runtime.updated_at_utc)
@@ -381,23 +409,24 @@ class _Handlers:
             updating = request.http.headers.get("If-Match") is not None
             values = atom.parse_description(description, replacing=updating)
             if updating:
-                self.ops.update_subscription(topic, {"name": name, **values})
+                self.ops.update_subscription(topic, name, values)
             else:
-                self.ops.create_subscription(topic, name, default_rule=atom.default_rule(description), **values)
+                self.ops.create_subscription(topic, name, values, default_rule=atom.default_rule(description))
             item = self._subscription_item(request, topic, name)
             return _entry_response(request.entry(item), status=200 if updating else 201)
         raise bad_request(f"Unsupported method {method}.")
 
     def _list_subscriptions(self, request: _Request, topic: str) -> web.Response:
-        items = [self._subscription_item(request, topic, s.name) for s in self.ops.list_subscriptions_now(topic)]
+        items = [self._subscription_item(request, topic, s.name) for s in self.ops.list_subscriptions(topic)]
         return self._feed(request, f"{_quoted(topic)}/Subscriptions", "Subscriptions", items)
 
     # --- rules ----------------------------------------------------------------------------------
 
     @staticmethod
-    def _rule_item(topic: str, sub: str, rule: Any) -> _Item:
+    def _rule_item(topic: str, sub: str, rule: Rule) -> _Item:
         path = f"{_quoted(topic)}/Subscriptions/{_quoted(sub)}/Rules/{_quoted(rule.name)}"
-        return _Item(rule.name, path, atom.rule_xml(rule), rule.created_at_utc, rule.created_at_utc)
+        created = None if rule.created_at is None else to_datetime(rule.created_at)
+        return _Item(rule.name, path, atom.rule_xml(rule), created, created)
 
     def _rule(self, request: _Request, method: str, topic: str, sub: str, name: str, body: bytes) -> web.Response:
         if method == "GET":
@@ -411,15 +440,14 @@ class _Handlers:
                 raise bad_request("A rule is put with a RuleDescription.")
             rule_filter, action = atom.parse_rule(description)
             if request.http.headers.get("If-Match") is not None:
-                self.ops.update_rule(topic, sub, {"name": name, "filter": rule_filter, "action": action})
-                item = self._rule_item(topic, sub, self.ops.get_rule(topic, sub, name))
-                return _entry_response(request.entry(item))
-            rule = self.ops.create_rule(topic, sub, name, filter=rule_filter, action=action)
+                rule = self.ops.update_rule(topic, sub, name, rule_filter, action)
+                return _entry_response(request.entry(self._rule_item(topic, sub, rule)))
+            rule = self.ops.create_rule(topic, sub, name, rule_filter, action)
             return _entry_response(request.entry(self._rule_item(topic, sub, rule)), status=201)
         raise bad_request(f"Unsupported method {method}.")
 
     def _list_rules(self, request: _Request, topic: str, sub: str) -> web.Response:
-        items = [self._rule_item(topic, sub, rule) for rule in self.ops.list_rules_now(topic, sub)]
+        items = [self._rule_item(topic, sub, rule) for rule in self.ops.list_rules(topic, sub)]
         return self._feed(request, f"{_quoted(topic)}/Subscriptions/{_quoted(sub)}/Rules", "Rules", items)
 
 

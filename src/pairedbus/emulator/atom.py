@@ -7,8 +7,9 @@ of azure-servicebus's generated `_attribute_map`s, read from the SDK source, not
 SDK's private modules are read only in `pairedbus.sdk`). Documents are written as text with
 default namespaces, as the service writes them; requests are read namespace-aware by local name.
 
-Values cross here in the SDK's attribute names (`lock_duration`, ...), so that the model's rules
-(`pairedbus.servicebus.properties`) judge them; this module only converts text.
+Values cross here in the model's records: property values by the SDK's attribute names
+(`lock_duration`, ...), so that the model's rules (`pairedbus.servicebus.properties`) judge them,
+and rules as `pairedbus.servicebus.filters.Rule`; this module only converts text.
 """
 
 from __future__ import annotations
@@ -21,17 +22,19 @@ from dataclasses import dataclass
 from typing import Any, Final
 from xml.sax.saxutils import escape, quoteattr
 
-from azure.servicebus.management import (
-    CorrelationRuleFilter,
-    FalseRuleFilter,
-    RuleProperties,
-    SqlRuleAction,
-    SqlRuleFilter,
-    TrueRuleFilter,
-)
-
 from pairedbus import durations
+from pairedbus.servicebus.clock import to_datetime
 from pairedbus.servicebus.errors import bad_request
+from pairedbus.servicebus.filters import (
+    DEFAULT_RULE_NAME,
+    CorrelationFilter,
+    FalseFilter,
+    Rule,
+    RuleFilter,
+    SqlAction,
+    SqlFilter,
+    TrueFilter,
+)
 
 ATOM: Final = "http://www.w3.org/2005/Atom"
 SB: Final = "http://schemas.microsoft.com/netservices/2010/10/servicebus/connect"
@@ -235,10 +238,11 @@ def _field_text(field: Field, value: Any, entity_uri: Callable[[str], str]) -> s
 
 
 def description_xml(
-    kind: Kind, settings: Any, runtime: Any, *, entity_uri: Callable[[str], str], extra: str = ""
+    kind: Kind, settings: Mapping[str, Any], runtime: Any, *, entity_uri: Callable[[str], str], extra: str = ""
 ) -> str:
-    """A queue, topic or subscription description from the SDK-shaped properties and runtime
-    properties; `entity_uri` makes a forwarding target's name an address (`sb://host/name`)."""
+    """A queue, topic or subscription description from the model's property values (by the SDK's
+    names) and runtime properties (`pairedbus.servicebus.admin.RuntimeProperties`); `entity_uri`
+    makes a forwarding target's name an address (`sb://host/name`)."""
     parts: list[str] = []
     for field in FIELDS[kind]:
         if field is _COUNT_DETAILS:
@@ -248,7 +252,9 @@ def description_xml(
         elif field.source == "constant":
             parts.append(_element(field.element, field.attribute))
         else:
-            value = getattr(runtime if field.source == "runtime" else settings, field.attribute, None)
+            value = (
+                getattr(runtime, field.attribute, None) if field.source == "runtime" else settings.get(field.attribute)
+            )
             if value is None and (field.optional or field.type != "datetime"):
                 continue
             parts.append(_element(field.element, _field_text(field, value, entity_uri)))
@@ -292,13 +298,13 @@ def _key_values(element: str, values: Mapping[str, Any] | None) -> str:
     return f"<{element}>{''.join(items)}</{element}>"
 
 
-#: CorrelationRuleFilter attribute -> element, in the service's order.
+#: The model's correlation filter field -> element, in the service's order.
 CORRELATION_FIELDS: Final = (
     ("correlation_id", "CorrelationId"),
     ("message_id", "MessageId"),
     ("to", "To"),
     ("reply_to", "ReplyTo"),
-    ("label", "Label"),
+    ("subject", "Label"),
     ("session_id", "SessionId"),
     ("reply_to_session_id", "ReplyToSessionId"),
     ("content_type", "ContentType"),
@@ -312,32 +318,34 @@ def _sql(kind: str, expression: str, parameters: Mapping[str, Any] | None, tag: 
     )
 
 
-def filter_xml(rule_filter: Any) -> str:
-    if isinstance(rule_filter, CorrelationRuleFilter):
-        fields = "".join(
-            _element(element, str(getattr(rule_filter, attribute)))
-            for attribute, element in CORRELATION_FIELDS
-            if getattr(rule_filter, attribute, None) is not None
-        )
-        return (
-            f'<Filter i:type="CorrelationFilter">{fields}{_key_values("Properties", rule_filter.properties)}</Filter>'
-        )
-    if isinstance(rule_filter, TrueRuleFilter):
-        return _sql("TrueFilter", "1=1", None, "Filter")
-    if isinstance(rule_filter, FalseRuleFilter):
-        return _sql("FalseFilter", "1=0", None, "Filter")
-    return _sql("SqlFilter", rule_filter.sql_expression or "", rule_filter.parameters, "Filter")
+def filter_xml(rule_filter: RuleFilter) -> str:
+    match rule_filter:
+        case CorrelationFilter():
+            fields = "".join(
+                _element(element, str(getattr(rule_filter, attribute)))
+                for attribute, element in CORRELATION_FIELDS
+                if getattr(rule_filter, attribute) is not None
+            )
+            properties = _key_values("Properties", rule_filter.properties)
+            return f'<Filter i:type="CorrelationFilter">{fields}{properties}</Filter>'
+        case TrueFilter():
+            return _sql("TrueFilter", "1=1", None, "Filter")
+        case FalseFilter():
+            return _sql("FalseFilter", "1=0", None, "Filter")
+        case SqlFilter():
+            return _sql("SqlFilter", rule_filter.expression, rule_filter.parameters, "Filter")
+    raise TypeError(f"unsupported rule filter {type(rule_filter).__name__}")
 
 
-def action_xml(action: Any) -> str:
-    if action is None or not getattr(action, "sql_expression", None):
+def action_xml(action: SqlAction | None) -> str:
+    if action is None or not action.expression:
         return '<Action i:type="EmptyRuleAction"/>'
-    return _sql("SqlRuleAction", action.sql_expression, action.parameters, "Action")
+    return _sql("SqlRuleAction", action.expression, action.parameters, "Action")
 
 
-def rule_xml(rule: RuleProperties, *, root: str = "RuleDescription", namespaces: bool = True) -> str:
+def rule_xml(rule: Rule, *, root: str = "RuleDescription", namespaces: bool = True) -> str:
     declarations = f' xmlns="{SB}" xmlns:i="{XSI}"' if namespaces else ""
-    created = _element("CreatedAt", datetime_text(rule.created_at_utc))
+    created = _element("CreatedAt", datetime_text(None if rule.created_at is None else to_datetime(rule.created_at)))
     return (
         f"<{root}{declarations}>{filter_xml(rule.filter)}{action_xml(rule.action)}{created}"
         f"{_element('Name', rule.name)}</{root}>"
@@ -512,28 +520,28 @@ def _text(parent: ET.Element, name: str) -> str | None:
     return None if child is None else (child.text or "")
 
 
-def parse_filter(element: ET.Element | None) -> Any:
-    """A rule's `<Filter i:type=...>` as the SDK's filter class (None: the service's default, true)."""
+def parse_filter(element: ET.Element | None) -> RuleFilter:
+    """A rule's `<Filter i:type=...>` as the model's filter record (None: the service's default, true)."""
     if element is None:
-        return TrueRuleFilter()
+        return TrueFilter()
     filter_type = (element.get(f"{{{XSI}}}type") or "SqlFilter").rsplit(":", 1)[-1]
     if filter_type == "TrueFilter":
-        return TrueRuleFilter()
+        return TrueFilter()
     if filter_type == "FalseFilter":
-        return FalseRuleFilter()
+        return FalseFilter()
     if filter_type == "CorrelationFilter":
         fields = {attribute: _text(element, name) for attribute, name in CORRELATION_FIELDS}
-        properties = _parse_key_values(element.find(f"{{{SB}}}Properties"))
-        return CorrelationRuleFilter(**{k: v for k, v in fields.items() if v is not None}, properties=properties)
+        properties = _parse_key_values(element.find(f"{{{SB}}}Properties")) or None
+        return CorrelationFilter(**fields, properties=properties)
     if filter_type == "SqlFilter":
         expression = _text(element, "SqlExpression")
         if not expression:
             raise bad_request("A SqlFilter needs a SqlExpression.")
-        return SqlRuleFilter(expression, _parse_key_values(element.find(f"{{{SB}}}Parameters")) or None)
+        return SqlFilter(expression, _parse_key_values(element.find(f"{{{SB}}}Parameters")) or None)
     raise bad_request(f"Unsupported filter type '{filter_type}'.")
 
 
-def parse_action(element: ET.Element | None) -> SqlRuleAction | None:
+def parse_action(element: ET.Element | None) -> SqlAction | None:
     if element is None:
         return None
     action_type = (element.get(f"{{{XSI}}}type") or "EmptyRuleAction").rsplit(":", 1)[-1]
@@ -542,19 +550,18 @@ def parse_action(element: ET.Element | None) -> SqlRuleAction | None:
     if action_type != "SqlRuleAction":
         raise bad_request(f"Unsupported action type '{action_type}'.")
     parameters = _parse_key_values(element.find(f"{{{SB}}}Parameters")) or None
-    return SqlRuleAction(_text(element, "SqlExpression") or "", parameters)
+    return SqlAction(_text(element, "SqlExpression") or "", parameters)
 
 
-def parse_rule(description: ET.Element) -> tuple[Any, SqlRuleAction | None]:
+def parse_rule(description: ET.Element) -> tuple[RuleFilter, SqlAction | None]:
     """(filter, action) of a `RuleDescription` or a subscription's `DefaultRuleDescription`."""
     return parse_filter(description.find(f"{{{SB}}}Filter")), parse_action(description.find(f"{{{SB}}}Action"))
 
 
-def default_rule(description: ET.Element) -> RuleProperties | None:
+def default_rule(description: ET.Element) -> Rule | None:
     """The `DefaultRuleDescription` a subscription is created with, if any."""
     element = description.find(f"{{{SB}}}DefaultRuleDescription")
     if element is None:
         return None
     rule_filter, action = parse_rule(element)
-    name = _text(element, "Name") or "$Default"
-    return RuleProperties(name, filter=rule_filter, action=action, created_at_utc=None)
+    return Rule(_text(element, "Name") or DEFAULT_RULE_NAME, rule_filter, action)

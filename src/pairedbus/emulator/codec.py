@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import struct
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -108,44 +108,45 @@ def _encode_compound(short: int, long: int, zero: int | None, count: int, body: 
 
 def encode(value: Any) -> bytes:
     """One value with its constructor (the smallest encoding of its type)."""
-    if value is None:
-        return b"\x40"
-    cls = value.__class__
-    if cls is bool:
-        return b"\x41" if value else b"\x42"
-    if cls is Symbol:
-        return _encode_variable(0xA3, 0xB3, value.encode("ascii"))
-    if cls is str:
-        return _encode_variable(0xA1, 0xB1, value.encode("utf-8"))
-    if cls is bytes or cls is bytearray or cls is memoryview:
-        return _encode_variable(0xA0, 0xB0, bytes(value))
-    if cls is ULong:
-        return _encode_uint_like(value, 0x53, 0x44, 0x80, 8)
-    if cls is UInt:
-        return _encode_uint_like(value, 0x52, 0x43, 0x70, 4)
-    if cls is UShort:
-        return b"\x60" + value.to_bytes(2, "big")
-    if cls is UByte:
-        return bytes((0x50, value))
-    if cls is Timestamp:
-        return b"\x83" + _PACK_q(value)
-    if cls is int:
-        if -128 <= value <= 127:
-            return b"\x55" + value.to_bytes(1, "big", signed=True)
-        return b"\x81" + _PACK_q(value)
-    if cls is float:
-        return b"\x82" + struct.pack(">d", value)
-    if cls is uuid.UUID:
-        return b"\x98" + value.bytes
-    if cls is Described:
-        return b"\x00" + encode(value.descriptor) + encode(value.value)
-    if cls is list or cls is tuple:
-        return encode_list(value)
-    if cls is dict:
-        return encode_map(value)
-    if cls is Array:
-        return _encode_array(value)
-    raise TypeError(f"cannot encode {cls.__name__} as AMQP")
+    encoder = _ENCODERS.get(value.__class__)
+    if encoder is None:
+        raise TypeError(f"cannot encode {value.__class__.__name__} as AMQP")
+    return encoder(value)
+
+
+def _encode_int(value: int) -> bytes:
+    if -128 <= value <= 127:
+        return b"\x55" + value.to_bytes(1, "big", signed=True)
+    return b"\x81" + _PACK_q(value)
+
+
+def _encode_described(value: Described) -> bytes:
+    return b"\x00" + encode(value.descriptor) + encode(value.value)
+
+
+#: The encoder of each Python type, by exact class (a subclass is its own AMQP type, or none).
+_ENCODERS: dict[type, Callable[[Any], bytes]] = {
+    type(None): lambda value: b"\x40",
+    bool: lambda value: b"\x41" if value else b"\x42",
+    Symbol: lambda value: _encode_variable(0xA3, 0xB3, value.encode("ascii")),
+    str: lambda value: _encode_variable(0xA1, 0xB1, value.encode("utf-8")),
+    bytes: lambda value: _encode_variable(0xA0, 0xB0, value),
+    bytearray: lambda value: _encode_variable(0xA0, 0xB0, bytes(value)),
+    memoryview: lambda value: _encode_variable(0xA0, 0xB0, bytes(value)),
+    ULong: lambda value: _encode_uint_like(value, 0x53, 0x44, 0x80, 8),
+    UInt: lambda value: _encode_uint_like(value, 0x52, 0x43, 0x70, 4),
+    UShort: lambda value: b"\x60" + value.to_bytes(2, "big"),
+    UByte: lambda value: bytes((0x50, value)),
+    Timestamp: lambda value: b"\x83" + _PACK_q(value),
+    int: _encode_int,
+    float: lambda value: b"\x82" + struct.pack(">d", value),
+    uuid.UUID: lambda value: b"\x98" + value.bytes,
+    Described: _encode_described,
+    list: lambda value: encode_list(value),
+    tuple: lambda value: encode_list(value),
+    dict: lambda value: encode_map(value),
+    Array: lambda value: _encode_array(value),
+}
 
 
 def encode_list(items: Iterable[Any]) -> bytes:
@@ -240,91 +241,126 @@ def decode_all(data: bytes | memoryview) -> Iterator[tuple[Any, int, int]]:
         offset = end
 
 
-def _decode(data: bytes | memoryview, offset: int) -> tuple[Any, int]:
-    code = data[offset]
-    o = offset + 1
-    if code == 0x00:
-        descriptor, o = _decode(data, o)
-        value, o = _decode(data, o)
-        return Described(descriptor, value), o
-    if code == 0x40:
-        return None, o
-    if code == 0x41:
-        return True, o
-    if code == 0x42:
-        return False, o
-    if code == 0x56:
-        return data[o] != 0, o + 1
-    if code in (0x43, 0x44):
-        return (UInt if code == 0x43 else ULong)(0), o
-    if code == 0x50:
-        return UByte(data[o]), o + 1
-    if code == 0x52:
-        return UInt(data[o]), o + 1
-    if code == 0x53:
-        return ULong(data[o]), o + 1
-    if code == 0x60:
-        return UShort(int.from_bytes(data[o : o + 2], "big")), o + 2
-    if code == 0x70:
-        return UInt(int.from_bytes(data[o : o + 4], "big")), o + 4
-    if code == 0x80:
-        return ULong(int.from_bytes(data[o : o + 8], "big")), o + 8
-    if code in (0x51, 0x54, 0x55):
-        return int.from_bytes(data[o : o + 1], "big", signed=True), o + 1
-    if code == 0x61:
-        return int.from_bytes(data[o : o + 2], "big", signed=True), o + 2
-    if code == 0x71:
-        return int.from_bytes(data[o : o + 4], "big", signed=True), o + 4
-    if code == 0x81:
-        return int.from_bytes(data[o : o + 8], "big", signed=True), o + 8
-    if code == 0x83:
-        return Timestamp(int.from_bytes(data[o : o + 8], "big", signed=True)), o + 8
-    if code == 0x72:
-        return struct.unpack(">f", bytes(data[o : o + 4]))[0], o + 4
-    if code == 0x82:
-        return struct.unpack(">d", bytes(data[o : o + 8]))[0], o + 8
-    if code == 0x73:
-        return chr(int.from_bytes(data[o : o + 4], "big")), o + 4
-    if code == 0x98:
-        return uuid.UUID(bytes=bytes(data[o : o + 16])), o + 16
-    if code in (0x74, 0x84, 0x94):
-        width = {0x74: 4, 0x84: 8, 0x94: 16}[code]
-        return bytes(data[o : o + width]), o + width
-    if code in (0xA0, 0xA1, 0xA3, 0xB0, 0xB1, 0xB3):
-        if code >> 4 == 0xA:
+Buffer = bytes | memoryview
+#: Decodes the value whose constructor is at `start`; `o` is the offset just past the constructor.
+Decoder = Callable[[Buffer, int, int], tuple[Any, int]]
+
+
+def _decode(data: Buffer, offset: int) -> tuple[Any, int]:
+    decoder = _DECODERS.get(data[offset])
+    if decoder is None:
+        raise DecodeError(f"unknown AMQP constructor 0x{data[offset]:02x} at byte {offset}")
+    return decoder(data, offset + 1, offset)
+
+
+def _constant(value: Any) -> Decoder:
+    return lambda data, o, start: (value, o)
+
+
+def _width(data: Buffer, o: int, width: int) -> Buffer:
+    """The `width` bytes at `o` (a value cut short is truncated, not a smaller number)."""
+    if o + width > len(data):
+        raise IndexError("truncated")
+    return data[o : o + width]
+
+
+def _unsigned(cls: Callable[[int], Any], width: int) -> Decoder:
+    return lambda data, o, start: (cls(int.from_bytes(_width(data, o, width), "big")), o + width)
+
+
+def _signed(width: int, cls: Callable[[int], Any] = int) -> Decoder:
+    return lambda data, o, start: (cls(int.from_bytes(_width(data, o, width), "big", signed=True)), o + width)
+
+
+def _fixed(width: int, convert: Callable[[bytes], Any]) -> Decoder:
+    return lambda data, o, start: (convert(bytes(_width(data, o, width))), o + width)
+
+
+def _described(data: Buffer, o: int, start: int) -> tuple[Any, int]:
+    descriptor, o = _decode(data, o)
+    value, o = _decode(data, o)
+    return Described(descriptor, value), o
+
+
+def _variable(code: int) -> Decoder:
+    """Binary (0xA0/0xB0), string (0xA1/0xB1) or symbol (0xA3/0xB3): a one- or four-byte size."""
+    short, kind = code >> 4 == 0xA, code & 0x0F
+
+    def decode_variable(data: Buffer, o: int, start: int) -> tuple[Any, int]:
+        if short:
             size, o = data[o], o + 1
         else:
             size, o = int.from_bytes(data[o : o + 4], "big"), o + 4
         raw = bytes(data[o : o + size])
         if len(raw) != size:
             raise IndexError("truncated")
-        kind = code & 0x0F
         if kind == 0x0:
             return raw, o + size
         if kind == 0x1:
             return raw.decode("utf-8"), o + size
         return Symbol(raw.decode("ascii")), o + size
-    if code == 0x45:
-        return [], o
-    if code in (0xC0, 0xC1, 0xD0, 0xD1):
-        count, o, end = _compound_header(data, code, o)
-        if end > len(data):
-            raise IndexError("truncated")
-        items = []
-        for _ in range(count):
-            item, o = _decode(data, o)
-            items.append(item)
-        if o != end:
-            raise DecodeError(f"compound value at byte {offset} declares {end - offset} bytes, holds {o - offset}")
-        if code & 0x0F == 0:
-            return items, o
-        if count % 2:
-            raise DecodeError(f"map at byte {offset} has an odd number of elements")
-        return _as_map(items), o
-    if code in (0xE0, 0xF0):
-        count, o, end = _compound_header(data, code, o)
-        return _decode_array(data, o, count, end), end
-    raise DecodeError(f"unknown AMQP constructor 0x{code:02x} at byte {offset}")
+
+    return decode_variable
+
+
+def _compound(data: Buffer, o: int, start: int) -> tuple[Any, int]:
+    """A list (0xC0/0xD0) or a map (0xC1/0xD1)."""
+    code = data[start]
+    count, o, end = _compound_header(data, code, o)
+    if end > len(data):
+        raise IndexError("truncated")
+    items = []
+    for _ in range(count):
+        item, o = _decode(data, o)
+        items.append(item)
+    if o != end:
+        raise DecodeError(f"compound value at byte {start} declares {end - start} bytes, holds {o - start}")
+    if code & 0x0F == 0:
+        return items, o
+    if count % 2:
+        raise DecodeError(f"map at byte {start} has an odd number of elements")
+    return _as_map(items), o
+
+
+def _array(data: Buffer, o: int, start: int) -> tuple[Any, int]:
+    count, o, end = _compound_header(data, data[start], o)
+    return _decode_array(data, o, count, end), end
+
+
+#: The decoder of each constructor (OASIS AMQP 1.0 part 1, 1.6).
+_DECODERS: dict[int, Decoder] = {
+    0x00: _described,
+    0x40: _constant(None),
+    0x41: _constant(True),
+    0x42: _constant(False),
+    0x56: lambda data, o, start: (data[o] != 0, o + 1),
+    0x43: _constant(UInt(0)),
+    0x44: _constant(ULong(0)),
+    0x50: _unsigned(UByte, 1),
+    0x52: _unsigned(UInt, 1),
+    0x53: _unsigned(ULong, 1),
+    0x60: _unsigned(UShort, 2),
+    0x70: _unsigned(UInt, 4),
+    0x80: _unsigned(ULong, 8),
+    0x51: _signed(1),
+    0x54: _signed(1),
+    0x55: _signed(1),
+    0x61: _signed(2),
+    0x71: _signed(4),
+    0x81: _signed(8),
+    0x83: _signed(8, Timestamp),
+    0x72: _fixed(4, lambda raw: struct.unpack(">f", raw)[0]),
+    0x82: _fixed(8, lambda raw: struct.unpack(">d", raw)[0]),
+    0x73: _fixed(4, lambda raw: chr(int.from_bytes(raw, "big"))),
+    0x98: _fixed(16, lambda raw: uuid.UUID(bytes=raw)),
+    0x74: _fixed(4, bytes),
+    0x84: _fixed(8, bytes),
+    0x94: _fixed(16, bytes),
+    **{code: _variable(code) for code in (0xA0, 0xA1, 0xA3, 0xB0, 0xB1, 0xB3)},
+    0x45: lambda data, o, start: ([], o),
+    **dict.fromkeys((0xC0, 0xC1, 0xD0, 0xD1), _compound),
+    **dict.fromkeys((0xE0, 0xF0), _array),
+}
 
 
 def _compound_header(data: bytes | memoryview, code: int, o: int) -> tuple[int, int, int]:

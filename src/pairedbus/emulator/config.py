@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pairedbus.errors import UserError
-from pairedbus.servicebus.filters import DEFAULT_RULE_NAME
+from pairedbus.servicebus.filters import DEFAULT_RULE_NAME, CorrelationFilter, Rule, RuleFilter, SqlAction, SqlFilter
 from pairedbus.servicebus.properties import DEFAULTS, EntityType
 from pairedbus.servicebus.world import ServiceBusWorld
 
@@ -107,10 +107,12 @@ def load_config(path: Path) -> EmulatorConfig:
     return config
 
 
+#: Config.json's correlation filter keys (snake-cased) whose model name differs: Label is the subject.
+_CORRELATION_NAMES = {"label": "subject"}
+
+
 def apply_config(world: ServiceBusWorld, fqdns: dict[str, str], config: EmulatorConfig) -> None:
     """Create every entity of the file in the world (namespace name -> fqdn in `fqdns`)."""
-    from azure.servicebus.management import CorrelationRuleFilter, RuleProperties, SqlRuleAction, SqlRuleFilter
-
     for i, ns_config in enumerate(config.user_config.namespaces):
         ns = world.namespace(fqdns[ns_config.name])
         where = f"UserConfig.Namespaces[{i}]"
@@ -133,16 +135,13 @@ def apply_config(world: ServiceBusWorld, fqdns: dict[str, str], config: Emulator
                         if kind == "correlation":
                             raw = dict(props.get("CorrelationFilter") or {})
                             app = raw.pop("Properties", None)
-                            rule_filter: Any = CorrelationRuleFilter(
-                                **{_snake(k): v for k, v in raw.items()}, properties=app
-                            )
+                            fields = {_CORRELATION_NAMES.get(_snake(k), _snake(k)): v for k, v in raw.items()}
+                            rule_filter: RuleFilter = CorrelationFilter(**fields, properties=app)
                         else:
-                            rule_filter = SqlRuleFilter(str((props.get("SqlFilter") or {}).get("SqlExpression", "1=1")))
+                            rule_filter = SqlFilter(str((props.get("SqlFilter") or {}).get("SqlExpression", "1=1")))
                         action_expr = (props.get("Action") or {}).get("SqlExpression")
-                        action = SqlRuleAction(action_expr) if action_expr else None
-                        created.rules.add(
-                            RuleProperties(rule.name, filter=rule_filter, action=action, created_at_utc=None)
-                        )
+                        action = SqlAction(action_expr) if action_expr else None
+                        created.rules.add(Rule(rule.name, rule_filter, action))
         except UserError:
             raise
         except Exception as exc:

@@ -40,6 +40,7 @@ from aiohttp import web
 
 from pairedbus.emulator.emulator import Emulator
 from pairedbus.emulator.server import LOOPBACK
+from pairedbus.servicebus.content import BodyType
 
 __all__ = ["CA_LINE", "CONTROL_LINE", "ControlEndpoint"]
 
@@ -61,11 +62,7 @@ def _bad(message: str) -> web.HTTPBadRequest:
 
 def _message_view(record: Any) -> dict[str, Any]:
     content = record.content
-    body = (
-        b"".join(content.body)
-        if isinstance(content.body, list) and all(isinstance(b, (bytes, bytearray)) for b in content.body)
-        else repr(content.body).encode()
-    )
+    body = b"".join(content.body) if content.body_type is BodyType.DATA else repr(content.body).encode()
     return {
         "sequence_number": record.sequence_number,
         "message_id": content.message_id,

@@ -23,10 +23,9 @@ from pairedbus.emulator.codec import (
     ULong,
 )
 from pairedbus.emulator.frames import Code, field
-from pairedbus.emulator.messages import batch_payloads, delivery_bytes, lock_token_tag
+from pairedbus.emulator.messages import batch_payloads, content_from_wire, delivery_bytes, lock_token_tag
 from pairedbus.emulator.nodes import Node, parse_address
 from pairedbus.emulator.requests import Request, parse_request, reply_payload
-from pairedbus.servicebus.content import content_from_wire
 from pairedbus.servicebus.entities import check_sessions
 from pairedbus.servicebus.errors import (
     entity_not_found,

@@ -13,9 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from pairedbus.emulator import conditions
 from pairedbus.emulator.codec import Array, Symbol, Timestamp
-from pairedbus.emulator.messages import delivery_bytes
+from pairedbus.emulator.messages import content_from_wire, delivery_bytes
 from pairedbus.emulator.nodes import Node
-from pairedbus.servicebus.content import content_from_wire
 from pairedbus.servicebus.entities import check_sessions
 from pairedbus.servicebus.errors import lock_lost, scheduled_message_not_found, session_lock_lost
 from pairedbus.servicebus.settlement import Action, settle
@@ -27,6 +26,11 @@ if TYPE_CHECKING:
 __all__ = ["OPERATIONS", "handle"]
 
 _PREFIX = "com.microsoft:"
+#: `last-updated-time` at .NET DateTime.MaxValue (ms since the epoch): the session browser's default
+#: listing (sessions with messages or state), not a cutoff.
+DATETIME_MAX_MS = 253_402_300_800_000
+#: The condition the service sends with its 204 when no session matches a session listing.
+SESSION_NOT_FOUND = "com.microsoft:session-not-found"
 _DISPOSITIONS: dict[str, Action] = {
     "completed": "complete",
     "abandoned": "abandon",
@@ -65,10 +69,9 @@ class _Context:
         link = self.receiver()
         lock = getattr(link, "lock", None)
         if lock is None or (session_id is not None and lock.session_id != session_id):
-            store = self.store()
-            lock = store.sessions.locks.get(str(session_id))
-            if lock is None or not lock.held(self.now):
-                raise session_lock_lost()
+            lock = self.store().sessions.locks.get(str(session_id))
+        if lock is None or not lock.held(self.now):  # a lapsed lock is lost, on its own link too
+            raise session_lock_lost()
         return lock
 
 
@@ -193,14 +196,19 @@ def _set_session_state(ctx: _Context) -> None:
     lock.state_updated = ctx.now
 
 
-def _get_message_sessions(ctx: _Context) -> dict[str, Any]:
+def _get_message_sessions(ctx: _Context) -> dict[str, Any] | None:
+    """A page of the entity's sessions; None (204, `session-not-found`) when the page is empty, as the
+    service answers (the SDK reads no empty array)."""
     store = ctx.store()
     updated = ctx.body.get("last-updated-time")
-    after = None if updated is None else int(updated) / 1000
-    ids = store.session_ids(ctx.now, after)
+    cutoff_ms = DATETIME_MAX_MS if updated is None else int(updated)
+    ids = store.session_ids(ctx.now, None if cutoff_ms >= DATETIME_MAX_MS else cutoff_ms / 1000)
     skip = int(ctx.body.get("skip", 0))
     top = int(ctx.body.get("top", len(ids)))
-    return {"skip": skip + len(ids[skip : skip + top]), "sessions-ids": Array(str, tuple(ids[skip : skip + top]))}
+    page = ids[skip : skip + top]
+    if not page:
+        return None
+    return {"skip": skip + len(page), "sessions-ids": Array(str, tuple(page))}
 
 
 OPERATIONS: dict[str, Callable[[_Context], Any]] = {
@@ -235,6 +243,8 @@ def handle(connection: Connection, node: Node, request: Request) -> tuple[dict[s
         return _failure(status, condition, text), None
     if body is None and name == "peek-message":
         return {"statusCode": 204, "statusDescription": "No Content"}, None
+    if body is None and name == "get-message-sessions":
+        return _failure(204, SESSION_NOT_FOUND, "No Content"), None
     return {"statusCode": 200, "statusDescription": "OK"}, body if body is not None else {}
 
 

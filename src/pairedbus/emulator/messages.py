@@ -1,39 +1,55 @@
 """Messages on the wire: what a sender's transfer holds, and what a receiver is sent.
 
-A stored message keeps the bytes its sender transferred. On delivery the broker writes its own
+A message the broker receives becomes the model's `Content` here (`content_from_wire`): the bytes
+its sender transferred, kept whole, and the properties the model's rules read, decoded from its
+sections with this package's codec (wire types kept). On delivery the broker writes its own
 fields into them — the header's delivery count, its message annotations (sequence number, enqueued
 time, lock expiry, state, dead-letter source) and, for a dead-lettered message, the reason and
 description application properties — and passes every other section and entry through untouched.
+A message known only by its fields (sent in process, or changed by a rule action) is encoded from
+them as the SDK would send it (`encoded_fields`).
 """
 
 from __future__ import annotations
 
+import datetime
 import struct
 import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from pairedbus import sdk
 from pairedbus.emulator.codec import (
     DecodeError,
-    Described,
     Symbol,
+    Timestamp,
     UInt,
     decode,
     encode,
+    encode_described_list,
     encode_list_from_raw,
+    encode_map,
     encode_map_from_raw,
     skip,
 )
 from pairedbus.emulator.frames import Code
-from pairedbus.servicebus.content import Content, Record, encode_wire, to_service_bus_message
+from pairedbus.servicebus.content import BodyType, Content, Record
 
-__all__ = ["BATCH_FORMAT", "batch_payloads", "delivery_bytes", "lock_token_tag", "sections", "split_batch"]
+__all__ = [
+    "BATCH_FORMAT",
+    "batch_payloads",
+    "content_from_wire",
+    "delivery_bytes",
+    "encoded_fields",
+    "lock_token_tag",
+    "sections",
+    "split_batch",
+]
 
 #: Message format of a batch: each data section of the envelope is one encoded message.
 BATCH_FORMAT = 0x80013700
-
-_STATE_CODES = {"ACTIVE": 0, "DEFERRED": 1, "SCHEDULED": 2}
+#: The message annotations a sender's client sets that the model reads.
+PARTITION_KEY = Symbol("x-opt-partition-key")
+SCHEDULED_ENQUEUE_TIME = Symbol("x-opt-scheduled-enqueue-time")
 
 
 def sections(payload: bytes) -> Iterator[tuple[int, int, int]]:
@@ -68,12 +84,127 @@ def lock_token_tag(token: int) -> bytes:
     return uuid.UUID(int=token).bytes_le
 
 
-def stored_bytes(content: Content) -> bytes:
-    """The bytes of a stored message (one sent in-process is encoded as the SDK would)."""
-    wire = content.wire
-    if wire is None:
-        wire = content.wire = encode_wire(sdk.raw_amqp_message(to_service_bus_message(content)))
-    return wire
+def _text(value: Any) -> Any:
+    """A property as the model holds it: a binary's bytes read as UTF-8, anything else as decoded."""
+    return value.decode("utf-8") if isinstance(value, bytes) else value
+
+
+def _decoded_sections(payload: bytes) -> list[tuple[int, int, int, Any]]:
+    """(section code, start, end, value) of each section, in one pass of the codec."""
+    out = []
+    offset = 0
+    while offset < len(payload):
+        if payload[offset] != 0x00:
+            raise DecodeError(f"message section at byte {offset} is not a described type")
+        section, end = decode(payload, offset)
+        code = int(section.descriptor) if isinstance(section.descriptor, int) else -1
+        out.append((code, offset, end, section.value))
+        offset = end
+    return out
+
+
+def _body(layout: Layout) -> tuple[BodyType, Any]:
+    for body_type, code in _BODY_TYPES:
+        values = [value for section, value in layout.body if section == code]
+        if values:
+            if body_type is BodyType.DATA:
+                return body_type, tuple(bytes(v) for v in values)
+            return body_type, values if body_type is BodyType.SEQUENCE else values[0]
+    return BodyType.VALUE, None
+
+
+_BODY_TYPES = ((BodyType.DATA, Code.DATA), (BodyType.SEQUENCE, Code.AMQP_SEQUENCE), (BodyType.VALUE, Code.AMQP_VALUE))
+_NO_PROPERTIES: list[Any] = [None] * 13
+
+
+def content_from_wire(payload: bytes) -> Content:
+    """A message as a sender's client transferred it: its bytes are kept as sent (wire types and
+    all) and are what a receiver gets back, with the broker's fields written in."""
+    layout = Layout(payload)
+    body_type, body = _body(layout)
+    ttl = layout.header_values[2]
+    annotations = layout.values.get(Code.MESSAGE_ANNOTATIONS) or {}
+    props = layout.values.get(Code.PROPERTIES) or _NO_PROPERTIES
+    if len(props) < 13:
+        props = props + _NO_PROPERTIES
+    scheduled = annotations.get(SCHEDULED_ENQUEUE_TIME)
+    return Content(
+        body_type,
+        body,
+        _text(props[0]),
+        _text(props[10]),
+        _text(annotations.get(PARTITION_KEY)),
+        ttl / 1000 if ttl else None,
+        scheduled / 1000 if scheduled else None,
+        len(payload),
+        _text(props[6]),
+        _text(props[5]),
+        _text(props[3]),
+        _text(props[2]),
+        _text(props[4]),
+        _text(props[12]),
+        layout.values.get(Code.APPLICATION_PROPERTIES) or None,
+        payload,
+        layout,
+    )
+
+
+def _wire_value(value: Any) -> Any:
+    """An application property's value as the SDK's encoder puts it on the wire."""
+    if isinstance(value, dict) and "TYPE" in value and "VALUE" in value:  # an explicitly typed value
+        return _wire_value(value["VALUE"])
+    if isinstance(value, datetime.datetime):
+        return Timestamp(int(value.timestamp() * 1000))
+    if isinstance(value, (bytes, bytearray)):
+        try:
+            return bytes(value).decode("utf-8")  # the SDK sends bytes as a string (uamqp's parity)
+        except UnicodeDecodeError:
+            return bytes(value)
+    if isinstance(value, (list, tuple)):
+        return [_wire_value(v) for v in value]
+    if value is None or isinstance(value, (bool, str, int, float, uuid.UUID, dict)):
+        return value
+    return str(value)  # Decimal and anything else the codec has no type for
+
+
+def encoded_fields(content: Content) -> bytes:
+    """A message known only by its fields, encoded as the SDK encodes a ServiceBusMessage with them
+    (but for the creation and expiry times the SDK stamps on a message with a TTL from its own clock)."""
+    out: list[bytes] = []
+    if content.ttl:
+        out.append(encode_described_list(Code.HEADER, [None, None, UInt(int(content.ttl * 1000))]))
+    annotations: dict[Any, Any] = {}
+    if content.partition_key is not None:
+        annotations[PARTITION_KEY] = content.partition_key
+    if content.scheduled is not None:
+        annotations[SCHEDULED_ENQUEUE_TIME] = Timestamp(int(content.scheduled * 1000))
+    if annotations:
+        out.append(b"\x00\x53\x72" + encode_map(annotations))
+    content_type = None if content.content_type is None else Symbol(content.content_type)
+    properties = [content.message_id, None, content.to, content.subject, content.reply_to, content.correlation_id]
+    properties += [content_type, None, None, None, content.session_id, None, content.reply_to_session_id]
+    out.append(encode_described_list(Code.PROPERTIES, properties))
+    if content.props:
+        app = {_text(k): _wire_value(v) for k, v in content.props.items()}
+        out.append(b"\x00\x53\x74" + encode_map(app))
+    out.extend(_encoded_body(content.body_type, content.body))
+    return b"".join(out)
+
+
+def _encoded_body(body_type: BodyType, body: Any) -> list[bytes]:
+    if body_type is BodyType.DATA:
+        return [b"\x00\x53\x75" + encode(bytes(section)) for section in body]
+    if body_type is BodyType.SEQUENCE:
+        return [b"\x00\x53\x76" + encode(list(section)) for section in body]
+    return [b"\x00\x53\x77" + encode(_wire_value(body))]
+
+
+def _layout(content: Content) -> Layout:
+    """What a delivery reuses of a stored message: cut when the broker received it, or now."""
+    cut = content.wire_cut
+    if isinstance(cut, Layout) and cut.payload is content.wire:
+        return cut
+    return Layout(content.wire if content.wire is not None else encoded_fields(content))
 
 
 def _map_entries(payload: bytes, start: int, end: int) -> tuple[list[tuple[Any, bytes]], int]:
@@ -111,28 +242,40 @@ def _merged_map(payload: bytes, span: tuple[int, int] | None, code: int, added: 
     return _map_section(code, kept, added)
 
 
-def _header_fields(payload: bytes, span: tuple[int, int] | None) -> bytes:
-    """The encoded durable, priority, ttl and first-acquirer of the sender's header (nulls if none)."""
-    fields: list[Any] = [None] * 4
-    if span is not None:
-        value, _ = decode(payload, span[0])
-        if isinstance(value, Described) and isinstance(value.value, list):
-            fields = (list(value.value) + [None] * 4)[:4]
-    return b"".join(encode(f) for f in fields)
+_BODY_CODES = frozenset({Code.DATA, Code.AMQP_SEQUENCE, Code.AMQP_VALUE})
 
 
 class Layout:
     """What a delivery reuses of a stored message: the bytes that never change, cut once."""
 
-    __slots__ = ("annotation_count", "annotations", "app_span", "header", "middle", "payload", "tail")
+    __slots__ = (
+        "annotation_count",
+        "annotations",
+        "app_span",
+        "body",
+        "header",
+        "header_values",
+        "middle",
+        "payload",
+        "tail",
+        "values",
+    )
 
     def __init__(self, payload: bytes) -> None:
         self.payload = payload
         spans: dict[int, tuple[int, int]] = {}
-        order = list(sections(payload))
-        for code, start, end in order:
-            spans.setdefault(code, (start, end))
-        self.header = _header_fields(payload, spans.get(Code.HEADER))
+        #: The first value of each section (what `content_from_wire` reads), decoded once.
+        self.values: dict[int, Any] = {}
+        decoded = _decoded_sections(payload)
+        order = [(code, start, end) for code, start, end, _ in decoded]
+        for code, start, end, value in decoded:
+            if code not in spans:
+                spans[code] = (start, end)
+                self.values[code] = value
+        self.body = [(code, value) for code, _, _, value in decoded if code in _BODY_CODES]
+        header = self.values.get(Code.HEADER)
+        self.header_values = (list(header) + [None] * 4)[:4] if isinstance(header, list) else [None] * 4
+        self.header = b"".join(encode(f) for f in self.header_values)
         kept: list[bytes] = []
         span = spans.get(Code.MESSAGE_ANNOTATIONS)
         if span is not None:
@@ -174,10 +317,7 @@ _LONG = struct.Struct(">q").pack
 
 def delivery_bytes(record: Record, *, delivery_count: int, locked_until: float | None) -> bytes:
     """The stored message with the broker's fields written in, as a receiver is sent it."""
-    content = record.content
-    layout = getattr(content, "wire_layout", None)
-    if layout is None or layout.payload is not content.wire:
-        layout = content.wire_layout = Layout(stored_bytes(content))
+    layout = _layout(record.content)
     header_body = layout.header + encode(UInt(delivery_count))
     annotations = [
         layout.annotations,
@@ -190,7 +330,7 @@ def delivery_bytes(record: Record, *, delivery_count: int, locked_until: float |
     if locked_until is not None:
         annotations += (_LOCKED_UNTIL, _LONG(int(locked_until * 1000)))
         count += 1
-    state = _STATE_CODES.get(getattr(record.state, "name", ""), 0)
+    state = int(record.state)
     if state:
         annotations += (_MESSAGE_STATE, encode(state))
         count += 1

@@ -35,6 +35,10 @@ class ErrorKind(StrEnum):
     UNAUTHORIZED = "unauthorized"
     #: A value the management plane refuses (HTTP 400).
     BAD_REQUEST = "bad-request"
+    #: The management plane's missing queue, topic, subscription or rule (HTTP 404).
+    RESOURCE_NOT_FOUND = "resource-not-found"
+    #: The management plane's create of a name already taken (HTTP 409).
+    RESOURCE_EXISTS = "resource-exists"
     #: An operation the data plane refuses as invalid (a session rule, a partition key).
     INVALID_OPERATION = "invalid-operation"
     ALREADY_SETTLED = "already-settled"
@@ -247,3 +251,13 @@ def bad_request(message: str) -> ServiceError:
 def quota_exceeded(message: str) -> ServiceError:
     """A namespace quota the service enforces (HTTP 403)."""
     return ServiceError(ErrorKind.NAMESPACE_QUOTA_EXCEEDED, message)
+
+
+def resource_not_found(message: str) -> ServiceError:
+    """A queue, topic, subscription or rule the management plane does not find (HTTP 404)."""
+    return ServiceError(ErrorKind.RESOURCE_NOT_FOUND, message)
+
+
+def resource_exists(name: str) -> ServiceError:
+    """A create of a name already taken (HTTP 409)."""
+    return ServiceError(ErrorKind.RESOURCE_EXISTS, f"The messaging entity '{name}' already exists.")

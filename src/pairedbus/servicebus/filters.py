@@ -17,21 +17,84 @@ rule's action applied) and one unmodified copy if any matching rule has none.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
 from typing import Any
-
-from azure.servicebus.management import (
-    CorrelationRuleFilter,
-    FalseRuleFilter,
-    RuleProperties,
-    SqlRuleAction,
-    SqlRuleFilter,
-    TrueRuleFilter,
-)
 
 from pairedbus.servicebus.content import Content, estimate_size
 
 DEFAULT_RULE_NAME = "$Default"
+
+
+# --- the model's rule records (each admin front-end translates its client's shapes to these) -----
+
+
+@dataclass(frozen=True, slots=True)
+class TrueFilter:
+    """Every message matches (the service's `1=1`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FalseFilter:
+    """No message matches (the service's `1=0`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SqlFilter:
+    """A SQL filter's text and its `@parameters` (keys with or without the `@`)."""
+
+    expression: str
+    parameters: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CorrelationFilter:
+    """Equality on system properties (by the model's names: `subject` is the service's Label) and on
+    application properties; None fields are not compared."""
+
+    correlation_id: str | None = None
+    message_id: str | None = None
+    to: str | None = None
+    reply_to: str | None = None
+    subject: str | None = None
+    session_id: str | None = None
+    reply_to_session_id: str | None = None
+    content_type: str | None = None
+    properties: Mapping[str, Any] | None = None
+
+
+#: The system properties a correlation filter compares, by the model's (Content's) names.
+CORRELATION_FIELDS = (
+    "correlation_id",
+    "message_id",
+    "to",
+    "reply_to",
+    "subject",
+    "session_id",
+    "reply_to_session_id",
+    "content_type",
+)
+
+RuleFilter = TrueFilter | FalseFilter | SqlFilter | CorrelationFilter
+
+
+@dataclass(frozen=True, slots=True)
+class SqlAction:
+    """A SQL rule action's text (`SET ...; REMOVE ...`) and its `@parameters`."""
+
+    expression: str
+    parameters: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One rule of a subscription; `created_at` in epoch seconds (None: not recorded)."""
+
+    name: str
+    filter: RuleFilter = TrueFilter()
+    action: SqlAction | None = None
+    created_at: float | None = None
+
 
 _SYSTEM = {
     "messageid": "message_id",
@@ -323,9 +386,9 @@ class _ActionParser(_Parser):
         targets = [(op, _target(name), expr) for op, name, expr in statements]
 
         def apply(content: Content) -> Content:
-            new = content.copy()
-            new.props = dict(new.props or {})
-            new.wire = None
+            # the changed message is a new record, encoded from its fields by a wire front-end
+            new = content._replace(wire=None, wire_cut=None)
+            app = dict(content.props or {})
             props = content.filter_properties()
             for op, (attr, key), expr in targets:
                 value = None
@@ -334,16 +397,16 @@ class _ActionParser(_Parser):
                     if value is _MISSING:
                         continue  # an unknown value sets nothing
                 if attr is not None:
-                    setattr(new, attr, None if value is None else str(value))
+                    changed: dict[str, Any] = {attr: None if value is None else str(value)}
+                    new = new._replace(**changed)
                 elif op == "set":
-                    new.props[key] = value
+                    app[key] = value
                     props[key] = value
                 else:
-                    new.props.pop(key, None)
+                    app.pop(key, None)
                     props.pop(key, None)
-            new.props = new.props or None
-            new.size = estimate_size(new)
-            return new
+            new = new._replace(props=app or None)
+            return new._replace(size=estimate_size(new))
 
         return apply
 
@@ -398,30 +461,16 @@ def _target(name: str) -> tuple[str | None, str]:
     return None, name[5:] if lowered.startswith("user.") else name
 
 
-def compile_action(action: Any) -> Action | None:
+def compile_action(action: SqlAction | None) -> Action | None:
     """The rule's action as a content transformation; None for no action (EmptyRuleAction)."""
-    if action is None or not isinstance(action, SqlRuleAction):
+    if action is None or not action.expression.strip():
         return None
-    expression = action.sql_expression
-    if not expression or not expression.strip():
-        return None
-    return _ActionParser(expression, action.parameters).parse_action()
+    return _ActionParser(action.expression, dict(action.parameters or {})).parse_action()
 
 
-def _correlation(f: CorrelationRuleFilter) -> Predicate:
+def _correlation(f: CorrelationFilter) -> Predicate:
     checks: list[tuple[str, Any]] = [
-        (attr, getattr(f, name))
-        for name, attr in (
-            ("correlation_id", "correlation_id"),
-            ("message_id", "message_id"),
-            ("to", "to"),
-            ("reply_to", "reply_to"),
-            ("label", "subject"),
-            ("session_id", "session_id"),
-            ("reply_to_session_id", "reply_to_session_id"),
-            ("content_type", "content_type"),
-        )
-        if getattr(f, name) is not None
+        (attr, getattr(f, attr)) for attr in CORRELATION_FIELDS if getattr(f, attr) is not None
     ]
     properties = dict(f.properties or {})
 
@@ -437,39 +486,46 @@ def _correlation(f: CorrelationRuleFilter) -> Predicate:
     return matches
 
 
-def compile_filter(rule_filter: Any) -> Predicate:
-    if rule_filter is None or isinstance(rule_filter, TrueRuleFilter):
-        return lambda c, p: True
-    if isinstance(rule_filter, FalseRuleFilter):
-        return lambda c, p: False
-    if isinstance(rule_filter, CorrelationRuleFilter):
-        return _correlation(rule_filter)
-    if isinstance(rule_filter, SqlRuleFilter):
-        return compile_sql(rule_filter.sql_expression or "1=1", rule_filter.parameters)
+def compile_filter(rule_filter: RuleFilter) -> Predicate:
+    match rule_filter:
+        case TrueFilter():
+            return lambda c, p: True
+        case FalseFilter():
+            return lambda c, p: False
+        case CorrelationFilter():
+            return _correlation(rule_filter)
+        case SqlFilter():
+            return compile_sql(rule_filter.expression or "1=1", dict(rule_filter.parameters or {}))
     raise TypeError(f"unsupported rule filter {type(rule_filter).__name__}")
 
 
-def is_true_filter(rule_filter: Any) -> bool:
-    if rule_filter is None or isinstance(rule_filter, TrueRuleFilter):
-        return True
-    if isinstance(rule_filter, FalseRuleFilter):
-        return False
-    return isinstance(rule_filter, SqlRuleFilter) and (rule_filter.sql_expression or "").strip() in ("1=1", "TRUE")
+def is_true_filter(rule_filter: RuleFilter) -> bool:
+    if isinstance(rule_filter, SqlFilter):
+        return rule_filter.expression.strip() in ("1=1", "TRUE")
+    return isinstance(rule_filter, TrueFilter)
+
+
+def filter_counts(rules: Collection[Rule]) -> tuple[int, int]:
+    """(SQL filters, correlation filters) among `rules`, as a topic's runtime properties count them
+    (true and false filters are SQL filters to the service)."""
+    correlation = sum(1 for rule in rules if isinstance(rule.filter, CorrelationFilter))
+    return len(rules) - correlation, correlation
 
 
 class RuleSet:
     """A subscription's rules; a message is copied once if any rule matches."""
 
     def __init__(self) -> None:
-        self.rules: dict[str, RuleProperties] = {}
+        self.rules: dict[str, Rule] = {}
         self._predicates: dict[str, Predicate] = {}
         self._actions: dict[str, Action] = {}
         self.always_true = False
-        self.add(RuleProperties(DEFAULT_RULE_NAME, filter=TrueRuleFilter(), action=None, created_at_utc=None))
+        self.add(Rule(DEFAULT_RULE_NAME))
 
-    def add(self, rule: RuleProperties) -> None:
-        self._predicates[rule.name] = compile_filter(rule.filter)
-        action = compile_action(rule.action)
+    def add(self, rule: Rule) -> None:
+        """Add or replace `rule`; a filter or action that does not compile changes nothing."""
+        predicate, action = compile_filter(rule.filter), compile_action(rule.action)
+        self._predicates[rule.name] = predicate
         if action is None:
             self._actions.pop(rule.name, None)
         else:

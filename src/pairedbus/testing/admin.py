@@ -13,11 +13,15 @@ from typing import Any
 from azure.core.async_paging import AsyncItemPaged, AsyncList
 from azure.core.paging import ItemPaged
 from azure.servicebus.management import (
+    CorrelationRuleFilter,
+    FalseRuleFilter,
     MessagingSku,
     NamespaceProperties,
     QueueProperties,
     QueueRuntimeProperties,
     RuleProperties,
+    SqlRuleAction,
+    SqlRuleFilter,
     SubscriptionProperties,
     SubscriptionRuntimeProperties,
     TopicProperties,
@@ -26,284 +30,271 @@ from azure.servicebus.management import (
 )
 
 from pairedbus import contract, sdk
+from pairedbus.servicebus import admin as model
 from pairedbus.servicebus.clock import to_datetime
-from pairedbus.servicebus.entities import Queue, Subscription, Topic
-from pairedbus.servicebus.errors import bad_request
-from pairedbus.servicebus.filters import FilterSyntaxError
-from pairedbus.servicebus.properties import (
-    QUEUE_DEFAULTS,
-    SUBSCRIPTION_DEFAULTS,
-    TOPIC_DEFAULTS,
+from pairedbus.servicebus.filters import (
+    CORRELATION_FIELDS,
+    CorrelationFilter,
+    FalseFilter,
+    Rule,
+    RuleFilter,
+    SqlAction,
+    SqlFilter,
+    TrueFilter,
 )
-from pairedbus.servicebus.world import Namespace, ServiceBusWorld, normalize_fqdn
-from pairedbus.testing.errors import already_exists, raises_sdk_errors, resource_not_found, translating
+from pairedbus.servicebus.properties import DEFAULTS, EntityType
+from pairedbus.servicebus.world import ServiceBusWorld
+from pairedbus.testing.errors import raises_sdk_errors, translating
+
+# --- the SDK's shapes <-> the model's records ---------------------------------------------------------
 
 
-def _values(model: Any, defaults: Mapping[str, Any], kwargs: Mapping[str, Any]) -> dict[str, Any]:
-    if isinstance(model, Mapping):
-        values = {k: model[k] for k in defaults if k in model}
+def _name_and_values(kind: EntityType, given: Any, kwargs: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """An update's entity name and settable values: a properties object's attributes or a mapping's
+    entries, keyword arguments over them."""
+    if isinstance(given, Mapping):
+        name, values = given["name"], {k: given[k] for k in DEFAULTS[kind] if k in given}
     else:
-        values = {k: getattr(model, k) for k in defaults if hasattr(model, k)}
-    values.update({k: v for k, v in kwargs.items() if k in defaults})
-    return values
+        name, values = given.name, {k: getattr(given, k) for k in DEFAULTS[kind] if hasattr(given, k)}
+    values.update(kwargs)
+    return name, values
 
 
-def _counts(active: int, dead: int, scheduled: int) -> Any:
-    return sdk.message_count_details(active, dead, scheduled)
+#: The SDK's `CorrelationRuleFilter` keywords by the model's field names (the SDK calls the subject `label`).
+_CORRELATION_KEYWORDS = {"subject": "label"}
+
+
+def model_filter(rule_filter: Any) -> RuleFilter:
+    """The model's record of an SDK rule filter (None: the service's default, true)."""
+    if rule_filter is None or isinstance(rule_filter, TrueRuleFilter):
+        return TrueFilter()
+    if isinstance(rule_filter, FalseRuleFilter):
+        return FalseFilter()
+    if isinstance(rule_filter, CorrelationRuleFilter):
+        fields = {f: getattr(rule_filter, _CORRELATION_KEYWORDS.get(f, f)) for f in CORRELATION_FIELDS}
+        return CorrelationFilter(**fields, properties=dict(rule_filter.properties or {}) or None)
+    if isinstance(rule_filter, SqlRuleFilter):
+        return SqlFilter(rule_filter.sql_expression or "", dict(rule_filter.parameters or {}) or None)
+    raise TypeError(f"unsupported rule filter {type(rule_filter).__name__}")
+
+
+def model_action(action: Any) -> SqlAction | None:
+    """The model's record of an SDK rule action (None and EmptyRuleAction: none)."""
+    if not isinstance(action, SqlRuleAction) or not action.sql_expression:
+        return None
+    return SqlAction(action.sql_expression, dict(action.parameters or {}) or None)
+
+
+def sdk_filter(rule_filter: RuleFilter) -> Any:
+    match rule_filter:
+        case TrueFilter():
+            return TrueRuleFilter()
+        case FalseFilter():
+            return FalseRuleFilter()
+        case SqlFilter():
+            return SqlRuleFilter(rule_filter.expression, dict(rule_filter.parameters or {}) or None)
+        case CorrelationFilter():
+            fields = {_CORRELATION_KEYWORDS.get(f, f): getattr(rule_filter, f) for f in CORRELATION_FIELDS}
+            return CorrelationRuleFilter(**fields, properties=dict(rule_filter.properties or {}))
+    raise TypeError(f"unsupported rule filter {type(rule_filter).__name__}")
+
+
+def sdk_rule(rule: Rule) -> RuleProperties:
+    action = (
+        None
+        if rule.action is None
+        else SqlRuleAction(rule.action.expression, dict(rule.action.parameters or {}) or None)
+    )
+    created = None if rule.created_at is None else to_datetime(rule.created_at)
+    return RuleProperties(rule.name, filter=sdk_filter(rule.filter), action=action, created_at_utc=created)
+
+
+def _counts(runtime: model.RuntimeProperties) -> Any:
+    return sdk.message_count_details(
+        runtime.active_message_count, runtime.dead_letter_message_count, runtime.scheduled_message_count
+    )
+
+
+def _instants(runtime: model.RuntimeProperties) -> dict[str, Any]:
+    return {
+        "created_at": runtime.created_at_utc,
+        "updated_at": runtime.updated_at_utc,
+        "accessed_at": runtime.accessed_at_utc,
+    }
+
+
+def queue_runtime(runtime: model.RuntimeProperties) -> QueueRuntimeProperties:
+    return sdk.queue_runtime_properties(
+        runtime.name,
+        message_count=runtime.total_message_count,
+        message_count_details=_counts(runtime),
+        size_in_bytes=runtime.size_in_bytes,
+        **_instants(runtime),
+    )
+
+
+def topic_runtime(runtime: model.RuntimeProperties) -> TopicRuntimeProperties:
+    return sdk.topic_runtime_properties(
+        runtime.name,
+        size_in_bytes=runtime.size_in_bytes,
+        subscription_count=runtime.subscription_count,
+        message_count_details=_counts(runtime),
+        sql_filter_count=runtime.sql_filter_count,
+        correlation_filter_count=runtime.correlation_filter_count,
+        **_instants(runtime),
+    )
+
+
+def subscription_runtime(runtime: model.RuntimeProperties) -> SubscriptionRuntimeProperties:
+    return sdk.subscription_runtime_properties(
+        runtime.name,
+        message_count=runtime.total_message_count,
+        message_count_details=_counts(runtime),
+        **_instants(runtime),
+    )
+
+
+def _queue(properties: model.EntityProperties) -> QueueProperties:
+    return QueueProperties(properties.name, **properties.values)
+
+
+def _topic(properties: model.EntityProperties) -> TopicProperties:
+    return TopicProperties(properties.name, **properties.values)
+
+
+def _subscription(properties: model.EntityProperties) -> SubscriptionProperties:
+    return SubscriptionProperties(properties.name, **properties.values)
 
 
 class AdminOperations:
-    """Every administration operation on one namespace of a world, with the service's rules and
-    errors: the logic the fake clients (sync and aio) and the emulator's admin plane over HTTP
-    (`pairedbus.emulator.admin_http`) share. Results are the SDK's own model classes."""
+    """The admin client's operations on one namespace of a world: the model's operations
+    (`pairedbus.servicebus.admin`) with the SDK's argument shapes in and its model classes out.
+    The fake clients (sync and aio) share it."""
 
     def __init__(self, world: ServiceBusWorld, fully_qualified_namespace: str) -> None:
         self._world = world
-        self.fully_qualified_namespace = normalize_fqdn(fully_qualified_namespace)
-
-    def _ns(self, operation: str, entity: str | None = None) -> Namespace:
-        self._world.check(self.fully_qualified_namespace, entity, f"admin.{operation}")
-        return self._world.resolve(self.fully_qualified_namespace)
+        self._ops = model.AdminOperations(world, fully_qualified_namespace)
+        self.fully_qualified_namespace = self._ops.fully_qualified_namespace
 
     # --- queues -------------------------------------------------------------------------------
 
-    def _queue(self, ns: Namespace, name: str) -> Queue:
-        entity = ns.entities.get(name)
-        if not isinstance(entity, Queue):
-            raise resource_not_found(f"Queue '{name}' does not exist.")
-        return entity
-
-    def queue_properties(self, queue: Queue) -> QueueProperties:
-        values = dict(queue.settings.values)
-        values["max_size_in_megabytes"] = queue.namespace.reported_size_in_megabytes(queue)
-        return QueueProperties(queue.name, **values)
-
     def get_queue(self, queue_name: str, **kwargs: Any) -> QueueProperties:
-        return self.queue_properties(self._queue(self._ns("get_queue", queue_name), queue_name))
+        return _queue(self._ops.get_queue(queue_name))
 
     def get_queue_runtime_properties(self, queue_name: str, **kwargs: Any) -> QueueRuntimeProperties:
-        queue = self._queue(self._ns("get_queue_runtime_properties", queue_name), queue_name)
-        return self.queue_runtime(queue)
-
-    def queue_runtime(self, queue: Queue) -> QueueRuntimeProperties:
-        c = queue.message_counts()
-        return sdk.queue_runtime_properties(
-            queue.name,
-            message_count=c["active"] + c["dead_letter"] + c["scheduled"] + c["deferred"],
-            message_count_details=_counts(c["active"] + c["deferred"], c["dead_letter"], c["scheduled"]),
-            size_in_bytes=queue.size_in_bytes,
-            created_at=to_datetime(queue.created_at),
-            updated_at=to_datetime(queue.updated_at),
-            accessed_at=to_datetime(queue.accessed_at),
-        )
+        return queue_runtime(self._ops.get_queue_runtime_properties(queue_name))
 
     def create_queue(self, queue_name: str, **kwargs: Any) -> QueueProperties:
-        ns = self._ns("create_queue", queue_name)
-        if queue_name in ns.entities:
-            raise already_exists(queue_name)
-        return self.queue_properties(ns.create_queue(queue_name, **_values({}, QUEUE_DEFAULTS, kwargs)))
+        return _queue(self._ops.create_queue(queue_name, kwargs))
 
     def update_queue(self, queue: QueueProperties | Mapping[str, Any], **kwargs: Any) -> None:
-        name = queue["name"] if isinstance(queue, Mapping) else queue.name
-        entity = self._queue(self._ns("update_queue", name), name)
-        entity.settings.update(entity.namespace.sized_update(entity, _values(queue, QUEUE_DEFAULTS, kwargs)))
-        entity.updated_at = self._world.clock.time()
-        entity.settings_changed()
+        self._ops.update_queue(*_name_and_values(EntityType.QUEUE, queue, kwargs))
 
     def delete_queue(self, queue_name: str, **kwargs: Any) -> None:
-        ns = self._ns("delete_queue", queue_name)
-        self._queue(ns, queue_name)
-        ns.delete(queue_name)
+        self._ops.delete_queue(queue_name)
 
     def list_queues_now(self) -> list[QueueProperties]:
-        return [self.queue_properties(q) for q in self._ns("list_queues").queues()]
+        return [_queue(q) for q in self._ops.list_queues()]
 
     def list_queues_runtime_now(self) -> list[QueueRuntimeProperties]:
-        return [self.queue_runtime(q) for q in self._ns("list_queues_runtime_properties").queues()]
+        return [queue_runtime(q) for q in self._ops.list_queues_runtime_properties()]
 
     # --- topics -------------------------------------------------------------------------------
 
-    def _topic(self, ns: Namespace, name: str) -> Topic:
-        entity = ns.entities.get(name)
-        if not isinstance(entity, Topic):
-            raise resource_not_found(f"Topic '{name}' does not exist.")
-        return entity
-
-    def topic_properties(self, topic: Topic) -> TopicProperties:
-        values = dict(topic.settings.values)
-        values["size_in_bytes"] = topic.size_in_bytes
-        values["max_size_in_megabytes"] = topic.namespace.reported_size_in_megabytes(topic)
-        return TopicProperties(topic.name, **values)
-
-    def topic_runtime(self, topic: Topic) -> TopicRuntimeProperties:
-        scheduled = max((len(s.store.scheduled) for s in topic.subscriptions.values()), default=0)
-        rules = [r.filter for s in topic.subscriptions.values() for r in s.rules.rules.values()]
-        return sdk.topic_runtime_properties(
-            topic.name,
-            size_in_bytes=topic.size_in_bytes,
-            subscription_count=len(topic.subscriptions),
-            message_count_details=_counts(0, 0, scheduled),
-            sql_filter_count=sum(1 for f in rules if type(f).__name__ in ("SqlRuleFilter", "TrueRuleFilter")),
-            correlation_filter_count=sum(1 for f in rules if type(f).__name__ == "CorrelationRuleFilter"),
-            created_at=to_datetime(topic.created_at),
-            updated_at=to_datetime(topic.updated_at),
-            accessed_at=to_datetime(topic.accessed_at),
-        )
-
     def get_topic(self, topic_name: str, **kwargs: Any) -> TopicProperties:
-        return self.topic_properties(self._topic(self._ns("get_topic", topic_name), topic_name))
+        return _topic(self._ops.get_topic(topic_name))
 
     def get_topic_runtime_properties(self, topic_name: str, **kwargs: Any) -> TopicRuntimeProperties:
-        return self.topic_runtime(self._topic(self._ns("get_topic_runtime_properties", topic_name), topic_name))
+        return topic_runtime(self._ops.get_topic_runtime_properties(topic_name))
 
     def create_topic(self, topic_name: str, **kwargs: Any) -> TopicProperties:
-        ns = self._ns("create_topic", topic_name)
-        if topic_name in ns.entities:
-            raise already_exists(topic_name)
-        return self.topic_properties(ns.create_topic(topic_name, **_values({}, TOPIC_DEFAULTS, kwargs)))
+        return _topic(self._ops.create_topic(topic_name, kwargs))
 
     def update_topic(self, topic: TopicProperties | Mapping[str, Any], **kwargs: Any) -> None:
-        name = topic["name"] if isinstance(topic, Mapping) else topic.name
-        entity = self._topic(self._ns("update_topic", name), name)
-        values = _values(topic, TOPIC_DEFAULTS, kwargs)
-        values.pop("size_in_bytes", None)
-        entity.settings.update(entity.namespace.sized_update(entity, values))
-        entity.updated_at = self._world.clock.time()
+        self._ops.update_topic(*_name_and_values(EntityType.TOPIC, topic, kwargs))
 
     def delete_topic(self, topic_name: str, **kwargs: Any) -> None:
-        ns = self._ns("delete_topic", topic_name)
-        self._topic(ns, topic_name)
-        ns.delete(topic_name)
+        self._ops.delete_topic(topic_name)
 
     def list_topics_now(self) -> list[TopicProperties]:
-        return [self.topic_properties(t) for t in self._ns("list_topics").topics()]
+        return [_topic(t) for t in self._ops.list_topics()]
 
     def list_topics_runtime_now(self) -> list[TopicRuntimeProperties]:
-        return [self.topic_runtime(t) for t in self._ns("list_topics_runtime_properties").topics()]
+        return [topic_runtime(t) for t in self._ops.list_topics_runtime_properties()]
 
     # --- subscriptions ------------------------------------------------------------------------
 
-    def _subscription(self, ns: Namespace, topic_name: str, name: str) -> Subscription:
-        sub = self._topic(ns, topic_name).subscriptions.get(name)
-        if sub is None:
-            raise resource_not_found(f"Subscription '{topic_name}/{name}' does not exist.")
-        return sub
-
-    def subscription_properties(self, sub: Subscription) -> SubscriptionProperties:
-        return SubscriptionProperties(sub.name, **sub.settings.values)
-
-    def subscription_runtime(self, sub: Subscription) -> SubscriptionRuntimeProperties:
-        c = sub.message_counts()
-        return sdk.subscription_runtime_properties(
-            sub.name,
-            message_count=c["active"] + c["dead_letter"] + c["scheduled"] + c["deferred"],
-            message_count_details=_counts(c["active"] + c["deferred"], c["dead_letter"], c["scheduled"]),
-            created_at=to_datetime(sub.created_at),
-            updated_at=to_datetime(sub.updated_at),
-            accessed_at=to_datetime(sub.accessed_at),
-        )
-
     def get_subscription(self, topic_name: str, subscription_name: str, **kwargs: Any) -> SubscriptionProperties:
-        ns = self._ns("get_subscription", topic_name)
-        return self.subscription_properties(self._subscription(ns, topic_name, subscription_name))
+        return _subscription(self._ops.get_subscription(topic_name, subscription_name))
 
     def get_subscription_runtime_properties(
         self, topic_name: str, subscription_name: str, **kwargs: Any
     ) -> SubscriptionRuntimeProperties:
-        ns = self._ns("get_subscription_runtime_properties", topic_name)
-        return self.subscription_runtime(self._subscription(ns, topic_name, subscription_name))
+        return subscription_runtime(self._ops.get_subscription_runtime_properties(topic_name, subscription_name))
 
     def create_subscription(self, topic_name: str, subscription_name: str, **kwargs: Any) -> SubscriptionProperties:
-        ns = self._ns("create_subscription", topic_name)
-        topic = self._topic(ns, topic_name)
-        if subscription_name in topic.subscriptions:
-            raise already_exists(f"{topic_name}/{subscription_name}")
-        sub = ns.create_subscription(topic_name, subscription_name, **_values({}, SUBSCRIPTION_DEFAULTS, kwargs))
         default_rule = kwargs.get("default_rule")
-        if default_rule is not None:
-            sub.rules.remove("$Default")
-            sub.rules.add(default_rule)
-        return self.subscription_properties(sub)
+        rule = (
+            None
+            if default_rule is None
+            else Rule(default_rule.name, model_filter(default_rule.filter), model_action(default_rule.action))
+        )
+        return _subscription(self._ops.create_subscription(topic_name, subscription_name, kwargs, default_rule=rule))
 
     def update_subscription(
         self, topic_name: str, subscription: SubscriptionProperties | Mapping[str, Any], **kwargs: Any
     ) -> None:
-        name = subscription["name"] if isinstance(subscription, Mapping) else subscription.name
-        sub = self._subscription(self._ns("update_subscription", topic_name), topic_name, name)
-        sub.settings.update(_values(subscription, SUBSCRIPTION_DEFAULTS, kwargs))
-        sub.updated_at = self._world.clock.time()
-        sub.settings_changed()
+        self._ops.update_subscription(topic_name, *_name_and_values(EntityType.SUBSCRIPTION, subscription, kwargs))
 
     def delete_subscription(self, topic_name: str, subscription_name: str, **kwargs: Any) -> None:
-        ns = self._ns("delete_subscription", topic_name)
-        sub = self._subscription(ns, topic_name, subscription_name)
-        del sub.topic.subscriptions[subscription_name]
-        sub.alive = False
-        for store in sub.stores():
-            store.wake()
+        self._ops.delete_subscription(topic_name, subscription_name)
 
     def list_subscriptions_now(self, topic_name: str) -> list[SubscriptionProperties]:
-        topic = self._topic(self._ns("list_subscriptions", topic_name), topic_name)
-        return [self.subscription_properties(s) for s in topic.subscriptions.values()]
+        return [_subscription(s) for s in self._ops.list_subscriptions(topic_name)]
 
     def list_subscriptions_runtime_now(self, topic_name: str) -> list[SubscriptionRuntimeProperties]:
-        topic = self._topic(self._ns("list_subscriptions_runtime_properties", topic_name), topic_name)
-        return [self.subscription_runtime(s) for s in topic.subscriptions.values()]
+        return [subscription_runtime(s) for s in self._ops.list_subscriptions_runtime_properties(topic_name)]
 
     # --- rules --------------------------------------------------------------------------------
 
     def get_rule(self, topic_name: str, subscription_name: str, rule_name: str, **kwargs: Any) -> RuleProperties:
-        sub = self._subscription(self._ns("get_rule", topic_name), topic_name, subscription_name)
-        rule = sub.rules.rules.get(rule_name)
-        if rule is None:
-            raise resource_not_found(f"Rule '{rule_name}' does not exist.")
-        return rule
+        return sdk_rule(self._ops.get_rule(topic_name, subscription_name, rule_name))
 
     def create_rule(self, topic_name: str, subscription_name: str, rule_name: str, **kwargs: Any) -> RuleProperties:
-        sub = self._subscription(self._ns("create_rule", topic_name), topic_name, subscription_name)
-        if rule_name in sub.rules.rules:
-            raise already_exists(rule_name)
-        rule = RuleProperties(
+        rule = self._ops.create_rule(
+            topic_name,
+            subscription_name,
             rule_name,
-            filter=kwargs.get("filter") or TrueRuleFilter(),
-            action=kwargs.get("action"),
-            created_at_utc=self._world.clock.now(),
+            model_filter(kwargs.get("filter")),
+            model_action(kwargs.get("action")),
         )
-        try:
-            sub.rules.add(rule)
-        except FilterSyntaxError as error:
-            raise bad_request(f"Invalid SQL filter: {error}") from None
-        return rule
+        return sdk_rule(rule)
 
     def update_rule(
         self, topic_name: str, subscription_name: str, rule: RuleProperties | Mapping[str, Any], **kwargs: Any
     ) -> None:
-        name = rule["name"] if isinstance(rule, Mapping) else rule.name
-        sub = self._subscription(self._ns("update_rule", topic_name), topic_name, subscription_name)
-        if name not in sub.rules.rules:
-            raise resource_not_found(f"Rule '{name}' does not exist.")
-        rule_filter = kwargs.get("filter") or (rule["filter"] if isinstance(rule, Mapping) else rule.filter)
-        action = kwargs.get("action") or (rule.get("action") if isinstance(rule, Mapping) else rule.action)
-        sub.rules.add(RuleProperties(name, filter=rule_filter, action=action, created_at_utc=self._world.clock.now()))
+        if isinstance(rule, Mapping):
+            name, rule_filter, action = rule["name"], rule.get("filter"), rule.get("action")
+        else:
+            name, rule_filter, action = rule.name, rule.filter, rule.action
+        rule_filter = kwargs.get("filter") or rule_filter
+        action = kwargs.get("action") or action
+        self._ops.update_rule(topic_name, subscription_name, name, model_filter(rule_filter), model_action(action))
 
     def delete_rule(self, topic_name: str, subscription_name: str, rule_name: str, **kwargs: Any) -> None:
-        sub = self._subscription(self._ns("delete_rule", topic_name), topic_name, subscription_name)
-        if rule_name not in sub.rules.rules:
-            raise resource_not_found(f"Rule '{rule_name}' does not exist.")
-        sub.rules.remove(rule_name)
+        self._ops.delete_rule(topic_name, subscription_name, rule_name)
 
     def list_rules_now(self, topic_name: str, subscription_name: str) -> list[RuleProperties]:
-        sub = self._subscription(self._ns("list_rules", topic_name), topic_name, subscription_name)
-        return list(sub.rules.rules.values())
+        return [sdk_rule(r) for r in self._ops.list_rules(topic_name, subscription_name)]
 
     def get_namespace_properties(self, **kwargs: Any) -> NamespaceProperties:
-        ns = self._ns("get_namespace_properties")
+        ns = self._ops.get_namespace_properties()
         return NamespaceProperties(
             ns.name,
             alias=None,
             created_at_utc=None,
             messaging_sku=MessagingSku.PREMIUM if ns.sku == contract.SKU_PREMIUM else MessagingSku.STANDARD,
-            messaging_units=1 if ns.sku == contract.SKU_PREMIUM else None,
+            messaging_units=ns.messaging_units,
             modified_at_utc=None,
             namespace_type="Messaging",
         )

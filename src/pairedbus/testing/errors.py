@@ -77,6 +77,8 @@ _SDK_ERRORS: dict[ErrorKind, Callable[[str], BaseException]] = {
     ErrorKind.SIZE_EXCEEDED: lambda m: MessageSizeExceededError(message=m),
     ErrorKind.UNAUTHORIZED: lambda m: ServiceBusAuthorizationError(message=m),
     ErrorKind.BAD_REQUEST: _http(400),
+    ErrorKind.RESOURCE_NOT_FOUND: lambda m: ResourceNotFoundError(message=m),
+    ErrorKind.RESOURCE_EXISTS: lambda m: ResourceExistsError(message=m),
     ErrorKind.INVALID_OPERATION: _refused,
     ErrorKind.ALREADY_SETTLED: _already_settled,
     ErrorKind.TIMEOUT: lambda m: OperationTimeoutError(message=m),

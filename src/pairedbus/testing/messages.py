@@ -1,5 +1,5 @@
 """What a receive hands back: `FakeReceivedMessage`, a `ServiceBusReceivedMessage` subclass whose
-properties read the stored `Content` and `Record` (content.py), so code written for the real SDK
+properties read the stored `Content` and `Record` (the model's records; `content.py` converts), so code written for the real SDK
 sees the same attributes and shapes; and `FakeMessageBatch`, the sender's batch.
 """
 
@@ -21,15 +21,15 @@ from azure.servicebus.amqp import AmqpAnnotatedMessage, AmqpMessageBodyType
 
 from pairedbus import sdk
 from pairedbus.servicebus.clock import to_datetime, to_seconds
-from pairedbus.servicebus.content import (
+from pairedbus.servicebus.content import BodyType, Content, Record, estimate_size
+from pairedbus.testing.content import (
     EXACT_MARGIN,
     MAX_HEADER_TTL_MS,
-    Content,
-    Record,
     content_from_message,
     decode_wire,
-    estimate_size,
     exact_size,
+    sdk_body_type,
+    sdk_state,
     to_service_bus_message,
 )
 from pairedbus.testing.errors import batch_full
@@ -120,30 +120,27 @@ class FakeReceivedMessage(ServiceBusReceivedMessage):
         content = self._content
         if content.wire is not None:
             return self.raw_amqp_message.body
-        if content.body_type is AmqpMessageBodyType.DATA:
-            return iter(content.body)
-        if content.body_type is AmqpMessageBodyType.SEQUENCE:
-            return iter(content.body)
-        return content.body
+        if content.body_type is BodyType.VALUE:
+            return content.body
+        return iter(content.body)
 
     @property
     def body_type(self) -> AmqpMessageBodyType:
-        return self._content.body_type
+        return sdk_body_type(self._content.body_type)
 
     def __str__(self) -> str:
         content = self._content
         if content.wire is not None:
             return str(self.raw_amqp_message)
-        if content.body_type is AmqpMessageBodyType.DATA:
+        if content.body_type is BodyType.DATA:
             return "".join(section.decode("utf-8") for section in content.body)
         return str(content.body)
 
-    def _own(self) -> Content:
-        if self._content is self._record.content:
-            self._content = self._content.copy()
+    def _change(self, **changes: Any) -> None:
+        """This message now carries `changes` (a new record: the stored one is never changed); a
+        modified message is re-encoded from its fields when re-sent."""
+        self._content = self._content._replace(wire=None, wire_cut=None, **changes)
         self._raw = None
-        self._content.wire = None  # a modified message is re-encoded from its fields when re-sent
-        return self._content
 
     @property
     def application_properties(self) -> dict[bytes, Any] | None:
@@ -153,16 +150,15 @@ class FakeReceivedMessage(ServiceBusReceivedMessage):
 
     @application_properties.setter
     def application_properties(self, value: Mapping[Any, Any] | None) -> None:
-        self._own()
         self._app_props = dict(value) if value is not None else None
-        self._content.props = self._app_props
+        self._change(props=self._app_props)
 
     def _string_property(name: str) -> property:
         def getter(self: FakeReceivedMessage) -> str | None:
             return getattr(self._content, name)
 
         def setter(self: FakeReceivedMessage, value: str | None) -> None:
-            setattr(self._own(), name, value)
+            self._change(**{name: value})
 
         return property(getter, setter)
 
@@ -192,7 +188,7 @@ class FakeReceivedMessage(ServiceBusReceivedMessage):
     def time_to_live(self, value: timedelta | int | None) -> None:
         if isinstance(value, timedelta):
             value = int(value.total_seconds())  # the SDK keeps whole seconds
-        self._own().ttl = float(value) if value else None
+        self._change(ttl=float(value) if value else None)
 
     @property
     def scheduled_enqueue_time_utc(self) -> datetime | None:
@@ -201,7 +197,7 @@ class FakeReceivedMessage(ServiceBusReceivedMessage):
 
     @scheduled_enqueue_time_utc.setter
     def scheduled_enqueue_time_utc(self, value: datetime | None) -> None:
-        self._own().scheduled = None if value is None else to_seconds(value)
+        self._change(scheduled=None if value is None else to_seconds(value))
 
     # --- what the broker set --------------------------------------------------------------
 
@@ -272,7 +268,7 @@ class FakeReceivedMessage(ServiceBusReceivedMessage):
 
     @property
     def state(self) -> ServiceBusMessageState:
-        return self._record.state
+        return sdk_state(self._record.state)
 
     @property
     def raw_amqp_message(self) -> AmqpAnnotatedMessage:
@@ -328,11 +324,9 @@ class FakeReceivedMessage(ServiceBusReceivedMessage):
             return content
         if content.wire is not None and app_props is _UNSET:
             return content
-        content = content.copy()
         if app_props is not _UNSET:
-            content.props = dict(app_props) if app_props else None
-        content.size = estimate_size(content)
-        return content
+            content = content._replace(props=dict(app_props) if app_props else None)
+        return content._replace(size=estimate_size(content))
 
     def __repr__(self) -> str:
         return (

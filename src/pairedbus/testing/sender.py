@@ -8,9 +8,10 @@ from datetime import datetime
 from typing import Any
 
 from pairedbus.servicebus.clock import to_seconds
-from pairedbus.servicebus.content import Content, size_within
+from pairedbus.servicebus.content import Content
 from pairedbus.servicebus.entities import SendableEntity, check_sessions
 from pairedbus.servicebus.errors import message_too_large, scheduled_message_not_found
+from pairedbus.testing.content import size_within
 from pairedbus.testing.errors import batch_full, raises_sdk_errors
 from pairedbus.testing.handler import AsyncHandler, ClientLike, HandlerCore, SyncHandler, run
 from pairedbus.testing.messages import FakeMessageBatch, iter_contents
@@ -66,9 +67,7 @@ class SenderCore(HandlerCore):
         due = to_seconds(schedule_time_utc)
         contents = []
         for content in self._contents(messages):
-            content = content.copy() if content.scheduled != due else content
-            content.scheduled = due
-            contents.append(content)
+            contents.append(content if content.scheduled == due else content._replace(scheduled=due))
         if not contents:
             return []
         await self._operation("schedule", timeout, nbytes=self._wire_bytes(contents))

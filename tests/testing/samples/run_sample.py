@@ -91,7 +91,7 @@ def main(path: str) -> None:
 def _content(body: str) -> object:
     from azure.servicebus import ServiceBusMessage
 
-    from pairedbus.servicebus.content import content_from_message
+    from pairedbus.testing.content import content_from_message
 
     return content_from_message(ServiceBusMessage(body))
 
