@@ -94,7 +94,7 @@ def _registered(progress: Steps, stack: str) -> Callable[[str, str], None]:
         if type_ == ROOT_STACK_TYPE:
             return
         if progress.done == 0:
-            progress.describe(f"plan: rendering stack '{stack}'")
+            progress.set_description(f"plan: rendering stack '{stack}'")
         progress(f"{type_.rsplit(':', 1)[-1]} {name}")
 
     return registered
@@ -133,18 +133,18 @@ def plan_and_gate(
     from pairedbus.policy.gate import run_gate
 
     progress = progress or plan_progress(enabled=False)
-    progress.describe(f"plan: loading the program for stack '{stack}'")
+    progress.set_description(f"plan: loading the program for stack '{stack}'")
     config, plan = render_stack(project, stack, on_register=_registered(progress, stack))
     derived = stack_policy_settings(config) if config is not None else {}
     merged = merge_policy_config(derived, policy_config)
     judged = match = None
     if baseline is not None:
-        progress.describe("plan: comparing with --baseline")
+        progress.set_description("plan: comparing with --baseline")
         # Against a baseline, URNs as the engine makes them: a state export holds those.
         plan = engine_plan(plan)
         match = ResourceMatch.of(baseline, plan)  # once, for the operations and the gate's changes
         judged = judge(baseline, plan, match=match)
-    progress.describe("plan: running the policy pack")
+    progress.set_description("plan: running the policy pack")
     gate = run_gate(
         plan,
         baseline=baseline,

@@ -17,10 +17,10 @@ from pyspark.sql import DataFrame, Row, SparkSession, Window
 from pyspark.sql import functions as F
 
 from pairedbus.pipeline import schemas
-from pairedbus.pipeline.cost import COST_COLUMNS
 from pairedbus.pipeline.focus import REASON_CHARGE_CONFLICT
 from pairedbus.pipeline.inventory import KIND_NAMESPACE
 from pairedbus.pipeline.metrics import REASON_CONFLICT
+from pairedbus.pipeline.namespace_cost import COST_COLUMNS
 from pairedbus.pipeline.pairing_cost import PAIRING_COLUMNS
 from pairedbus.pipeline.prices import PriceTable
 from pairedbus.pipeline.read import Estate

@@ -57,7 +57,7 @@ class BaselineError(UserError):
     """A `--baseline` file that cannot be read as a plan or a state export."""
 
 
-def _describe(value: Any) -> str:
+def _json_shown(value: Any) -> str:
     if isinstance(value, bool):
         return f"the boolean {str(value).lower()}"
     if isinstance(value, str):
@@ -88,7 +88,7 @@ class _Reader:
     def expect(self, value: Any, kind: type | tuple[type, ...], where: str, what: str) -> Any:
         ok = isinstance(value, kind) and not (isinstance(value, bool) and bool not in _as_tuple(kind))
         if not ok:
-            raise self.fail(where, f"expected {what}, got {_describe(value)}")
+            raise self.fail(where, f"expected {what}, got {_json_shown(value)}")
         return value
 
     def boolean(self, data: Mapping[str, Any], key: str, where: str) -> bool:
@@ -107,7 +107,7 @@ class _Reader:
         """A URN Pulumi could have written, of any stack (an alias may name another)."""
         if not isinstance(value, str):
             raise self.fail(
-                where, f"expected a Pulumi URN (urn:pulumi:STACK::PROJECT::TYPE::NAME), got {_describe(value)}"
+                where, f"expected a Pulumi URN (urn:pulumi:STACK::PROJECT::TYPE::NAME), got {_json_shown(value)}"
             )
         problem = urn_problem(value)
         if problem is not None:
@@ -310,7 +310,9 @@ def _check_deployment_version(document: Mapping[str, Any], reader: _Reader) -> N
     """Version 3, what `pulumi stack export` writes; any other refused by its number (and the features it needs)."""
     version = document.get("version")
     if not isinstance(version, int) or isinstance(version, bool):
-        raise reader.fail("version", f"expected the deployment version {DEPLOYMENT_VERSION}, got {_describe(version)}")
+        raise reader.fail(
+            "version", f"expected the deployment version {DEPLOYMENT_VERSION}, got {_json_shown(version)}"
+        )
     if version != DEPLOYMENT_VERSION:
         features = document.get("features")
         needs = f" (features: {', '.join(map(str, features))})" if isinstance(features, list) and features else ""
