@@ -136,7 +136,7 @@ def one_partition(frame: DataFrame) -> DataFrame:
     single partition satisfies every distribution, so the aggregations, sort-merge joins (hinted:
     a broadcast would be a job of its own), windows and the final sort on them run in one stage,
     with no exchange and no sampling job for the sort, instead of a stage each that costs more to
-    schedule than to run (1M points: 1-2.5 s of the run)."""
+    schedule than to run (docs/benchmarks.md#figures-behind-the-codes-comments)."""
     return frame.coalesce(1)
 
 
