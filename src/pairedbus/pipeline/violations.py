@@ -10,8 +10,8 @@ was deployed with, which the component records on the secondary namespace as the
 A secondary without the tag (deployed before it existed, or by other tools) falls back to what
 exists: the number of distinct indices present stands in for the count, so a gap below the highest
 index is reported, *advisory*, because the audit cannot tell a gap from an allowed extra (five
-requested and `/7` present looks like a gap at 5 and 6). A tag that is not a whole number >= 1 is
-reported and treated as absent.
+requested and `/7` present looks like a gap at 5 and 6). A tag that is not a whole number in
+`contract.MIN_BACKLOG_QUEUE_COUNT`..`contract.MAX_BACKLOG_QUEUE_COUNT` is reported and treated as absent.
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def namespace_mapping(row: Mapping[str, Any]) -> dict[str, Any]:
 
 def backlog_count(tags: Mapping[str, Any] | None) -> tuple[int | None, str | None]:
     """(count, problem): the secondary's `pairedbus-backlog-queue-count` tag as a count; None and why
-    when the tag is there but not a whole number >= 1 (absent: None, None)."""
+    when the tag is there but not a whole number in the count's range (absent: None, None)."""
     value = (tags or {}).get(contract.TAG_BACKLOG_QUEUE_COUNT)
     if value is None:
         # Tag names are case-insensitive in Azure (ARM keeps the case it was given).
@@ -90,9 +90,14 @@ def backlog_count(tags: Mapping[str, Any] | None) -> tuple[int | None, str | Non
     if value is None:
         return None, None
     text = str(value).strip()
-    if text.isascii() and text.isdigit() and int(text) >= 1:
+    if (
+        text.isascii()
+        and text.isdigit()
+        and contract.MIN_BACKLOG_QUEUE_COUNT <= int(text) <= contract.MAX_BACKLOG_QUEUE_COUNT
+    ):
         return int(text), None
-    return None, f"tag {contract.TAG_BACKLOG_QUEUE_COUNT}={value!r} is not a whole number >= 1: count inferred"
+    bounds = f"{contract.MIN_BACKLOG_QUEUE_COUNT}..{contract.MAX_BACKLOG_QUEUE_COUNT}"
+    return None, f"tag {contract.TAG_BACKLOG_QUEUE_COUNT}={value!r} is not a whole number in {bounds}: count inferred"
 
 
 #: A rule check by name, and its keyword options (None: a namespace check, given the namespace alone).
@@ -233,7 +238,7 @@ def _count_tag_finding(namespace: str, problem: str) -> Any:
         entity=namespace,
         namespace=namespace,
         property=f"tags.{contract.TAG_BACKLOG_QUEUE_COUNT}",
-        expected="a whole number >= 1",
+        expected=f"a whole number in {contract.MIN_BACKLOG_QUEUE_COUNT}..{contract.MAX_BACKLOG_QUEUE_COUNT}",
         actual=problem,
         severity=rules.ADVISORY,
         message=f"secondary {namespace}: {problem}",

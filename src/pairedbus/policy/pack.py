@@ -272,7 +272,13 @@ backlog_queue_set = StackValidationPolicy(
     ),
     validate=validate_backlog_queue_set,
     config_schema=PolicyConfigSchema(
-        properties={contract.BACKLOG_QUEUE_COUNT_KEY: {"type": "integer", "minimum": 1}},
+        properties={
+            contract.BACKLOG_QUEUE_COUNT_KEY: {
+                "type": "integer",
+                "minimum": contract.MIN_BACKLOG_QUEUE_COUNT,
+                "maximum": contract.MAX_BACKLOG_QUEUE_COUNT,
+            }
+        },
     ),
     enforcement_level=_MANDATORY,
     severity=Severity.HIGH,

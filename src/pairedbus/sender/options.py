@@ -33,7 +33,7 @@ class SendAvailabilityOptions(BaseModel):
     """Keyword-only, validated at construction; durations accept a timedelta or seconds.
 
     - `backlog_queue_count`: backlog queues (`contract.backlog_queue_name`) to spread over
-      (1..10,000: a namespace holds at most `contract.MAX_ENTITIES_PER_NAMESPACE` entities).
+      (`contract.MIN_BACKLOG_QUEUE_COUNT`..`contract.MAX_BACKLOG_QUEUE_COUNT`: no more than a namespace holds).
     - `failover_interval`: how long a run of retryable errors/timeouts must last, with no successful
       send in between, before the entity is switched to the backlog (0..60 min; 0 = the first
       triggering error switches).
@@ -49,7 +49,9 @@ class SendAvailabilityOptions(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     backlog_queue_count: StrictInt = Field(
-        default=contract.DEFAULT_BACKLOG_QUEUE_COUNT, ge=1, le=contract.MAX_ENTITIES_PER_NAMESPACE
+        default=contract.DEFAULT_BACKLOG_QUEUE_COUNT,
+        ge=contract.MIN_BACKLOG_QUEUE_COUNT,
+        le=contract.MAX_BACKLOG_QUEUE_COUNT,
     )
     failover_interval: Duration = contract.DEFAULT_FAILOVER_INTERVAL
     ping_primary_interval: Duration = contract.DEFAULT_PING_PRIMARY_INTERVAL
