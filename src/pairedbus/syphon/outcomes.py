@@ -88,7 +88,7 @@ def send_failure(exc: Exception, destination: str, count: int) -> SendOutcome:
             everything=True,
         )
     if isinstance(exc, MessageSizeExceededError):
-        return Split() if count > 1 else DeadLetter(DEAD_LETTER_MESSAGE_SIZE_EXCEEDED, describe(exc))
+        return Split() if count > 1 else DeadLetter(DEAD_LETTER_MESSAGE_SIZE_EXCEEDED, error_text(exc))
     if _worth_waiting(exc):
         return Retry()
     if isinstance(exc, ServiceBusError) and not sdk.carries_condition(exc):
@@ -97,7 +97,7 @@ def send_failure(exc: Exception, destination: str, count: int) -> SendOutcome:
         return Retry(whole_destination=True)
     if isinstance(exc, ServiceBusError):
         # A batch refused: e.g. a partitioned entity refusing a batch of distinct keys.
-        return Split(keyed_by_message_id=True) if count > 1 else DeadLetter(DEAD_LETTER_SEND_REJECTED, describe(exc))
+        return Split(keyed_by_message_id=True) if count > 1 else DeadLetter(DEAD_LETTER_SEND_REJECTED, error_text(exc))
     if isinstance(exc, ValueError):
         # The SDK's "handler has been shut down": the sender (or the whole client) was closed.
         return Retry(whole_destination=True)
@@ -112,5 +112,5 @@ def _worth_waiting(exc: Exception) -> bool:
     )
 
 
-def describe(exc: BaseException) -> str:
+def error_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"[:DESCRIPTION_MAX]
