@@ -30,8 +30,8 @@ from pathlib import Path
 import duckdb
 
 from pairedbus import contract
-from pairedbus.pipeline.namespace_cost import COST_COLUMNS, HOURS_PER_DAY, PINGS_PER_MINUTE, SKU_BASIC
 from pairedbus.pipeline.metrics import INCOMING_MESSAGES, INCOMING_REQUESTS, OUTGOING_MESSAGES
+from pairedbus.pipeline.namespace_cost import COST_COLUMNS, HOURS_PER_DAY, PINGS_PER_MINUTE, SKU_BASIC
 from pairedbus.pipeline.prices import PriceTable, load_prices
 
 METRICS = (INCOMING_MESSAGES, OUTGOING_MESSAGES, INCOMING_REQUESTS)
