@@ -168,8 +168,7 @@ def run(args: argparse.Namespace) -> int:
     document = _plan_document(review)
     if inputs.json_to_stdout:
         print(json.dumps(document, indent=2, sort_keys=True, default=str))
-        if args.write_policy_config:
-            args.write_policy_config.write_text(json.dumps(review.policy_config, indent=2, sort_keys=True) + "\n")
+        _write_policy_config(args, review)
         return review.gate.exit_code
     show = _print_review(args, review, inputs.baseline)
     _write_files(args, document, review, show)
@@ -280,6 +279,13 @@ def _write_files(
     if args.json:
         args.json.write_text(json.dumps(document, indent=2, sort_keys=True, default=str) + "\n")
         show(f"Wrote {args.json}")
-    if args.write_policy_config:
-        args.write_policy_config.write_text(json.dumps(review.policy_config, indent=2, sort_keys=True) + "\n")
+    if _write_policy_config(args, review):
         show(f"Wrote {args.write_policy_config}")
+
+
+def _write_policy_config(args: argparse.Namespace, review: PlanReview) -> bool:
+    """`--write-policy-config FILE`: the policy config the gate ran with; whether there was one to write."""
+    if not args.write_policy_config:
+        return False
+    args.write_policy_config.write_text(json.dumps(review.policy_config, indent=2, sort_keys=True) + "\n")
+    return True
