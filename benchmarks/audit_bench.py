@@ -7,7 +7,7 @@ duplicate detection), DuckDB with `read_json` + UNNEST and the same duplicate de
 the same aggregation. `--ingest parquet` starts from the pre-built Parquet rows instead.
 
 Generates an estate of metric rows as Parquet (in DuckDB, no Python loops), then runs
-`pairedbus.pipeline.cost.cost_by_namespace_day` on Spark and the same aggregation written as
+`pairedbus.pipeline.namespace_cost.cost_by_namespace_day` on Spark and the same aggregation written as
 DuckDB SQL, on the same file, in the same process; checks that both give the same rows and prints
 both times and the ratio. Each engine runs `--runs` times (default 3) on a fresh DataFrame /
 query: the first (cold) run pays for JIT and code generation, the best of the others is the
@@ -30,8 +30,8 @@ from pathlib import Path
 import duckdb
 
 from pairedbus import contract
-from pairedbus.pipeline.cost import COST_COLUMNS, HOURS_PER_DAY, PINGS_PER_MINUTE, SKU_BASIC
 from pairedbus.pipeline.metrics import INCOMING_MESSAGES, INCOMING_REQUESTS, OUTGOING_MESSAGES
+from pairedbus.pipeline.namespace_cost import COST_COLUMNS, HOURS_PER_DAY, PINGS_PER_MINUTE, SKU_BASIC
 from pairedbus.pipeline.prices import PriceTable, load_prices
 
 METRICS = (INCOMING_MESSAGES, OUTGOING_MESSAGES, INCOMING_REQUESTS)
@@ -388,8 +388,8 @@ def main() -> None:
     con.close()
 
     # Spark
-    from pairedbus.pipeline.cost import cost_by_namespace_day, estate_by_namespace
-    from pairedbus.pipeline.session import build_session
+    from pairedbus.pipeline.namespace_cost import cost_by_namespace_day, estate_by_namespace
+    from pairedbus.pipeline.spark_session import build_session
 
     spark = build_session(args.master, app_name="pairedbus-audit-bench", conf={"spark.driver.memory": args.memory})
     resources = spark.createDataFrame(

@@ -238,3 +238,25 @@ def test_the_backlog_queue_count_is_one_stack_config_key() -> None:
 
     assert contract.BACKLOG_QUEUE_COUNT_KEY == "backlogQueueCount"
     assert StackConfig.model_fields["backlog_queue_count"].alias == "backlogQueueCount"
+
+
+def test_the_backlog_queue_count_takes_one_to_ten_thousand_wherever_it_is_read() -> None:
+    from pydantic import ValidationError
+
+    from pairedbus.iac.config import StackConfig
+    from pairedbus.sender import SendAvailabilityOptions
+    from pairedbus.syphon import SyphonOptions
+
+    # partitioning.md: a namespace holds at most 10,000 entities; the spec's table needs index 0
+    assert (contract.MIN_BACKLOG_QUEUE_COUNT, contract.MAX_BACKLOG_QUEUE_COUNT) == (1, 10_000)
+    for count, accepted in ((1, True), (10_000, True), (0, False), (10_001, False)):
+        for model in (SendAvailabilityOptions, SyphonOptions):
+            try:
+                model.model_validate({"backlog_queue_count": count})
+                took = True
+            except ValidationError:
+                took = False
+            assert took is accepted, (model.__name__, count)
+    field = StackConfig.model_fields["backlog_queue_count"]
+    bounds = {type(m).__name__: m for m in field.metadata}
+    assert (bounds["Ge"].ge, bounds["Le"].le) == (1, 10_000)

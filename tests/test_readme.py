@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import fnmatch
 import itertools
 import re
+import subprocess
 import textwrap
 from pathlib import Path
 
@@ -175,6 +177,39 @@ def test_the_layout_names_every_entry_of_the_package_and_nothing_else() -> None:
         or (entry.suffix == ".py" and entry.name != "__init__.py")
     }
     assert listed == present, (sorted(present - listed), sorted(listed - present))
+
+
+def _root_entries_named(block: str, entries: set[str]) -> set[str]:
+    """The repository's top-level entries the layout's unindented lines name (`requirements-*lock.txt`: each lock)."""
+    named = set()
+    for line in block.splitlines():
+        if line.startswith(" "):
+            continue
+        for word in line.split():
+            matches = {e for e in entries if fnmatch.fnmatchcase(e, word.split("/", 1)[0])}
+            if not matches:
+                break
+            named |= matches
+    return named
+
+
+def test_the_layout_names_every_entry_of_the_repository_root() -> None:
+    block = README.read_text(encoding="utf-8").split("## Layout", 1)[1].split("```\n", 2)[1]
+    root = README.parent
+    tracked = subprocess.run(["git", "ls-files"], cwd=root, capture_output=True, text=True, check=True).stdout
+    entries = {path.split("/", 1)[0] for path in tracked.splitlines()} - {".ci", ".dockerignore", ".gitignore"}
+    assert sorted(entries - _root_entries_named(block, entries)) == []
+
+
+def test_the_root_walker_reads_names_and_globs_and_stops_at_the_prose() -> None:
+    entries = {"Dockerfile", "requirements-lock.txt", "requirements-build-lock.txt", "stacks", "src", "scripts"}
+    block = "requirements-*lock.txt  Dockerfile  the locks, see scripts\nstacks/   dev\n  src/   indented: not the root"
+    assert _root_entries_named(block, entries) == {
+        "Dockerfile",
+        "requirements-lock.txt",
+        "requirements-build-lock.txt",
+        "stacks",
+    }
 
 
 def test_the_sample_plan_is_what_plan_dev_prints(capsys) -> None:

@@ -207,6 +207,10 @@ def configured_size_mb(reported_mb: int, *, partitioned: bool, expected_mb: int 
 
 
 MAX_ENTITIES_PER_NAMESPACE: Final = 10_000
+#: The range of a pair's backlog queue count (`BACKLOG_QUEUE_COUNT_KEY`): at least one backlog queue (indices
+#: `[0, BacklogQueueCount)`), and no more than a namespace holds. Every check of the count reads these two.
+MIN_BACKLOG_QUEUE_COUNT: Final = 1
+MAX_BACKLOG_QUEUE_COUNT: Final = MAX_ENTITIES_PER_NAMESPACE
 #: Client operation timeout must exceed this so the service can re-route to another fragment.
 MIN_CLIENT_OPERATION_TIMEOUT: Final = timedelta(seconds=15)
 RECOMMENDED_CLIENT_OPERATION_TIMEOUT: Final = timedelta(seconds=60)

@@ -161,7 +161,7 @@ def test_the_progress_says_the_program_is_loading_until_its_first_resource_regis
     from pairedbus.commands.plan import _registered, plan_progress
 
     progress = plan_progress(enabled=False)
-    progress.describe("plan: loading the program for stack 'dev'")
+    progress.set_description("plan: loading the program for stack 'dev'")
     registered = _registered(progress, "dev")
     registered("pulumi:pulumi:Stack", "shop-dev")  # the root stack registers before the program runs
     assert progress.done == 0 and progress.description == "plan: loading the program for stack 'dev'"

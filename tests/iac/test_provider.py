@@ -235,7 +235,7 @@ def test_the_plugin_entry_serves_the_schema_over_grpc(schema: dict[str, Any]) ->
     )
     assert served["types"] == schema["types"]
     assert served["functions"] == schema["functions"]  # the methods too
-    assert info.version == served["version"] == provider.version()
+    assert info.version == served["version"] == provider.plugin_version()
 
 
 # --- Inputs, enums and tokens (what another language's SDK is generated from) -------------------------------

@@ -36,7 +36,7 @@ STOP_S = 20.0
 
 
 def build() -> Any:
-    from pairedbus.pipeline.session import build_session
+    from pairedbus.pipeline.spark_session import build_session
 
     session = build_session("local[2]", app_name="pairedbus-tests")
     session.conf.set("spark.sql.shuffle.partitions", "2")

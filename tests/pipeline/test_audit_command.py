@@ -18,7 +18,7 @@ SAMPLES = REPO / "samples" / "estate"
 
 @pytest.fixture
 def no_spark(mocker):
-    return mocker.patch("pairedbus.pipeline.session.build_session", side_effect=AssertionError("Spark started"))
+    return mocker.patch("pairedbus.pipeline.spark_session.build_session", side_effect=AssertionError("Spark started"))
 
 
 def audit(tmp_path: Path, *extra: str, out: str | None = None) -> list[str]:
@@ -78,7 +78,7 @@ def test_the_pipeline_is_imported_while_the_jvm_starts(tmp_path: Path, mocker) -
         raise KeyboardInterrupt  # the run stops here, after the checks and the thread's start
 
     mocker.patch.object(command, "_import_audit_job", importing)
-    mocker.patch("pairedbus.pipeline.session.build_session", session)
+    mocker.patch("pairedbus.pipeline.spark_session.build_session", session)
     assert cli.main(audit(tmp_path, "--progress", "never")) == EXIT_INTERRUPTED
     # The JVM takes seconds to start, with the driver's Python idle: the imports (pydantic, Jinja2 and
     # the audit's own modules) run meanwhile, not after it.

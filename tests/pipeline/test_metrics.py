@@ -85,7 +85,7 @@ def test_a_point_with_an_unreadable_time_is_quarantined_once_and_counted_nowhere
 
 
 def test_duplicate_detection_and_the_cost_aggregation_share_one_shuffle(spark, tmp_path: Path) -> None:
-    from pairedbus.pipeline.cost import traffic_grains
+    from pairedbus.pipeline.namespace_cost import traffic_grains
 
     doc = metrics_response("a", "IncomingRequests", [series("q", ("2026-11-18T00:00:00Z", 1.0))])
     (tmp_path / "m.json").write_text(json.dumps(doc))

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pairedbus.pipeline.pairing_cost import PAIRING_COLUMNS
-from pairedbus.pipeline.report import render
+from pairedbus.pipeline.report import report_html
 from pairedbus.pipeline.summary import AuditSummary
 from pairedbus.pipeline.write import Written
 from tests.load import guard
@@ -71,7 +71,7 @@ def test_values_are_text_never_markup_and_headers_are_for_people() -> None:
     hostile = written()
     hostile.violations[0]["entity"] = "<script>alert(1)</script>"
     hostile.violations[1]["actual"] = '"><img src=x onerror=alert(1)>'
-    html = render(summary(), hostile)
+    html = report_html(summary(), hostile)
     assert "<script>alert(1)" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "<img src=x" not in html and "&#34;&gt;&lt;img src=x onerror=alert(1)&gt;" in html
     assert '<th class="">Monthly projection (USD)</th>' in html and "monthly_projection_usd" not in html
@@ -91,7 +91,7 @@ def test_cells_show_amounts_to_the_cent_or_the_decimals_that_matter(value: objec
 
 
 def test_report_is_self_contained_html() -> None:
-    html = render(summary(), written())
+    html = report_html(summary(), written())
     assert "<script src" not in html and "<link" not in html and "cdn." not in html.split("</script>", 1)[1]
     for chart in CHARTS:
         assert f'id="{chart}"' in html
@@ -100,7 +100,7 @@ def test_report_is_self_contained_html() -> None:
 @pytest.mark.slow
 def test_report_draws_every_chart_in_a_headless_browser_without_errors(tmp_path: Path) -> None:
     report = tmp_path / "report.html"
-    report.write_text(render(summary(), written()), encoding="utf-8")
+    report.write_text(report_html(summary(), written()), encoding="utf-8")
     with open_page(tmp_path / "profile", width=800, height=1000) as page:
         page.send("Page.navigate", url=report.as_uri())
         page.wait_for_event("Page.loadEventFired", timeout=guard(60))

@@ -175,7 +175,8 @@ def test_without_the_count_tag_a_gap_is_advisory_and_says_why() -> None:
     assert "no pairedbus-backlog-queue-count tag" in violation["message"]
 
 
-@pytest.mark.parametrize("value", ["five", "0", "-1", "2.5", ""])
+# 10001: one more queue than a namespace holds (partitioning.md, the 10,000-entity quota)
+@pytest.mark.parametrize("value", ["five", "0", "-1", "2.5", "", "10001"])
 def test_a_count_tag_that_is_not_a_count_is_reported_and_the_count_inferred(value: str) -> None:
     found = as_dicts(evaluate(five_plus_seven({"pairedbus-backlog-queue-count": value}))[0])
     assert [(v["rule"], v["severity"]) for v in found] == [

@@ -422,7 +422,8 @@ def test_five_thousand_deleted_queues_print_twenty_lines_and_counts(tmp_path: Pa
 
 def _render_with_alias_specs(stack: str) -> Plan:
     """The stack's render with each registration's alias specs recorded (`alias_spec_json`)."""
-    from pairedbus.iac.render.program import PlanMocks, RecordingMonitor, _render, _without_dead_work
+    from pairedbus.iac.render.mocks import PlanMocks
+    from pairedbus.iac.render.program import RecordingMonitor, _render, _without_dead_work
     from pairedbus.plans.urns import alias_spec_json
 
     class SpecRecordingMonitor(RecordingMonitor):

@@ -245,6 +245,19 @@ def test_backlog_set_with_the_count_fails_only_an_index_missing_below_it():
     assert message.startswith(f"{contract.backlog_queue_name(PRIMARY, 2)} missing: backlogQueueCount 5")
 
 
+@pytest.mark.parametrize(
+    ("count", "accepted"),
+    # the spec's range: at least one backlog queue, at most a namespace's 10,000 entities (partitioning.md)
+    [(1, True), (10_000, True), (0, False), (10_001, False)],
+)
+def test_backlog_set_config_schema_takes_the_counts_the_stack_config_takes(count: int, accepted: bool) -> None:
+    import jsonschema  # the validator Pulumi's engine applies the pack's config schema with is JSON Schema too
+
+    schema = {"type": "object", "properties": pack.backlog_queue_set.config_schema.properties}
+    errors = list(jsonschema.Draft7Validator(schema).iter_errors({contract.BACKLOG_QUEUE_COUNT_KEY: count}))
+    assert (errors == []) is accepted
+
+
 def test_backlog_set_still_checks_the_settings_of_an_extra():
     stack = paired_stack(backlog=[*(backlog_inputs(i) for i in range(5)), backlog_inputs(7, maxDeliveryCount=10)])
     assert violations(pack.backlog_queue_set, _with_count(stack, 5)) == []

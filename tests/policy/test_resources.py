@@ -11,7 +11,7 @@ from pulumi_policy.proxy import UNKNOWN_NUMBER_VALUE, UNKNOWN_STRING_VALUE, unkn
 from pairedbus.policy.resources import (
     StackView,
     entity_name,
-    is_backlog_queue,
+    is_backlog_queue_resource,
     namespace_name,
     settings,
     unproxied,
@@ -68,15 +68,15 @@ def test_namespace_name_from_namespace_name_or_name() -> None:
 
 
 def test_a_backlog_queue_is_a_queue_like_resource_named_like_one() -> None:
-    assert is_backlog_queue(QUEUE, {"queueName": "contoso/x-servicebus-transfer/0"})
-    assert is_backlog_queue(QUEUE, {"name": "contoso/x-servicebus-transfer/12"})  # azure-native's `name`
-    assert is_backlog_queue(BACKLOG, {"queueName": "contoso/x-servicebus-transfer/1", "namespaceName": "dr"})
-    assert not is_backlog_queue(QUEUE, {"queueName": "orders"})
-    assert not is_backlog_queue(QUEUE, {"queueName": "contoso/x-servicebus-transfer/01"})
-    assert not is_backlog_queue(TOPIC, {"topicName": "contoso/x-servicebus-transfer/0"})
+    assert is_backlog_queue_resource(QUEUE, {"queueName": "contoso/x-servicebus-transfer/0"})
+    assert is_backlog_queue_resource(QUEUE, {"name": "contoso/x-servicebus-transfer/12"})  # azure-native's `name`
+    assert is_backlog_queue_resource(BACKLOG, {"queueName": "contoso/x-servicebus-transfer/1", "namespaceName": "dr"})
+    assert not is_backlog_queue_resource(QUEUE, {"queueName": "orders"})
+    assert not is_backlog_queue_resource(QUEUE, {"queueName": "contoso/x-servicebus-transfer/01"})
+    assert not is_backlog_queue_resource(TOPIC, {"topicName": "contoso/x-servicebus-transfer/0"})
     # A dynamic resource counts only with both inputs, and never by its `name`.
-    assert not is_backlog_queue(DYNAMIC, {"queueName": "contoso/x-servicebus-transfer/0"})
-    assert not is_backlog_queue(BACKLOG, {"name": "contoso/x-servicebus-transfer/0", "namespaceName": "dr"})
+    assert not is_backlog_queue_resource(DYNAMIC, {"queueName": "contoso/x-servicebus-transfer/0"})
+    assert not is_backlog_queue_resource(BACKLOG, {"name": "contoso/x-servicebus-transfer/0", "namespaceName": "dr"})
 
 
 def resource(urn: str, type_: str, props: dict[str, Any], **links: Any) -> Any:

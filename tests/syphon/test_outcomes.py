@@ -13,7 +13,7 @@ from azure.servicebus.exceptions import (
 )
 
 from pairedbus import sdk
-from pairedbus.syphon.outcomes import DeadLetter, Retry, Split, describe, send_failure
+from pairedbus.syphon.outcomes import DeadLetter, Retry, Split, error_text, send_failure
 
 
 def test_a_missing_destination_dead_letters_everything_bound_for_it() -> None:
@@ -67,7 +67,7 @@ def test_a_refused_batch_is_split_and_teaches_message_id_keys_a_refused_message_
     error = _as_the_sdk_raises(AMQPLinkError(ErrorCondition.NotAllowed, description="refused"))
     assert type(error) is ServiceBusError
     assert send_failure(error, "orders", 2) == Split(keyed_by_message_id=True)
-    assert send_failure(error, "orders", 1) == DeadLetter("SendRejected", describe(error))
+    assert send_failure(error, "orders", 1) == DeadLetter("SendRejected", error_text(error))
 
 
 @pytest.mark.parametrize("count", [1, 3])
@@ -93,6 +93,6 @@ def test_an_error_that_is_no_service_bus_answer_is_raised() -> None:
 
 
 def test_a_description_names_the_error_and_is_cut_at_1024_characters() -> None:
-    assert describe(ServiceBusError("no")) == "ServiceBusError: no"
-    long = describe(ServiceBusError("x" * 2000))
+    assert error_text(ServiceBusError("no")) == "ServiceBusError: no"
+    long = error_text(ServiceBusError("x" * 2000))
     assert len(long) == 1024 and long.startswith("ServiceBusError: xxx")

@@ -155,8 +155,8 @@ def run(args: argparse.Namespace) -> int:
     show = progress_enabled(args.progress)
     debug = bool(getattr(args, "debug", False))
 
-    from pairedbus.pipeline.session import build_session, use_shipped_dependencies
     from pairedbus.pipeline.sources import first_line, is_spark_error
+    from pairedbus.pipeline.spark_session import build_session, use_shipped_dependencies
 
     # The JVM takes seconds to start, with this process waiting on it: import the audit meanwhile.
     importing = threading.Thread(target=_import_audit_job, name="import-audit-job", daemon=True)

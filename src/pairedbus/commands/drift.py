@@ -47,8 +47,9 @@ def _validate(args: argparse.Namespace) -> None:
             f"--primary-name: expected a namespace name, not an FQDN ({contract.NAMESPACE_NAME_RULE}), "
             f"got {args.primary_name!r}"
         )
-    if not 1 <= args.count <= contract.MAX_ENTITIES_PER_NAMESPACE:
-        raise UserError(f"--count: expected 1..{contract.MAX_ENTITIES_PER_NAMESPACE}, got {args.count}")
+    if not contract.MIN_BACKLOG_QUEUE_COUNT <= args.count <= contract.MAX_BACKLOG_QUEUE_COUNT:
+        bounds = f"{contract.MIN_BACKLOG_QUEUE_COUNT}..{contract.MAX_BACKLOG_QUEUE_COUNT}"
+        raise UserError(f"--count: expected {bounds}, got {args.count}")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -93,7 +93,7 @@ class Steps:
     """Progress of long work whose total is not known up front (an export walking a subscription, a render):
     a spinner, the count of steps done (`unit`) and the current one, on a terminal's stderr only; quiet
     when piped, in CI, or not `enabled`. Use as a context manager; call it with each step's label (from any
-    thread), and `describe` what is being done when that changes."""
+    thread), and `set_description` when what is being done changes."""
 
     def __init__(
         self, description: str, stream: IO[str] | None = None, *, unit: str = "done", enabled: bool = True
@@ -132,7 +132,7 @@ class Steps:
         if self._progress is not None and self._task is not None:  # both set together by __enter__
             self._progress.update(self._task, completed=done, step=step)
 
-    def describe(self, description: str) -> None:
+    def set_description(self, description: str) -> None:
         self.description = description
         if self._progress is not None and self._task is not None:
             self._progress.update(self._task, description=description)

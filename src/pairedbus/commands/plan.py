@@ -94,7 +94,7 @@ def _registered(progress: Steps, stack: str) -> Callable[[str, str], None]:
         if type_ == ROOT_STACK_TYPE:
             return
         if progress.done == 0:
-            progress.describe(f"plan: rendering stack '{stack}'")
+            progress.set_description(f"plan: rendering stack '{stack}'")
         progress(f"{type_.rsplit(':', 1)[-1]} {name}")
 
     return registered
@@ -133,18 +133,18 @@ def plan_and_gate(
     from pairedbus.policy.gate import run_gate
 
     progress = progress or plan_progress(enabled=False)
-    progress.describe(f"plan: loading the program for stack '{stack}'")
+    progress.set_description(f"plan: loading the program for stack '{stack}'")
     config, plan = render_stack(project, stack, on_register=_registered(progress, stack))
     derived = stack_policy_settings(config) if config is not None else {}
     merged = merge_policy_config(derived, policy_config)
     judged = match = None
     if baseline is not None:
-        progress.describe("plan: comparing with --baseline")
+        progress.set_description("plan: comparing with --baseline")
         # Against a baseline, URNs as the engine makes them: a state export holds those.
         plan = engine_plan(plan)
         match = ResourceMatch.of(baseline, plan)  # once, for the operations and the gate's changes
         judged = judge(baseline, plan, match=match)
-    progress.describe("plan: running the policy pack")
+    progress.set_description("plan: running the policy pack")
     gate = run_gate(
         plan,
         baseline=baseline,
@@ -158,15 +158,40 @@ def plan_and_gate(
 
 
 def run(args: argparse.Namespace) -> int:
-    from pairedbus.commands.output import MAX_PROBLEMS, bounded, check_writable, console
     from pairedbus.errors import EXIT_USER
-    from pairedbus.iac.render import PulumiProject
-    from pairedbus.plans.engine_checks import EngineRefusal
-    from pairedbus.plans.state import check_same_stack, read_baseline
-    from pairedbus.plans.tree import diff_lines, plan_tree, summary
-    from pairedbus.policy.gate import load_policy_config
 
     # Read every input and check every output before rendering: a bad flag fails fast, nothing half-runs.
+    inputs = _read_inputs(args)
+    review = _review(args, inputs)
+    if review is None:
+        return EXIT_USER
+    document = _plan_document(review)
+    if inputs.json_to_stdout:
+        print(json.dumps(document, indent=2, sort_keys=True, default=str))
+        _write_policy_config(args, review)
+        return review.gate.exit_code
+    show = _print_review(args, review, inputs.baseline)
+    _write_files(args, document, review, show)
+    return review.gate.exit_code
+
+
+@dataclass(frozen=True)
+class _Inputs:
+    """What `plan` read and checked before rendering."""
+
+    json_to_stdout: bool
+    project: PulumiProject
+    baseline: Plan | None
+    policy_config: dict[str, Any] | None
+
+
+def _read_inputs(args: argparse.Namespace) -> _Inputs:
+    """Every flag read and every output checked writable: one-line `UserError`s before any work."""
+    from pairedbus.commands.output import check_writable
+    from pairedbus.iac.render import PulumiProject
+    from pairedbus.plans.state import check_same_stack, read_baseline
+    from pairedbus.policy.gate import load_policy_config
+
     json_to_stdout = args.json is not None and str(args.json) == "-"
     if not json_to_stdout:
         check_writable(args.json, "--json")
@@ -176,13 +201,21 @@ def run(args: argparse.Namespace) -> int:
     if baseline is not None and not args.baseline_any_stack:
         check_same_stack(baseline, project=project.name, stack=args.stack, path=args.baseline)
     user_policy_config = load_policy_config(args.policy_config) if args.policy_config else None
+    return _Inputs(json_to_stdout, project, baseline, user_policy_config)
+
+
+def _review(args: argparse.Namespace, inputs: _Inputs) -> PlanReview | None:
+    """The use case under a progress line; None when the engine would refuse (each problem printed)."""
+    from pairedbus.commands.output import bounded
+    from pairedbus.plans.engine_checks import EngineRefusal
+
     try:
-        with plan_progress(enabled=not json_to_stdout) as progress:
-            review = plan_and_gate(
-                project,
+        with plan_progress(enabled=not inputs.json_to_stdout) as progress:
+            return plan_and_gate(
+                inputs.project,
                 args.stack,
-                baseline=baseline,
-                policy_config=user_policy_config,
+                baseline=inputs.baseline,
+                policy_config=inputs.policy_config,
                 allow_replace=args.allow_replace,
                 allow_delete=args.allow_delete,
                 allow_unprotect=args.allow_unprotect,
@@ -191,22 +224,27 @@ def run(args: argparse.Namespace) -> int:
     except EngineRefusal as exc:  # what `pulumi up` would stop on: one line each, as the config's problems
         for problem in bounded(exc.problems):
             print(f"pairedbus: error: {problem}", file=sys.stderr)
-        return EXIT_USER
+        return None
+
+
+def _plan_document(review: PlanReview) -> dict[str, Any]:
+    """The `--json` document: the plan, the gate, and against a baseline each operation and its changes."""
+    document: dict[str, Any] = {**review.plan.to_json(), "policy": review.gate.to_json()}
+    if review.judged is not None:
+        document["operations"] = review.judged.by_urn
+        document["changes"] = {urn: [c.to_json() for c in found] for urn, found in review.judged.changes.items()}
+    return document
+
+
+def _print_review(args: argparse.Namespace, review: PlanReview, baseline: Plan | None) -> Callable[..., None]:
+    """The tree, the property diffs, the warnings, the gate's lines and the verdict; returns the printer."""
+    from pairedbus.commands.output import MAX_PROBLEMS, console
+    from pairedbus.plans.tree import diff_lines, plan_tree, summary
+
     plan, gate = review.plan, review.gate
     ops, deleted, changes = (
         (review.judged.by_urn, review.judged.deleted, review.judged.changes) if review.judged else (None, (), {})
     )
-
-    document: dict[str, Any] = {**plan.to_json(), "policy": gate.to_json()}
-    if ops is not None:
-        document["operations"] = ops
-        document["changes"] = {urn: [c.to_json() for c in found] for urn, found in changes.items()}
-    if json_to_stdout:
-        print(json.dumps(document, indent=2, sort_keys=True, default=str))
-        if args.write_policy_config:
-            args.write_policy_config.write_text(json.dumps(review.policy_config, indent=2, sort_keys=True) + "\n")
-        return gate.exit_code
-
     # Every printed value comes from the stack, the baseline or a path: printed as text, never read as rich
     # markup (a `[/]` in a value crashed `plan`; `[link=...]` and style tags were swallowed).
     out = console()
@@ -231,10 +269,23 @@ def run(args: argparse.Namespace) -> int:
         show_whole(line, style="red" if line.startswith("mandatory") else None)
     verdict = "FAILED" if gate.exit_code else "passed"
     show(f"{verdict}: {summary(plan, ops)}", style="bold red" if gate.exit_code else "bold")
+    return show
+
+
+def _write_files(
+    args: argparse.Namespace, document: dict[str, Any], review: PlanReview, show: Callable[..., None]
+) -> None:
+    """`--json FILE` and `--write-policy-config FILE`, each announced."""
     if args.json:
         args.json.write_text(json.dumps(document, indent=2, sort_keys=True, default=str) + "\n")
         show(f"Wrote {args.json}")
-    if args.write_policy_config:
-        args.write_policy_config.write_text(json.dumps(review.policy_config, indent=2, sort_keys=True) + "\n")
+    if _write_policy_config(args, review):
         show(f"Wrote {args.write_policy_config}")
-    return gate.exit_code
+
+
+def _write_policy_config(args: argparse.Namespace, review: PlanReview) -> bool:
+    """`--write-policy-config FILE`: the policy config the gate ran with; whether there was one to write."""
+    if not args.write_policy_config:
+        return False
+    args.write_policy_config.write_text(json.dumps(review.policy_config, indent=2, sort_keys=True) + "\n")
+    return True

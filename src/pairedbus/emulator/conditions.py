@@ -44,8 +44,8 @@ __all__ = [
     "NOT_FOUND",
     "REFUSED",
     "SERVER_BUSY",
+    "answer_of",
     "condition_of",
-    "describe",
     "error_fields",
     "kind_of",
     "made",
@@ -126,7 +126,7 @@ def kind_of(exc: BaseException) -> ErrorKind | None:
     return None
 
 
-def describe(exc: BaseException) -> tuple[str, int, str]:
+def answer_of(exc: BaseException) -> tuple[str, int, str]:
     """(condition, `$management` status, description) of an error, as the service sends them."""
     error = made(exc)
     kind = kind_of(error)
@@ -143,7 +143,7 @@ def describe(exc: BaseException) -> tuple[str, int, str]:
 
 
 def condition_of(exc: BaseException) -> str:
-    return describe(exc)[0]
+    return answer_of(exc)[0]
 
 
 def error_fields(condition: str, description: str, info: dict[Any, Any] | None = None) -> Described:
@@ -153,5 +153,5 @@ def error_fields(condition: str, description: str, info: dict[Any, Any] | None =
 
 
 def error_of(exc: BaseException) -> Described:
-    condition, _, text = describe(exc)
+    condition, _, text = answer_of(exc)
     return error_fields(condition, text)

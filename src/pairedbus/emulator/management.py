@@ -239,7 +239,7 @@ def handle(connection: Connection, node: Node, request: Request) -> tuple[dict[s
     try:
         body = run(ctx)
     except Exception as exc:
-        condition, status, text = conditions.describe(exc)
+        condition, status, text = conditions.answer_of(exc)
         return _failure(status, condition, text), None
     if body is None and name == "peek-message":
         return {"statusCode": 204, "statusDescription": "No Content"}, None

@@ -85,7 +85,9 @@ def with_methods(schema: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-def version() -> str:
+def plugin_version() -> str:
+    """The version the engine is told the plugin has: the package's, or 0.0.0 from an uninstalled tree (a semver
+    the engine accepts, where `pairedbus --version` says "unknown")."""
     try:
         return metadata.version(contract.PACKAGE)
     except metadata.PackageNotFoundError:  # run from a source tree that is not installed
@@ -155,7 +157,7 @@ def served(version_: str | None = None) -> Any:
                     mapped[name] = _integers_from_the_wire(mapped[name], prop)  # type: ignore[index]  # Pulumi types the mapped inputs Mapping; they are a dict it builds for this call
             return mapped
 
-    return WireNumbersProvider(COMPONENTS, contract.PACKAGE, None, version_ or version())
+    return WireNumbersProvider(COMPONENTS, contract.PACKAGE, None, version_ or plugin_version())
 
 
 _serving = False

@@ -28,7 +28,7 @@ from pyspark.sql import SparkSession
 from pairedbus.errors import NoDataError
 from pairedbus.pipeline.prices import PriceTable
 from pairedbus.pipeline.read import Estate, read_estate
-from pairedbus.pipeline.report import render
+from pairedbus.pipeline.report import report_html
 from pairedbus.pipeline.sources import is_spark_error, list_files, same_file, unreadable_in_full
 from pairedbus.pipeline.summary import AuditSummary
 from pairedbus.pipeline.transform import transform
@@ -183,5 +183,5 @@ def _run(
     write_text(spark, f"{uri}/summary.json", summary.model_dump_json(indent=2) + "\n")
 
     stage("render")
-    write_text(spark, f"{uri}/report.html", render(summary, written))
+    write_text(spark, f"{uri}/report.html", report_html(summary, written))
     return summary

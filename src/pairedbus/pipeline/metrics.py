@@ -229,12 +229,11 @@ def flatten_metrics(raw: DataFrame) -> Metrics:
     )
     # What belongs to a series is worked out once per series, before its points are exploded: a
     # regex per point (and the dimension lookup, a lambda Spark interprets row by row) cost more
-    # than the JSON parsing itself (10M points: parse and flatten 15.5 s before, 5.5 s after;
-    # benchmarks/audit_bench.py --breakdown).
+    # than the JSON parsing itself (docs/benchmarks.md#figures-behind-the-codes-comments).
     # SQL, not a Python lambda: PySpark names a Python lambda's variable from a process-wide counter,
     # the name is written into the parse stage's generated code, and every later run in the same JVM
     # then missed Spark's code cache: the stage was compiled again and HotSpot compiled its hot loop
-    # from scratch (10M points, warm runs: 18.4-20.1 s before, 16.6-17.4 s after; benchmarks/audit_bench.py).
+    # from scratch (docs/benchmarks.md#figures-behind-the-codes-comments).
     entity_value = F.expr("filter(ts.metadatavalues, mv -> lower(mv.name.value) = 'entityname')")
     labelled = series.select(
         SOURCE_FILE,

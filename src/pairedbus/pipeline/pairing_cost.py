@@ -11,7 +11,7 @@ queue yet. For each pair and each day the metrics cover (columns of PAIRING_COLU
   twice that: a parked message is billed four times (send to and receive from the backlog, send
   to and receive from the primary), two of which it would have cost anyway.
 - `syphon_receives`: the syphon's 15-minute long-poll receives: 4 an hour per backlog queue.
-- `ping_operations`: the ping estimate of the primary (see cost.py).
+- `ping_operations`: the ping estimate of the primary (see namespace_cost.py).
 - `pairing_operations`: their sum.
 - `secondary_operations_usd`, `ping_operations_usd`: those operations priced by the tier they
   fall in, *after* the namespace's other operations of the calendar month (so the included
@@ -29,8 +29,14 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from pairedbus import contract
-from pairedbus.pipeline.cost import HOURS_PER_DAY, SKU_BASIC, backlog_primary, is_backlog_queue, tiered
 from pairedbus.pipeline.inventory import KIND_NAMESPACE, KIND_QUEUE
+from pairedbus.pipeline.namespace_cost import (
+    HOURS_PER_DAY,
+    SKU_BASIC,
+    backlog_primary,
+    is_backlog_queue_name_column,
+    tiered,
+)
 from pairedbus.pipeline.prices import PriceTable
 
 #: The spec counts syphon receives "in 30 days"; the projection uses the same month.
@@ -69,7 +75,7 @@ def discover_pairs(resources: DataFrame) -> DataFrame:
     """PAIR_COLUMNS: one row per (primary, secondary), from backlog queue names and from tags."""
     entity = F.col("entity")
     by_queues = (
-        resources.where((F.col("kind") == KIND_QUEUE) & is_backlog_queue(entity))
+        resources.where((F.col("kind") == KIND_QUEUE) & is_backlog_queue_name_column(entity))
         .groupBy(backlog_primary(entity).alias("primary"), F.col("namespace").alias("secondary"))
         .agg(F.count_distinct(F.lower(entity)).alias("backlog_queues"))
     )
@@ -101,7 +107,7 @@ def parked_by_pair(grains: DataFrame) -> DataFrame:
     """(primary, secondary, date, parked_messages) from cost.traffic_grains."""
     candidate = F.col("candidate")
     return (
-        grains.where(F.col("candidate").isNotNull() & is_backlog_queue(candidate))
+        grains.where(F.col("candidate").isNotNull() & is_backlog_queue_name_column(candidate))
         .groupBy(
             backlog_primary(candidate).alias("primary"),
             F.col("namespace").alias("secondary"),

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pairedbus.pipeline.cost import COST_COLUMNS
+from pairedbus.pipeline.namespace_cost import COST_COLUMNS
 from pairedbus.pipeline.pairing_cost import PAIRING_COLUMNS, USD_COLUMNS
 
 if TYPE_CHECKING:
@@ -294,7 +294,7 @@ def tables(s: AuditSummary, written: Written) -> list[Table]:
     return found
 
 
-def render(summary: AuditSummary, written: Written) -> str:
+def report_html(summary: AuditSummary, written: Written) -> str:
     """The page, from templates/report.html.j2 with autoescape on."""
     from jinja2 import Environment, PackageLoader, StrictUndefined
     from markupsafe import Markup

@@ -182,7 +182,7 @@ _FULL_POINT = (
 #: A point as the audit reads it: its time and its `total` (what the counters are exported with).
 #: Spark's JSON reader does per-field work for every object it builds (the field's existence default,
 #: its filters), and points are nearly all the objects: two fields instead of six took a tenth off the
-#: parse (10M points: 12.9 s CPU before, 11.7 s after; benchmarks/audit_bench.py documents).
+#: parse (docs/benchmarks.md#figures-behind-the-codes-comments).
 _POINT = _only(_FULL_POINT, ("timeStamp", "total"))
 _DIMENSION = StructType([StructField("name", _only(_LOCALIZABLE, ("value",))), StructField("value", StringType())])
 

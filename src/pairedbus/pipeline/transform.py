@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from pairedbus.pipeline.cost import cost_from_grains, estate_by_namespace, traffic_grains
 from pairedbus.pipeline.inventory import CONTENT, IDENTITY
+from pairedbus.pipeline.namespace_cost import cost_from_grains, estate_by_namespace, traffic_grains
 from pairedbus.pipeline.pairing_cost import discover_pairs, pairing_cost
 from pairedbus.pipeline.prices import PriceTable
 from pairedbus.pipeline.read import Estate

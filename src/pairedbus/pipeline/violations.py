@@ -10,14 +10,14 @@ was deployed with, which the component records on the secondary namespace as the
 A secondary without the tag (deployed before it existed, or by other tools) falls back to what
 exists: the number of distinct indices present stands in for the count, so a gap below the highest
 index is reported, *advisory*, because the audit cannot tell a gap from an allowed extra (five
-requested and `/7` present looks like a gap at 5 and 6). A tag that is not a whole number >= 1 is
-reported and treated as absent.
+requested and `/7` present looks like a gap at 5 and 6). A tag that is not a whole number in
+`contract.MIN_BACKLOG_QUEUE_COUNT`..`contract.MAX_BACKLOG_QUEUE_COUNT` is reported and treated as absent.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -82,7 +82,7 @@ def namespace_mapping(row: Mapping[str, Any]) -> dict[str, Any]:
 
 def backlog_count(tags: Mapping[str, Any] | None) -> tuple[int | None, str | None]:
     """(count, problem): the secondary's `pairedbus-backlog-queue-count` tag as a count; None and why
-    when the tag is there but not a whole number >= 1 (absent: None, None)."""
+    when the tag is there but not a whole number in the count's range (absent: None, None)."""
     value = (tags or {}).get(contract.TAG_BACKLOG_QUEUE_COUNT)
     if value is None:
         # Tag names are case-insensitive in Azure (ARM keeps the case it was given).
@@ -90,9 +90,14 @@ def backlog_count(tags: Mapping[str, Any] | None) -> tuple[int | None, str | Non
     if value is None:
         return None, None
     text = str(value).strip()
-    if text.isascii() and text.isdigit() and int(text) >= 1:
+    if (
+        text.isascii()
+        and text.isdigit()
+        and contract.MIN_BACKLOG_QUEUE_COUNT <= int(text) <= contract.MAX_BACKLOG_QUEUE_COUNT
+    ):
         return int(text), None
-    return None, f"tag {contract.TAG_BACKLOG_QUEUE_COUNT}={value!r} is not a whole number >= 1: count inferred"
+    bounds = f"{contract.MIN_BACKLOG_QUEUE_COUNT}..{contract.MAX_BACKLOG_QUEUE_COUNT}"
+    return None, f"tag {contract.TAG_BACKLOG_QUEUE_COUNT}={value!r} is not a whole number in {bounds}: count inferred"
 
 
 #: A rule check by name, and its keyword options (None: a namespace check, given the namespace alone).
@@ -100,8 +105,6 @@ _Check = tuple[str, Callable[..., list[Any]], dict[str, Any] | None]
 
 
 def _checks(kind: str, entity: str) -> list[_Check]:
-    from pairedbus import rules
-
     checks: list[_Check] = []
     if kind == KIND_QUEUE and contract.is_backlog_queue_name(entity):
         checks.append(("check_backlog_queue", rules.check_backlog_queue, {"live": True}))
@@ -111,27 +114,21 @@ def _checks(kind: str, entity: str) -> list[_Check]:
     return checks
 
 
-def evaluate(rows: Iterable[Mapping[str, Any]]) -> tuple[list[tuple[str, ...]], list[Rejected]]:
-    """Violation tuples (VIOLATIONS order) and rejected records for normalised inventory rows."""
-    from pairedbus import rules
+class _Violations:
+    """Violation tuples in VIOLATIONS order, each (namespace, entity, rule, property) once: two inputs of the same
+    resource (ARM '~' and data-plane '/') give the same finding twice."""
 
-    rows = list(rows)
-    namespaces = {r["namespace"]: namespace_mapping(r) for r in rows if r["kind"] == KIND_NAMESPACE}
-    counts = {r["namespace"]: backlog_count(r.get("tags")) for r in rows if r["kind"] == KIND_NAMESPACE}
-    seen: set[tuple[str, str, str, str]] = set()
-    out: list[tuple[str, ...]] = []
-    rejected: list[Rejected] = []
+    def __init__(self) -> None:
+        self.seen: set[tuple[str, str, str, str]] = set()
+        self.rows: list[tuple[str, ...]] = []
 
-    def record(row: Mapping[str, Any]) -> str:
-        return json.dumps({k: v for k, v in row.items() if v is not None}, default=str, sort_keys=True)
-
-    def add(namespace_display: str, findings: Iterable[Any]) -> None:
+    def add(self, namespace_display: str, findings: Iterable[Any]) -> None:
         for f in findings:
             key = (namespace_display, f.entity, f.rule, f.property or "")
-            if key in seen:
-                continue  # two inputs of the same resource (ARM '~' and data-plane '/')
-            seen.add(key)
-            out.append(
+            if key in self.seen:
+                continue
+            self.seen.add(key)
+            self.rows.append(
                 (
                     namespace_display,
                     f.entity,
@@ -144,33 +141,64 @@ def evaluate(rows: Iterable[Mapping[str, Any]]) -> tuple[list[tuple[str, ...]], 
                 )
             )
 
-    # Estate-wide checks: each secondary's backlog queues against their primary, and Standard's
-    # quota of partitioned entities per namespace.
-    backlog_sets: dict[tuple[str, str], dict[str, str]] = {}
-    entities_by_ns: dict[str, list[dict[str, Any]]] = {}
+
+def evaluate(rows: Iterable[Mapping[str, Any]]) -> tuple[list[tuple[str, ...]], list[Rejected]]:
+    """Violation tuples (VIOLATIONS order) and rejected records for normalised inventory rows."""
+    rows = list(rows)
+    namespaces = {r["namespace"]: namespace_mapping(r) for r in rows if r["kind"] == KIND_NAMESPACE}
+    violations = _Violations()
+    # Estate-wide checks first: each secondary's backlog queues against their primary, and Standard's
+    # quota of partitioned entities per namespace; then each record's own.
+    _check_backlog_sets(rows, namespaces, violations)
+    _check_partitioned_entity_limits(rows, namespaces, violations)
+    rejected = _check_each_record(rows, namespaces, violations)
+    return violations.rows, rejected
+
+
+def _backlog_sets(rows: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], dict[str, str]]:
+    """(secondary, primary) -> the backlog queues present, one name per queue: Service Bus names are
+    case-insensitive (`ORDERS` is `orders`)."""
+    sets: dict[tuple[str, str], dict[str, str]] = {}
     for row in rows:
-        if row["kind"] in (KIND_QUEUE, KIND_TOPIC):
-            entities_by_ns.setdefault(row["namespace"], []).append(entity_properties(row))
-            parsed = contract.parse_backlog_queue_name(row["entity"]) if row["kind"] == KIND_QUEUE else None
-            if parsed is not None:
-                # One name per queue: Service Bus names are case-insensitive (`ORDERS` is `orders`).
-                backlog_sets.setdefault((row["namespace"], parsed[0].lower()), {}).setdefault(
-                    row["entity"].lower(), row["entity"]
-                )
-    for (secondary, primary), names in sorted(backlog_sets.items()):
+        parsed = contract.parse_backlog_queue_name(row["entity"]) if row["kind"] == KIND_QUEUE else None
+        if parsed is not None:
+            sets.setdefault((row["namespace"], parsed[0].lower()), {}).setdefault(row["entity"].lower(), row["entity"])
+    return sets
+
+
+def _check_backlog_sets(
+    rows: Sequence[Mapping[str, Any]], namespaces: Mapping[str, dict[str, Any]], violations: _Violations
+) -> None:
+    counts = {r["namespace"]: backlog_count(r.get("tags")) for r in rows if r["kind"] == KIND_NAMESPACE}
+    for (secondary, primary), names in sorted(_backlog_sets(rows).items()):
         if secondary not in namespaces:
             continue
         primary_ns = namespaces.get(primary, {"name": primary})
         count, problem = counts.get(secondary, (None, None))
         display = namespaces[secondary]["name"]
         if problem is not None:
-            add(display, [_count_tag_finding(display, problem)])
+            violations.add(display, [_count_tag_finding(display, problem)])
         findings = rules.check_pair(primary_ns, namespaces[secondary], sorted(names.values()), count=count)
-        add(display, findings if count is not None else [_inferred(f) for f in findings])
+        violations.add(display, findings if count is not None else [_inferred(f) for f in findings])
+
+
+def _check_partitioned_entity_limits(
+    rows: Sequence[Mapping[str, Any]], namespaces: Mapping[str, dict[str, Any]], violations: _Violations
+) -> None:
+    entities_by_ns: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        if row["kind"] in (KIND_QUEUE, KIND_TOPIC):
+            entities_by_ns.setdefault(row["namespace"], []).append(entity_properties(row))
     for key, entities in sorted(entities_by_ns.items()):
         if key in namespaces:
-            add(namespaces[key]["name"], rules.check_partitioned_entity_limit(namespaces[key], entities))
+            violations.add(namespaces[key]["name"], rules.check_partitioned_entity_limit(namespaces[key], entities))
 
+
+def _check_each_record(
+    rows: Sequence[Mapping[str, Any]], namespaces: Mapping[str, dict[str, Any]], violations: _Violations
+) -> list[Rejected]:
+    """Each record's own checks; a record a rule cannot read is rejected, and the audit goes on."""
+    rejected: list[Rejected] = []
     for row in rows:
         if row["kind"] == KIND_NAMESPACE:
             checks: list[_Check] = [("check_namespace_security", rules.check_namespace_security, None)]
@@ -185,10 +213,15 @@ def evaluate(rows: Iterable[Mapping[str, Any]]) -> tuple[list[tuple[str, ...]], 
                 else:
                     findings = check(row["entity"], entity_properties(row), namespace, **options)
             except Exception as exc:  # a rule that cannot read a record must not stop the audit
-                rejected.append(Rejected(row["source_file"], f"{name}: {type(exc).__name__}: {exc}", record(row)))
+                rejected.append(Rejected(row["source_file"], f"{name}: {type(exc).__name__}: {exc}", _record(row)))
                 continue
-            add(display, findings)
-    return out, rejected
+            violations.add(display, findings)
+    return rejected
+
+
+def _record(row: Mapping[str, Any]) -> str:
+    """A rejected record as the quarantine keeps it: JSON, absent fields left out."""
+    return json.dumps({k: v for k, v in row.items() if v is not None}, default=str, sort_keys=True)
 
 
 def _inferred(finding: Any) -> Any:
@@ -205,7 +238,7 @@ def _count_tag_finding(namespace: str, problem: str) -> Any:
         entity=namespace,
         namespace=namespace,
         property=f"tags.{contract.TAG_BACKLOG_QUEUE_COUNT}",
-        expected="a whole number >= 1",
+        expected=f"a whole number in {contract.MIN_BACKLOG_QUEUE_COUNT}..{contract.MAX_BACKLOG_QUEUE_COUNT}",
         actual=problem,
         severity=rules.ADVISORY,
         message=f"secondary {namespace}: {problem}",

@@ -17,10 +17,10 @@ from pyspark.sql import DataFrame, Row, SparkSession, Window
 from pyspark.sql import functions as F
 
 from pairedbus.pipeline import schemas
-from pairedbus.pipeline.cost import COST_COLUMNS
 from pairedbus.pipeline.focus import REASON_CHARGE_CONFLICT
 from pairedbus.pipeline.inventory import KIND_NAMESPACE
 from pairedbus.pipeline.metrics import REASON_CONFLICT
+from pairedbus.pipeline.namespace_cost import COST_COLUMNS
 from pairedbus.pipeline.pairing_cost import PAIRING_COLUMNS
 from pairedbus.pipeline.prices import PriceTable
 from pairedbus.pipeline.read import Estate
@@ -178,37 +178,11 @@ def summarise(
 ) -> AuditSummary:
     # The counts below are aggregates of small tables, each on one partition: one job each, where
     # each exchange (for the count_distinct two) would be a job of its own.
-    quarantined = spark.read.schema(schemas.QUARANTINE).json(f"{uri}/quarantine").coalesce(1)
-    by_reason = {r["reason"]: r["count"] for r in quarantined.groupBy("reason").count().collect()}
-    counts = _one_row(
-        tables.resources.coalesce(1).agg(
-            F.count_distinct(
-                F.when(F.col("kind") != KIND_NAMESPACE, F.concat_ws(":", "kind", "namespace", F.lower("entity")))
-            ).alias("entities"),
-            F.count_distinct(F.when(F.col("kind") == KIND_NAMESPACE, F.col("namespace"))).alias("namespaces"),
-            F.sum("duplicates").alias("duplicates"),
-        )
-    )
-    metric_duplicates = (
-        _one_row(tables.grains.coalesce(1).agg(F.sum("duplicates")))[0] if "duplicates" in tables.grains.columns else 0
-    )
-    by_rule: dict[str, int] = {}
-    for r in written.violations:
-        by_rule[r["rule"]] = by_rule.get(r["rule"], 0) + 1
+    by_reason = _quarantined_by_reason(spark, uri)
+    counts = _inventory_counts(tables)
     cost = written.cost
     projections = {(p["primary"], p["secondary"]): p["monthly_projection_usd"] for p in written.pairing}
-    refused = {uri: reason for files in estate.files.values() for uri, reason in files.refused.items()}
-    read = {
-        name: {fmt: len(paths) for fmt, paths in sorted(files.by_format.items())}
-        for name, files in estate.files.items()
-    }
-    actual, bills = None, {}
-    if written.attribution is not None:
-        bills = bills_by_currency(written.attribution)
-        actual = bills["USD"].effective if "USD" in bills else 0.0
-    duplicates = {"inventory": int(counts["duplicates"] or 0), "metrics": int(metric_duplicates or 0)}
-    if estate.charges is not None:
-        duplicates["costs"] = int(_one_row(estate.charges.coalesce(1).agg(F.sum("duplicates")))[0] or 0)
+    actual, bills = _actual_bills(written)
     return AuditSummary(
         # The cost table has every namespace of the inventory and of the metrics, when any day is covered.
         namespaces=len({r["namespace"] for r in cost}) if cost else counts["namespaces"],
@@ -222,11 +196,11 @@ def summarise(
         pairing_monthly_projection_usd=round(sum(projections.values()), 2),
         actual_pairing_cost_usd=actual,
         bills=bills,
-        violations_by_rule=dict(sorted(by_rule.items())),
+        violations_by_rule=_violations_by_rule(written.violations),
         quarantined_by_reason=dict(sorted(by_reason.items())),
-        files_read=read,
-        files_refused=dict(sorted(refused.items())),
-        duplicates_dropped=duplicates,
+        files_read=_files_read(estate),
+        files_refused=_files_refused(estate),
+        duplicates_dropped=_duplicates_dropped(estate, tables, counts),
         conflicting_resources=len(written.conflicts),
         namespaces_without_price=sorted({r["namespace"] for r in cost if r["estimated_cost_usd"] is None}),
         prices_source=prices.source,
@@ -236,6 +210,65 @@ def summarise(
         until=until,
         out=out,
     )
+
+
+def _quarantined_by_reason(spark: SparkSession, uri: str) -> dict[str, int]:
+    """The quarantine as written, counted by reason."""
+    quarantined = spark.read.schema(schemas.QUARANTINE).json(f"{uri}/quarantine").coalesce(1)
+    return {r["reason"]: r["count"] for r in quarantined.groupBy("reason").count().collect()}
+
+
+def _inventory_counts(tables: Tables) -> Row:
+    """Distinct entities (by case-insensitive name) and namespaces, and the duplicate records dropped."""
+    return _one_row(
+        tables.resources.coalesce(1).agg(
+            F.count_distinct(
+                F.when(F.col("kind") != KIND_NAMESPACE, F.concat_ws(":", "kind", "namespace", F.lower("entity")))
+            ).alias("entities"),
+            F.count_distinct(F.when(F.col("kind") == KIND_NAMESPACE, F.col("namespace"))).alias("namespaces"),
+            F.sum("duplicates").alias("duplicates"),
+        )
+    )
+
+
+def _duplicates_dropped(estate: Estate, tables: Tables, counts: Row) -> dict[str, int]:
+    """Duplicate records dropped per source (costs only when charges were read)."""
+    metric_duplicates = (
+        _one_row(tables.grains.coalesce(1).agg(F.sum("duplicates")))[0] if "duplicates" in tables.grains.columns else 0
+    )
+    duplicates = {"inventory": int(counts["duplicates"] or 0), "metrics": int(metric_duplicates or 0)}
+    if estate.charges is not None:
+        duplicates["costs"] = int(_one_row(estate.charges.coalesce(1).agg(F.sum("duplicates")))[0] or 0)
+    return duplicates
+
+
+def _actual_bills(written: Written) -> tuple[float | None, dict[str, Bills]]:
+    """(the pairs' effective cost in USD, the bills per currency); (None, {}) without an attribution."""
+    if written.attribution is None:
+        return None, {}
+    bills = bills_by_currency(written.attribution)
+    return (bills["USD"].effective if "USD" in bills else 0.0), bills
+
+
+def _violations_by_rule(violations: Sequence[dict[str, Any]]) -> dict[str, int]:
+    by_rule: dict[str, int] = {}
+    for r in violations:
+        by_rule[r["rule"]] = by_rule.get(r["rule"], 0) + 1
+    return dict(sorted(by_rule.items()))
+
+
+def _files_read(estate: Estate) -> dict[str, dict[str, int]]:
+    """Per source, how many files of each format were read."""
+    return {
+        name: {fmt: len(paths) for fmt, paths in sorted(files.by_format.items())}
+        for name, files in estate.files.items()
+    }
+
+
+def _files_refused(estate: Estate) -> dict[str, str]:
+    """Every file refused, with why."""
+    refused = {uri: reason for files in estate.files.values() for uri, reason in files.refused.items()}
+    return dict(sorted(refused.items()))
 
 
 def _one_row(aggregate: DataFrame) -> Row:

@@ -33,7 +33,7 @@ covers is the same resource, not a change.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
@@ -179,35 +179,40 @@ def find_replacements(
     that the service refuses on an existing entity."""
     wanted = set(types) if types is not None else None
     match = match or ResourceMatch.of(baseline, current)
-    baseline, current, old_by_urn = match.baseline, match.current, match.old_by_urn
-    matched_olds = {old.urn for old in old_by_urn.values()}
-    lines: list[str] = []
-    for new in current.resources:
-        if new.urn not in old_by_urn or (wanted is not None and new.type not in wanted):
+    return [*_replaced_in_place(match, wanted), *_moved_to_new_urns(match, wanted)]
+
+
+def _replaced_in_place(match: ResourceMatch, wanted: set[str] | None) -> Iterator[str]:
+    """Same URN: a change the provider replaces for, or one Service Bus only takes at creation."""
+    for new in match.current.resources:
+        if new.urn not in match.old_by_urn or (wanted is not None and new.type not in wanted):
             continue
         fixed = SERVICE_CREATE_ONLY.get(new.type, ())
         for change in match.changes.get(new.urn, ()):
             change_text = f"{change.path} {_show(change.old)} -> {_show(change.new)}"
             if change.replaces:
-                lines.append(f"{_label(new)} ({new.type}) would be replaced: {change_text}; {_consequence(new)}")
+                yield f"{_label(new)} ({new.type}) would be replaced: {change_text}; {_consequence(new)}"
             elif change.path.split(".", 1)[0].split("[", 1)[0] in fixed:
-                lines.append(
+                yield (
                     f"{_label(new)} ({new.type}): {change_text} can only be set at creation; the provider would "
                     "try an update, which Service Bus refuses: only a new one (deleting this one and its messages) "
                     "takes it"
                 )
-    # Same entity, new URN: Pulumi deletes the old resource and creates a new one.
-    new_identities = {_identity(r): r for r in current.resources if _is_entity(r) and _identity(r) is not None}
-    for old in baseline.resources:
+
+
+def _moved_to_new_urns(match: ResourceMatch, wanted: set[str] | None) -> Iterator[str]:
+    """Same entity, new URN: Pulumi deletes the old resource and creates a new one."""
+    matched_olds = {old.urn for old in match.old_by_urn.values()}
+    new_identities = {_identity(r): r for r in match.current.resources if _is_entity(r) and _identity(r) is not None}
+    for old in match.baseline.resources:
         if old.urn in matched_olds or (wanted is not None and old.type not in wanted) or not _is_entity(old):
             continue
         moved = new_identities.get(_identity(old)) if _identity(old) is not None else None
         if moved is not None:
-            lines.append(
+            yield (
                 f"{_label(old)} ({old.type}) would be replaced: URN {old.urn} -> {moved.urn} "
                 "(add an alias to keep the entity and its messages)"
             )
-    return lines
 
 
 def find_deletions(baseline: Plan, current: Plan, *, match: ResourceMatch | None = None) -> list[BaselineChange]:

@@ -127,28 +127,41 @@ class _Walk:
         if _ignored(path, self.ignore):
             return
         if path in self.derived:
-            if top in self.renewed:
-                yield PropertyChange(path, "update", None if old is _ABSENT else old, UNKNOWN, replaces)
+            yield from self.derived_value(path, top, old, replaces)
+        elif old is _ABSENT or new is _ABSENT:
+            yield from _added_or_deleted(path, old, new, replaces)
+        elif _opaque(old) or _opaque(new):
             return
-        if old is _ABSENT or new is _ABSENT:
-            if not _opaque(new if old is _ABSENT else old):
-                kind: ChangeKind = "add" if old is _ABSENT else "delete"
-                yield PropertyChange(
-                    path, kind, None if old is _ABSENT else old, None if new is _ABSENT else new, replaces
-                )
-            return
-        if _opaque(old) or _opaque(new):
-            return
-        if isinstance(old, dict) and isinstance(new, dict):
-            for key in sorted(old.keys() | new.keys()):
-                yield from self.value(key_path(path, key), top, old.get(key, _ABSENT), new.get(key, _ABSENT), replaces)
+        elif isinstance(old, dict) and isinstance(new, dict):
+            yield from self.mapping(path, top, old, new, replaces)
         elif isinstance(old, list) and isinstance(new, list):
-            for index in range(max(len(old), len(new))):
-                before = old[index] if index < len(old) else _ABSENT
-                after = new[index] if index < len(new) else _ABSENT
-                yield from self.value(f"{path}[{index}]", top, before, after, replaces)
+            yield from self.sequence(path, top, old, new, replaces)
         elif old != new or type(old) is not type(new):
             yield PropertyChange(path, "update", old, new, replaces)
+
+    def derived_value(self, path: str, top: str, old: Any, replaces: bool) -> Iterator[PropertyChange]:
+        """An input fed by another resource's output: new only when that resource is created or replaced."""
+        if top in self.renewed:
+            yield PropertyChange(path, "update", None if old is _ABSENT else old, UNKNOWN, replaces)
+
+    def mapping(
+        self, path: str, top: str, old: dict[str, Any], new: dict[str, Any], replaces: bool
+    ) -> Iterator[PropertyChange]:
+        for key in sorted(old.keys() | new.keys()):
+            yield from self.value(key_path(path, key), top, old.get(key, _ABSENT), new.get(key, _ABSENT), replaces)
+
+    def sequence(self, path: str, top: str, old: list[Any], new: list[Any], replaces: bool) -> Iterator[PropertyChange]:
+        for index in range(max(len(old), len(new))):
+            before = old[index] if index < len(old) else _ABSENT
+            after = new[index] if index < len(new) else _ABSENT
+            yield from self.value(f"{path}[{index}]", top, before, after, replaces)
+
+
+def _added_or_deleted(path: str, old: Any, new: Any, replaces: bool) -> Iterator[PropertyChange]:
+    """A value on one side only: an add or a delete, unless the side that has it is not known offline."""
+    if not _opaque(new if old is _ABSENT else old):
+        kind: ChangeKind = "add" if old is _ABSENT else "delete"
+        yield PropertyChange(path, kind, None if old is _ABSENT else old, None if new is _ABSENT else new, replaces)
 
 
 def diff_inputs(

@@ -28,6 +28,7 @@ import json
 import os
 import stat
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, TypeVar, overload
 
@@ -56,7 +57,7 @@ class BaselineError(UserError):
     """A `--baseline` file that cannot be read as a plan or a state export."""
 
 
-def _describe(value: Any) -> str:
+def _json_shown(value: Any) -> str:
     if isinstance(value, bool):
         return f"the boolean {str(value).lower()}"
     if isinstance(value, str):
@@ -87,7 +88,7 @@ class _Reader:
     def expect(self, value: Any, kind: type | tuple[type, ...], where: str, what: str) -> Any:
         ok = isinstance(value, kind) and not (isinstance(value, bool) and bool not in _as_tuple(kind))
         if not ok:
-            raise self.fail(where, f"expected {what}, got {_describe(value)}")
+            raise self.fail(where, f"expected {what}, got {_json_shown(value)}")
         return value
 
     def boolean(self, data: Mapping[str, Any], key: str, where: str) -> bool:
@@ -106,7 +107,7 @@ class _Reader:
         """A URN Pulumi could have written, of any stack (an alias may name another)."""
         if not isinstance(value, str):
             raise self.fail(
-                where, f"expected a Pulumi URN (urn:pulumi:STACK::PROJECT::TYPE::NAME), got {_describe(value)}"
+                where, f"expected a Pulumi URN (urn:pulumi:STACK::PROJECT::TYPE::NAME), got {_json_shown(value)}"
             )
         problem = urn_problem(value)
         if problem is not None:
@@ -278,17 +279,7 @@ def read_baseline(path: Path | str) -> Plan:
 
 
 def _from_deployment(document: Mapping[str, Any], reader: _Reader) -> Plan:
-    version = document.get("version")
-    if not isinstance(version, int) or isinstance(version, bool):
-        raise reader.fail("version", f"expected the deployment version {DEPLOYMENT_VERSION}, got {_describe(version)}")
-    if version != DEPLOYMENT_VERSION:
-        features = document.get("features")
-        needs = f" (features: {', '.join(map(str, features))})" if isinstance(features, list) and features else ""
-        raise reader.fail(
-            "version",
-            f"a Pulumi deployment of version {version}{needs} is not read; only version {DEPLOYMENT_VERSION}, "
-            "what `pulumi stack export` writes",
-        )
+    _check_deployment_version(document, reader)
     deployment = reader.expect(document.get("deployment"), dict, "deployment", "an object")
     reader.expect(deployment.get("manifest"), dict, "deployment.manifest", "an object")
     entries = reader.expect(deployment.get("resources", []), list, "deployment.resources", "a list")
@@ -298,66 +289,116 @@ def _from_deployment(document: Mapping[str, Any], reader: _Reader) -> Plan:
     links: list[tuple[str, str | None, str]] = []  # (urn, parent, where) of every entry not pending deletion
     chains: list[tuple[str, str, str | None, str]] = []  # (where, qualified type, parent, type) of the same
     for index, entry in enumerate(entries):
-        where = f"deployment.resources[{index}]"
-        reader.expect(entry, dict, where, "an object")
-        urn = reader.urn(entry.get("urn"), f"{where}.urn")
-        own_stack, own_project, qualified, name = parse_urn(urn)  # type: ignore[misc]  # reader.urn checked it with urn_problem: it parses
-        if reader.home is None:
-            reader.home = (own_project, own_stack)
-        elif (own_project, own_stack) != reader.home:
-            project, stack = reader.home
-            raise reader.fail(
-                f"{where}.urn", f"stack {own_project}/{own_stack} differs from the rest ({project}/{stack})"
-            )
-        type_ = reader.expect(entry.get("type"), str, f"{where}.type", "a type token")
-        if qualified.rsplit("$", 1)[-1] != type_:
-            raise reader.fail(
-                f"{where}.type", f"{type_!r} is not the type its URN names ({qualified.rsplit('$', 1)[-1]!r})"
-            )
-        inputs = reader.expect(entry.get("inputs", {}), dict, f"{where}.inputs", "an object")
-        state_outputs = reader.expect(entry.get("outputs", {}), dict, f"{where}.outputs", "an object")
-        flags = {
-            key: reader.boolean(entry, key, where)
-            for key in ("custom", "protect", "retainOnDelete", "delete", "external")
-        }
-        parent = reader.parent(entry, where)
-        provider = reader.provider(entry, where)
-        reader.optional_str(entry, "id", where)
-        dependencies = reader.urns(entry.get("dependencies", []), f"{where}.dependencies")
-        property_dependencies = reader.urn_map(entry.get("propertyDependencies", {}), f"{where}.propertyDependencies")
-        reader.urns(entry.get("aliases", []), f"{where}.aliases", any_stack=True)  # an alias may name another stack
-        if flags["delete"]:
+        state = _read_state_entry(reader, entry, f"deployment.resources[{index}]")
+        if state.flags["delete"]:
             continue  # a replaced resource's old copy awaiting deletion: it shares the URN of its replacement
-        claimed.claim(urn, index)
-        links.append((urn, parent, where))
-        chains.append((where, qualified, parent, type_))
-        if type_ == ROOT_STACK_TYPE:
-            outputs = _plan_value_from_state(state_outputs)
-            continue
-        if type_.startswith("pulumi:providers:") and name.startswith("default"):
-            continue  # the engine's default providers: nothing the program registers
-        root = parent is not None and (parse_urn(parent) or ("", "", ""))[2] == ROOT_STACK_TYPE
-        resources.append(
-            PlannedResource(
-                urn=urn,
-                type=type_,
-                name=name,
-                inputs=_plan_value_from_state(inputs),
-                custom=flags["custom"],
-                parent=None if root else parent,
-                dependencies=tuple(d for d in dependencies if (parse_urn(d) or ("", "", ""))[2] != ROOT_STACK_TYPE),
-                property_dependencies=property_dependencies,
-                protect=flags["protect"],
-                retain_on_delete=flags["retainOnDelete"],
-                provider=provider,
-                external=flags["external"],
-            )
-        )
+        claimed.claim(state.urn, index)
+        links.append((state.urn, state.parent, state.where))
+        chains.append((state.where, state.qualified, state.parent, state.type))
+        if state.type == ROOT_STACK_TYPE:
+            outputs = _plan_value_from_state(state.outputs)
+        elif not (state.type.startswith("pulumi:providers:") and state.name.startswith("default")):
+            resources.append(_planned_from_state(state))  # (the engine's default providers: nothing registered)
     _check_parents(reader, links)
     for where, qualified, parent, type_ in chains:
         _check_engine_urn(reader, where, qualified, parent, type_)
     project, stack = reader.home or ("", "")
     return Plan(project=project, stack=stack, resources=tuple(resources), outputs=outputs)
+
+
+def _check_deployment_version(document: Mapping[str, Any], reader: _Reader) -> None:
+    """Version 3, what `pulumi stack export` writes; any other refused by its number (and the features it needs)."""
+    version = document.get("version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise reader.fail(
+            "version", f"expected the deployment version {DEPLOYMENT_VERSION}, got {_json_shown(version)}"
+        )
+    if version != DEPLOYMENT_VERSION:
+        features = document.get("features")
+        needs = f" (features: {', '.join(map(str, features))})" if isinstance(features, list) and features else ""
+        raise reader.fail(
+            "version",
+            f"a Pulumi deployment of version {version}{needs} is not read; only version {DEPLOYMENT_VERSION}, "
+            "what `pulumi stack export` writes",
+        )
+
+
+@dataclass(frozen=True)
+class _StateEntry:
+    """One `ResourceV3` of a state export, every field checked."""
+
+    where: str
+    urn: str
+    qualified: str  # the URN's type chain
+    name: str
+    type: str
+    inputs: dict[str, Any]
+    outputs: dict[str, Any]
+    flags: dict[str, bool]
+    parent: str | None
+    provider: str | None
+    dependencies: tuple[str, ...]
+    property_dependencies: dict[str, tuple[str, ...]]
+
+
+def _read_state_entry(reader: _Reader, entry: Any, where: str) -> _StateEntry:
+    reader.expect(entry, dict, where, "an object")
+    urn = reader.urn(entry.get("urn"), f"{where}.urn")
+    own_stack, own_project, qualified, name = parse_urn(urn)  # type: ignore[misc]  # reader.urn checked it with urn_problem: it parses
+    if reader.home is None:
+        reader.home = (own_project, own_stack)
+    elif (own_project, own_stack) != reader.home:
+        project, stack = reader.home
+        raise reader.fail(f"{where}.urn", f"stack {own_project}/{own_stack} differs from the rest ({project}/{stack})")
+    type_ = reader.expect(entry.get("type"), str, f"{where}.type", "a type token")
+    if qualified.rsplit("$", 1)[-1] != type_:
+        raise reader.fail(
+            f"{where}.type", f"{type_!r} is not the type its URN names ({qualified.rsplit('$', 1)[-1]!r})"
+        )
+    inputs = reader.expect(entry.get("inputs", {}), dict, f"{where}.inputs", "an object")
+    state_outputs = reader.expect(entry.get("outputs", {}), dict, f"{where}.outputs", "an object")
+    flags = {
+        key: reader.boolean(entry, key, where) for key in ("custom", "protect", "retainOnDelete", "delete", "external")
+    }
+    parent = reader.parent(entry, where)
+    provider = reader.provider(entry, where)
+    reader.optional_str(entry, "id", where)
+    dependencies = reader.urns(entry.get("dependencies", []), f"{where}.dependencies")
+    property_dependencies = reader.urn_map(entry.get("propertyDependencies", {}), f"{where}.propertyDependencies")
+    reader.urns(entry.get("aliases", []), f"{where}.aliases", any_stack=True)  # an alias may name another stack
+    return _StateEntry(
+        where,
+        urn,
+        qualified,
+        name,
+        type_,
+        inputs,
+        state_outputs,
+        flags,
+        parent,
+        provider,
+        dependencies,
+        property_dependencies,
+    )
+
+
+def _planned_from_state(state: _StateEntry) -> PlannedResource:
+    """The resource as the plan holds it: the root stack is no parent, nor a dependency."""
+    root = state.parent is not None and (parse_urn(state.parent) or ("", "", ""))[2] == ROOT_STACK_TYPE
+    return PlannedResource(
+        urn=state.urn,
+        type=state.type,
+        name=state.name,
+        inputs=_plan_value_from_state(state.inputs),
+        custom=state.flags["custom"],
+        parent=None if root else state.parent,
+        dependencies=tuple(d for d in state.dependencies if (parse_urn(d) or ("", "", ""))[2] != ROOT_STACK_TYPE),
+        property_dependencies=state.property_dependencies,
+        protect=state.flags["protect"],
+        retain_on_delete=state.flags["retainOnDelete"],
+        provider=state.provider,
+        external=state.flags["external"],
+    )
 
 
 def _check_engine_urn(reader: _Reader, where: str, qualified: str, parent: str | None, type_: str) -> None:

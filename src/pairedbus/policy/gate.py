@@ -342,7 +342,7 @@ def run_gate(
     match: ResourceMatch | None = None,
 ) -> GateResult:
     """The pack over `plan`, and its changes against `baseline` (`match`: the two plans' resources matched, when
-    the caller has already done so: `plans.baseline.ResourceMatch`, ~1 ms a resource)."""
+    the caller has already done so: `plans.baseline.ResourceMatch`, the costly part of a large gate)."""
     from pairedbus.plans.baseline import compare_plans
 
     changes = compare_plans(baseline, plan, match=match) if baseline is not None else []

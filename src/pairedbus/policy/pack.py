@@ -23,7 +23,7 @@ from pulumi_policy import (
 )
 
 from pairedbus import contract, rules
-from pairedbus.policy.resources import StackView, is_backlog_queue, settings
+from pairedbus.policy.resources import StackView, is_backlog_queue_resource, settings
 from pairedbus.rules import Finding
 
 
@@ -53,7 +53,7 @@ def validate_backlog_queue_settings(args: ResourceValidationArgs, report: Report
     """The table, exactly, on the azure-native Queue or the backlog dynamic resource. The
     namespace is not visible here: its partitioning is judged by premium-entities-partitioned."""
     props = settings(args.props)
-    if not is_backlog_queue(args.resource_type, props):
+    if not is_backlog_queue_resource(args.resource_type, props):
         return
     name = props.get("queueName") or props["name"]
     _report(rules.check_backlog_queue(name, props, None), report, rule=rules.BACKLOG_QUEUE_SETTINGS)
@@ -272,7 +272,13 @@ backlog_queue_set = StackValidationPolicy(
     ),
     validate=validate_backlog_queue_set,
     config_schema=PolicyConfigSchema(
-        properties={contract.BACKLOG_QUEUE_COUNT_KEY: {"type": "integer", "minimum": 1}},
+        properties={
+            contract.BACKLOG_QUEUE_COUNT_KEY: {
+                "type": "integer",
+                "minimum": contract.MIN_BACKLOG_QUEUE_COUNT,
+                "maximum": contract.MAX_BACKLOG_QUEUE_COUNT,
+            }
+        },
     ),
     enforcement_level=_MANDATORY,
     severity=Severity.HIGH,

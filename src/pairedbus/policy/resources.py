@@ -66,7 +66,7 @@ def namespace_name(props: Mapping[str, Any]) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def is_backlog_queue(resource_type: str, props: Mapping[str, Any]) -> bool:
+def is_backlog_queue_resource(resource_type: str, props: Mapping[str, Any]) -> bool:
     """A queue-like resource (azure-native Queue or a backlog dynamic resource) named
     like a backlog queue (`contract.parse_backlog_queue_name`). A dynamic resource is queue-like only when it carries
     `queueName` and `namespaceName`."""
@@ -104,7 +104,7 @@ class StackView:
 
     @cached_property
     def backlog_queues(self) -> list[PolicyResource]:
-        return [r for r in self.resources if is_backlog_queue(r.resource_type, self.props[r.urn])]
+        return [r for r in self.resources if is_backlog_queue_resource(r.resource_type, self.props[r.urn])]
 
     @cached_property
     def entities(self) -> list[PolicyResource]:

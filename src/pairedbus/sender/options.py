@@ -33,7 +33,7 @@ class SendAvailabilityOptions(BaseModel):
     """Keyword-only, validated at construction; durations accept a timedelta or seconds.
 
     - `backlog_queue_count`: backlog queues (`contract.backlog_queue_name`) to spread over
-      (1..10,000: a namespace holds at most `contract.MAX_ENTITIES_PER_NAMESPACE` entities).
+      (`contract.MIN_BACKLOG_QUEUE_COUNT`..`contract.MAX_BACKLOG_QUEUE_COUNT`: no more than a namespace holds).
     - `failover_interval`: how long a run of retryable errors/timeouts must last, with no successful
       send in between, before the entity is switched to the backlog (0..60 min; 0 = the first
       triggering error switches).
@@ -49,7 +49,9 @@ class SendAvailabilityOptions(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     backlog_queue_count: StrictInt = Field(
-        default=contract.DEFAULT_BACKLOG_QUEUE_COUNT, ge=1, le=contract.MAX_ENTITIES_PER_NAMESPACE
+        default=contract.DEFAULT_BACKLOG_QUEUE_COUNT,
+        ge=contract.MIN_BACKLOG_QUEUE_COUNT,
+        le=contract.MAX_BACKLOG_QUEUE_COUNT,
     )
     failover_interval: Duration = contract.DEFAULT_FAILOVER_INTERVAL
     ping_primary_interval: Duration = contract.DEFAULT_PING_PRIMARY_INTERVAL
@@ -95,14 +97,12 @@ def check_operation_timeout(field: str, value: timedelta) -> timedelta:
 
 
 #: How long the SDK's default retry policy (azure-servicebus 7.15.0: 3 retries, back-off factor 0.8 s)
-#: takes to give up on one send against an unavailable primary, measured over the wire with the
-#: broker in another process (benchmarks/failover_bench.py): 12.4 s with connections refused, 11.7 s
-#: with each transfer rejected as busy, 15.9 s with each attach refused as busy.
+#: takes to give up on one send against an unavailable primary: at most 15.9 s over the wire
+#: (benchmarks/failover_bench.py; each fault's figure in docs/benchmarks.md#figures-behind-the-codes-comments).
 SDK_DEFAULT_GIVE_UP: Final = timedelta(seconds=16)
 #: The policy used instead when the failover interval is shorter than that: one retry after half a
-#: second. Measured the same way with a 1 s interval: the first parked message 2.2 s (refused),
-#: 1.5 s (transfer busy), 3.6 s (attach busy) after the fault, and no send raised to the caller;
-#: with `retry_total=0`, 1.5 s but 10 to 890 sends raised first.
+#: second, which parks within seconds and raises no send to the caller, where `retry_total=0` raised
+#: some (docs/benchmarks.md#figures-behind-the-codes-comments).
 SHORT_INTERVAL_RETRIES: Final = {"retry_total": 1, "retry_backoff_factor": 0.5}
 
 

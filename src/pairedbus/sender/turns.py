@@ -39,8 +39,8 @@ T = TypeVar("T")
 if sys.version_info >= (3, 12):
     current_task = asyncio.current_task
 else:
-    # 3.11's `asyncio.current_task` is Python: 0.43 µs a call here, most of a healthy send's added work
-    # (benchmarks/sender_bench.py). It reads this dict of running tasks per loop, as 3.12's C version does.
+    # 3.11's `asyncio.current_task` is Python, most of a healthy send's added work (docs/benchmarks.md,
+    # benchmarks/sender_bench.py). It reads this dict of running tasks per loop, as 3.12's C version does.
     _running: dict[asyncio.AbstractEventLoop, asyncio.Task[Any]] = asyncio.tasks._current_tasks  # type: ignore[attr-defined]  # private in typeshed
 
     def current_task() -> asyncio.Task[Any] | None:

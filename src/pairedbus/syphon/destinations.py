@@ -115,13 +115,13 @@ class Destinations:
         client: SenderSource,
         *,
         timeout: float,
-        describe: Callable[[str], Awaitable[bool | None]] | None = None,
+        keyed_by_message_id: Callable[[str], Awaitable[bool | None]] | None = None,
         senders_per_destination: int = 1,
     ) -> None:
         self._client = client
         #: Reads whether a destination keys unkeyed messages by message id (partitioned, with
         #: duplicate detection); None when it cannot tell (no right to read entities).
-        self._describe = describe
+        self._keyed_by_message_id = keyed_by_message_id
         self._described: set[str] = set()
         #: The operation timeout every send and batch creation is bounded by.
         self._timeout = timeout
@@ -193,11 +193,11 @@ class Destinations:
         partition key all of the unit's messages share, or None). `key`: the `batch_key` every
         message was grouped by, when the caller knows it (it is then not read again per message)."""
         units: list[tuple[Sendable, list[int], BatchKey]] = []
-        if self._describe is not None and destination not in self._described:
+        if self._keyed_by_message_id is not None and destination not in self._described:
             self._described.add(destination)
             try:
                 async with asyncio.timeout(self._timeout):
-                    if await self._describe(destination):
+                    if await self._keyed_by_message_id(destination):
                         self._message_id_keyed.add(destination)
             except Exception as exc:  # the rule is also learned from a refused batch
                 _log.info("cannot read destination %r's properties: %r", destination, exc)

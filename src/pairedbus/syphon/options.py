@@ -22,10 +22,12 @@ class SyphonOptions(BaseModel):
     #: namespace name (its first DNS label).
     backlog_prefix: str | None = Field(default=None, min_length=1)
     #: The pair's backlog queue count (BacklogQueueCount: `contract.DEFAULT_BACKLOG_QUEUE_COUNT`, the senders'
-    #: `backlog_queue_count`, the IaC's), 1..`contract.MAX_ENTITIES_PER_NAMESPACE`; None: not known. Known, `drain()`
+    #: `backlog_queue_count`, the IaC's), in `contract.MIN/MAX_BACKLOG_QUEUE_COUNT`; None: not known. Known, `drain()`
     #: opens the receivers of queues 0..count-1 while its first listing runs, so their first receives start as
     #: it lands (warm_receivers.py). The listing still decides what is served: extra queues too, missing ones not.
-    backlog_queue_count: StrictInt | None = Field(default=None, ge=1, le=contract.MAX_ENTITIES_PER_NAMESPACE)
+    backlog_queue_count: StrictInt | None = Field(
+        default=None, ge=contract.MIN_BACKLOG_QUEUE_COUNT, le=contract.MAX_BACKLOG_QUEUE_COUNT
+    )
     #: Messages received and not yet settled, across all backlog queues (1..100,000).
     max_in_flight: StrictInt = Field(default=2_000, ge=1, le=100_000)
     #: Body bytes received and not yet settled, across all backlog queues (256 KB..4 GiB): with

@@ -94,15 +94,15 @@ def send_failure(exc: Exception, destination: str, count: int) -> SendOutcome:
             everything=True,
         )
     if failure is Failure.TOO_LARGE:
-        return Split() if count > 1 else DeadLetter(DEAD_LETTER_MESSAGE_SIZE_EXCEEDED, describe(exc))
+        return Split() if count > 1 else DeadLetter(DEAD_LETTER_MESSAGE_SIZE_EXCEEDED, error_text(exc))
     if failure in _WORTH_WAITING:
         return Retry()
     if failure in _SENDER_GONE:
         return Retry(whole_destination=True)
     if failure in _REFUSED:
-        return Split(keyed_by_message_id=True) if count > 1 else DeadLetter(DEAD_LETTER_SEND_REJECTED, describe(exc))
+        return Split(keyed_by_message_id=True) if count > 1 else DeadLetter(DEAD_LETTER_SEND_REJECTED, error_text(exc))
     raise exc
 
 
-def describe(exc: BaseException) -> str:
+def error_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"[:DESCRIPTION_MAX]

@@ -127,7 +127,7 @@ class Syphon:
         self._destinations = Destinations(
             self._primary_client,
             timeout=self.options.operation_timeout.total_seconds(),
-            describe=self._keyed_by_message_id if self._primary_admin is not None else None,
+            keyed_by_message_id=self._keyed_by_message_id if self._primary_admin is not None else None,
             senders_per_destination=self.options.senders_per_destination,
         )
         self._context = SyphonContext(

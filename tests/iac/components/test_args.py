@@ -27,7 +27,7 @@ MINIMAL = {
 
 def test_the_args_module_is_what_the_model_generates() -> None:
     # A setting added, renamed, retyped or redescribed in the model and not in args.py (or the reverse) fails here.
-    assert args_codegen.TARGET.read_text(encoding="utf-8") == args_codegen.render(), (
+    assert args_codegen.TARGET.read_text(encoding="utf-8") == args_codegen.args_source(), (
         "src/pairedbus/iac/components/args.py differs from the model: run "
         "`python -m pairedbus.iac.components.args_codegen`"
     )

@@ -18,7 +18,8 @@ from pulumi_azure_native import resources
 from pairedbus import contract
 from pairedbus.iac import PairedNamespace
 from pairedbus.iac.config import StackConfigError
-from pairedbus.iac.render.program import PlanMocks, render_program
+from pairedbus.iac.render.mocks import PlanMocks
+from pairedbus.iac.render.program import render_program
 from pairedbus.iac.render.project import PulumiProject
 from pairedbus.plans.model import SECRET_MASK, Plan
 from tests.iac.components.test_paired_namespace import ARGS, REPO

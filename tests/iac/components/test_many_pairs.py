@@ -26,7 +26,8 @@ from pairedbus.iac.components.messaging_entities import MessagingEntities
 from pairedbus.iac.components.namespace_pair import NamespacePair
 from pairedbus.iac.components.syphon_host import SyphonHost
 from pairedbus.iac.config import StackConfigError
-from pairedbus.iac.render.program import PlanMocks, RecordingMonitor, _without_dead_work
+from pairedbus.iac.render.mocks import PlanMocks
+from pairedbus.iac.render.program import RecordingMonitor, _without_dead_work
 from tests.iac.components.test_paired_namespace import ARGS
 
 ROLE_ASSIGNMENT = "azure-native:authorization:RoleAssignment"

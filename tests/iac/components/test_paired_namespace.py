@@ -15,7 +15,8 @@ from pairedbus import contract
 from pairedbus.iac import PairedNamespace, PairedNamespaceArgs
 from pairedbus.iac.config import StackConfigError, parse_stack_config
 from pairedbus.iac.config.args_mapping import settings_of, stack_config_from_args
-from pairedbus.iac.render.program import PlanMocks, RecordingMonitor, _render, _without_dead_work, render_program
+from pairedbus.iac.render.mocks import PlanMocks
+from pairedbus.iac.render.program import RecordingMonitor, _render, _without_dead_work, render_program
 from pairedbus.plans.model import Plan
 from tests.iac.components.conftest import render_config
 

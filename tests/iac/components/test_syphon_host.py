@@ -10,7 +10,8 @@ import pytest
 from pairedbus import contract, durations
 from pairedbus.iac.components import syphon_host
 from pairedbus.iac.components.syphon_host import SyphonHost, SyphonHostArgs
-from pairedbus.iac.render.program import FAKE_SUBSCRIPTION_ID, render_program
+from pairedbus.iac.render.mocks import FAKE_SUBSCRIPTION_ID
+from pairedbus.iac.render.program import render_program
 from pairedbus.plans.model import Plan, PlannedResource
 from pairedbus.service.endpoints import (
     DEFAULT_PORT,

@@ -8,7 +8,7 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from pairedbus.iac.config.messages import describe, inner_model, loc_path
+from pairedbus.iac.config.messages import config_problem, inner_model, loc_path
 
 
 class Identity(BaseModel):
@@ -33,7 +33,7 @@ class Root(BaseModel):
 def _lines(data: dict) -> list[str]:
     with pytest.raises(ValidationError) as raised:
         Root.model_validate(data)
-    return [f"{loc_path(tuple(e['loc']))}: {describe(e, Root)}" for e in raised.value.errors()]
+    return [f"{loc_path(tuple(e['loc']))}: {config_problem(e, Root)}" for e in raised.value.errors()]
 
 
 def test_key_paths_are_dotted_with_list_indices_in_brackets() -> None:
@@ -88,7 +88,7 @@ def test_an_enum_value_that_is_simply_wrong_gets_no_hint() -> None:
 
 def test_a_validators_own_expected_message_is_kept_as_it_is() -> None:
     error = {"type": "value_error", "loc": ("primary",), "msg": "Value error, expected 6-50 characters", "input": "x"}
-    assert describe(error, Root) == "expected 6-50 characters"
+    assert config_problem(error, Root) == "expected 6-50 characters"
 
 
 def test_the_model_inside_an_annotation_is_found() -> None:

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pairedbus.iac.render.program import PlanMocks, RecordingMonitor
+from pairedbus.iac.render.mocks import PlanMocks
+from pairedbus.iac.render.program import RecordingMonitor
 from tests.iac.render.engine_urns import STACK_TYPE, engine_plan, engine_urn
 
 

@@ -48,7 +48,7 @@ def deployment_from_plan(plan: dict[str, Any]) -> dict[str, Any]:
     """`plan` (engine URNs, as tests/iac/fixtures/plans/current-*.json) as a version-3 state export."""
     import pulumi
 
-    from pairedbus.iac.render.program import PlanMocks
+    from pairedbus.iac.render.mocks import PlanMocks
 
     stack_urn = f"urn:pulumi:{plan['stack']}::{plan['project']}::pulumi:pulumi:Stack::{plan['project']}-{plan['stack']}"
     azure = _provider(plan, "azure-native", "default_" + AZURE_NATIVE_VERSION.replace(".", "_"))

@@ -175,7 +175,7 @@ No `from __future__ import annotations` here: the analyzer reads these annotatio
 '''
 
 
-def render() -> str:
+def args_source() -> str:
     """The source of `args.py` for the model as it is."""
     enums = _enums(StackConfig)
     models = sorted(set(DEFAULTS.values()) | {"defaults_of"})
@@ -197,7 +197,7 @@ def render() -> str:
 
 
 def main() -> None:
-    TARGET.write_text(render(), encoding="utf-8")
+    TARGET.write_text(args_source(), encoding="utf-8")
     print(f"wrote {TARGET}", file=sys.stderr)
 
 

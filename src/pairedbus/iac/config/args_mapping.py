@@ -34,7 +34,7 @@ from pydantic.alias_generators import to_camel
 from pairedbus.iac.config import StackConfig, StackConfigError, parse_stack_config
 from pairedbus.iac.config.cross_field import CROSS_FIELD_RULES
 from pairedbus.iac.config.keys import CONFIG_NAMESPACE, key_problems_of
-from pairedbus.iac.config.messages import describe, inner_model, loc_path
+from pairedbus.iac.config.messages import config_problem, inner_model, loc_path
 from pairedbus.iac.config.model import _with_outage_windows, with_tier_defaults
 from pairedbus.iac.config.partial import _constructed, cross_field_problems_despite
 
@@ -291,7 +291,7 @@ def _check_known(shaped: dict[str, Any], deferred: Mapping[Loc, Any]) -> None:
     except ValidationError as exc:
         errors = exc.errors(include_url=False)
     known = [e for e in errors if not _under(tuple(e["loc"]), deferred)]
-    problems = [_qualified(f"{loc_path(e['loc'])}: {describe(e, StackConfig)}") for e in known]
+    problems = [_qualified(f"{loc_path(e['loc'])}: {config_problem(e, StackConfig)}") for e in known]
     # Rules that touch a value not known yet are skipped here (as for an invalid value) and run on resolution. A
     # tag value not known yet counts as empty, so the tag rules still check every tag name and every known value
     # now (an empty value breaks no rule: nothing can fail on its account, and it is checked when it resolves).

@@ -54,7 +54,7 @@ def _unknown_key(root: type[BaseModel], loc: tuple[Any, ...]) -> str:
     return "unknown key" + (hint or " (check its spelling against the config reference in README.md)")
 
 
-def describe(error: Mapping[str, Any], root: type[BaseModel]) -> str:
+def config_problem(error: Mapping[str, Any], root: type[BaseModel]) -> str:
     """One pydantic error as `expected ..., got ...` (unknown keys with the closest known one)."""
     if error["type"] == "missing":
         return "expected a value, none given"

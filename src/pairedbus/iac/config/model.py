@@ -24,7 +24,7 @@ from pairedbus.iac.config.keys import (
     decode_config_value,
     key_problems_of,
 )
-from pairedbus.iac.config.messages import describe, loc_path
+from pairedbus.iac.config.messages import config_problem, loc_path
 from pairedbus.iac.config.partial import cross_field_problems_despite
 from pairedbus.iac.config.problems import StackConfigError
 from pairedbus.iac.config.schema import (
@@ -129,7 +129,7 @@ def parse_stack_config(values: Mapping[str, Any]) -> StackConfig:
         config = StackConfig.model_validate(values)
     except ValidationError as exc:
         errors = exc.errors(include_url=False)
-        problems = [_qualified(f"{loc_path(e['loc'])}: {describe(e, StackConfig)}") for e in errors]
+        problems = [_qualified(f"{loc_path(e['loc'])}: {config_problem(e, StackConfig)}") for e in errors]
         others = cross_field_problems_despite(StackConfig, values, errors, CROSS_FIELD_RULES)
         raise StackConfigError([*carried, *problems, *(_qualified(p) for p in others)]) from None
     problems = [_qualified(p) for p in cross_field_problems(config)]

@@ -350,7 +350,9 @@ class StackConfig(_Model):
     secondary: NamespaceConfig = Field(
         description="The secondary namespace, in another region: it holds the backlog queues."
     )
-    backlog_queue_count: Annotated[int, Field(ge=1, le=contract.MAX_ENTITIES_PER_NAMESPACE)] = Field(
+    backlog_queue_count: Annotated[
+        int, Field(ge=contract.MIN_BACKLOG_QUEUE_COUNT, le=contract.MAX_BACKLOG_QUEUE_COUNT)
+    ] = Field(
         contract.DEFAULT_BACKLOG_QUEUE_COUNT,
         description="How many backlog queues the secondary holds (at most 100 in a Standard secondary).",
     )

@@ -10,9 +10,9 @@ from pairedbus.errors import UserError
 from pairedbus.iac.config import StackConfig, StackConfigError, config_from_pulumi_settings, parse_stack_config
 from pairedbus.iac.config.keys import CONFIG_NAMESPACE
 from pairedbus.iac.render.project import PulumiProject
-from pairedbus.plans.model import Plan, PlannedResource
+from pairedbus.plans.model import Plan
 
-__all__ = ["Plan", "PlannedResource", "PulumiProject", "reads_stack_config", "render_stack"]
+__all__ = ["PulumiProject", "reads_stack_config", "render_stack"]
 
 
 def reads_stack_config(project: PulumiProject, settings: Mapping[str, str]) -> bool:

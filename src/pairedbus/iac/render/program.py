@@ -27,13 +27,7 @@ from pulumi.runtime import rpc, settings
 from pulumi.runtime.settings import get_project, get_stack
 from pulumi.runtime.stack import run_pulumi_func
 
-from pairedbus.iac.render.mocks import (  # noqa: F401 - PlanMocks and its fake ids are read from here too
-    FAKE_CLIENT_ID,
-    FAKE_OBJECT_ID,
-    FAKE_SUBSCRIPTION_ID,
-    FAKE_TENANT_ID,
-    PlanMocks,
-)
+from pairedbus.iac.render.mocks import PlanMocks
 from pairedbus.iac.render.transforms import Transforms
 from pairedbus.plans.diff import key_path, leaves
 from pairedbus.plans.engine_checks import AliasSpec, EngineLedger, EngineRefusal, Registration
@@ -41,7 +35,7 @@ from pairedbus.plans.model import SECRET_MASK, Plan, PlannedResource
 from pairedbus.plans.urns import alias_spec_json, make_urn
 from pairedbus.sdk import is_pulumi_secret, pulumi_sync_await
 
-__all__ = ["EngineRefusal", "PlanMocks", "RecordingMonitor", "render_program"]
+__all__ = ["RecordingMonitor", "render_program"]
 
 
 class _RecordingMocks(pulumi.runtime.Mocks):

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from pairedbus.errors import UserError
-from pairedbus.iac.config.stack_file import SECRET_PLACEHOLDER, StackSettings, load_yaml_document, read_stack_settings
+from pairedbus.iac.config.stack_file import StackSettings, load_yaml_document, read_stack_settings
 
-__all__ = ["SECRET_PLACEHOLDER", "PulumiProject"]
+__all__ = ["PulumiProject"]
 
 
 @dataclass(frozen=True)

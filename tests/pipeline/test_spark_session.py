@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from pairedbus.pipeline.session import _local_cores
+from pairedbus.pipeline.spark_session import _local_cores
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ from datetime import date, datetime
 import pytest
 
 from pairedbus import contract
-from pairedbus.pipeline.cost import COST_COLUMNS, cost_by_namespace_day, estate_by_namespace, traffic_grains
+from pairedbus.pipeline.namespace_cost import COST_COLUMNS, cost_by_namespace_day, estate_by_namespace, traffic_grains
 from pairedbus.pipeline.prices import load_prices
 
 pytestmark = pytest.mark.spark

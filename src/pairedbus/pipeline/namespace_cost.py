@@ -53,7 +53,8 @@ def utc_date(timestamp_column: str) -> Column:
     return F.date_from_unix_date(utc_day_number(timestamp_column))
 
 
-def is_backlog_queue(entity: Column) -> Column:
+def is_backlog_queue_name_column(entity: Column) -> Column:
+    """`contract.is_backlog_queue_name` as a Spark column: whether `entity` names a backlog queue."""
     return entity.like(_BACKLOG_SEGMENT_LIKE) & entity.rlike(BACKLOG_NAME_REGEX)
 
 
@@ -66,7 +67,7 @@ def estate_by_namespace(resources: DataFrame) -> DataFrame:
     """Per namespace: tier, messaging units, backlog queues held, primary entities (queues and
     topics that are not backlog queues). `resources` is the normalised inventory."""
     entity = F.col("entity")
-    backlog = (F.col("kind") == KIND_QUEUE) & is_backlog_queue(entity)
+    backlog = (F.col("kind") == KIND_QUEUE) & is_backlog_queue_name_column(entity)
     primary = F.col("kind").isin(KIND_QUEUE, KIND_TOPIC) & ~F.coalesce(backlog, F.lit(False))
     return resources.groupBy("namespace").agg(
         F.max("sku_name").alias("sku_name"),
@@ -110,7 +111,7 @@ def traffic_grains(rows: DataFrame) -> DataFrame:
 
 def daily_traffic(grains: DataFrame) -> DataFrame:
     """Per namespace and day: operations, and messages into backlog queues held there."""
-    backlog = F.coalesce(is_backlog_queue(F.col("candidate")), F.lit(False))
+    backlog = F.coalesce(is_backlog_queue_name_column(F.col("candidate")), F.lit(False))
     return grains.groupBy("namespace", F.date_from_unix_date("day").alias("date")).agg(
         F.sum("operations").alias("operations"),
         F.sum(F.when(backlog, F.col("candidate_messages"))).alias("backlog_messages"),
@@ -120,7 +121,7 @@ def daily_traffic(grains: DataFrame) -> DataFrame:
 def backlog_minutes(grains: DataFrame) -> DataFrame:
     """Per primary namespace and day: minutes in which any of its backlog queues took a message."""
     candidate = F.col("candidate")
-    traffic = grains.where(F.col("traffic_at").isNotNull() & is_backlog_queue(candidate))
+    traffic = grains.where(F.col("traffic_at").isNotNull() & is_backlog_queue_name_column(candidate))
     per_grain = traffic.groupBy(backlog_primary(candidate).alias("namespace"), "traffic_at").agg(
         F.max("minutes").alias("minutes")
     )
@@ -135,7 +136,7 @@ def one_partition(frame: DataFrame) -> DataFrame:
     single partition satisfies every distribution, so the aggregations, sort-merge joins (hinted:
     a broadcast would be a job of its own), windows and the final sort on them run in one stage,
     with no exchange and no sampling job for the sort, instead of a stage each that costs more to
-    schedule than to run (1M points: 1-2.5 s of the run)."""
+    schedule than to run (docs/benchmarks.md#figures-behind-the-codes-comments)."""
     return frame.coalesce(1)
 
 

@@ -74,7 +74,7 @@ def build_session(
             )
             if "spark.driver.extraJavaOptions" not in (conf or {}):
                 # One JVM does all the work locally: the throughput collector beats G1's pauses
-                # for short scan-and-aggregate jobs (measured with benchmarks/audit_bench.py).
+                # for short scan-and-aggregate jobs (docs/benchmarks.md#figures-behind-the-codes-comments).
                 builder = builder.config("spark.driver.extraJavaOptions", "-XX:+UseParallelGC")
     for key, value in (conf or {}).items():  # the caller's settings win
         builder = builder.config(key, value)
