@@ -20,9 +20,6 @@ WORST_RANK_ALLOWED = "C"
 KNOWN_COMPLEX = {
     "pairedbus.drill.report:DrillReport.build": "split by h-harsh",
     "pairedbus.drill.run:run_drill": "split by h-harsh",
-    "pairedbus.emulator.codec:_decode": "split by h-model2",
-    "pairedbus.emulator.codec:encode": "split by h-model2",
-    "pairedbus.emulator.admin_http:_Handlers._route": "split by h-model2",
 }
 
 
