@@ -45,6 +45,7 @@ from pulumi.runtime import rpc
 
 from pairedbus import contract
 from pairedbus.iac.render import PulumiProject
+from pairedbus.iac.render import mocks as render_mocks
 from pairedbus.iac.render import program as render_module
 from pairedbus.plans.model import Plan
 from tests.iac.conformance.arm import (
@@ -744,7 +745,7 @@ def all_mismatches(stack: str, settings: Mapping[str, str], plan: Plan) -> list[
     return (
         check_arm(stack, plan)
         + check_service_limits(stack, plan)
-        + check_role_assignments(stack, settings, plan, render_module.FAKE_OBJECT_ID)
+        + check_role_assignments(stack, settings, plan, render_mocks.FAKE_OBJECT_ID)
     )
 
 
@@ -887,7 +888,7 @@ def test_the_lock_and_auto_delete_limits_are_in_the_spec_descriptions_too() -> N
 @pytest.mark.parametrize("principal_type", ["User", "ServicePrincipal", "Group"])
 def test_the_deployer_assignment_takes_its_principal_type_from_the_stack_setting(principal_type: str) -> None:
     settings, plan = render_settings("dev", {DEPLOYER_PRINCIPAL_TYPE_KEY: principal_type})
-    mismatches = check_role_assignments("dev", settings, plan, render_module.FAKE_OBJECT_ID)
+    mismatches = check_role_assignments("dev", settings, plan, render_mocks.FAKE_OBJECT_ID)
     assert not mismatches, "\n" + _report(mismatches)
     (deployer,) = [
         a
@@ -1092,7 +1093,7 @@ WRONG = [
         "syphon-list-secondary",
         _set(
             "roleDefinitionId",
-            f"/subscriptions/{render_module.FAKE_SUBSCRIPTION_ID}/providers/Microsoft.Authorization/roleDefinitions/{_CONTRIBUTOR}",
+            f"/subscriptions/{render_mocks.FAKE_SUBSCRIPTION_ID}/providers/Microsoft.Authorization/roleDefinitions/{_CONTRIBUTOR}",
         ),
         {("roleDefinitionId", "role-definition")},
     ),
@@ -1100,7 +1101,7 @@ WRONG = [
         "scope-subscription",
         "dev",
         "syphon-receive-secondary",
-        _set("scope", f"/subscriptions/{render_module.FAKE_SUBSCRIPTION_ID}"),
+        _set("scope", f"/subscriptions/{render_mocks.FAKE_SUBSCRIPTION_ID}"),
         {("scope", "scope")},
     ),
     (
