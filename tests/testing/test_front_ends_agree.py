@@ -278,3 +278,54 @@ async def test_settling_a_message_twice_is_refused_by_the_sdk(bus: Bus) -> None:
         with pytest.raises(MessageAlreadySettled) as caught:
             await receiver.complete_message(m)
     assert sdk.is_retryable(caught.value) is False
+
+
+# --- the service's own refusals (not injected), each on the path the SDK takes for it ---------------
+
+
+async def test_a_send_to_a_disabled_queue(bus: Bus) -> None:
+    bus.ns.create_queue("q", status="Disabled")
+    async with bus.client() as sb, sb.get_queue_sender("q") as sender:
+        with pytest.raises(MessagingEntityDisabledError) as caught:
+            await sender.send_messages(ServiceBusMessage("x"))
+    assert sdk.is_retryable(caught.value) is True
+
+
+async def test_a_session_held_by_another_receiver_cannot_be_locked(bus: Bus) -> None:
+    bus.ns.create_queue("s", requires_session=True)
+    await _send(bus, "s", ServiceBusMessage("a", session_id="one"))
+    async with bus.client() as sb, sb.get_queue_receiver("s", session_id="one") as holder:
+        with pytest.raises(SessionCannotBeLockedError) as caught:
+            async with sb.get_queue_receiver("s", session_id="one") as second:
+                await second.receive_messages(max_wait_time=1)
+        assert holder.session.session_id == "one"
+    assert sdk.is_retryable(caught.value) is True
+
+
+async def test_a_plain_receiver_on_a_session_queue_is_refused(bus: Bus) -> None:
+    bus.ns.create_queue("s", requires_session=True)
+    async with bus.client() as sb:
+        with pytest.raises(ServiceBusError) as caught:
+            async with sb.get_queue_receiver("s") as receiver:
+                await receiver.receive_messages(max_wait_time=1)
+    assert (type(caught.value), sdk.is_retryable(caught.value)) == (ServiceBusError, False)
+
+
+async def test_a_deferred_message_that_is_not_there(bus: Bus) -> None:
+    # through `$management`: the reply's status and condition, which the SDK maps as a link's
+    bus.ns.create_queue("q")
+    async with bus.client() as sb, sb.get_queue_receiver("q") as receiver:
+        with pytest.raises(MessageNotFoundError) as caught:
+            await receiver.receive_deferred_messages([42])
+    assert sdk.is_retryable(caught.value) is True
+
+
+async def test_renewing_a_lock_that_ran_out(bus: Bus) -> None:
+    bus.ns.create_queue("q")
+    await _send(bus, "q", ServiceBusMessage("x"))
+    async with bus.client() as sb, sb.get_queue_receiver("q") as receiver:
+        (m,) = await receiver.receive_messages(max_wait_time=5)
+        bus.world.clock.advance(61)
+        with pytest.raises(MessageLockLostError) as caught:
+            await receiver.renew_message_lock(m)
+    assert sdk.is_retryable(caught.value) is False
