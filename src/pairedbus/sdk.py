@@ -21,6 +21,7 @@ imported inside the function that needs them.
 
 from __future__ import annotations
 
+import functools
 import logging
 import operator
 from collections.abc import Awaitable, Callable, Mapping
@@ -153,13 +154,21 @@ def error_for_condition(
     transport sets them (`PyamqpTransport.create_servicebus_exception`). The flag is the transport's,
     not the class constructor's: `amqp:unauthorized-access` is a ServiceBusAuthorizationError the SDK
     does not retry, though the class alone marks itself retryable."""
-    from azure.servicebus._pyamqp.error import AMQPConnectionError, AMQPLinkError, ErrorCondition
+    from azure.servicebus._pyamqp.error import AMQPConnectionError, AMQPLinkError
 
     encoded = condition.encode()
-    known = {member.value: member for member in ErrorCondition}
     error_class = AMQPConnectionError if on_connection else AMQPLinkError
-    amqp_error = error_class(known.get(encoded, encoded), description=description)
+    amqp_error = error_class(_error_conditions().get(encoded, encoded), description=description)
     return PyamqpTransport.create_servicebus_exception(_ERRORS_LOG, amqp_error)
+
+
+@functools.cache
+def _error_conditions() -> dict[bytes, bytes]:
+    """pyamqp's `ErrorCondition` members by their encoded value, built once: the in-process fake makes
+    every error it raises through `error_for_condition`, and building this was most of its cost."""
+    from azure.servicebus._pyamqp.error import ErrorCondition
+
+    return {member.value: member for member in ErrorCondition}
 
 
 def error_for_own_failure(error: Exception) -> ServiceBusError:

@@ -41,14 +41,19 @@ def _the_classes_satisfy_the_ports(
 ) -> None:
     client: ports.Client[ServiceBusReceivedMessage] = sdk_client
     sender: ports.Sender = sdk_sender
+    entity_sender: ports.EntitySender = sdk_sender
+    sender_client: ports.SenderClient = sdk_client
     message: ports.ReceivedMessage = sdk_message
     assert_type(_received_by(sdk_client, sdk_receiver), list[ServiceBusReceivedMessage])
     fake_sender_port: ports.Sender = fakes_sender
+    fake_entity_sender: ports.EntitySender = fakes_sender
+    fake_sender_client: ports.SenderClient = fake
     fake_message_port: ports.ReceivedMessage = fakes_message
     assert_type(_received_by(fake, fakes_receiver), list[FakeReceivedMessage])
     # what is parked is restored from a message the sender built: it is restorable too
     restorable: ports.Restorable = outgoing
-    del client, sender, message, fake_sender_port, fake_message_port, restorable
+    del client, sender, entity_sender, sender_client, message, fake_sender_port, fake_entity_sender
+    del fake_sender_client, fake_message_port, restorable
 
 
 def _members(port: type) -> dict[str, object]:
@@ -70,6 +75,10 @@ PAIRS = [
     (ports.Receiver, fake_receiver.ServiceBusReceiver),
     (ports.Sender, sdk_aio.ServiceBusSender),
     (ports.Sender, fake_sender.ServiceBusSender),
+    (ports.EntitySender, sdk_aio.ServiceBusSender),
+    (ports.EntitySender, fake_sender.ServiceBusSender),
+    (ports.SenderClient, sdk_aio.ServiceBusClient),
+    (ports.SenderClient, fake_client.ServiceBusClient),
     (ports.ReceivedMessage, ServiceBusReceivedMessage),
     (ports.ReceivedMessage, FakeReceivedMessage),
     (ports.Restorable, ServiceBusMessage),
@@ -94,6 +103,7 @@ def test_every_member_of_the_port_is_on_the_class_in_its_kind(port: type, klass:
 def test_the_member_check_tells_a_class_that_lacks_one() -> None:
     class HalfASender:
         async def send_messages(self) -> None: ...
+        async def close(self) -> None: ...
 
     with pytest.raises(AssertionError, match="lacks create_message_batch"):
         test_every_member_of_the_port_is_on_the_class_in_its_kind(ports.Sender, HalfASender)

@@ -19,6 +19,7 @@ from azure.servicebus.exceptions import (
 )
 
 from pairedbus import sdk
+from pairedbus.emulator import conditions
 from pairedbus.servicebus import errors as model
 from pairedbus.servicebus.errors import ErrorKind, ServiceError
 from pairedbus.testing import errors
@@ -59,9 +60,32 @@ def test_data_plane_errors_are_the_sdks_classes() -> None:
     mismatch = errors.sdk_error(model.partition_key_mismatch("pk", "s1"))
     assert type(mismatch) is ServiceBusError and "PartitionKey 'pk'" in str(mismatch)
     assert sdk.carries_condition(mismatch)  # a refusal by the service, as on the wire
-    assert str(errors.sdk_error(model.lock_lost())) == str(MessageLockLostError())
+    lost = errors.sdk_error(model.lock_lost())  # the SDK's own text, and the condition it appends over the wire
+    assert str(lost) == f"{MessageLockLostError()} Error condition: com.microsoft:message-lock-lost."
     settled = errors.sdk_error(model.already_settled("complete"))
     assert type(settled) is MessageAlreadySettled and str(settled) == str(MessageAlreadySettled(action="complete"))
+
+
+def test_the_fake_answers_each_kind_with_the_condition_the_wire_sends() -> None:
+    # the fake may not import the wire (tests/test_layering.py): its table is held to the wire's here
+    for kind, condition in errors.CONDITIONS.items():
+        assert (kind, condition) == (kind, conditions.condition_of(ServiceError(kind, "text")))
+
+
+@pytest.mark.parametrize(
+    ("error", "retryable"),
+    [
+        # the transport's flags, not the classes': the two rows the class constructors got wrong
+        (model.unauthorized("denied"), False),
+        (model.scheduled_message_not_found(7), True),
+        (model.server_busy("busy"), True),
+        (model.entity_full("orders", 2, 1), False),
+    ],
+)
+def test_a_kind_is_retryable_as_the_sdks_transport_says(error: ServiceError, retryable: bool) -> None:
+    made = errors.sdk_error(error)
+    assert sdk.is_retryable(made) is retryable
+    assert sdk.condition_of(made) == errors.CONDITIONS[error.kind]
 
 
 def test_administration_errors_have_the_http_status_the_service_answers() -> None:

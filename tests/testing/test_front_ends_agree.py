@@ -17,15 +17,25 @@ import pytest
 from azure.core.credentials import AzureNamedKeyCredential
 from azure.servicebus import NEXT_AVAILABLE_SESSION, ServiceBusMessage, ServiceBusSubQueue
 from azure.servicebus.exceptions import (
+    MessageAlreadySettled,
     MessageLockLostError,
     MessageNotFoundError,
     MessageSizeExceededError,
+    MessagingEntityDisabledError,
     MessagingEntityNotFoundError,
+    OperationTimeoutError,
+    ServiceBusAuthorizationError,
+    ServiceBusConnectionError,
+    ServiceBusError,
+    ServiceBusQuotaExceededError,
     ServiceBusServerBusyError,
+    SessionCannotBeLockedError,
+    SessionLockLostError,
 )
 
 from pairedbus import sdk
 from pairedbus.emulator import Emulator
+from pairedbus.servicebus.errors import ErrorKind
 from pairedbus.servicebus.world import Namespace, ServiceBusWorld
 from pairedbus.testing import mock_servicebus
 
@@ -197,3 +207,125 @@ async def test_receive_and_delete_removes_on_delivery(bus: Bus) -> None:
             (m,) = await receiver.receive_messages(max_wait_time=5)
     await asyncio.sleep(0)
     assert (str(m), m.lock_token, bus.ns.queue("q").message_counts()["active"]) == ("x", None, 0)
+
+
+#: What the unmodified SDK raised over the wire (retry_total=0) when a send met each kind of the model:
+#: (class, `retryable`, condition). Both front-ends must raise exactly this. Before the fake made its
+#: errors through the SDK's transport it differed on two rows: UNAUTHORIZED (fake retryable) and
+#: MESSAGE_NOT_FOUND (fake not retryable), and carried no condition on any row but INVALID_OPERATION.
+RAISED_ON_SEND: dict[ErrorKind, tuple[type[BaseException], bool, str | None]] = {
+    ErrorKind.ENTITY_NOT_FOUND: (MessagingEntityNotFoundError, False, "amqp:not-found"),
+    ErrorKind.NAMESPACE_NOT_FOUND: (ServiceBusConnectionError, True, "amqp:link:detach-forced"),
+    ErrorKind.ENTITY_DISABLED: (MessagingEntityDisabledError, True, "com.microsoft:entity-disabled"),
+    ErrorKind.QUOTA_EXCEEDED: (ServiceBusQuotaExceededError, False, "amqp:resource-limit-exceeded"),
+    ErrorKind.SERVER_BUSY: (ServiceBusServerBusyError, True, "com.microsoft:server-busy"),
+    ErrorKind.LOCK_LOST: (MessageLockLostError, False, "com.microsoft:message-lock-lost"),
+    ErrorKind.SESSION_LOCK_LOST: (SessionLockLostError, False, "com.microsoft:session-lock-lost"),
+    ErrorKind.SESSION_CANNOT_BE_LOCKED: (SessionCannotBeLockedError, True, "com.microsoft:session-cannot-be-locked"),
+    ErrorKind.MESSAGE_NOT_FOUND: (MessageNotFoundError, True, "com.microsoft:message-not-found"),
+    ErrorKind.SIZE_EXCEEDED: (MessageSizeExceededError, False, "amqp:link:message-size-exceeded"),
+    ErrorKind.UNAUTHORIZED: (ServiceBusAuthorizationError, False, "amqp:unauthorized-access"),
+    ErrorKind.INVALID_OPERATION: (ServiceBusError, False, "amqp:invalid-field"),
+    # the SDK's retry loop re-makes a timeout from its class once the retries are spent: no condition
+    ErrorKind.TIMEOUT: (OperationTimeoutError, True, None),
+    ErrorKind.CONNECTION_LOST: (ServiceBusConnectionError, True, "amqp:link:detach-forced"),
+}
+
+#: The kinds a send does not meet on the wire as the model raises them: the difference kept, and why.
+KEPT_DIFFERENCES: dict[ErrorKind, str] = {
+    ErrorKind.ALREADY_SETTLED: "the SDK refuses a second settlement itself (MessageAlreadySettled) before "
+    "anything reaches the wire; injected on a send, the wire answers message-lock-lost. The event itself "
+    "agrees: test_settling_a_message_twice_is_refused_by_the_sdk",
+    ErrorKind.BAD_REQUEST: "the management plane's (HTTP 400, azure.core's HttpResponseError, as the wire's "
+    "admin plane answers: tests/emulator/test_admin_http.py); injected on a send, the wire answers "
+    "amqp:invalid-field (ServiceBusError, not retryable)",
+    ErrorKind.NAMESPACE_QUOTA_EXCEEDED: "the management plane's (HTTP 403, HttpResponseError); injected on a "
+    "send, the wire answers amqp:invalid-field (ServiceBusError, not retryable)",
+    ErrorKind.RESOURCE_NOT_FOUND: "the management plane's (HTTP 404, ResourceNotFoundError, as the wire's admin "
+    "plane answers: tests/emulator/test_admin_http.py); the data plane's missing entity is ENTITY_NOT_FOUND",
+    ErrorKind.RESOURCE_EXISTS: "the management plane's (HTTP 409, ResourceExistsError, as the wire's admin "
+    "plane answers: tests/emulator/test_admin_http.py); the data plane creates nothing",
+}
+
+
+def test_every_kind_of_the_model_is_in_one_table_or_the_other() -> None:
+    kinds = set(ErrorKind) - {ErrorKind.INJECTED}
+    assert set(RAISED_ON_SEND) | set(KEPT_DIFFERENCES) == kinds
+    assert not set(RAISED_ON_SEND) & set(KEPT_DIFFERENCES)
+
+
+async def test_every_kind_a_send_meets_raises_what_the_wire_raises(bus: Bus) -> None:
+    observed: dict[ErrorKind, tuple[type[BaseException], bool, str | None]] = {}
+    bus.ns.create_queue("q")
+    async with bus.client() as sb, sb.get_queue_sender("q") as sender:
+        for kind in RAISED_ON_SEND:
+            # the link is up (the SDK reopens it after an error that shut it): the transfer meets the fault
+            await sender.send_messages(ServiceBusMessage("warm"))
+            bus.world.fail(FQDN, "q", kind)
+            with pytest.raises(ServiceBusError) as caught:
+                await sender.send_messages(ServiceBusMessage("x"), timeout=20)
+            bus.world.heal(FQDN, "q")
+            observed[kind] = (type(caught.value), sdk.is_retryable(caught.value), sdk.condition_of(caught.value))
+    assert observed == RAISED_ON_SEND
+
+
+async def test_settling_a_message_twice_is_refused_by_the_sdk(bus: Bus) -> None:
+    bus.ns.create_queue("q")
+    await _send(bus, "q", ServiceBusMessage("x"))
+    async with bus.client() as sb, sb.get_queue_receiver("q") as receiver:
+        (m,) = await receiver.receive_messages(max_wait_time=5)
+        await receiver.complete_message(m)
+        with pytest.raises(MessageAlreadySettled) as caught:
+            await receiver.complete_message(m)
+    assert sdk.is_retryable(caught.value) is False
+
+
+# --- the service's own refusals (not injected), each on the path the SDK takes for it ---------------
+
+
+async def test_a_send_to_a_disabled_queue(bus: Bus) -> None:
+    bus.ns.create_queue("q", status="Disabled")
+    async with bus.client() as sb, sb.get_queue_sender("q") as sender:
+        with pytest.raises(MessagingEntityDisabledError) as caught:
+            await sender.send_messages(ServiceBusMessage("x"))
+    assert sdk.is_retryable(caught.value) is True
+
+
+async def test_a_session_held_by_another_receiver_cannot_be_locked(bus: Bus) -> None:
+    bus.ns.create_queue("s", requires_session=True)
+    await _send(bus, "s", ServiceBusMessage("a", session_id="one"))
+    async with bus.client() as sb, sb.get_queue_receiver("s", session_id="one") as holder:
+        with pytest.raises(SessionCannotBeLockedError) as caught:
+            async with sb.get_queue_receiver("s", session_id="one") as second:
+                await second.receive_messages(max_wait_time=1)
+        assert holder.session.session_id == "one"
+    assert sdk.is_retryable(caught.value) is True
+
+
+async def test_a_plain_receiver_on_a_session_queue_is_refused(bus: Bus) -> None:
+    bus.ns.create_queue("s", requires_session=True)
+    async with bus.client() as sb:
+        with pytest.raises(ServiceBusError) as caught:
+            async with sb.get_queue_receiver("s") as receiver:
+                await receiver.receive_messages(max_wait_time=1)
+    assert (type(caught.value), sdk.is_retryable(caught.value)) == (ServiceBusError, False)
+
+
+async def test_a_deferred_message_that_is_not_there(bus: Bus) -> None:
+    # through `$management`: the reply's status and condition, which the SDK maps as a link's
+    bus.ns.create_queue("q")
+    async with bus.client() as sb, sb.get_queue_receiver("q") as receiver:
+        with pytest.raises(MessageNotFoundError) as caught:
+            await receiver.receive_deferred_messages([42])
+    assert sdk.is_retryable(caught.value) is True
+
+
+async def test_renewing_a_lock_that_ran_out(bus: Bus) -> None:
+    bus.ns.create_queue("q")
+    await _send(bus, "q", ServiceBusMessage("x"))
+    async with bus.client() as sb, sb.get_queue_receiver("q") as receiver:
+        (m,) = await receiver.receive_messages(max_wait_time=5)
+        bus.world.clock.advance(61)
+        with pytest.raises(MessageLockLostError) as caught:
+            await receiver.renew_message_lock(m)
+    assert sdk.is_retryable(caught.value) is False

@@ -1,7 +1,7 @@
 """The runtime's ports: the members of azure-servicebus's aio classes it calls, and nothing more.
 
-The syphon (and the restore it shares with the sender) is written against these `Protocol`s, not
-against `Any` and not against the SDK's classes: the SDK's aio client, receiver, sender and received
+The syphon, the failover sender (`SenderClient`, `EntitySender`) and the restore they share are
+written against these `Protocol`s, not against `Any` and not against the SDK's classes: the SDK's aio client, receiver, sender and received
 message satisfy them, and so do the in-process fake's (`pairedbus.testing`) and whatever the wire
 emulator's clients hand out, since those are the SDK's own. `tests/pairing/test_ports.py` checks
 both sets of classes, statically (under the strict mypy run) and at run time.
@@ -120,19 +120,39 @@ class ReceiverSource(Protocol[M]):
     def get_queue_receiver(self, queue_name: str, *, prefetch_count: int = ...) -> Receiver[M]: ...
 
 
-class Sender(Protocol):
+#: What a sender sends in one call: a message, a list of them (the SDK sends it as one batch) or a batch.
+Outgoing = ServiceBusMessage | list[ServiceBusMessage] | ServiceBusMessageBatch
+
+
+class Closable(Protocol):
+    """An SDK handler (sender, receiver) or client: what is done with one that is discarded."""
+
+    async def close(self) -> None: ...
+
+
+class Sender(Closable, Protocol):
     """A sender to one destination: batches sized by its link, and sends."""
 
     async def create_message_batch(self, max_size_in_bytes: int | None = ...) -> ServiceBusMessageBatch: ...
 
     async def send_messages(
         self,
-        message: ServiceBusMessage | ServiceBusMessageBatch,
+        message: Outgoing,
         *,
         timeout: float | None = ...,  # noqa: ASYNC109  (the SDK's: it bounds the SDK's own retries)
     ) -> None: ...
 
-    async def close(self) -> None: ...
+
+class EntitySender(Sender, Protocol):
+    """The failover sender's handler on its primary queue or topic: a `Sender` that schedules too."""
+
+    async def schedule_messages(
+        self,
+        messages: ServiceBusMessage | list[ServiceBusMessage],
+        schedule_time_utc: datetime,
+        *,
+        timeout: float | None = ...,  # noqa: ASYNC109  (the SDK's, as above)
+    ) -> list[int]: ...
 
 
 class SenderSource(Protocol):
@@ -141,6 +161,15 @@ class SenderSource(Protocol):
     def get_queue_sender(self, queue_name: str) -> Sender: ...
 
     def get_topic_sender(self, topic_name: str) -> Sender: ...
+
+
+class SenderClient(Closable, Protocol):
+    """The failover client's aio `ServiceBusClient` on one namespace: senders to the primary's entities
+    and to the secondary's backlog queues, closed as one."""
+
+    def get_queue_sender(self, queue_name: str) -> EntitySender: ...
+
+    def get_topic_sender(self, topic_name: str) -> EntitySender: ...
 
 
 class Client(ReceiverSource[M], SenderSource, Protocol[M]):

@@ -19,10 +19,10 @@ from __future__ import annotations
 import logging
 import random
 import time
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 
 from pairedbus.pairing.connections import SECONDARY, is_connection_loss
+from pairedbus.pairing.ports import Outgoing
 from pairedbus.sender.connections import PairedConnections
 from pairedbus.sender.errors import NoBacklogQueueError, may_be_a_closed_handler, takes_backlog_queue_out
 from pairedbus.sender.failover import FailoverStats
@@ -108,7 +108,7 @@ class Backlog:
         will look again)."""
         return self.rotation.pick() or self.rotation.queues[0]
 
-    async def discover(self, list_queue_names: Callable[[], Any]) -> None:
+    async def discover(self, list_queue_names: Callable[[], Awaitable[Iterable[str]]]) -> None:
         """Learn which backlog queues exist (`list_queue_names` is awaited for the secondary's
         queue names). A failure (e.g. no right to list) keeps every queue in the rotation."""
         try:
@@ -130,7 +130,7 @@ class Backlog:
                 ", ".join(sorted(missing)),
             )
 
-    async def send(self, payload: Any, queue: str, *, timeout: float | None) -> str:  # noqa: ASYNC109
+    async def send(self, payload: Outgoing, queue: str, *, timeout: float | None) -> str:  # noqa: ASYNC109
         """Send `payload` to `queue` (or, once it fails, to another queue in the rotation);
         returns the queue that took it. Raises NoBacklogQueueError when none could."""
         rotation = self.rotation

@@ -22,6 +22,7 @@ import asyncio
 import logging
 import random
 import time
+from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
@@ -32,7 +33,7 @@ from pairedbus.pairing.backoff import BackoffPolicy
 from pairedbus.pairing.connections import PRIMARY, SECONDARY
 from pairedbus.pairing.endpoints import NamespaceEndpoint, endpoint_of
 from pairedbus.sender.backlog import Backlog, BacklogRotation
-from pairedbus.sender.connections import PairedConnections
+from pairedbus.sender.connections import Credential, PairedConnections
 from pairedbus.sender.failover import EntityFacts, EntityFailover, EntityKind, FailoverStats, Sleep
 from pairedbus.sender.failover_clock import FailoverClock, MonotonicSeconds
 from pairedbus.sender.options import SendAvailabilityOptions, sdk_client_kwargs
@@ -62,13 +63,13 @@ class PairedNamespaceClient:
         self,
         primary: str | NamespaceEndpoint,
         secondary: str | NamespaceEndpoint,
-        credential: Any,
+        credential: Credential | None,
         *,
         options: SendAvailabilityOptions | None = None,
         rng: random.Random | None = None,
         clock: MonotonicSeconds = time.monotonic,
         sleep: Sleep = asyncio.sleep,
-        client_kwargs: dict[str, Any] | None = None,
+        client_kwargs: Mapping[str, object] | None = None,
         close_fault_grace: timedelta = contract.CLOSE_FAULT_GRACE,
         reconnect_backoff: timedelta = timedelta(seconds=1),
         backoff_rng: random.Random | None = None,

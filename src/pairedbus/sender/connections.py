@@ -13,16 +13,22 @@ import asyncio
 import logging
 import random
 import weakref
-from collections.abc import Awaitable
-from typing import Any
+from collections.abc import Awaitable, Mapping
+
+from azure.core.credentials import AzureNamedKeyCredential, AzureSasCredential
+from azure.core.credentials_async import AsyncTokenCredential
 
 from pairedbus.pairing.backoff import BackoffPolicy
 from pairedbus.pairing.connections import PRIMARY, SECONDARY, SIDES, ConnectionPair, Verdict
 from pairedbus.pairing.endpoints import NamespaceEndpoint
+from pairedbus.pairing.ports import Closable, EntitySender, Outgoing, SenderClient
 from pairedbus.sender.failover import FailoverStats
 from pairedbus.sender.turns import Turns, Watchdog, close_within
 
 _log = logging.getLogger("pairedbus.sender")
+
+#: What an aio `ServiceBusClient` is made with (None: each endpoint carries a connection string).
+Credential = AsyncTokenCredential | AzureNamedKeyCredential | AzureSasCredential
 
 
 class PairedConnections:
@@ -31,14 +37,14 @@ class PairedConnections:
     def __init__(
         self,
         namespaces: dict[str, NamespaceEndpoint],
-        credential: Any,
+        credential: Credential | None,
         stats: FailoverStats,
         *,
         grace: float,
         backoff_initial: float = 1.0,
         backoff_max: float = 60.0,
         backoff_rng: random.Random | None = None,
-        client_kwargs: dict[str, Any] | None = None,
+        client_kwargs: Mapping[str, object] | None = None,
     ) -> None:
         self._namespaces = namespaces
         self._credential = credential
@@ -46,7 +52,7 @@ class PairedConnections:
         #: The wait before a replacement (the runtime's policy: exponential with full jitter).
         self._backoff = BackoffPolicy(backoff_initial, backoff_max, rng=backoff_rng)
         self._client_kwargs = client_kwargs or {}
-        self._clients: dict[str, Any] = {}
+        self._clients: dict[str, SenderClient] = {}
         #: The close/fault rule, with replacement as this object's reaction.
         self.pair = ConnectionPair(grace, self)
         self.generations = dict.fromkeys(SIDES, 0)
@@ -56,14 +62,14 @@ class PairedConnections:
         self._replaced_at: dict[str, float] = {}
         self._changed: asyncio.Condition | None = None
         self._tasks: set[asyncio.Task[None]] = set()
-        self._backlog_senders: dict[str, Any] = {}
+        self._backlog_senders: dict[str, EntitySender] = {}
         #: Cuts SDK calls of this client's handlers that outlive their bound (turns.py).
         self.watchdog = Watchdog()
         self._watching = False
         #: Backlog senders whose link is open.
-        self._backlog_opened: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._backlog_opened: weakref.WeakSet[Closable] = weakref.WeakSet()
         #: The turns each shared backlog sender's calls take (its opening and its sends).
-        self._backlog_turns: weakref.WeakKeyDictionary[Any, Turns] = weakref.WeakKeyDictionary()
+        self._backlog_turns: weakref.WeakKeyDictionary[EntitySender, Turns] = weakref.WeakKeyDictionary()
 
     # --- lifecycle ------------------------------------------------------------------------------
 
@@ -94,7 +100,7 @@ class PairedConnections:
 
     # --- what senders use -----------------------------------------------------------------------
 
-    def client(self, side: str) -> Any:
+    def client(self, side: str) -> SenderClient:
         return self._clients[side]
 
     def generation(self, side: str) -> int:
@@ -102,14 +108,14 @@ class PairedConnections:
         (`generations` is the same, read directly on the hot path)."""
         return self.generations[side]
 
-    def backlog_sender(self, queue: str) -> Any:
+    def backlog_sender(self, queue: str) -> EntitySender:
         """The secondary's sender to a backlog queue (one per queue, shared by every sender)."""
         sender = self._backlog_senders.get(queue)
         if sender is None:
             sender = self._backlog_senders[queue] = self._clients[SECONDARY].get_queue_sender(queue)
         return sender
 
-    async def opened_backlog_sender(self, queue: str, *, timeout: float | None) -> Any:  # noqa: ASYNC109
+    async def opened_backlog_sender(self, queue: str, *, timeout: float | None) -> EntitySender:  # noqa: ASYNC109
         """`backlog_sender(queue)` with its link open. Every sender of the client parks through the
         same SDK sender, and the SDK's aio sender cannot be opened by two tasks at once: over the wire
         (the wire drill, after each replacement of the secondary) the others raised ServiceBusError
@@ -124,12 +130,12 @@ class PairedConnections:
         )
         return sender
 
-    async def _open_backlog_sender(self, sender: Any) -> None:
+    async def _open_backlog_sender(self, sender: EntitySender) -> None:
         if sender not in self._backlog_opened:
             await sender.create_message_batch()  # no timeout of its own: the turn bounds it
             self._backlog_opened.add(sender)
 
-    async def send_to_backlog(self, queue: str, payload: Any, *, timeout: float | None) -> None:  # noqa: ASYNC109
+    async def send_to_backlog(self, queue: str, payload: Outgoing, *, timeout: float | None) -> None:  # noqa: ASYNC109
         """Send `payload` on the shared backlog sender of `queue`, one call at a time and bounded
         (`turns.Turns`): the SDK's aio sender loses track of sends that overlap on it (sends twice, or
         never returns: see the syphon's `destinations.SenderPool`; Azure/azure-sdk-for-python#36334),
@@ -143,13 +149,13 @@ class PairedConnections:
             what=f"the send to backlog queue {queue!r}",
         )
 
-    def _turns_of(self, sender: Any) -> Turns:
+    def _turns_of(self, sender: EntitySender) -> Turns:
         turns = self._backlog_turns.get(sender)
         if turns is None:
             turns = self._backlog_turns[sender] = Turns(self.discard, self.watchdog)
         return turns
 
-    def discard(self, handler: Any, *, cut: bool = True) -> None:
+    def discard(self, handler: Closable, *, cut: bool = True) -> None:
         """An SDK handler whose call was cut at its bound (`cut`), or that shut itself down: never used
         again (a backlog sender is made afresh on the next park), closed in the background within the
         close/fault grace."""

@@ -18,7 +18,6 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
 
 from azure.servicebus import ServiceBusMessage
 
@@ -98,7 +97,7 @@ class EntityFailover:
         clock: FailoverClock,
         stats: FailoverStats,
         *,
-        ping: Callable[[EntityFailover, ServiceBusMessage], Awaitable[Any]],
+        ping: Callable[[EntityFailover, ServiceBusMessage], Awaitable[object]],
         ping_interval: float,
         sleep: Sleep,
         facts: EntityFacts | None = None,

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import timedelta
-from typing import Annotated, Any, Final
+from typing import Annotated, Final
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictInt, field_validator
 
 from pairedbus import contract
 
 
-def _duration(value: Any) -> Any:
+def _duration(value: object) -> object:
     """A timedelta, or seconds as an int/float; never a bool or a string."""
     if isinstance(value, bool) or not isinstance(value, (timedelta, int, float)):
         raise ValueError(f"expected a timedelta or a number of seconds, got {type(value).__name__} {value!r}")
@@ -106,7 +106,9 @@ SDK_DEFAULT_GIVE_UP: Final = timedelta(seconds=16)
 SHORT_INTERVAL_RETRIES: Final = {"retry_total": 1, "retry_backoff_factor": 0.5}
 
 
-def sdk_client_kwargs(options: SendAvailabilityOptions, client_kwargs: Mapping[str, Any] | None) -> dict[str, Any]:
+def sdk_client_kwargs(
+    options: SendAvailabilityOptions, client_kwargs: Mapping[str, object] | None
+) -> dict[str, object]:
     """The keyword arguments of the namespaces' ServiceBusClients. A failing send reaches the
     failover clock only once the SDK's own retries give up, so the first parked message comes
     `max(failover_interval, SDK give-up time)` after the fault: with an interval shorter than the

@@ -32,7 +32,7 @@ def new_message_id() -> str:
     return str(uuid.uuid4())
 
 
-def prepare(message: ServiceBusMessage) -> bool:
+def prepare(message: object) -> bool:
     """Give the message an id if it has none and check its partition key; True if it has a
     session id (so its entity requires sessions)."""
     if not isinstance(message, ServiceBusMessage):

@@ -32,15 +32,16 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
 
 from azure.servicebus import ServiceBusMessage, ServiceBusMessageBatch
+from azure.servicebus.amqp import AmqpAnnotatedMessage
 from azure.servicebus.exceptions import MessageSizeExceededError, ServiceBusConnectionError
 
 from pairedbus import contract, sdk
 from pairedbus.pairing.aliasing import parked_copy
 from pairedbus.pairing.connections import PRIMARY
+from pairedbus.pairing.ports import Closable, EntitySender, Outgoing
 from pairedbus.sdk import sendable_as_is
 from pairedbus.sender.backlog import Backlog
 from pairedbus.sender.connections import PairedConnections
@@ -49,14 +50,15 @@ from pairedbus.sender.failover import EntityFailover, EntityKind, FailoverStats
 from pairedbus.sender.outbound import prepare, prepare_all
 from pairedbus.sender.turns import Turns
 
-MessageInput = ServiceBusMessage | list[ServiceBusMessage] | ServiceBusMessageBatch
+#: What `send_messages` takes: a message, a list of them (sent as one batch) or a batch.
+MessageInput = Outgoing
 
 
 class _IdAssigningBatch(ServiceBusMessageBatch):
     """A batch made by `PairedSender.create_message_batch`: ids are assigned as messages are
     added, before they are encoded into the batch."""
 
-    def add_message(self, message: Any) -> None:
+    def add_message(self, message: ServiceBusMessage | AmqpAnnotatedMessage | Mapping[str, object]) -> None:
         prepare(message)
         super().add_message(message)
 
@@ -83,7 +85,7 @@ class PairedSender:
         self._on_close = on_close
         #: The failover clock's time source: a failing call's run starts when the call began.
         self._now = failover.failover_clock.now
-        self._primary: Any = None
+        self._primary: EntitySender | None = None
         self._primary_generation = -1
         #: Calls on the primary's SDK sender take turns, each bounded (turns.py): a caller may share
         #: this sender between tasks, and the SDK's aio sender loses track of overlapping calls.
@@ -119,21 +121,22 @@ class PairedSender:
         if self._closed:
             raise ValueError(f"the sender for {self.entity_name!r} is closed")
 
-    def _primary_sender(self) -> Any:
+    def _primary_sender(self) -> EntitySender:
         """The SDK sender on the primary, made again after the connection was replaced."""
         generation = self._connections.generations[PRIMARY]
-        if generation != self._primary_generation:
+        primary = self._primary
+        if primary is None or generation != self._primary_generation:  # None: at generation -1 too
             client = self._connections.client(PRIMARY)
             kind = self._failover.kind
-            self._primary = (
+            primary = self._primary = (
                 client.get_queue_sender(self.entity_name)
                 if kind is EntityKind.QUEUE
                 else client.get_topic_sender(self.entity_name)
             )
             self._primary_generation = generation
-        return self._primary
+        return primary
 
-    def _discard_primary(self, handler: Any) -> None:
+    def _discard_primary(self, handler: Closable) -> None:
         """The primary's SDK sender had a call cut at its bound: the next call makes a fresh one."""
         if handler is self._primary:
             self._primary = None
@@ -156,7 +159,7 @@ class PairedSender:
         failover = self._failover
         if not failover.switched:
             primary = self._primary
-            if self._primary_generation != self._connections.primary_generation:
+            if primary is None or self._primary_generation != self._connections.primary_generation:
                 primary = self._primary_sender()
             started = self._now()
             bound = self._timeout if timeout is None else timeout
@@ -272,7 +275,7 @@ class PairedSender:
             connections.is_down(PRIMARY) or connections.generation(PRIMARY) != self._primary_generation
         )
 
-    def _primary_accepted(self, sent: Any) -> None:
+    def _primary_accepted(self, sent: MessageInput) -> None:
         """The primary accepted `sent`: the failover clock stops, and an accepted message without
         a session id says the entity does not require sessions."""
         failover = self._failover
@@ -321,7 +324,7 @@ class PairedSender:
         await self._failover.await_session_fact(messages, timeout)
         self._failover.refuse_unparkable(messages)
         parked = [parked_copy(m, self.entity_name) for m in messages]
-        payloads: list[Any] = parked if len(parked) == 1 else _pack(parked)
+        payloads: list[ServiceBusMessage] | list[ServiceBusMessageBatch] = parked if len(parked) == 1 else _pack(parked)
         try:
             for payload in payloads:
                 self.backlog_queue = await self._backlog.send(payload, self.backlog_queue, timeout=timeout)
@@ -332,7 +335,7 @@ class PairedSender:
         self._stats.parked_messages += len(parked)
 
 
-def _learn_from_accepted(failover: EntityFailover, sent: Any) -> None:
+def _learn_from_accepted(failover: EntityFailover, sent: MessageInput) -> None:
     """The primary accepted a message without a session id: the entity does not require sessions."""
     for message in [sent] if isinstance(sent, ServiceBusMessage) else _messages_of(sent):
         if message.session_id is None:

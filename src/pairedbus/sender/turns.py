@@ -28,9 +28,11 @@ import logging
 import sys
 import weakref
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from azure.servicebus.exceptions import OperationTimeoutError
+
+from pairedbus.pairing.ports import Closable
 
 _log = logging.getLogger("pairedbus.sender")
 
@@ -41,9 +43,9 @@ if sys.version_info >= (3, 12):
 else:
     # 3.11's `asyncio.current_task` is Python, most of a healthy send's added work (docs/benchmarks.md,
     # benchmarks/sender_bench.py). It reads this dict of running tasks per loop, as 3.12's C version does.
-    _running: dict[asyncio.AbstractEventLoop, asyncio.Task[Any]] = asyncio.tasks._current_tasks  # type: ignore[attr-defined]  # private in typeshed
+    _running: dict[asyncio.AbstractEventLoop, asyncio.Task[object]] = asyncio.tasks._current_tasks  # type: ignore[attr-defined]  # private in typeshed
 
-    def current_task() -> asyncio.Task[Any] | None:
+    def current_task() -> asyncio.Task[object] | None:
         return _running.get(asyncio.get_running_loop())
 
 
@@ -58,15 +60,15 @@ class Turns:
     """The calls on one SDK handler, one at a time, each bounded. `on_cut(handler)` hears of a
     handler whose call was cut (its owner discards it). Watched by `watchdog` (None: never cut)."""
 
-    def __init__(self, on_cut: Callable[[Any], None], watchdog: Watchdog | None = None) -> None:
+    def __init__(self, on_cut: Callable[[Closable], None], watchdog: Watchdog | None = None) -> None:
         self._on_cut = on_cut
         #: A call holds the turn (or it is being handed over to a waiter).
         self.busy = False
         self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
         #: The call under way: its number, task, handler and bound (read by the watchdog).
         self.number = 0
-        self.task: asyncio.Task[Any] | None = None
-        self.handler: Any = None
+        self.task: asyncio.Task[object] | None = None
+        self.handler: Closable | None = None
         self.bound: float | None = None
         #: The number of the call the watchdog cut (its CancelledError becomes a timeout).
         self._cut_number = -1
@@ -76,7 +78,7 @@ class Turns:
             watchdog.watch(self)
 
     async def call(
-        self, handler: Any, call: Callable[[float | None], Awaitable[T]], bound: float | None, *, what: str
+        self, handler: Closable, call: Callable[[float | None], Awaitable[T]], bound: float | None, *, what: str
     ) -> T:
         """`call(timeout)` on `handler` in its turn; `timeout` is what is left of `bound` (seconds,
         None: no bound) once the turn came. Raises OperationTimeoutError when the turn did not come
@@ -96,7 +98,7 @@ class Turns:
     # `if not turns.busy: number = turns.enter(...); try: ... except CancelledError: turns.raise_if_cut(...)
     # finally: turns.leave()`.
 
-    def enter(self, handler: Any, bound: float | None) -> int:
+    def enter(self, handler: Closable, bound: float | None) -> int:
         """Take the (free, or handed-over) turn for a call on `handler`; returns the call's number."""
         self.busy = True
         self.number = number = self.number + 1
@@ -162,7 +164,7 @@ class Turns:
     def cut_now(self) -> None:
         """The watchdog's verdict: the call under way outlived its bound."""
         task, handler = self.task, self.handler
-        if task is None or self._cut_number == self.number:
+        if task is None or handler is None or self._cut_number == self.number:  # set together by `enter`
             return
         self._cut_number = self.number
         self.cut += 1
@@ -203,7 +205,7 @@ class Watchdog:
                 turns.cut_now()
 
 
-async def close_within(handler: Any, seconds: float) -> None:
+async def close_within(handler: Closable, seconds: float) -> None:
     """Close `handler`, waiting at most `seconds` (a handler whose call was cut may never answer)."""
     try:
         async with asyncio.timeout(seconds):

@@ -21,30 +21,16 @@ from typing import Any, TypeVar, cast
 from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
 from azure.servicebus.exceptions import (
     MessageAlreadySettled,
-    MessageLockLostError,
-    MessageNotFoundError,
     MessageSizeExceededError,
-    MessagingEntityDisabledError,
-    MessagingEntityNotFoundError,
     OperationTimeoutError,
-    ServiceBusAuthorizationError,
-    ServiceBusConnectionError,
-    ServiceBusError,
-    ServiceBusQuotaExceededError,
-    ServiceBusServerBusyError,
-    SessionCannotBeLockedError,
-    SessionLockLostError,
 )
 
+from pairedbus import sdk
 from pairedbus.servicebus.errors import REFUSED, ErrorKind, ServiceError, made
 
 #: What an injected fault raises: an exception class (made with a message), an instance (raised
 #: as is), a factory, or one of the model's kinds.
 ErrorFactory = type[BaseException] | BaseException | Callable[[], BaseException] | ErrorKind
-
-
-def _refused(message: str) -> ServiceBusError:
-    return ServiceBusError(message, condition=REFUSED)
 
 
 def _http(status: int) -> Callable[[str], HttpResponseError]:
@@ -62,35 +48,58 @@ def _already_settled(message: str) -> MessageAlreadySettled:
     return error
 
 
-#: The one table: the model's kind -> the exception the SDK raises for it, made from the service's text.
-_SDK_ERRORS: dict[ErrorKind, Callable[[str], BaseException]] = {
-    ErrorKind.ENTITY_NOT_FOUND: lambda m: MessagingEntityNotFoundError(message=m),
-    ErrorKind.NAMESPACE_NOT_FOUND: lambda m: ServiceBusConnectionError(message=m),
-    ErrorKind.ENTITY_DISABLED: lambda m: MessagingEntityDisabledError(message=m),
-    ErrorKind.QUOTA_EXCEEDED: lambda m: ServiceBusQuotaExceededError(message=m),
-    ErrorKind.NAMESPACE_QUOTA_EXCEEDED: _http(403),
-    ErrorKind.SERVER_BUSY: lambda m: ServiceBusServerBusyError(message=m),
-    ErrorKind.LOCK_LOST: lambda m: MessageLockLostError(message=m),
-    ErrorKind.SESSION_LOCK_LOST: lambda m: SessionLockLostError(message=m),
-    ErrorKind.SESSION_CANNOT_BE_LOCKED: lambda m: SessionCannotBeLockedError(message=m),
-    ErrorKind.MESSAGE_NOT_FOUND: lambda m: MessageNotFoundError(message=m),
-    ErrorKind.SIZE_EXCEEDED: lambda m: MessageSizeExceededError(message=m),
-    ErrorKind.UNAUTHORIZED: lambda m: ServiceBusAuthorizationError(message=m),
+#: The AMQP condition the service answers each kind with, for every kind that reaches a client as one
+#: (a refused attach or transfer, a detach, a `$management` reply): the exception is made from it by
+#: the SDK's own transport (`sdk.error_for_condition`), so its class, condition and `retryable` are the
+#: ones the wire gives (`tests/testing/test_front_ends_agree.py` measures each against the unmodified
+#: SDK). The wire's table (`emulator/conditions.py`) is the same, row for row: the fake may not import
+#: the wire (tests/test_layering.py), so `tests/testing/test_errors.py` holds the two equal.
+CONDITIONS: dict[ErrorKind, str] = {
+    ErrorKind.ENTITY_NOT_FOUND: "amqp:not-found",
+    # A strict world's unknown host: the wire answers as for a lost connection (detach-forced), and a
+    # real DNS failure is a connection error too (ServiceBusConnectionError, retryable).
+    ErrorKind.NAMESPACE_NOT_FOUND: "amqp:link:detach-forced",
+    ErrorKind.ENTITY_DISABLED: "com.microsoft:entity-disabled",
+    ErrorKind.QUOTA_EXCEEDED: "amqp:resource-limit-exceeded",
+    ErrorKind.SERVER_BUSY: "com.microsoft:server-busy",
+    ErrorKind.LOCK_LOST: "com.microsoft:message-lock-lost",
+    ErrorKind.SESSION_LOCK_LOST: "com.microsoft:session-lock-lost",
+    ErrorKind.SESSION_CANNOT_BE_LOCKED: "com.microsoft:session-cannot-be-locked",
+    ErrorKind.MESSAGE_NOT_FOUND: "com.microsoft:message-not-found",
+    ErrorKind.SIZE_EXCEEDED: "amqp:link:message-size-exceeded",
+    ErrorKind.UNAUTHORIZED: "amqp:unauthorized-access",
+    ErrorKind.INVALID_OPERATION: REFUSED,
+    ErrorKind.CONNECTION_LOST: "amqp:link:detach-forced",
+}
+
+#: The kinds a client never sees as an AMQP condition, each made as the SDK makes it (measured the same way).
+_OTHER_ERRORS: dict[ErrorKind, Callable[[str], BaseException]] = {
+    # The SDK's retry loop, once its retries are spent, re-makes a timeout from the class alone (no
+    # condition; retryable, the class's flag), whatever the service answered.
+    ErrorKind.TIMEOUT: lambda m: OperationTimeoutError(message=m),
+    # A second settlement never reaches the service: the SDK refuses it locally.
+    ErrorKind.ALREADY_SETTLED: _already_settled,
+    # The management plane answers over HTTP: azure.core's error with the service's status.
     ErrorKind.BAD_REQUEST: _http(400),
+    ErrorKind.NAMESPACE_QUOTA_EXCEEDED: _http(403),
     ErrorKind.RESOURCE_NOT_FOUND: lambda m: ResourceNotFoundError(message=m),
     ErrorKind.RESOURCE_EXISTS: lambda m: ResourceExistsError(message=m),
-    ErrorKind.INVALID_OPERATION: _refused,
-    ErrorKind.ALREADY_SETTLED: _already_settled,
-    ErrorKind.TIMEOUT: lambda m: OperationTimeoutError(message=m),
-    ErrorKind.CONNECTION_LOST: lambda m: ServiceBusConnectionError(message=m),
 }
+
+
+def _made(kind: ErrorKind, message: str) -> BaseException:
+    """The exception the SDK raises for the model's `kind`, with the service's text."""
+    condition = CONDITIONS.get(kind)
+    if condition is not None:
+        return sdk.error_for_condition(condition, message)
+    return _OTHER_ERRORS[kind](message)
 
 
 def sdk_error(error: ServiceError) -> BaseException:
     """The exception the SDK raises for the model's `error` (an injected one: what its fault holds)."""
     if error.kind is ErrorKind.INJECTED:
         return make_error(error.injected, error.message)  # type: ignore[arg-type]  # the model carries the fault's error as it was given
-    return _SDK_ERRORS[error.kind](error.message)
+    return _made(error.kind, error.message)
 
 
 def make_error(error: ErrorFactory, what: str) -> BaseException:
@@ -98,7 +107,7 @@ def make_error(error: ErrorFactory, what: str) -> BaseException:
     model's text of the injection)."""
     message = what if what.startswith("Injected fault on ") else f"Injected fault on {what}."
     if isinstance(error, ErrorKind):
-        return _SDK_ERRORS[error](message)
+        return _made(error, message)
     exc = made(error, message)
     if exc is None:
         raise TypeError(f"an injected fault's error must be an exception, its class or a factory, not {error!r}")
