@@ -1,7 +1,8 @@
 """`Emulator`: namespaces served on loopback, one port each, on one model. Each port speaks AMQP
-1.0 to the data-plane SDKs and, through the broker's side door, HTTPS to their administration
-clients (the admin plane, with a certificate generated for the run), so a connection string
-serves both clients as the service's own host name does.
+1.0 to the data-plane SDKs, plain or over TLS, and HTTPS to their administration clients (the
+broker terminates TLS with a certificate generated for the run and hands HTTP to the admin plane
+through its side door), so a connection string serves both clients as the service's own host
+name does.
 
     async with Emulator(["primary", "secondary"]) as emulator:
         conn_str = emulator.connection_string("primary")   # for the unmodified SDK
