@@ -239,6 +239,9 @@ def test_sample(sample: Path | str, outcomes: dict[tuple[Path, bool], Future[Out
 
 
 @pytest.mark.slow
+# The first of these may wait for an auto_lock_renew sample (about 5 min over the wire, bounded by
+# its own limit in SLOW): pytest-timeout's default 300 s cut one short in a run of the wire tests alone.
+@pytest.mark.timeout(max(SLOW.values()) + 60)
 def test_sample_over_the_wire(sample: Path | str, outcomes: dict[tuple[Path, bool], Future[Outcome]]) -> None:
     _check(sample, outcomes, wire=True)
 
