@@ -1,7 +1,8 @@
 """`Emulator`: namespaces served on loopback, one port each, on one model. Each port speaks AMQP
-1.0 to the data-plane SDKs and, through the broker's side door, HTTPS to their administration
-clients (the admin plane, with a certificate generated for the run), so a connection string
-serves both clients as the service's own host name does.
+1.0 to the data-plane SDKs, plain or over TLS, and HTTPS to their administration clients (the
+broker terminates TLS with a certificate generated for the run and hands HTTP to the admin plane
+through its side door), so a connection string serves both clients as the service's own host
+name does.
 
     async with Emulator(["primary", "secondary"]) as emulator:
         conn_str = emulator.connection_string("primary")   # for the unmodified SDK
@@ -12,8 +13,6 @@ serves both clients as the service's own host name does.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -21,13 +20,10 @@ from pathlib import Path
 from pairedbus import contract
 from pairedbus.emulator.admin_http import AdminPlane
 from pairedbus.emulator.certificates import generate_certificates
-from pairedbus.emulator.server import LOOPBACK, Broker, SideDoor
+from pairedbus.emulator.server import Broker, relay_to
 from pairedbus.servicebus.world import Namespace, ServiceBusWorld
 
 __all__ = ["Emulator"]
-
-#: Bound on relaying one side-door connection's bytes (the admin client's requests are small).
-_PIPE_CHUNK = 65536
 
 
 class Emulator:
@@ -64,26 +60,31 @@ class Emulator:
 
     async def start(self, first_port: int = 0) -> None:
         try:
-            for i, broker in enumerate(self.brokers.values()):
-                await broker.start(first_port + i if first_port else 0)
             if self._admin_wanted:
                 await self._start_admin()
+            for i, broker in enumerate(self.brokers.values()):
+                await broker.start(first_port + i if first_port else 0)
         except BaseException:
             await self.stop()
             raise
 
     async def _start_admin(self) -> None:
+        # The brokers terminate TLS (AMQP over TLS and the admin client's HTTPS on one port), so
+        # the admin plane behind them speaks plain HTTP on loopback ports of its own.
         self._tls_dir = tempfile.TemporaryDirectory(prefix="pairedbus-emulator-tls-")
         tls = generate_certificates(Path(self._tls_dir.name))
         self.ca_file = tls.ca_path
-        self.admin = AdminPlane.beside(self.world, self.brokers.values(), tls=tls)
+        self.admin = AdminPlane.beside(self.world, self.brokers.values())
         await self.admin.start()
+        context = tls.server_context()
         for broker in self.brokers.values():
-            broker.side_door = _relay_to(self.admin.port_of(broker.fqdn))
+            broker.tls = context
+            broker.side_door = relay_to(self.admin.port_of(broker.fqdn))
 
     async def stop(self) -> None:
         for broker in self.brokers.values():
             broker.side_door = None
+            broker.tls = None
             await broker.stop()
         if self.admin is not None:
             await self.admin.stop()
@@ -98,37 +99,3 @@ class Emulator:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
-
-
-def _relay_to(port: int) -> SideDoor:
-    """A side door that relays the connection, byte for byte, to the admin plane's port."""
-
-    async def relay(first: bytes, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            upstream_reader, upstream_writer = await asyncio.open_connection(LOOPBACK, port)
-        except OSError:
-            writer.transport.abort()
-            return
-        upstream_writer.write(first)
-        try:
-            await asyncio.gather(_pipe(reader, upstream_writer), _pipe(upstream_reader, writer))
-        finally:
-            for w in (writer, upstream_writer):
-                w.close()
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(w.wait_closed(), 5)
-
-    return relay
-
-
-async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    try:
-        while data := await reader.read(_PIPE_CHUNK):
-            writer.write(data)
-            await writer.drain()
-    except (ConnectionError, asyncio.IncompleteReadError):
-        pass
-    finally:
-        with contextlib.suppress(Exception):
-            if writer.can_write_eof():
-                writer.write_eof()
