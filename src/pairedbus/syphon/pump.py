@@ -232,11 +232,10 @@ class BacklogPump(Generic[M]):
         finally:
             halted.cancel()
             overran = not task.done() and not halted.done()
-            if not task.done():
-                # Stopping (or overran): a message the broker hands over meanwhile stays locked
-                # and comes back.
-                task.cancel()
-            await asyncio.gather(halted, task, return_exceptions=True)
+            # Stopping (or overran): a message the broker hands over meanwhile stays locked and
+            # comes back.
+            await cancel_until_done(task)
+            await asyncio.gather(halted, return_exceptions=True)
         if overran:
             return self._receive_failed(TimeoutError(f"{what} took over {bound:g} s"))
         if task.cancelled():
@@ -292,6 +291,31 @@ class BacklogPump(Generic[M]):
     @property
     def _halted(self) -> bool:
         return self._halt is not None and self._halt.is_set()
+
+
+#: How often `cancel_until_done` cancels again a task that swallowed its cancellation (seconds).
+RECANCEL_INTERVAL = 0.05
+
+
+async def cancel_until_done(task: asyncio.Future[T]) -> None:
+    """Cancel `task` until it ends, then return (its result or error is the caller's to read).
+
+    One cancel was not always enough for an SDK call: Python 3.11's `asyncio.wait_for`, around every
+    frame read of the SDK, drops a cancellation that arrives as its read completes (CPython gh-86296;
+    `sdk.keep_cancellations` mends the SDK's modules, this is the guard for any other frame that
+    swallows one). A receive that lost its cancellation went on into its long poll while its pump
+    waited for it. Cancelling again reaches the task at its next await. A cancellation of the caller
+    meanwhile is kept and raised once `task` has ended (an SDK call must not outlive its pump: it uses
+    the pump's receiver)."""
+    cancelled = False
+    while not task.done():
+        task.cancel()
+        try:
+            await asyncio.wait({task}, timeout=RECANCEL_INTERVAL)
+        except asyncio.CancelledError:
+            cancelled = True
+    if cancelled:
+        raise asyncio.CancelledError
 
 
 def _body_bytes(messages: Sequence[MessageBody]) -> int:
