@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import importlib
 import inspect
 import textwrap
 from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
+from typing import Any
 
 import azure.servicebus
 import pytest
@@ -381,3 +383,38 @@ def test_not_applicable_raises_the_class_the_gate_skips(args_class: str) -> None
 
     with pytest.raises(sdk.policy_not_applicable_error()):
         getattr(pulumi_policy, args_class).not_applicable(None, "a Standard namespace")
+
+
+async def _cancelled_as_its_read_completes(wait_for: Any) -> asyncio.Task[Any]:
+    """A task in `wait_for(read, 10)` cancelled in the same turn of the loop its read completed in (the task
+    is woken, has not run yet): what the SDK's frame reads met whenever a syphon was cancelled mid-receive."""
+    read: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    task = asyncio.ensure_future(wait_for(read, 10))
+    await asyncio.sleep(0)  # the task now waits on its read
+    read.set_result("frame")
+    task.cancel()
+    await asyncio.wait({task})
+    return task
+
+
+@pytest.mark.parametrize("module", sdk.WAIT_FOR_CALLERS)
+async def test_the_sdks_wait_for_keeps_a_cancellation_that_comes_as_its_read_completes(module: str) -> None:
+    """Python 3.11's asyncio.wait_for returned "frame" and dropped the cancellation (CPython gh-86296): the
+    SDK's aio modules read every frame through it, and cancelled syphons ran on for seconds (issue 34)."""
+    imported = importlib.import_module(module)
+    sdk.keep_cancellations()
+    sdk.keep_cancellations()  # idempotent
+    assert (await _cancelled_as_its_read_completes(imported.asyncio.wait_for)).cancelled()
+    assert imported.asyncio.sleep is asyncio.sleep  # the rest of asyncio as it is
+    assert asyncio.wait_for is not sdk.wait_for  # the process's own asyncio is left alone
+
+
+async def test_the_kept_wait_for_still_times_out_and_returns() -> None:
+    never: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    with pytest.raises(TimeoutError):
+        await sdk.wait_for(never, 0.01)
+    assert never.cancelled()
+    with pytest.raises(TimeoutError):
+        await sdk.wait_for(asyncio.sleep(1), 0)
+    assert await sdk.wait_for(asyncio.sleep(0, "done"), None) == "done"
+    assert await sdk.wait_for(asyncio.sleep(0, "done"), 5) == "done"

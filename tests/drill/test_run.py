@@ -222,6 +222,50 @@ async def test_a_syphon_that_ignores_its_cancellation_is_left_behind(monkeypatch
     await asyncio.wait({left})
 
 
+async def test_a_killed_syphon_whose_cancellation_was_swallowed_is_not_started_again(monkeypatch):
+    # Over the wire, the SDK under a syphon dropped its cancellation (Python 3.11's wait_for) and its run
+    # returned as if stopped: the drill's loop then started a new syphon in the killed one's task, which
+    # never ended, and was left behind (issue 34: 7 and 4 of 20 harsh kills).
+    import asyncio
+
+    import pairedbus.syphon
+    from pairedbus.drill import run as drill_run
+    from pairedbus.drill.run import RestartingSyphon
+    from tests.load import guard
+
+    started = []
+
+    class Swallowing:
+        def __init__(self, **_: object) -> None:
+            started.append(self)
+            self.stats = pairedbus.syphon.SyphonStats()
+
+        async def __aenter__(self) -> "Swallowing":
+            return self
+
+        async def __aexit__(self, *_: object) -> None:
+            return None
+
+        async def run(self, stop: asyncio.Event) -> None:
+            try:
+                await stop.wait()
+            except asyncio.CancelledError:
+                return  # as the SDK under it did
+
+    monkeypatch.setattr(pairedbus.syphon, "Syphon", Swallowing)
+    monkeypatch.setattr(drill_run, "ABANDON_GRACE", guard(5))  # a hang guard: it ends at once
+    syphon = RestartingSyphon(credential=None)
+    syphon.start()
+    await asyncio.sleep(0)
+    killed = syphon._task
+    await syphon.kill()
+    assert killed is not None and killed.done()
+    assert syphon.abandoned == 0 and syphon.kills == 1
+    await asyncio.sleep(0)  # the replacement starts
+    assert len(started) == 2  # the killed one and its replacement, no third in the killed task
+    await asyncio.wait_for(syphon.stop(grace=0.05), guard(10))
+
+
 def test_the_wire_drill_s_loop_leaves_a_task_behind_that_ignores_its_cancellation():
     import asyncio
     import threading

@@ -252,3 +252,39 @@ async def _park_to(brokers: EmulatorProcess, names: list[str], destinations: lis
                 )
 
         await asyncio.gather(*(park(q, name) for q, name in enumerate(names)))
+
+
+async def test_a_receiver_whose_receive_failed_is_replaced_so_its_queue_is_served_again(
+    brokers: EmulatorProcess,
+) -> None:
+    """The secondary answers receives busy (it detaches the receive link) while the service loop
+    starts, then heals. The SDK keeps the detached link's error on its receiver: with its retries
+    off, every later receive on that receiver raised the same ServiceBusServerBusyError, the fault
+    long healed, so a pump that kept its receiver never received again (what left a drill's last
+    messages parked). A receiver whose receive failed is replaced by a fresh one."""
+    await _park(brokers, 20)
+    brokers.faults("secondary", busy=["receive"])
+    stop = asyncio.Event()
+    async with _syphon(
+        brokers,
+        client_kwargs={"retry_total": 0},
+        backoff_initial=timedelta(milliseconds=50),
+        backoff_max=timedelta(milliseconds=200),
+    ) as syphon:
+        running = asyncio.create_task(syphon.run(stop))
+        for _ in range(600):  # bounded: 30 s
+            if syphon.stats.errors.get("ServiceBusServerBusyError", 0) >= 2 * COUNT:
+                break
+            await asyncio.sleep(0.05)
+        brokers.heal("secondary")
+        try:
+            for _ in range(1_200):  # a hang guard (60 s): the 20 moved in 1-2 s here
+                if syphon.stats.moved == 20:
+                    break
+                await asyncio.sleep(0.05)
+        finally:
+            stop.set()
+            await asyncio.wait_for(running, guard(60))
+    assert syphon.stats.errors["ServiceBusServerBusyError"] >= 2 * COUNT  # every queue's receives failed
+    assert syphon.stats.moved == 20
+    assert _backlog_total(brokers) == 0

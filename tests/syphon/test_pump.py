@@ -647,3 +647,33 @@ async def test_the_first_receives_of_large_messages_keep_the_byte_bound_from_the
     # so 200 messages warrant every receiver allowed (4), each asking for 5 at once.
     assert asked[:4] == [(names[0], 5)] * 4
     assert stats.moved == 200 and len(orders.active_messages()) == 200
+
+
+async def test_a_stopped_syphon_ends_though_a_receive_swallowed_its_cancellation(
+    world: ServiceBusWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Over the wire, a receive whose cancellation the SDK dropped (Python 3.11's asyncio.wait_for, CPython
+    gh-86296) went on into its long poll, and the pump waited for it: a killed syphon ran on. Here every
+    receive drops its first cancellation and then waits for ever; cancelled, the syphon ends (the pump
+    cancels its receive until it ends). On the code before, this hung."""
+    create_backlog_queues(world)
+    swallowed = 0
+    receiving = asyncio.Event()
+
+    async def swallowing(self: Any, *args: Any, **kwargs: Any) -> Any:
+        nonlocal swallowed
+        receiving.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            swallowed += 1
+        await asyncio.Event().wait()  # its long poll
+
+    monkeypatch.setattr(aio_client.ServiceBusReceiver, "receive_messages", swallowing)
+    async with make_syphon(world) as syphon:
+        running = asyncio.create_task(syphon.run(asyncio.Event()))
+        await asyncio.wait_for(receiving.wait(), guard(10))
+        running.cancel()
+        done, _ = await asyncio.wait({running}, timeout=guard(10))  # a hang guard: it ends at once
+    assert done and running.cancelled()
+    assert swallowed >= 1

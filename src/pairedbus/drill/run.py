@@ -32,7 +32,7 @@ from typing import Any
 
 from azure.servicebus import ServiceBusMessage
 
-from pairedbus import contract
+from pairedbus import contract, sdk
 from pairedbus.drill.consumers import Sabotage, consume
 from pairedbus.drill.ledger import Ledger
 from pairedbus.drill.plan import CLIENTS, drill_plan
@@ -130,6 +130,7 @@ async def run_drill(
     """The drill's one sequence, on `world` (in_process.py or wire.py): the same scenario, ledger,
     settling and verdict on either."""
     began = time.perf_counter()
+    sdk.keep_cancellations()  # the consumers and senders it stops are cancelled too (issue 34)
     bound = Bound.starting(began if started is None else started, config.timeout)
     plan = drill_plan(config)
     entities = plan.entities
@@ -459,7 +460,9 @@ class RestartingSyphon:
     async def _run(self, stop: asyncio.Event) -> None:
         from pairedbus.syphon import Syphon
 
-        while not stop.is_set():
+        task = asyncio.current_task()
+        # A cancellation something under the syphon swallowed must not start a new one (it was the kill).
+        while not stop.is_set() and not (task is not None and task.cancelling()):
             self._syphon = Syphon(
                 primary=self._primary, secondary=self._secondary, credential=self._credential, **self._options
             )

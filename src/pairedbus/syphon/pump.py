@@ -138,8 +138,10 @@ class BacklogPump(Generic[M]):
         budget = ctx.budget
         plan = self._plan
         receiver = ctx.secondary.get_queue_receiver(self.queue, prefetch_count=0)
+        #: The batches the current receiver handed over: a retired receiver is closed after them.
+        handed: set[asyncio.Task[None]] = set()
         busy = extra or plan.starts_busy
-        opened = False  # opened before its first receive, and again after a failed one
+        opened = False  # opened before its first receive
         try:
             async with asyncio.TaskGroup() as batches:
                 while not halt.is_set():
@@ -153,7 +155,7 @@ class BacklogPump(Generic[M]):
                     except BaseException:
                         await budget.release(granted)
                         raise
-                    opened = received is not ReceiveEnd.FAILED
+                    opened = True
                     count, nbytes = (
                         (0, 0) if isinstance(received, ReceiveEnd) else (len(received), _body_bytes(received))
                     )
@@ -168,12 +170,24 @@ class BacklogPump(Generic[M]):
                         case ReceiveEnd.FAILED:
                             if extra:
                                 return
-                            continue  # backing off; an error is not an empty queue
+                            # Backing off (an error is not an empty queue), then on a fresh receiver: over
+                            # the wire the SDK keeps a detached link's error on its receiver, and with its
+                            # retries off every later receive on it raised that error again, the fault
+                            # long healed, and the queue was never served (issue 34).
+                            batches.create_task(self._retire(receiver, handed))
+                            receiver, handed, opened = (
+                                ctx.secondary.get_queue_receiver(self.queue, prefetch_count=0),
+                                set(),
+                                False,
+                            )
+                            continue
                         case ReceiveEnd.EMPTY:
                             if until_empty or extra:
                                 return
                         case messages:
-                            batches.create_task(self._handle(receiver, messages, nbytes))
+                            handling = batches.create_task(self._handle(receiver, messages, nbytes))
+                            handed.add(handling)
+                            handling.add_done_callback(handed.discard)
                             if extra and not busy:
                                 return
                             if busy:  # one more receiver per full receive, up to what the queue warrants
@@ -181,12 +195,22 @@ class BacklogPump(Generic[M]):
                                 self._add_receivers(receivers, upto, wait=wait, halt=halt, until_empty=until_empty)
         finally:
             self._open_receivers -= 1
-            try:
-                await receiver.close()
-            except Exception as exc:
-                if failure_of(exc) not in SERVICE_BUS:
-                    raise
-                log.debug("closing a backlog receiver failed", extra={"backlog_queue": self.queue, "error": repr(exc)})
+            await self._close(receiver)
+
+    async def _retire(self, receiver: Receiver[M], handed: set[asyncio.Task[None]]) -> None:
+        """Close a receiver no longer received from once the batches it handed over are settled
+        (settlement needs its link)."""
+        if handed:
+            await asyncio.wait(handed)
+        await self._close(receiver)
+
+    async def _close(self, receiver: Receiver[M]) -> None:
+        try:
+            await receiver.close()
+        except Exception as exc:
+            if failure_of(exc) not in SERVICE_BUS:
+                raise
+            log.debug("closing a backlog receiver failed", extra={"backlog_queue": self.queue, "error": repr(exc)})
 
     async def _receive(
         self, receiver: Receiver[M], count: int, wait: float, halt: asyncio.Event, *, opened: bool = True
@@ -232,11 +256,10 @@ class BacklogPump(Generic[M]):
         finally:
             halted.cancel()
             overran = not task.done() and not halted.done()
-            if not task.done():
-                # Stopping (or overran): a message the broker hands over meanwhile stays locked
-                # and comes back.
-                task.cancel()
-            await asyncio.gather(halted, task, return_exceptions=True)
+            # Stopping (or overran): a message the broker hands over meanwhile stays locked and
+            # comes back.
+            await cancel_until_done(task)
+            await asyncio.gather(halted, return_exceptions=True)
         if overran:
             return self._receive_failed(TimeoutError(f"{what} took over {bound:g} s"))
         if task.cancelled():
@@ -292,6 +315,31 @@ class BacklogPump(Generic[M]):
     @property
     def _halted(self) -> bool:
         return self._halt is not None and self._halt.is_set()
+
+
+#: How often `cancel_until_done` cancels again a task that swallowed its cancellation (seconds).
+RECANCEL_INTERVAL = 0.05
+
+
+async def cancel_until_done(task: asyncio.Future[T]) -> None:
+    """Cancel `task` until it ends, then return (its result or error is the caller's to read).
+
+    One cancel was not always enough for an SDK call: Python 3.11's `asyncio.wait_for`, around every
+    frame read of the SDK, drops a cancellation that arrives as its read completes (CPython gh-86296;
+    `sdk.keep_cancellations` mends the SDK's modules, this is the guard for any other frame that
+    swallows one). A receive that lost its cancellation went on into its long poll while its pump
+    waited for it. Cancelling again reaches the task at its next await. A cancellation of the caller
+    meanwhile is kept and raised once `task` has ended (an SDK call must not outlive its pump: it uses
+    the pump's receiver)."""
+    cancelled = False
+    while not task.done():
+        task.cancel()
+        try:
+            await asyncio.wait({task}, timeout=RECANCEL_INTERVAL)
+        except asyncio.CancelledError:
+            cancelled = True
+    if cancelled:
+        raise asyncio.CancelledError
 
 
 def _body_bytes(messages: Sequence[MessageBody]) -> int:

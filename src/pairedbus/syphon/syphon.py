@@ -24,7 +24,7 @@ from typing import Any
 from azure.core.exceptions import AzureError
 from azure.servicebus import ServiceBusReceivedMessage
 
-from pairedbus import contract
+from pairedbus import contract, sdk
 from pairedbus.pairing.backoff import BackoffPolicy
 from pairedbus.pairing.connections import PRIMARY, SECONDARY, SIDES, ConnectionPair
 from pairedbus.pairing.endpoints import NamespaceEndpoint, endpoint_of
@@ -108,6 +108,7 @@ class Syphon:
     # --- lifecycle -----------------------------------------------------------------------
 
     async def __aenter__(self) -> Syphon:
+        sdk.keep_cancellations()  # on 3.11 the SDK's reads dropped cancellations: a stopped syphon ran on
         # A fresh pair each time: a Syphon that faulted may be entered again with new connections
         # (its counters carry on).
         self._reaction = StopOnFault()
