@@ -16,11 +16,6 @@ import pairedbus
 PACKAGE = Path(pairedbus.__file__).parent
 #: radon's ranks: A 1-5, B 6-10, C 11-20, D 21-30, E 31-40, F above.
 WORST_RANK_ALLOWED = "C"
-#: "module:Block" -> who splits it (other helpers' rooms, at the same time as this test landed).
-KNOWN_COMPLEX = {
-    "pairedbus.drill.report:DrillReport.build": "split by h-harsh",
-    "pairedbus.drill.run:run_drill": "split by h-harsh",
-}
 
 
 def _block_name(block: Function | Class) -> str:
@@ -49,8 +44,7 @@ def test_no_function_in_src_ranks_worse_than_c_but_the_ones_being_split() -> Non
         for path in sorted(PACKAGE.rglob("*.py"))
         for name, rank, complexity in complex_blocks(path.read_text(), _module(path))
     }
-    assert {name: rank for name, rank in found.items() if name not in KNOWN_COMPLEX} == {}
-    assert sorted(KNOWN_COMPLEX.keys() - found.keys()) == [], "split: take it off KNOWN_COMPLEX"
+    assert found == {}
 
 
 def _branches(count: int, indent: str = "") -> str:

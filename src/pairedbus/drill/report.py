@@ -139,14 +139,8 @@ class DrillReport:
         parked = sum(1 for key in not_yet if key in ledger.still_parked)
         wrong_dead = ledger.wrongly_dead_lettered()
         duplicates = sorted(key for key, count in ledger.deliveries.items() if count > 1)
-        examples = {
-            "lost": [f"{d} {m}" for d, m in lost[:EXAMPLES]],
-            "duplicates": [f"{d} {m}" for d, m in duplicates[:EXAMPLES]],
-            "property_mismatches": [f"{d} {m}: {why}" for (d, m), why in list(ledger.mismatches.items())[:EXAMPLES]],
-            "unexpected": [f"{d} {m}" for d, m in sorted(ledger.unexpected)[:EXAMPLES]],
-            "wrongly_dead_lettered": [f"{d} {m} ({ledger.dead_letters[(d, m)]})" for d, m in wrong_dead[:EXAMPLES]],
-            "send_failures": [f"{f.kind}: {f.message}" for f in ledger.send_failure_examples],
-        }
+        senders = _sender_totals(stats)
+        injected = injected or {}
         return cls(
             sent=sum(1 for message_id in ledger.expected if not ledger.outcome_unknown(message_id)),
             expected_deliveries=ledger.expected_deliveries() - len(ledger.never_stored()),
@@ -159,13 +153,13 @@ class DrillReport:
             property_mismatches=len(ledger.mismatches),
             unexpected=len(ledger.unexpected),
             send_failures=ledger.send_failures,
-            backlogged=sum(s.parked_messages for s in stats),
-            pings=sum(s.pings_sent for s in stats),
-            pings_failed=sum(s.pings_failed for s in stats),
+            backlogged=senders["parked_messages"],
+            pings=senders["pings_sent"],
+            pings_failed=senders["pings_failed"],
             pings_skipped_by_consumers=ledger.pings_skipped,
-            failovers=sum(s.failovers for s in stats),
-            returns_to_primary=sum(s.returns_to_primary for s in stats),
-            backlog_send_failures=sum(s.backlog_send_failures for s in stats),
+            failovers=senders["failovers"],
+            returns_to_primary=senders["returns_to_primary"],
+            backlog_send_failures=senders["backlog_send_failures"],
             outages=outages,
             syphon_kills=syphon.kills,
             syphon_faults=syphon.faults,
@@ -178,9 +172,9 @@ class DrillReport:
             settling_seconds=round(settling_seconds, 3),
             wall_seconds=round(wall_seconds, 3),
             config=config.model_dump(mode="json"),
-            examples={k: v for k, v in examples.items() if v},
-            ambiguous_sends=(injected or {}).get("ambiguous_send", 0),
-            late_lock_losses=(injected or {}).get("late_lock_loss", 0),
+            examples=_examples(ledger, lost, duplicates, wrong_dead),
+            ambiguous_sends=injected.get("ambiguous_send", 0),
+            late_lock_losses=injected.get("late_lock_loss", 0),
             duplicates_dropped=duplicates_dropped,
             not_yet_delivered=len(not_yet),
             still_parked=parked,
@@ -193,5 +187,36 @@ class DrillReport:
             send_failures_by_error=dict(ledger.send_failures_by_error.most_common()),
             plan_digest=plan_digest,
             syphon_abandoned=getattr(syphon, "abandoned", 0),
-            calls_cut=sum(s.calls_cut for s in stats),
+            calls_cut=senders["calls_cut"],
         )
+
+
+#: The senders' counters a report sums over every sender of the drill.
+_SENDER_COUNTERS = (
+    "parked_messages",
+    "pings_sent",
+    "pings_failed",
+    "failovers",
+    "returns_to_primary",
+    "backlog_send_failures",
+    "calls_cut",
+)
+
+
+def _sender_totals(stats: list[Any]) -> dict[str, int]:
+    return {name: sum(getattr(s, name) for s in stats) for name in _SENDER_COUNTERS}
+
+
+def _examples(
+    ledger: Ledger, lost: list[tuple[str, str]], duplicates: list[tuple[str, str]], wrong_dead: list[tuple[str, str]]
+) -> dict[str, list[str]]:
+    """Up to EXAMPLES of each kind of finding, the kinds with none left out."""
+    examples = {
+        "lost": [f"{d} {m}" for d, m in lost[:EXAMPLES]],
+        "duplicates": [f"{d} {m}" for d, m in duplicates[:EXAMPLES]],
+        "property_mismatches": [f"{d} {m}: {why}" for (d, m), why in list(ledger.mismatches.items())[:EXAMPLES]],
+        "unexpected": [f"{d} {m}" for d, m in sorted(ledger.unexpected)[:EXAMPLES]],
+        "wrongly_dead_lettered": [f"{d} {m} ({ledger.dead_letters[(d, m)]})" for d, m in wrong_dead[:EXAMPLES]],
+        "send_failures": [f"{f.kind}: {f.message}" for f in ledger.send_failure_examples],
+    }
+    return {kind: found for kind, found in examples.items() if found}

@@ -159,7 +159,6 @@ async def run_drill(
     syphon = RestartingSyphon(
         world.credential, primary=world.primary, secondary=world.secondary, lock_duration=config.backlog_lock_duration
     )
-    outage_windows = plan.outage_windows
     kills = list(plan.kill_points)
     sent_so_far = [0]
 
@@ -179,16 +178,7 @@ async def run_drill(
         ]
         consumer_client = await stack.enter_async_context(world.primary.client(world.credential))
         sabotage = Sabotage(config.sabotage_consumer_every)
-        consumers = [
-            asyncio.create_task(consume(consumer_client, entity, sub, ledger, sabotage, stop_consumers))
-            for entity in entities
-            for sub in (SUBSCRIPTIONS if entity.is_topic else (None,))
-            for _ in range(
-                CONSUMERS_PER_SESSION_QUEUE
-                if entity.kind is DrillEntityKind.SESSION_QUEUE
-                else CONSUMERS_PER_DESTINATION
-            )
-        ]
+        consumers = _start_consumers(consumer_client, entities, ledger, sabotage, stop_consumers)
         syphon.start()
         phase = ["sending"]
         park_clock = ParkClock(clients)
@@ -200,7 +190,7 @@ async def run_drill(
             )
             for i in range(config.senders)
         ]
-        outages = 0
+        outages = [0]
         timed_out = False
         settled = False
         keeper: asyncio.Task[None] | None = None
@@ -210,22 +200,7 @@ async def run_drill(
                     if bound.bounded:
                         keeper = asyncio.create_task(_keep_to(bound, sending, world, entities))
                     pace = config.min_send_time.total_seconds() / max(len(units), 1)
-                    dispatch_start = time.perf_counter()
-                    for index, unit in enumerate(units):
-                        ahead = dispatch_start + index * pace - time.perf_counter()
-                        if ahead > 0.005:
-                            await asyncio.sleep(ahead)
-                        for start, end in outage_windows:
-                            if index == start:
-                                park_clock.outage_began()
-                                await world.outage(down=True)
-                                outages += 1
-                            elif index == end:
-                                await world.outage(down=False)
-                        while kills and kills[0] <= index:
-                            kills.pop(0)
-                            await syphon.kill(world.syphon_killed)
-                        await work.put(unit)
+                    await _dispatch(units, pace, plan.outage_windows, kills, work, world, syphon, park_clock, outages)
                     for _ in workers:
                         await work.put(None)
                     await asyncio.gather(*workers)
@@ -264,7 +239,7 @@ async def run_drill(
         ledger=ledger,
         stats=stats,
         syphon=syphon,
-        outages=outages,
+        outages=outages[0],
         left=left,
         injected=contents.injected,
         duplicates_dropped=contents.duplicates_dropped,
@@ -278,6 +253,57 @@ async def run_drill(
         first_parked_seconds=park_clock.first_parked,
         plan_digest=plan.digest,
     )
+
+
+def _start_consumers(
+    client: Any,
+    entities: Sequence[DrillEntity],
+    ledger: Ledger,
+    sabotage: Sabotage,
+    stop: asyncio.Event,
+) -> list[asyncio.Task[None]]:
+    """The drill's consumers: on every queue and every topic subscription, more than one on a session
+    queue (each holds one session at a time)."""
+    return [
+        asyncio.create_task(consume(client, entity, sub, ledger, sabotage, stop))
+        for entity in entities
+        for sub in (SUBSCRIPTIONS if entity.is_topic else (None,))
+        for _ in range(
+            CONSUMERS_PER_SESSION_QUEUE if entity.kind is DrillEntityKind.SESSION_QUEUE else CONSUMERS_PER_DESTINATION
+        )
+    ]
+
+
+async def _dispatch(
+    units: list[list[PlannedMessage]],
+    pace: float,
+    outage_windows: list[tuple[int, int]],
+    kills: list[int],
+    work: asyncio.Queue[list[PlannedMessage] | None],
+    world: DrillWorld,
+    syphon: RestartingSyphon,
+    park_clock: ParkClock,
+    outages: list[int],
+) -> None:
+    """Hand the units to the senders at the drill's pace, opening and closing the planned outages and
+    killing the syphon at the planned units. `outages` counts the outages opened as they open: the
+    caller's bound may cut this short."""
+    dispatch_start = time.perf_counter()
+    for index, unit in enumerate(units):
+        ahead = dispatch_start + index * pace - time.perf_counter()
+        if ahead > 0.005:
+            await asyncio.sleep(ahead)
+        for start, end in outage_windows:
+            if index == start:
+                park_clock.outage_began()
+                await world.outage(down=True)
+                outages[0] += 1
+            elif index == end:
+                await world.outage(down=False)
+        while kills and kills[0] <= index:
+            kills.pop(0)
+            await syphon.kill(world.syphon_killed)
+        await work.put(unit)
 
 
 class ParkClock:
