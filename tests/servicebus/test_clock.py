@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from pairedbus.servicebus import Clock
 from pairedbus.servicebus.clock import to_datetime, to_seconds
-from pairedbus.testing import Clock
 
 
 def test_frozen_clock_only_moves_when_advanced() -> None:

@@ -11,9 +11,10 @@ from azure.servicebus import ServiceBusMessage, ServiceBusReceivedMessage, Servi
 from azure.servicebus.aio import ServiceBusClient
 from azure.servicebus.exceptions import MessageNotFoundError, MessagingEntityNotFoundError, ServiceBusQuotaExceededError
 
+from pairedbus.servicebus import DEAD_LETTER_REASON_MAX_DELIVERY, DEAD_LETTER_REASON_TTL
 from pairedbus.servicebus.content import BodyType, Content, Record
 from pairedbus.servicebus.filters import CorrelationFilter, Rule, SqlFilter
-from pairedbus.testing import DEAD_LETTER_REASON_MAX_DELIVERY, DEAD_LETTER_REASON_TTL, Namespace, ServiceBusWorld
+from pairedbus.testing import Namespace, ServiceBusWorld
 from tests.load import guard
 
 from .conftest import FQDN, body

@@ -11,7 +11,8 @@ from azure.servicebus import ServiceBusMessage, ServiceBusSubQueue
 from azure.servicebus.aio import ServiceBusClient
 from azure.servicebus.exceptions import MessageLockLostError
 
-from pairedbus.testing import DEAD_LETTER_REASON_MAX_DELIVERY, Namespace, ServiceBusWorld
+from pairedbus.servicebus import DEAD_LETTER_REASON_MAX_DELIVERY
+from pairedbus.testing import Namespace, ServiceBusWorld
 from tests.load import guard
 
 from .conftest import body

@@ -8,7 +8,8 @@ from azure.servicebus.aio import ServiceBusClient
 from azure.servicebus.exceptions import ServiceBusCommunicationError, ServiceBusConnectionError
 
 from pairedbus import contract
-from pairedbus.testing import ServiceBusWorld, mock_servicebus, normalize_fqdn
+from pairedbus.servicebus import normalize_fqdn
+from pairedbus.testing import ServiceBusWorld, mock_servicebus
 
 from .conftest import FQDN, Credential
 

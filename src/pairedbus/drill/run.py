@@ -71,9 +71,8 @@ QUIET_POLLS = 10
 #: audit), at most a quarter of it, and more for each message the audit must read (below): the
 #: drill's work stops this much before the caller's bound.
 WRAP_UP_SECONDS = 3.0
-#: What the audit costs per message left in the backlog or at a destination (it reads each): 12 us
-#: measured idle with 100,000 plain parked messages, 57 us at the end of a 0.9/0.9 harsh drill on a
-#: busy machine (80,270 left: 4.6 s; its stores full of stale lock entries); about twice that.
+#: What the audit costs per message left in the backlog or at a destination (it reads each): about
+#: twice the most measured (docs/benchmarks.md, "Figures behind the code's comments").
 AUDIT_SECONDS_PER_MESSAGE = 100e-6
 #: How long consumers told to stop may take to finish what they hold before they are cancelled: over
 #: the wire a session receiver waiting for a session, or a receive inside the SDK's own retries, does

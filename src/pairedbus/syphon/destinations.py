@@ -256,8 +256,7 @@ class Destinations:
 
     async def close(self) -> None:
         """Close every sender, side by side: over the wire a sender's close waits for the broker's
-        detach, end and close answers (0.9 s each under load here), and 40 closed one after another
-        took 37 s."""
+        detach, end and close answers, so one after another they add up (docs/benchmarks.md)."""
         pools, self._pools = list(self._pools.values()), {}
         await asyncio.gather(*(_close(sender) for pool in pools for sender in pool.senders))
 

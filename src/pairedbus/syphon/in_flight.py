@@ -19,11 +19,8 @@ _RECEIVES_PER_BYTE_BOUND = 4
 #: of the capacity (1/64: 31 of 2,000), and never less than a probe. A receive's messages are handed
 #: over together once the last of them has arrived (one transfer after another on the connection),
 #: and its batch is restored and packed in one turn of the loop before its first send: every message
-#: of a receive of 500 waits for 500 transfers and 500 restores while holding its slot. Measured
-#: (syphon_bench, 100,000 x 256 B over 10 / 50 queues, link model on, steady state over C/3R):
-#: receives of 500: 58 / 57 %; 125: 75 / 77 %; 64: 86 / 84 %; 32: 89 / 86 %, at about the same CPU per
-#: message (on the fake; a real receive costs more of the client's CPU, but not the 50 µs a frame of
-#: the link model costs every message of the receive).
+#: of a receive of 500 waits for 500 transfers and 500 restores while holding its slot (smaller
+#: receives kept more of C/3R: docs/benchmarks.md, "Figures behind the code's comments").
 _RECEIVES_PER_CAPACITY = 64
 
 

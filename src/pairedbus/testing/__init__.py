@@ -5,24 +5,17 @@ See docs/testing.md. The in-process front-end on the Service Bus model (`pairedb
 """
 
 from pairedbus.servicebus import (
-    DEAD_LETTER_REASON_MAX_DELIVERY,
-    DEAD_LETTER_REASON_TTL,
-    Clock,
     Namespace,
     OperationCounts,
     Queue,
     ServiceBusWorld,
     Subscription,
     Topic,
-    normalize_fqdn,
 )
 from pairedbus.testing.messages import FakeReceivedMessage, received_application_properties
 from pairedbus.testing.patching import ServiceBusPatch, active_world, mock_servicebus
 
 __all__ = [
-    "DEAD_LETTER_REASON_MAX_DELIVERY",
-    "DEAD_LETTER_REASON_TTL",
-    "Clock",
     "FakeReceivedMessage",
     "Namespace",
     "OperationCounts",
@@ -33,6 +26,5 @@ __all__ = [
     "Topic",
     "active_world",
     "mock_servicebus",
-    "normalize_fqdn",
     "received_application_properties",
 ]
