@@ -33,6 +33,18 @@ def _serve(config: Path) -> subprocess.Popen[str]:
     )
 
 
+def _refused(config: Path) -> subprocess.CompletedProcess[str]:
+    """The command run on a file it must refuse: exit 2."""
+    result = subprocess.run(
+        [sys.executable, "-m", "pairedbus", "emulator", "serve", "--config", str(config), "--port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=guard(60),
+    )
+    assert result.returncode == 2, result.stderr
+    return result
+
+
 def _connection_strings(process: subprocess.Popen[str], count: int) -> dict[str, str]:
     assert process.stdout is not None
     found = {}
@@ -139,13 +151,7 @@ async def test_a_stack_file_serves_the_pair_as_the_iac_creates_it() -> None:
 def test_a_bad_stack_file_is_one_line_naming_the_field_exit_2(tmp_path: Path, content: str, says: str) -> None:
     path = tmp_path / "Pulumi.dev.yaml"
     path.write_text(content)
-    result = subprocess.run(
-        [sys.executable, "-m", "pairedbus", "emulator", "serve", "--config", str(path), "--port", "0"],
-        capture_output=True,
-        text=True,
-        timeout=guard(60),
-    )
-    assert result.returncode == 2, result.stderr
+    result = _refused(path)
     assert says in result.stderr and "--config: Pulumi.dev.yaml: " in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert result.stdout == ""
@@ -172,13 +178,7 @@ def test_a_bad_stack_file_is_one_line_naming_the_field_exit_2(tmp_path: Path, co
 def test_a_bad_config_is_one_line_naming_the_field_exit_2(tmp_path: Path, content: str, says: str) -> None:
     path = tmp_path / "Config.json"
     path.write_text(content)
-    result = subprocess.run(
-        [sys.executable, "-m", "pairedbus", "emulator", "serve", "--config", str(path), "--port", "0"],
-        capture_output=True,
-        text=True,
-        timeout=guard(60),
-    )
-    assert result.returncode == 2, result.stderr
+    result = _refused(path)
     assert says in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert result.stdout == ""

@@ -157,9 +157,33 @@ def _stack_config(path: Path) -> StackConfig:
         raise UserError(f"--config: {exc}") from None
 
 
-def _present(**properties: Any) -> dict[str, Any]:
-    """The properties the IaC sets; the ones it leaves unset take the service's defaults."""
-    return {name: value for name, value in properties.items() if value is not None}
+#: The stack-config fields `MessagingEntities` passes to each azure-native resource, by the same name
+#: (duplicate detection aside: the IaC derives it from `paired`).
+_SUBSCRIPTION_FIELDS = (
+    "requires_session",
+    "lock_duration",
+    "max_delivery_count",
+    "default_message_time_to_live",
+    "dead_lettering_on_message_expiration",
+    "auto_delete_on_idle",
+    "forward_to",
+)
+_TOPIC_FIELDS = (
+    "max_size_in_megabytes",
+    "enable_partitioning",
+    "duplicate_detection_history_time_window",
+    "default_message_time_to_live",
+    "auto_delete_on_idle",
+)
+_QUEUE_FIELDS = tuple(dict.fromkeys((*_TOPIC_FIELDS, *_SUBSCRIPTION_FIELDS)))
+
+
+def _properties(entity: Any, fields: tuple[str, ...]) -> dict[str, Any]:
+    """The properties the IaC sets; the ones it leaves unset (None) take the service's defaults."""
+    properties = {name: getattr(entity, name) for name in fields if getattr(entity, name) is not None}
+    if hasattr(entity, "duplicate_detection"):
+        properties["requires_duplicate_detection"] = entity.duplicate_detection
+    return properties
 
 
 def emulator_config_of(stack: StackConfig) -> EmulatorConfig:
@@ -168,50 +192,13 @@ def emulator_config_of(stack: StackConfig) -> EmulatorConfig:
     from pairedbus import contract
     from pairedbus.emulator.config import EmulatorConfig
 
-    queues = [
-        {
-            "Name": q.name,
-            "Properties": _present(
-                max_size_in_megabytes=q.max_size_in_megabytes,
-                enable_partitioning=q.enable_partitioning,
-                requires_session=q.requires_session,
-                requires_duplicate_detection=q.duplicate_detection,
-                duplicate_detection_history_time_window=q.duplicate_detection_history_time_window,
-                lock_duration=q.lock_duration,
-                max_delivery_count=q.max_delivery_count,
-                default_message_time_to_live=q.default_message_time_to_live,
-                dead_lettering_on_message_expiration=q.dead_lettering_on_message_expiration,
-                auto_delete_on_idle=q.auto_delete_on_idle,
-                forward_to=q.forward_to,
-            ),
-        }
-        for q in stack.queues
-    ]
+    queues = [{"Name": q.name, "Properties": _properties(q, _QUEUE_FIELDS)} for q in stack.queues]
     topics = [
         {
             "Name": t.name,
-            "Properties": _present(
-                max_size_in_megabytes=t.max_size_in_megabytes,
-                enable_partitioning=t.enable_partitioning,
-                requires_duplicate_detection=t.duplicate_detection,
-                duplicate_detection_history_time_window=t.duplicate_detection_history_time_window,
-                default_message_time_to_live=t.default_message_time_to_live,
-                auto_delete_on_idle=t.auto_delete_on_idle,
-            ),
+            "Properties": _properties(t, _TOPIC_FIELDS),
             "Subscriptions": [
-                {
-                    "Name": s.name,
-                    "Properties": _present(
-                        requires_session=s.requires_session,
-                        lock_duration=s.lock_duration,
-                        max_delivery_count=s.max_delivery_count,
-                        default_message_time_to_live=s.default_message_time_to_live,
-                        dead_lettering_on_message_expiration=s.dead_lettering_on_message_expiration,
-                        auto_delete_on_idle=s.auto_delete_on_idle,
-                        forward_to=s.forward_to,
-                    ),
-                }
-                for s in t.subscriptions
+                {"Name": s.name, "Properties": _properties(s, _SUBSCRIPTION_FIELDS)} for s in t.subscriptions
             ],
         }
         for t in stack.topics
