@@ -89,3 +89,23 @@ async def test_entities_lists_every_queue_topic_and_subscription_with_what_each_
     assert [m["message_id"] for m in held["topics"]["events"]["subscriptions"]["audit"]["waiting"]] == ["e1"]
     bad = await client.get("/namespaces/primary/entities?messages=yes")
     assert bad.status == 400 and (await bad.json())["error"].startswith("messages: ")
+
+
+async def test_throttle_is_set_by_rate_and_healed(control) -> None:
+    emulator, client = control
+    faults = emulator.broker("primary").faults
+    response = await client.post("/namespaces/primary/faults", json={"throttle": 50})
+    assert response.status == 200
+    assert (await response.json())["throttle"] == 50.0
+    assert faults.throttle_rate == 50.0
+    assert (await client.post("/namespaces/primary/heal")).status == 200
+    assert faults.throttle_rate is None
+
+
+@pytest.mark.parametrize("rate", [0, -1, True, "5", 1e9])
+async def test_a_bad_throttle_rate_is_one_line_naming_it(control, rate) -> None:
+    emulator, client = control
+    response = await client.post("/namespaces/primary/faults", json={"throttle": rate})
+    assert response.status == 400
+    assert (await response.json())["error"].startswith("throttle: ")
+    assert emulator.broker("primary").faults.throttle_rate is None

@@ -259,6 +259,28 @@ async def test_server_busy_surfaces_by_where_the_broker_says_it(
     assert emulator.namespace("primary").queue("orders").message_counts()["active"] == 0
 
 
+async def test_throttling_refuses_what_passes_the_rate_as_the_service_does(emulator: Emulator) -> None:
+    """Three operations in a second pass (the attach and two sends); the fourth is refused with the
+    service's throttling text, raised as the retryable ServiceBusServerBusyError; a second later it passes."""
+    now = [100.0]
+    faults = emulator.broker("primary").faults
+    faults.clock = lambda: now[0]
+    faults.throttle(3)
+    async with client(emulator) as sb, sb.get_queue_sender("orders") as sender:
+        await sender.send_messages(ServiceBusMessage("1"))
+        await sender.send_messages(ServiceBusMessage("2"))
+        with pytest.raises(ServiceBusServerBusyError) as raised:
+            await sender.send_messages(ServiceBusMessage("3"))
+        assert "is being throttled. Error code : 50009" in str(raised.value)
+        assert raised.value._retryable is True  # what the SDK's own retry policy reads
+        now[0] += 1.0
+        await sender.send_messages(ServiceBusMessage("3"))
+        faults.heal()
+        for i in range(5):
+            await sender.send_messages(ServiceBusMessage(str(i)))
+    assert emulator.namespace("primary").queue("orders").message_counts()["active"] == 8
+
+
 async def test_a_namespace_down_refuses_connections(emulator: Emulator) -> None:
     emulator.broker("primary").faults.down()
     async with client(emulator) as sb:

@@ -13,10 +13,13 @@ from pathlib import Path
 import pytest
 from azure.servicebus import ServiceBusMessage
 from azure.servicebus.aio import ServiceBusClient
+from azure.servicebus.aio.management import ServiceBusAdministrationClient
 
+from pairedbus import contract
 from tests.load import guard
 
 FIXTURE = Path(__file__).parent / "fixtures" / "Config.json"
+DEV_STACK = Path(__file__).parents[2] / "stacks" / "Pulumi.dev.yaml"
 pytestmark = pytest.mark.timeout(120)
 
 
@@ -28,6 +31,18 @@ def _serve(config: Path) -> subprocess.Popen[str]:
         text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
+
+
+def _refused(config: Path) -> subprocess.CompletedProcess[str]:
+    """The command run on a file it must refuse: exit 2."""
+    result = subprocess.run(
+        [sys.executable, "-m", "pairedbus", "emulator", "serve", "--config", str(config), "--port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=guard(60),
+    )
+    assert result.returncode == 2, result.stderr
+    return result
 
 
 def _connection_strings(process: subprocess.Popen[str], count: int) -> dict[str, str]:
@@ -81,6 +96,67 @@ async def test_the_sdk_sends_and_receives_through_a_broker_in_another_process() 
     assert "stopped" in err
 
 
+async def test_a_stack_file_serves_the_pair_as_the_iac_creates_it() -> None:
+    """stacks/Pulumi.dev.yaml: the primary with its 2 queues and a topic of 2 subscriptions, the secondary with
+    its 10 backlog queues and their property table, seen through the unmodified admin client and SDK."""
+    process = _serve(DEV_STACK)
+    try:
+        lines = _connection_strings(process, 3)
+        primary, secondary, ca = lines["contoso-dev-weu"], lines["contoso-dev-neu"], lines["@ca"]
+        async with ServiceBusAdministrationClient.from_connection_string(primary, connection_verify=ca) as admin:
+            queues = {q.name: q async for q in admin.list_queues()}
+            assert set(queues) == {"orders", "invoices"}
+            orders = queues["orders"]
+            assert orders.requires_session and orders.requires_duplicate_detection and orders.enable_partitioning
+            assert orders.max_delivery_count == 10
+            assert orders.lock_duration.total_seconds() == 60
+            # a partitioned Standard queue reports its size summed over its 16 fragments, as the service does
+            assert queues["invoices"].max_size_in_megabytes == 2048 * contract.PARTITIONS_PER_ENTITY["Standard"]
+            assert [s.name async for s in admin.list_subscriptions("events")] == ["audit", "billing"]
+            billing = await admin.get_subscription("events", "billing")
+            assert billing.lock_duration.total_seconds() == 120
+        async with ServiceBusAdministrationClient.from_connection_string(secondary, connection_verify=ca) as admin:
+            backlog = {q.name: q async for q in admin.list_queues()}
+        assert sorted(backlog) == sorted(contract.backlog_queue_names("contoso-dev-weu", 10))
+        for queue in backlog.values():
+            assert queue.max_delivery_count == contract.INT32_MAX
+            assert queue.dead_lettering_on_message_expiration and queue.max_size_in_megabytes == 5120
+        parked = contract.backlog_queue_name("contoso-dev-weu", 3)
+        async with ServiceBusClient.from_connection_string(secondary, retry_total=0) as sb:
+            async with sb.get_queue_sender(parked) as sender:
+                await sender.send_messages(ServiceBusMessage("parked"))
+            async with sb.get_queue_receiver(parked) as receiver:
+                (message,) = await receiver.receive_messages(max_wait_time=10)
+                assert str(message) == "parked"
+                await receiver.complete_message(message)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=guard(30))
+    assert process.returncode == 0, err
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        (
+            DEV_STACK.read_text().replace("backlogQueueCount: 10", "backlogQueueCount: -1"),
+            "pairedbus:backlogQueueCount",
+        ),
+        (DEV_STACK.read_text().replace("lockDuration: PT2M", "lockDuration: soon"), "pairedbus:topics[0]"),
+        ("config: {}\n", "neither Microsoft's Config.json (UserConfig) nor a stack file"),
+        ("colour: red\n", "'colour': not a stack file key"),
+    ],
+    ids=["count", "duration", "empty", "not-a-stack"],
+)
+def test_a_bad_stack_file_is_one_line_naming_the_field_exit_2(tmp_path: Path, content: str, says: str) -> None:
+    path = tmp_path / "Pulumi.dev.yaml"
+    path.write_text(content)
+    result = _refused(path)
+    assert says in result.stderr and "--config: Pulumi.dev.yaml: " in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert result.stdout == ""
+
+
 @pytest.mark.parametrize(
     ("content", "says"),
     [
@@ -102,13 +178,7 @@ async def test_the_sdk_sends_and_receives_through_a_broker_in_another_process() 
 def test_a_bad_config_is_one_line_naming_the_field_exit_2(tmp_path: Path, content: str, says: str) -> None:
     path = tmp_path / "Config.json"
     path.write_text(content)
-    result = subprocess.run(
-        [sys.executable, "-m", "pairedbus", "emulator", "serve", "--config", str(path), "--port", "0"],
-        capture_output=True,
-        text=True,
-        timeout=guard(60),
-    )
-    assert result.returncode == 2, result.stderr
+    result = _refused(path)
     assert says in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert result.stdout == ""

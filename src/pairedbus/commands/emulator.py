@@ -1,5 +1,10 @@
 """`pairedbus emulator serve --config FILE [--port N]`: Service Bus on loopback for any SDK.
 
+`--config` takes Microsoft's emulator Config.json (JSON with `UserConfig`) or a pairedbus stack file
+(`stacks/Pulumi.<stack>.yaml`, YAML with `config:`), told apart by the content. A stack file is read
+through the IaC's own config model and served as the IaC would create it: the primary namespace with
+the stack's queues, topics and subscriptions, the secondary with its backlog queues.
+
 Once every namespace accepts connections it prints one line per namespace, its name and full
 connection string, tab-separated, on stdout (a script reads them); it stops cleanly on SIGTERM
 or Ctrl-C. Keys are the emulator's well-known development key, never a secret.
@@ -12,15 +17,19 @@ import asyncio
 import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pairedbus.errors import UserError
 
 if TYPE_CHECKING:
+    from pairedbus.emulator.config import EmulatorConfig
     from pairedbus.emulator.emulator import Emulator
+    from pairedbus.iac.config import StackConfig
 
 #: Microsoft's emulator listens on 5672 for AMQP; namespaces after the first take the next ports.
 DEFAULT_PORT = 5672
+#: How much of `--config` is read to tell Config.json (`{` first) from a stack file (YAML).
+_SNIFF_BYTES = 64 * 1024
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -33,13 +42,20 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     serve = actions.add_parser(
         "serve",
-        help="serve the namespaces of a Config.json until SIGTERM",
+        help="serve the namespaces of a Config.json or a stack file until SIGTERM",
         description="Read Microsoft's Service Bus emulator Config.json as is (any number of namespaces, each on "
-        "its own port from --port up), then print `NAME<TAB>CONNECTION_STRING` per namespace once they accept "
+        "its own port from --port up) or a pairedbus stack file (Pulumi.<stack>.yaml: the primary namespace with "
+        "the stack's queues, topics and subscriptions, the secondary with its backlog queues), then print `NAME<TAB>CONNECTION_STRING` per namespace once they accept "
         "connections, then `@ca<TAB>FILE`: the CA certificate an administration client on the same connection "
         "string trusts (`connection_verify`). Only loopback (127.0.0.1) is served.",
     )
-    serve.add_argument("--config", type=Path, required=True, metavar="FILE", help="Microsoft's emulator Config.json")
+    serve.add_argument(
+        "--config",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="Microsoft's emulator Config.json, or a pairedbus stack file (stacks/Pulumi.<stack>.yaml)",
+    )
     serve.add_argument(
         "--port",
         type=int,
@@ -59,13 +75,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     from pairedbus import contract
-    from pairedbus.emulator.config import apply_config, load_config
+    from pairedbus.emulator.config import apply_config
     from pairedbus.emulator.emulator import Emulator
 
     for flag, port in (("--port", args.port), ("--control-port", args.control_port)):
         if port is not None and not 0 <= port <= 65535:
             raise UserError(f"{flag}: expected 0 to 65535, got {port}")
-    config = load_config(args.config)
+    config = read_config(args.config)
     names = [ns.name for ns in config.user_config.namespaces]
     if args.port and args.port + len(names) - 1 > 65535:
         raise UserError(f"--port: {len(names)} namespaces from port {args.port} run past 65535")
@@ -108,3 +124,99 @@ async def _serve(emulator: Emulator, port: int, control_port: int | None) -> int
         await emulator.stop()
     print("stopped", file=sys.stderr, flush=True)
     return 0
+
+
+def read_config(path: Path) -> EmulatorConfig:
+    """Config.json (its first character `{`) or a stack file, as the emulator's config records; one
+    UserError line naming the field otherwise."""
+    from pairedbus.emulator.config import load_config
+
+    try:
+        with path.open("rb") as file:
+            head = file.read(_SNIFF_BYTES).lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
+    except OSError:
+        head = b""  # load_config names what is wrong with the path
+    if head in (b"{", b""):
+        return load_config(path)
+    return emulator_config_of(_stack_config(path))
+
+
+def _stack_config(path: Path) -> StackConfig:
+    from pairedbus.iac.config import StackConfigError, config_from_pulumi_settings, parse_stack_config
+    from pairedbus.iac.config.stack_file import read_stack_settings
+
+    try:
+        settings, _ = read_stack_settings(path)
+        if not settings and not settings.problems:
+            raise UserError(f"{path.name}: neither Microsoft's Config.json (UserConfig) nor a stack file (config:)")
+        return parse_stack_config(config_from_pulumi_settings(settings))
+    except StackConfigError as exc:
+        more = f" (and {len(exc.problems) - 1} more)" if len(exc.problems) > 1 else ""
+        raise UserError(f"--config: {path.name}: {exc.problems[0]}{more}") from None
+    except UserError as exc:
+        raise UserError(f"--config: {exc}") from None
+
+
+#: The stack-config fields `MessagingEntities` passes to each azure-native resource, by the same name
+#: (duplicate detection aside: the IaC derives it from `paired`).
+_SUBSCRIPTION_FIELDS = (
+    "requires_session",
+    "lock_duration",
+    "max_delivery_count",
+    "default_message_time_to_live",
+    "dead_lettering_on_message_expiration",
+    "auto_delete_on_idle",
+    "forward_to",
+)
+_TOPIC_FIELDS = (
+    "max_size_in_megabytes",
+    "enable_partitioning",
+    "duplicate_detection_history_time_window",
+    "default_message_time_to_live",
+    "auto_delete_on_idle",
+)
+_QUEUE_FIELDS = tuple(dict.fromkeys((*_TOPIC_FIELDS, *_SUBSCRIPTION_FIELDS)))
+
+
+def _properties(entity: Any, fields: tuple[str, ...]) -> dict[str, Any]:
+    """The properties the IaC sets; the ones it leaves unset (None) take the service's defaults."""
+    properties = {name: getattr(entity, name) for name in fields if getattr(entity, name) is not None}
+    if hasattr(entity, "duplicate_detection"):
+        properties["requires_duplicate_detection"] = entity.duplicate_detection
+    return properties
+
+
+def emulator_config_of(stack: StackConfig) -> EmulatorConfig:
+    """The stack's namespaces and entities as `iac.components` creates them (`MessagingEntities` on the
+    primary, `BacklogQueues` on the secondary), in the emulator's config records (model property names)."""
+    from pairedbus import contract
+    from pairedbus.emulator.config import EmulatorConfig
+
+    queues = [{"Name": q.name, "Properties": _properties(q, _QUEUE_FIELDS)} for q in stack.queues]
+    topics = [
+        {
+            "Name": t.name,
+            "Properties": _properties(t, _TOPIC_FIELDS),
+            "Subscriptions": [
+                {"Name": s.name, "Properties": _properties(s, _SUBSCRIPTION_FIELDS)} for s in t.subscriptions
+            ],
+        }
+        for t in stack.topics
+    ]
+    backlog_properties = {contract.ARM_TO_SDK_QUEUE_FIELD[k]: v for k, v in contract.BACKLOG_QUEUE_PROPERTIES.items()}
+    if stack.secondary.requires_partitioned_entities:
+        backlog_properties[contract.ARM_TO_SDK_QUEUE_FIELD[contract.BACKLOG_PARTITIONING_PROPERTY]] = True
+    backlog = [
+        {"Name": name, "Properties": dict(backlog_properties)}
+        for name in contract.backlog_queue_names(stack.primary.name, stack.backlog_queue_count)
+    ]
+    return EmulatorConfig.model_validate(
+        {
+            "UserConfig": {
+                "Namespaces": [
+                    {"Name": stack.primary.name, "Queues": queues, "Topics": topics},
+                    {"Name": stack.secondary.name, "Queues": backlog},
+                ]
+            }
+        }
+    )

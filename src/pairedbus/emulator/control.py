@@ -6,7 +6,9 @@ A test or drill whose brokers run in another process drives them here:
     POST /namespaces/{ns}/faults                    {"down": true} | {"busy": ["attach", "reject", "detach",
                                                     "receive"]} | {"latency": 0.05} | {"drop": true} |
                                                     {"ambiguous_sends": n}: the next n sends stored, then
-                                                    the connection cut before the answer
+                                                    the connection cut before the answer |
+                                                    {"throttle": rate}: at most rate operations a second
+                                                    (attach, send, receive), the rest server-busy (50009)
     POST /namespaces/{ns}/heal                      every wire fault and model fault of the namespace cleared
     PUT  /namespaces/{ns}/queues/{name}             create a queue; body: properties (SDK names)
     PUT  /namespaces/{ns}/topics/{name}             create a topic; body: properties
@@ -51,7 +53,7 @@ CONTROL_LINE = "@control"
 CA_LINE = "@ca"
 
 _BUSY_MODES = frozenset({"attach", "reject", "detach", "receive"})
-_FAULTS = frozenset({"down", "busy", "latency", "drop", "ambiguous_sends"})
+_FAULTS = frozenset({"down", "busy", "latency", "drop", "ambiguous_sends", "throttle"})
 #: The world's random faults `POST /world` sets (the model draws them from its seeded generator).
 _RATES = ("fault_rate", "ambiguous_send_rate", "late_lock_loss_rate")
 
@@ -248,7 +250,17 @@ class ControlEndpoint:
             or not 0 <= latency <= 60
         ):
             raise _bad(f"latency: expected seconds from 0 to 60, got {latency!r}")
+        throttle = body.get("throttle")
+        if throttle is not None and (
+            not isinstance(throttle, (int, float))
+            or isinstance(throttle, bool)
+            or not math.isfinite(throttle)
+            or not 0 < throttle <= 1_000_000
+        ):
+            raise _bad(f"throttle: expected operations per second above 0, up to 1000000, got {throttle!r}")
         faults = broker.faults
+        if throttle is not None:
+            faults.throttle(throttle)
         if busy is not None:
             faults.busy = set(busy)
         if latency is not None:
@@ -262,14 +274,20 @@ class ControlEndpoint:
             self.emulator.world.ambiguous_sends(broker.fqdn, times=ambiguous)
         dropped = broker.drop_connections() if body.get("drop") is True else 0
         return web.json_response(
-            {"down": faults.is_down, "busy": sorted(faults.busy), "latency": faults.latency, "dropped": dropped}
+            {
+                "down": faults.is_down,
+                "busy": sorted(faults.busy),
+                "latency": faults.latency,
+                "throttle": faults.throttle_rate,
+                "dropped": dropped,
+            }
         )
 
     async def _heal(self, request: web.Request) -> web.Response:
         broker = self._broker(request)
         broker.faults.heal()
         self.emulator.world.heal(broker.fqdn)
-        return web.json_response({"down": False, "busy": [], "latency": 0.0})
+        return web.json_response({"down": False, "busy": [], "latency": 0.0, "throttle": None})
 
     async def _create(self, request: web.Request, create: Any) -> web.Response:
         body = await self._body(request)
