@@ -109,3 +109,33 @@ async def test_a_bad_throttle_rate_is_one_line_naming_it(control, rate) -> None:
     assert response.status == 400
     assert (await response.json())["error"].startswith("throttle: ")
     assert emulator.broker("primary").faults.throttle_rate is None
+
+
+async def test_quota_exceeded_fills_one_entity_until_healed(control) -> None:
+    """`{"quota_exceeded": entity}`: the model's entity-full refusal on that entity only (over the wire the SDK
+    raises ServiceBusQuotaExceededError for it: test_sdk_over_the_wire), cleared by the namespace's heal."""
+    from pairedbus.servicebus.errors import ErrorKind, ServiceError
+
+    emulator, client = control
+    fqdn = emulator.broker("primary").fqdn
+    for name in ("orders", "invoices"):
+        assert (await client.put(f"/namespaces/primary/queues/{name}", json={})).status == 201
+    response = await client.post("/namespaces/primary/faults", json={"quota_exceeded": "orders"})
+    assert response.status == 200 and (await response.json())["quota_exceeded"] == ["orders"]
+    with pytest.raises(ServiceError) as refused:
+        emulator.world.check(fqdn, "orders", "send")
+    assert refused.value.kind is ErrorKind.QUOTA_EXCEEDED
+    emulator.world.check(fqdn, "invoices", "send")  # the other entity is not full
+    healed = await client.post("/namespaces/primary/heal")
+    assert (await healed.json())["quota_exceeded"] == []
+    emulator.world.check(fqdn, "orders", "send")
+
+
+@pytest.mark.parametrize("entity", ["missing", "", 5, ["orders"]])
+async def test_quota_exceeded_names_an_entity_of_the_namespace(control, entity) -> None:
+    emulator, client = control
+    assert (await client.put("/namespaces/primary/queues/orders", json={})).status == 201
+    response = await client.post("/namespaces/primary/faults", json={"quota_exceeded": entity})
+    assert response.status == 400
+    assert (await response.json())["error"].startswith("quota_exceeded: ")
+    emulator.world.check(emulator.broker("primary").fqdn, "orders", "send")

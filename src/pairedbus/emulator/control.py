@@ -8,7 +8,9 @@ A test or drill whose brokers run in another process drives them here:
                                                     {"ambiguous_sends": n}: the next n sends stored, then
                                                     the connection cut before the answer |
                                                     {"throttle": rate}: at most rate operations a second
-                                                    (attach, send, receive), the rest server-busy (50009)
+                                                    (attach, send, receive), the rest server-busy (50009) |
+                                                    {"quota_exceeded": entity}: the queue or topic is full
+                                                    (amqp:resource-limit-exceeded on its links) until healed
     POST /namespaces/{ns}/heal                      every wire fault and model fault of the namespace cleared
     PUT  /namespaces/{ns}/queues/{name}             create a queue; body: properties (SDK names)
     PUT  /namespaces/{ns}/topics/{name}             create a topic; body: properties
@@ -43,6 +45,7 @@ from aiohttp import web
 from pairedbus.emulator.emulator import Emulator
 from pairedbus.emulator.server import LOOPBACK
 from pairedbus.servicebus.content import BodyType
+from pairedbus.servicebus.errors import ErrorKind
 
 __all__ = ["CA_LINE", "CONTROL_LINE", "ControlEndpoint"]
 
@@ -53,7 +56,7 @@ CONTROL_LINE = "@control"
 CA_LINE = "@ca"
 
 _BUSY_MODES = frozenset({"attach", "reject", "detach", "receive"})
-_FAULTS = frozenset({"down", "busy", "latency", "drop", "ambiguous_sends", "throttle"})
+_FAULTS = frozenset({"down", "busy", "latency", "drop", "ambiguous_sends", "throttle", "quota_exceeded"})
 #: The world's random faults `POST /world` sets (the model draws them from its seeded generator).
 _RATES = ("fault_rate", "ambiguous_send_rate", "late_lock_loss_rate")
 
@@ -124,6 +127,8 @@ class ControlEndpoint:
         #: The seed `POST /world` last gave the model's generator (None: never).
         self.seed: int | None = None
         self._runner: web.AppRunner | None = None
+        #: The entities `quota_exceeded` filled, by namespace: healed with it.
+        self._full: dict[str, set[str]] = {}
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=1 << 20)
@@ -258,7 +263,15 @@ class ControlEndpoint:
             or not 0 < throttle <= 1_000_000
         ):
             raise _bad(f"throttle: expected operations per second above 0, up to 1000000, got {throttle!r}")
+        full = body.get("quota_exceeded")
+        if full is not None and (
+            not isinstance(full, str) or full not in self.emulator.world.namespace(broker.fqdn).entities
+        ):
+            raise _bad(f"quota_exceeded: expected the name of a queue or topic of this namespace, got {full!r}")
         faults = broker.faults
+        if full is not None:
+            self.emulator.world.fail(broker.fqdn, full, ErrorKind.QUOTA_EXCEEDED)
+            self._full.setdefault(broker.fqdn, set()).add(full)
         if throttle is not None:
             faults.throttle(throttle)
         if busy is not None:
@@ -279,6 +292,7 @@ class ControlEndpoint:
                 "busy": sorted(faults.busy),
                 "latency": faults.latency,
                 "throttle": faults.throttle_rate,
+                "quota_exceeded": sorted(self._full.get(broker.fqdn, ())),
                 "dropped": dropped,
             }
         )
@@ -287,7 +301,9 @@ class ControlEndpoint:
         broker = self._broker(request)
         broker.faults.heal()
         self.emulator.world.heal(broker.fqdn)
-        return web.json_response({"down": False, "busy": [], "latency": 0.0, "throttle": None})
+        for entity in self._full.pop(broker.fqdn, ()):
+            self.emulator.world.heal(broker.fqdn, entity)
+        return web.json_response({"down": False, "busy": [], "latency": 0.0, "throttle": None, "quota_exceeded": []})
 
     async def _create(self, request: web.Request, create: Any) -> web.Response:
         body = await self._body(request)
