@@ -38,7 +38,7 @@ def _module(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def test_no_function_in_src_ranks_worse_than_c_but_the_ones_being_split() -> None:
+def test_no_function_in_src_ranks_worse_than_c() -> None:
     found = {
         name: f"{rank} ({complexity})"
         for path in sorted(PACKAGE.rglob("*.py"))

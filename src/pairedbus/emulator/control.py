@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Container
 from typing import Any
 
 from aiohttp import web
@@ -112,6 +113,34 @@ def _holding(entity: Any, now: float, *, messages: bool) -> dict[str, Any]:
 
 def _sequence(record: Any) -> int:
     return int(record.sequence_number)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _checked_faults(body: dict[str, Any], entities: Container[str]) -> dict[str, Any]:
+    """`body` when every fault in it is well formed; else the 400 naming the first that is not
+    (nothing applied)."""
+    unknown = sorted(set(body) - _FAULTS)
+    if unknown:
+        raise _bad(f"{unknown[0]}: not a fault ({', '.join(sorted(_FAULTS))})")
+    ambiguous, busy, latency, throttle, full = (
+        body.get(name) for name in ("ambiguous_sends", "busy", "latency", "throttle", "quota_exceeded")
+    )
+    if ambiguous is not None and not (
+        isinstance(ambiguous, int) and not isinstance(ambiguous, bool) and 1 <= ambiguous <= 1_000_000
+    ):
+        raise _bad(f"ambiguous_sends: expected a count from 1 to 1000000, got {ambiguous!r}")
+    if busy is not None and (not isinstance(busy, list) or not set(busy) <= _BUSY_MODES):
+        raise _bad(f"busy: expected a list of {sorted(_BUSY_MODES)}, got {busy!r}")
+    if latency is not None and not (_number(latency) and 0 <= latency <= 60):
+        raise _bad(f"latency: expected seconds from 0 to 60, got {latency!r}")
+    if throttle is not None and not (_number(throttle) and 0 < throttle <= 1_000_000):
+        raise _bad(f"throttle: expected operations per second above 0, up to 1000000, got {throttle!r}")
+    if full is not None and not (isinstance(full, str) and full in entities):
+        raise _bad(f"quota_exceeded: expected the name of a queue or topic of this namespace, got {full!r}")
+    return body
 
 
 def _rate(name: str, value: Any) -> float:
@@ -235,39 +264,10 @@ class ControlEndpoint:
 
     async def _faults(self, request: web.Request) -> web.Response:
         broker = self._broker(request)
-        body = await self._body(request)
-        unknown = sorted(set(body) - _FAULTS)
-        if unknown:
-            raise _bad(f"{unknown[0]}: not a fault ({', '.join(sorted(_FAULTS))})")
-        ambiguous = body.get("ambiguous_sends")
-        if ambiguous is not None and (
-            not isinstance(ambiguous, int) or isinstance(ambiguous, bool) or not 1 <= ambiguous <= 1_000_000
-        ):
-            raise _bad(f"ambiguous_sends: expected a count from 1 to 1000000, got {ambiguous!r}")
-        busy = body.get("busy")
-        if busy is not None and (not isinstance(busy, list) or not set(busy) <= _BUSY_MODES):
-            raise _bad(f"busy: expected a list of {sorted(_BUSY_MODES)}, got {busy!r}")
-        latency = body.get("latency")
-        if latency is not None and (
-            not isinstance(latency, (int, float))
-            or isinstance(latency, bool)
-            or not math.isfinite(latency)
-            or not 0 <= latency <= 60
-        ):
-            raise _bad(f"latency: expected seconds from 0 to 60, got {latency!r}")
-        throttle = body.get("throttle")
-        if throttle is not None and (
-            not isinstance(throttle, (int, float))
-            or isinstance(throttle, bool)
-            or not math.isfinite(throttle)
-            or not 0 < throttle <= 1_000_000
-        ):
-            raise _bad(f"throttle: expected operations per second above 0, up to 1000000, got {throttle!r}")
-        full = body.get("quota_exceeded")
-        if full is not None and (
-            not isinstance(full, str) or full not in self.emulator.world.namespace(broker.fqdn).entities
-        ):
-            raise _bad(f"quota_exceeded: expected the name of a queue or topic of this namespace, got {full!r}")
+        body = _checked_faults(await self._body(request), self.emulator.world.namespace(broker.fqdn).entities)
+        ambiguous, busy, latency, throttle, full = (
+            body.get(name) for name in ("ambiguous_sends", "busy", "latency", "throttle", "quota_exceeded")
+        )
         faults = broker.faults
         if full is not None:
             self.emulator.world.fail(broker.fqdn, full, ErrorKind.QUOTA_EXCEEDED)
