@@ -2,8 +2,8 @@
 
 The model raises its `ServiceError` with a kind; on the wire the broker sends the condition the
 service sends for the same event, and the client's SDK maps it back to its own exception
-(../shared/wire.md, "Error conditions"). One table, `_CONDITIONS`, gives each kind its condition
-and `$management` status. A fault injected with the in-process front-end's vocabulary
+(../shared/wire.md, "Error conditions"): the model's table, `servicebus.answers.ANSWERS`, gives each
+kind its condition and `$management` status. A fault injected with the in-process front-end's vocabulary
 (`world.fail(..., ServiceBusServerBusyError)`: an azure-servicebus exception class, instance or
 factory) reaches a wire client as the condition Service Bus would send: `_INJECTED_KINDS` reads
 its kind.
@@ -32,18 +32,12 @@ from azure.servicebus.exceptions import (
 )
 
 from pairedbus.emulator.codec import Described, Symbol, ULong
+from pairedbus.servicebus.answers import ALREADY_EXISTS, ANSWERS
 from pairedbus.servicebus.errors import REFUSED, ErrorKind, ServiceError
 from pairedbus.servicebus.errors import made as injected_error
 
 __all__ = [
-    "AUTH_FAILED",
-    "DEAD_LETTER",
     "DECODE_ERROR",
-    "DETACH_FORCED",
-    "INTERNAL_ERROR",
-    "NOT_FOUND",
-    "REFUSED",
-    "SERVER_BUSY",
     "answer_of",
     "condition_of",
     "error_fields",
@@ -51,38 +45,10 @@ __all__ = [
     "made",
 ]
 
-NOT_FOUND = "amqp:not-found"
-SERVER_BUSY = "com.microsoft:server-busy"
-AUTH_FAILED = "com.microsoft:auth-failed"
-UNAUTHORIZED = "amqp:unauthorized-access"
-DETACH_FORCED = "amqp:link:detach-forced"
+#: A frame the broker could not decode (the one condition of the wire's own, not of a model's kind).
 DECODE_ERROR = "amqp:decode-error"
-INTERNAL_ERROR = "amqp:internal-error"
-DEAD_LETTER = "com.microsoft:dead-letter"
-CONNECTION_FORCED = "amqp:connection:forced"
 #: The descriptor of an AMQP error (part 2, 2.8.14).
 ERROR_CODE = 0x1D
-
-#: The one table: the model's kind -> (the condition the service sends, the `$management` status).
-_CONDITIONS: dict[ErrorKind, tuple[str, int]] = {
-    ErrorKind.ENTITY_NOT_FOUND: (NOT_FOUND, 404),
-    ErrorKind.NAMESPACE_NOT_FOUND: (DETACH_FORCED, 500),
-    ErrorKind.ENTITY_DISABLED: ("com.microsoft:entity-disabled", 400),
-    ErrorKind.SIZE_EXCEEDED: ("amqp:link:message-size-exceeded", 413),
-    ErrorKind.QUOTA_EXCEEDED: ("amqp:resource-limit-exceeded", 403),
-    ErrorKind.NAMESPACE_QUOTA_EXCEEDED: (REFUSED, 400),
-    ErrorKind.SERVER_BUSY: (SERVER_BUSY, 503),
-    ErrorKind.LOCK_LOST: ("com.microsoft:message-lock-lost", 410),
-    ErrorKind.SESSION_LOCK_LOST: ("com.microsoft:session-lock-lost", 410),
-    ErrorKind.SESSION_CANNOT_BE_LOCKED: ("com.microsoft:session-cannot-be-locked", 410),
-    ErrorKind.MESSAGE_NOT_FOUND: ("com.microsoft:message-not-found", 404),
-    ErrorKind.ALREADY_SETTLED: ("com.microsoft:message-lock-lost", 410),
-    ErrorKind.TIMEOUT: ("com.microsoft:timeout", 408),
-    ErrorKind.UNAUTHORIZED: (UNAUTHORIZED, 401),
-    ErrorKind.CONNECTION_LOST: (DETACH_FORCED, 500),
-    ErrorKind.BAD_REQUEST: (REFUSED, 400),
-    ErrorKind.INVALID_OPERATION: (REFUSED, 400),
-}
 
 #: An injected fault's azure-servicebus (or azure.core) error -> its kind; most specific first: an
 #: error takes the first row its class is (or it is) an instance of.
@@ -104,7 +70,6 @@ _INJECTED_KINDS: tuple[tuple[type[BaseException], ErrorKind], ...] = (
     (ResourceNotFoundError, ErrorKind.ENTITY_NOT_FOUND),
     (HttpResponseError, ErrorKind.BAD_REQUEST),
 )
-_ALREADY_EXISTS = ("com.microsoft:entity-already-exists", 409)
 
 
 def made(exc: BaseException) -> BaseException:
@@ -131,9 +96,9 @@ def answer_of(exc: BaseException) -> tuple[str, int, str]:
     error = made(exc)
     kind = kind_of(error)
     if isinstance(error, ResourceExistsError):  # an HttpResponseError too: before the kinds
-        condition, status = _ALREADY_EXISTS
+        condition, status = ALREADY_EXISTS
     elif kind is not None:
-        condition, status = _CONDITIONS[kind]
+        condition, status = ANSWERS[kind]
     else:
         # Anything else the service answers as an invalid operation (a local argument check as the
         # argument error it is).

@@ -1,8 +1,8 @@
 """What Service Bus refuses, as the model states it: one error type, `ServiceError`, carrying a
-`kind` and the service's text. The model knows no SDK and no wire: each front-end turns a kind into
-what its clients expect, in one place each (`pairedbus.testing.errors`: azure-servicebus's and
-azure.core's exceptions; `pairedbus.emulator.conditions`: the AMQP condition and `$management`
-status). The texts follow the service's, so that logs read the same on both front-ends.
+`kind` and the service's text. The model knows no SDK and no wire: what the service answers for each
+kind (its AMQP condition and `$management` status) is the model's one table, `servicebus.answers`;
+each front-end turns that into what its clients expect, in one place each (`pairedbus.testing.errors`:
+azure-servicebus's and azure.core's exceptions; `pairedbus.emulator.conditions`: the condition sent). The texts follow the service's, so that logs read the same on both front-ends.
 
 An injected fault (`ServiceBusWorld.fail(..., error)`) holds whatever its caller gave: an `ErrorKind`,
 or a front-end's own vocabulary (the in-process front-end's users pass azure-servicebus exception
@@ -16,7 +16,7 @@ from enum import StrEnum
 
 
 class ErrorKind(StrEnum):
-    """What went wrong, in the service's terms (each front-end keeps one table from kind to error)."""
+    """What went wrong, in the service's terms (`servicebus.answers` says what the service answers for each)."""
 
     ENTITY_NOT_FOUND = "entity-not-found"
     #: A strict world's unknown namespace: the DNS lookup fails.

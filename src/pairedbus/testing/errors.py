@@ -26,7 +26,8 @@ from azure.servicebus.exceptions import (
 )
 
 from pairedbus import sdk
-from pairedbus.servicebus.errors import REFUSED, ErrorKind, ServiceError, made
+from pairedbus.servicebus.answers import ANSWERS
+from pairedbus.servicebus.errors import ErrorKind, ServiceError, made
 
 #: What an injected fault raises: an exception class (made with a message), an instance (raised
 #: as is), a factory, or one of the model's kinds.
@@ -48,31 +49,11 @@ def _already_settled(message: str) -> MessageAlreadySettled:
     return error
 
 
-#: The AMQP condition the service answers each kind with, for every kind that reaches a client as one
-#: (a refused attach or transfer, a detach, a `$management` reply): the exception is made from it by
-#: the SDK's own transport (`sdk.error_for_condition`), so its class, condition and `retryable` are the
-#: ones the wire gives (`tests/testing/test_front_ends_agree.py` measures each against the unmodified
-#: SDK). The wire's table (`emulator/conditions.py`) is the same, row for row: the fake may not import
-#: the wire (tests/test_layering.py), so `tests/testing/test_errors.py` holds the two equal.
-CONDITIONS: dict[ErrorKind, str] = {
-    ErrorKind.ENTITY_NOT_FOUND: "amqp:not-found",
-    # A strict world's unknown host: the wire answers as for a lost connection (detach-forced), and a
-    # real DNS failure is a connection error too (ServiceBusConnectionError, retryable).
-    ErrorKind.NAMESPACE_NOT_FOUND: "amqp:link:detach-forced",
-    ErrorKind.ENTITY_DISABLED: "com.microsoft:entity-disabled",
-    ErrorKind.QUOTA_EXCEEDED: "amqp:resource-limit-exceeded",
-    ErrorKind.SERVER_BUSY: "com.microsoft:server-busy",
-    ErrorKind.LOCK_LOST: "com.microsoft:message-lock-lost",
-    ErrorKind.SESSION_LOCK_LOST: "com.microsoft:session-lock-lost",
-    ErrorKind.SESSION_CANNOT_BE_LOCKED: "com.microsoft:session-cannot-be-locked",
-    ErrorKind.MESSAGE_NOT_FOUND: "com.microsoft:message-not-found",
-    ErrorKind.SIZE_EXCEEDED: "amqp:link:message-size-exceeded",
-    ErrorKind.UNAUTHORIZED: "amqp:unauthorized-access",
-    ErrorKind.INVALID_OPERATION: REFUSED,
-    ErrorKind.CONNECTION_LOST: "amqp:link:detach-forced",
-}
-
-#: The kinds a client never sees as an AMQP condition, each made as the SDK makes it (measured the same way).
+#: The kinds a client never sees as the service's AMQP condition, each made as the SDK makes it. Every
+#: other kind is made by the SDK's own transport (`sdk.error_for_condition`) from the condition the
+#: wire sends for it (`servicebus.answers.ANSWERS`: one table for both front-ends), so its class,
+#: condition and `retryable` are the wire's (`tests/testing/test_front_ends_agree.py` measures each
+#: against the unmodified SDK).
 _OTHER_ERRORS: dict[ErrorKind, Callable[[str], BaseException]] = {
     # The SDK's retry loop, once its retries are spent, re-makes a timeout from the class alone (no
     # condition; retryable, the class's flag), whatever the service answered.
@@ -89,10 +70,10 @@ _OTHER_ERRORS: dict[ErrorKind, Callable[[str], BaseException]] = {
 
 def _made(kind: ErrorKind, message: str) -> BaseException:
     """The exception the SDK raises for the model's `kind`, with the service's text."""
-    condition = CONDITIONS.get(kind)
-    if condition is not None:
-        return sdk.error_for_condition(condition, message)
-    return _OTHER_ERRORS[kind](message)
+    other = _OTHER_ERRORS.get(kind)
+    if other is not None:
+        return other(message)
+    return sdk.error_for_condition(ANSWERS[kind].condition, message)
 
 
 def sdk_error(error: ServiceError) -> BaseException:
