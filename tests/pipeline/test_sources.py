@@ -46,6 +46,7 @@ from pairedbus.pipeline.sources import (
     read_head,
     readable_as,
     same_file,
+    sample_reason,
     unparsable_reason,
     unreadable_reason,
 )
@@ -182,9 +183,44 @@ def test_random_bytes_are_refused_as_unparsable_from_a_sample(fmt: str) -> None:
     assert reason is not None and reason.startswith(REFUSED_UNPARSABLE)
 
 
-def test_a_file_without_a_line_end_in_its_sample_is_refused() -> None:
+def test_a_csv_without_a_line_end_in_its_sample_is_refused() -> None:
     reason = unparsable_reason((b"a" * SAMPLE_BYTES, False), FORMAT_CSV)
     assert reason == f"{REFUSED_UNPARSABLE}: no line end in its first {SAMPLE_BYTES:,} bytes"
+
+
+def long_json(size: int) -> bytes:
+    """A JSON object of about `size` bytes with non-ASCII text, as Azure Monitor writes one response a line."""
+    points = [{"timeStamp": f"2026-11-01T{i % 24:02d}:00:00Z", "total": i, "unit": "Größe"} for i in range(size // 60)]
+    return json.dumps({"value": [{"timeseries": [{"data": points}]}]}, ensure_ascii=False).encode()
+
+
+@pytest.mark.parametrize("fmt", [FORMAT_LINES, FORMAT_DOCUMENT])
+def test_a_json_record_longer_than_the_sample_is_judged_by_its_start(fmt: str) -> None:
+    record = long_json(4 * SAMPLE_BYTES)
+    for cut in range(SAMPLE_BYTES - 3, SAMPLE_BYTES + 1):  # every cut of a 2-byte character too
+        assert unparsable_reason((record[:cut], False), fmt) is None
+    assert unparsable_reason((b"\xef\xbb\xbf \n" + record[:SAMPLE_BYTES], False), fmt) is None
+    no_line_end = f"{REFUSED_UNPARSABLE}: no line end in its first {SAMPLE_BYTES:,} bytes"
+    not_text = record[:10] + b"\xff" + record[11:SAMPLE_BYTES]
+    assert unparsable_reason((not_text, False), fmt) == f"{no_line_end}, and they are not UTF-8 text"
+    nul = record[:1] + b"\0" + record[2:SAMPLE_BYTES]  # in place of the first key's quote
+    assert unparsable_reason((nul, False), fmt) == f"{no_line_end}, and they hold a NUL byte"
+    not_json = {FORMAT_LINES: f"{no_line_end}, and they do not start a JSON object"}
+    not_json[FORMAT_DOCUMENT] = f"{REFUSED_UNPARSABLE}: not a JSON document (it starts with b'x', not {{ or [)"
+    assert unparsable_reason((b"x" * SAMPLE_BYTES, False), fmt) == not_json[fmt]
+
+
+def test_json_lines_must_open_an_object_and_a_document_may_open_an_array() -> None:
+    array = b"[" + long_json(2 * SAMPLE_BYTES)[: SAMPLE_BYTES - 1]
+    assert unparsable_reason((array, False), FORMAT_DOCUMENT) is None
+    reason = unparsable_reason((array, False), FORMAT_LINES)
+    assert reason is not None and reason.endswith("do not start a JSON object")
+
+
+def test_a_file_of_long_json_lines_is_sampled_and_passes(tmp_path: Path) -> None:
+    path = tmp_path / "metrics.jsonl"
+    path.write_bytes(b"\n".join(long_json(3 * SAMPLE_BYTES) for _ in range(3)) + b"\n")
+    assert sample_reason(None, str(path), FORMAT_LINES) is None  # type: ignore[arg-type]  # a local file needs no session
 
 
 def test_records_that_are_mostly_sound_pass_and_a_record_cut_by_the_sample_is_not_counted() -> None:

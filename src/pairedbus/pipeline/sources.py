@@ -485,17 +485,18 @@ def unparsable_reason(head: tuple[bytes, bool], fmt: str) -> str | None:
     The sample's records (lines; for CSV, the rows after the header) are parsed as the reader
     will: UTF-8 text without NUL bytes, and for JSON Lines a JSON object per line, for CSV the
     header's number of fields. A JSON document must start with `{` or `[`. More than
-    UNPARSABLE_SHARE of the records unparsable, or no line end in the sample: the file is refused."""
+    UNPARSABLE_SHARE of the records unparsable: the file is refused. A sample that ends inside its
+    first record is judged as that record's start (`_first_record_reason`)."""
     data, complete = head
     data = data.removeprefix(codecs.BOM_UTF8)
-    if not complete:
-        if b"\n" not in data:
-            return f"{REFUSED_UNPARSABLE}: no line end in its first {len(data):,} bytes"
-        data = data[: data.rindex(b"\n") + 1]  # the last record may be cut short
-    if fmt == FORMAT_DOCUMENT:
+    if fmt == FORMAT_DOCUMENT:  # before the sample is cut at a line end: a document is not line by line
         start = data.lstrip()[:1]
         if start not in (b"{", b"["):
             return f"{REFUSED_UNPARSABLE}: not a JSON document (it starts with {start!r}, not {{ or [)"
+    if not complete:
+        if b"\n" not in data:
+            return _first_record_reason(data, fmt)
+        data = data[: data.rindex(b"\n") + 1]  # the last record may be cut short
     if fmt == FORMAT_CSV:
         records, bad = _csv_records(data)
     else:
@@ -504,6 +505,26 @@ def unparsable_reason(head: tuple[bytes, bool], fmt: str) -> str | None:
         bad = sum(1 for line in lines if not _text_record(line, json_object=fmt == FORMAT_LINES))
     if records and bad / records > UNPARSABLE_SHARE:
         return f"{REFUSED_UNPARSABLE}: {bad:,} of the first {records:,} records cannot be read as {fmt}"
+    return None
+
+
+def _first_record_reason(data: bytes, fmt: str) -> str | None:
+    """Why a sample with no line end, cut inside its first record, cannot start a readable file, or None.
+
+    JSON records are often longer than the sample (an Azure Monitor response per line, a minified
+    document): the sample must be UTF-8 text without NUL bytes (a character cut at its end allowed),
+    for JSON Lines opening an object. A CSV header longer than the sample is not a header."""
+    cut = f"{REFUSED_UNPARSABLE}: no line end in its first {len(data):,} bytes"
+    if fmt == FORMAT_CSV:
+        return cut
+    try:
+        text = codecs.getincrementaldecoder("utf-8")().decode(data, final=False)
+    except UnicodeDecodeError:
+        return f"{cut}, and they are not UTF-8 text"
+    if "\0" in text:
+        return f"{cut}, and they hold a NUL byte"
+    if fmt == FORMAT_LINES and not text.lstrip().startswith("{"):  # a document's start is checked before
+        return f"{cut}, and they do not start a JSON object"
     return None
 
 
