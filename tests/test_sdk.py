@@ -418,3 +418,48 @@ async def test_the_kept_wait_for_still_times_out_and_returns() -> None:
         await sdk.wait_for(asyncio.sleep(1), 0)
     assert await sdk.wait_for(asyncio.sleep(0, "done"), None) == "done"
     assert await sdk.wait_for(asyncio.sleep(0, "done"), 5) == "done"
+
+
+class _Token:
+    """A bearer token the emulator's `$cbs` accepts (tests/emulator/test_amqp_over_tls.py)."""
+
+    async def get_token(self, *scopes: str, **kwargs: Any) -> Any:
+        from azure.core.credentials import AccessToken
+
+        return AccessToken("fake-entra-token", 2**31 - 1)
+
+    async def close(self) -> None:
+        pass
+
+
+async def test_one_ssl_context_verifies_every_connection_of_a_client_against_its_bundle_only() -> None:
+    """`amqp_ssl_context` is what the SDK's connections would build each: over an emulator's TLS port a
+    sender and a receiver of one client (two connections) verify the emulator's certificate with the
+    context built from its CA, and the context built from certifi's bundle (the SDK's default) refuses it."""
+    from azure.servicebus.aio import ServiceBusClient
+
+    from pairedbus.emulator import Emulator
+    from pairedbus.emulator.redirect import amqps_to
+
+    async with Emulator(["primary"]) as emulator:
+        emulator.namespace("primary").create_queue("orders")
+        assert emulator.ca_file is not None
+        trusted = sdk.amqp_ssl_context(str(emulator.ca_file))
+        assert trusted is sdk.amqp_ssl_context(str(emulator.ca_file))  # built once for the bundle
+        assert trusted.check_hostname
+        namespace = f"localhost:{emulator.broker('primary').port}"
+        with amqps_to(emulator.broker("primary").port):
+            async with ServiceBusClient(namespace, _Token(), ssl_context=trusted, retry_total=0) as client:
+                async with client.get_queue_sender("orders") as sender:
+                    await sender.send_messages(ServiceBusMessage("over tls"))
+                async with client.get_queue_receiver("orders") as receiver:
+                    received = await receiver.receive_messages(max_message_count=1, max_wait_time=5)
+                    assert [str(m) for m in received] == ["over tls"]
+                    await receiver.complete_message(received[0])
+            async with ServiceBusClient(
+                namespace, _Token(), ssl_context=sdk.amqp_ssl_context(), retry_total=0
+            ) as client:
+                with pytest.raises(ServiceBusConnectionError, match="CERTIFICATE_VERIFY_FAILED"):
+                    async with client.get_queue_sender("orders") as sender:
+                        await sender.send_messages(ServiceBusMessage("refused"))
+        assert emulator.namespace("primary").queue("orders").message_counts()["active"] == 0

@@ -58,6 +58,15 @@ async def _first_of(halt: asyncio.Event, tasks: list[asyncio.Task[None]], *, sec
         halted.cancel()
 
 
+def _with_ssl_context(client_kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The clients' keyword arguments with one SSL context for all their connections (`sdk.amqp_ssl_context`:
+    each sender and receiver is a connection, and each loaded the CA bundle again), from the bundle they
+    name (`connection_verify`) or the SDK's default; a caller's own `ssl_context` is kept."""
+    if client_kwargs.get("ssl_context") is not None:
+        return client_kwargs
+    return {**client_kwargs, "ssl_context": sdk.amqp_ssl_context(client_kwargs.get("connection_verify"))}
+
+
 def _utc_now() -> datetime:
     return datetime.now(UTC)
 
@@ -113,8 +122,9 @@ class Syphon:
         # (its counters carry on).
         self._reaction = StopOnFault()
         self._pair = ConnectionPair(self.options.close_fault_grace.total_seconds(), self._reaction)
-        self._primary_client = self._endpoints[PRIMARY].client(self._credential, **self._client_kwargs)
-        self._secondary_client = self._endpoints[SECONDARY].client(self._credential, **self._client_kwargs)
+        client_kwargs = _with_ssl_context(self._client_kwargs)
+        self._primary_client = self._endpoints[PRIMARY].client(self._credential, **client_kwargs)
+        self._secondary_client = self._endpoints[SECONDARY].client(self._credential, **client_kwargs)
         self._directory = (
             ArmDirectory(self._credential, self.options.secondary_resource_id)
             if self.options.secondary_resource_id
