@@ -313,6 +313,7 @@ class PairedNamespaceClient:
             await Turns(lambda _handler: None, self.connections.watchdog).call(
                 sender, lambda left: sender.send_messages(ping, timeout=left), self._timeout, what="a ping"
             )
+            self.connections.note_worked(PRIMARY)
         except Exception as exc:
             self.connections.note_error(PRIMARY, exc)
             raise
