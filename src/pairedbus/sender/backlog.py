@@ -147,6 +147,7 @@ class Backlog:
             generation = connections.generation(SECONDARY)
             try:
                 await connections.send_to_backlog(queue, payload, timeout=bound)
+                connections.note_worked(SECONDARY)
                 return queue
             except Exception as exc:
                 # a closed handler's error (over the wire: a plain ServiceBusError or pyamqp's

@@ -28,7 +28,7 @@ from typing import Any
 
 from azure.servicebus import ServiceBusMessage
 
-from pairedbus import contract
+from pairedbus import contract, sdk
 from pairedbus.pairing.backoff import BackoffPolicy
 from pairedbus.pairing.connections import PRIMARY, SECONDARY
 from pairedbus.pairing.endpoints import NamespaceEndpoint, endpoint_of
@@ -165,6 +165,8 @@ class PairedNamespaceClient:
         if self._opened:
             return
         self._opened = True
+        # on 3.11 the SDK's frame reads dropped cancellations: a cancelled send or ping ran on (issue 34)
+        sdk.keep_cancellations()
         self.connections.open()
         if self.options.enable_syphon:
             self._syphon_stop = asyncio.Event()
@@ -311,6 +313,7 @@ class PairedNamespaceClient:
             await Turns(lambda _handler: None, self.connections.watchdog).call(
                 sender, lambda left: sender.send_messages(ping, timeout=left), self._timeout, what="a ping"
             )
+            self.connections.note_worked(PRIMARY)
         except Exception as exc:
             self.connections.note_error(PRIMARY, exc)
             raise

@@ -282,6 +282,7 @@ class PairedSender:
         if failover.facts.requires_session is None:
             _learn_from_accepted(failover, sent)
         failover.succeeded()
+        self._connections.note_worked(PRIMARY)
 
     async def create_message_batch(self, max_size_in_bytes: int | None = None) -> ServiceBusMessageBatch:
         """A batch whose messages get their ids as they are added. Sized by the primary's link

@@ -21,6 +21,7 @@ from typing import Generic, TypeVar
 
 from azure.servicebus.amqp import AmqpMessageBodyType
 
+from pairedbus import sdk
 from pairedbus.pairing.connections import SECONDARY
 from pairedbus.pairing.failures import RETRYABLE, SERVICE_BUS, Failure, failure_of
 from pairedbus.pairing.ports import M, MessageBody, Receiver
@@ -235,7 +236,7 @@ class BacklogPump(Generic[M]):
             if isinstance(opening, ReceiveEnd):
                 return opening
         received = await self._raced(
-            receiver.receive_messages(max_message_count=count, max_wait_time=wait),
+            receive_leaving_no_credit(receiver, count, wait),
             wait + self._timeout,
             halt,
             "receive",
@@ -315,6 +316,18 @@ class BacklogPump(Generic[M]):
     @property
     def _halted(self) -> bool:
         return self._halt is not None and self._halt.is_set()
+
+
+async def receive_leaving_no_credit(receiver: Receiver[M], count: int, wait: float) -> list[M]:
+    """One receive of at most `count` messages; one that returned fewer takes back the link credit it left
+    open (`sdk.close_link_credit`), so that the broker locks no message for a receiver that is not
+    receiving (a pump waiting for its budget, a receiver retired after its batches): over the wire such
+    messages stayed locked until the SDK's keep-alive released them, and were locked again on the same
+    credit (issue 34)."""
+    received = await receiver.receive_messages(max_message_count=count, max_wait_time=wait)
+    if len(received) < count:
+        await sdk.close_link_credit(receiver)
+    return received
 
 
 #: How often `cancel_until_done` cancels again a task that swallowed its cancellation (seconds).
