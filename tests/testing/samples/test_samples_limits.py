@@ -3,13 +3,12 @@ stretch with the load (tests/load.py), so that a slow sample is not ended as a h
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
 
-from tests.load import MAX_FACTOR
+from tests.load import MAX_FACTOR, PIN
 from tests.testing.samples import test_samples
 
 
@@ -29,9 +28,8 @@ class _Finished:
 
 @pytest.fixture
 def loaded(monkeypatch: pytest.MonkeyPatch) -> float:
-    """Load 6 per core on this machine (within MAX_FACTOR): the factor every guard is stretched by."""
-    cores = os.cpu_count() or 1
-    monkeypatch.setattr(os, "getloadavg", lambda: (6.0 * cores, 3.0 * cores, 1.0))
+    """The factor every guard is stretched by pinned to 6 (within MAX_FACTOR), as on a machine with 6 tasks per core."""
+    monkeypatch.setenv(PIN, "6")
     monkeypatch.setattr(test_samples.subprocess, "Popen", _Finished)
     _Finished.seen = []
     assert MAX_FACTOR >= 6.0
