@@ -3,6 +3,7 @@ pytest-timeout's limit follows a load that rises while a test runs."""
 
 from __future__ import annotations
 
+import ast
 import math
 import os
 import subprocess
@@ -65,6 +66,7 @@ def test_the_run_queue_is_read_without_the_reader() -> None:
 
 
 INNER = """
+import ast
 import math
 import os
 import time
@@ -104,3 +106,49 @@ def test_pytest_timeouts_limit_is_stretched_again_when_the_load_rose_during_the_
     summary = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr
     assert summary.startswith("1 failed, 1 passed"), run.stdout[-3000:] + run.stderr[-2000:]
     assert "FAILED test_inner.py::test_a_hang_still_ends - Failed: Timeout" in run.stdout, run.stdout[-3000:]
+
+
+#: Calls whose `timeout=` keyword bounds a wait on a process, a thread or a socket.
+WAITS = frozenset({"run", "Popen", "communicate", "wait", "join", "create_connection", "urlopen", "check_output"})
+
+
+def _unstretched_bounds(source: str) -> list[tuple[int, str, float]]:
+    """(line, call, seconds) of each wait in `source` bounded by a number of 1 s or more written as it is: an
+    `asyncio.wait_for`/`asyncio.timeout` bound, or the `timeout=` of a WAITS call. Shorter bounds are the behaviour
+    under test (an operation's `timeout=0.01` that must expire); `pytest.mark.timeout` is stretched by the hook."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        on_asyncio = isinstance(func, ast.Attribute) and getattr(func.value, "id", "") == "asyncio"
+        bounds = [k.value for k in node.keywords if k.arg == "timeout" and name in WAITS]
+        if on_asyncio and name == "wait_for" and len(node.args) > 1:
+            bounds.append(node.args[1])
+        if on_asyncio and name == "timeout" and node.args:
+            bounds.append(node.args[0])
+        for bound in bounds:
+            if isinstance(bound, ast.Constant) and isinstance(bound.value, int | float) and bound.value >= 1:
+                found.append((node.lineno, name, bound.value))
+    return found
+
+
+def test_the_scan_finds_a_bound_written_as_a_number() -> None:
+    source = (
+        "asyncio.wait_for(x, 60)\nasyncio.timeout(30)\nsubprocess.run(c, timeout=600)\n"
+        "asyncio.wait_for(x, guard(60))\nsubprocess.run(c, timeout=guard(600))\nsender.send(m, timeout=0.01)\n"
+        "sdk.wait_for(x, 5)\n"
+    )
+    assert _unstretched_bounds(source) == [(1, "wait_for", 60), (2, "timeout", 30), (3, "run", 600)]
+
+
+def test_every_hang_guard_in_the_tests_stretches_with_the_load() -> None:
+    # Before: the syphon's drains over the wire (60-120 s), the doc examples' pytest (600 s), the node client's socket,
+    # a link test's 30 s, among 8 bounds a busy machine could outlast.
+    found = [
+        f"{path.relative_to(REPO)}:{line}: {call} {seconds}"
+        for path in sorted((REPO / "tests").rglob("*.py"))
+        for line, call, seconds in _unstretched_bounds(path.read_text(encoding="utf-8"))
+    ]
+    assert not found, "wrap these in tests.load.guard(): " + "; ".join(found)
