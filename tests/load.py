@@ -141,7 +141,8 @@ def pytest_timeout_set_timer(item: pytest.Item, settings: Any) -> Any:
                 return
             for callback in ON_TIMEOUT:
                 callback()
-            fail(signum, frame)
+            # pytest-timeout's own failure (its handler's), saying the limit that ran out rather than the first one
+            pytest_timeout.timeout_sigalrm(item, settings._replace(timeout=round(longest, 1)))
 
         signal.signal(signal.SIGALRM, expire)
     return armed
