@@ -8,9 +8,10 @@ real hang still ends the test. tests/conftest.py applies it to pytest-timeout's 
 `pytest.mark.timeout`); a test applies it to its own waits (`asyncio.wait_for(x, guard(10))`, `timeout=guard(60)`).
 Bounds that are the behaviour under test (an operation's `timeout=0.01` that must expire) are not guards.
 
-The kernel's load averages lag a load that has just arrived by a minute: two copies of the suite started side by side
-saw factor 1 (the idle machine's 1-minute average) in their first tests while four workers, two JVMs and eight
-samples already shared the two cores. So the factor also follows the run queue of the last seconds (RECENT_S,
+The kernel's load averages lag a load that has just arrived by a minute, and a limit fixed when a test starts misses
+a load that comes later: two copies of the Spark suite started side by side gave the sample audit's module fixture
+868 s (factor 2.9, the load of the first minute); the load then rose to 20-27, the audit took longer, and the timeout
+errored the 11 tests that use it, in each copy. So the factor also follows the run queue of the last seconds (RECENT_S,
 sampled once a second by a daemon thread of each process), and pytest-timeout's limit is checked again when it
 expires: a test ends only when it has run longer than its limit stretched by the highest load seen meanwhile.
 PAIREDBUS_LOAD_FACTOR=<number> pins the factor (a test of the guards themselves; a run that knows its load)."""
