@@ -5,6 +5,7 @@ from datetime import timedelta
 import pytest
 
 from pairedbus.drill import DrillConfig, run_drill_on_fake
+from tests.load import guard
 
 FAST = {
     "min_send_time": timedelta(seconds=1),
@@ -128,7 +129,7 @@ def test_the_harshest_faults_on_sessions_alone_settle_with_the_drills_backlog_lo
             outages=10,
             syphon_restarts=20,
             seed=1,
-            timeout=240,
+            timeout=guard(240),  # the verdict is the settling, not how long it took on a busy machine
         )
     )
     assert report.settled and not report.timed_out, report.problems()

@@ -20,6 +20,7 @@ from azure.core.credentials import AzureNamedKeyCredential
 from azure.servicebus import ServiceBusMessage
 
 from pairedbus import contract
+from tests.load import guard
 
 PRIMARY = "turns-primary.servicebus.windows.net"
 SECONDARY = "turns-secondary.servicebus.windows.net"
@@ -63,7 +64,7 @@ async def test_one_sessions_backlog_moves_without_losing_a_lock_while_it_waits_f
         drain_wait=timedelta(milliseconds=200),
         retry_hold=timedelta(seconds=1),
     ) as syphon:
-        stats = await asyncio.wait_for(syphon.drain(), 60)
+        stats = await asyncio.wait_for(syphon.drain(), guard(60))
     orders = servicebus_world.namespace(PRIMARY).sendable("orders")
     assert stats.moved == MESSAGES
     assert stats.errors.get("MessageLockLostError", 0) == 0, dict(stats.errors)

@@ -29,6 +29,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from pairedbus.durations import TIMESPAN_MAX_TICKS, duration_ticks, iso_duration
+from tests.load import guard
 
 ATOM = "http://www.w3.org/2005/Atom"
 SB = "http://schemas.microsoft.com/netservices/2010/10/servicebus/connect"
@@ -264,4 +265,4 @@ class Recorder:
     def __exit__(self, *_exc: object) -> None:
         self._server.shutdown()
         self._server.server_close()
-        self._thread.join(timeout=10)
+        self._thread.join(timeout=guard(10))

@@ -204,7 +204,7 @@ async def test_sends_overlapping_on_one_failover_sender_each_return(pair: Emulat
 
         async def send(i: int) -> None:
             await asyncio.sleep(0.002 * i)  # staggered: each joins while others wait for their answer
-            await sender.send_messages(ServiceBusMessage("x", message_id=f"ov-{i}"), timeout=20)
+            await sender.send_messages(ServiceBusMessage("x", message_id=f"ov-{i}"), timeout=guard(20))
 
         tasks = [asyncio.create_task(send(i)) for i in range(count)]
         done, pending = await asyncio.wait(tasks, timeout=guard(60))

@@ -13,6 +13,7 @@ from pytest_mock import MockerFixture
 
 from pairedbus.servicebus.link import INCOMING, OUTGOING, Link, Wire
 from pairedbus.testing import Namespace, ServiceBusWorld
+from tests.load import guard
 
 from .conftest import FQDN, Credential
 
@@ -103,7 +104,7 @@ async def test_operations_shorter_than_the_shared_timer_window_still_wake(
     ns.create_queue("q")
     world.latency = 0.0005
     async with ServiceBusClient(FQDN, Credential()) as client, client.get_queue_sender("q") as sender:
-        async with asyncio.timeout(30):
+        async with asyncio.timeout(guard(30)):
             for _ in range(50):
                 await sender.send_messages(ServiceBusMessage(b"x"))
     assert ns.queue("q").counts.sends == 50

@@ -151,12 +151,12 @@ async def test_a_primary_that_goes_down_faults_the_syphon_by_the_close_fault_rul
             close_fault_grace=timedelta(seconds=1),
             client_kwargs={"retry_total": 1, "retry_backoff_factor": 0.2},
         ) as syphon:
-            await asyncio.wait_for(syphon.run(stop), 120)
+            await asyncio.wait_for(syphon.run(stop), guard(120))
     assert "primary" in str(caught.value)
     brokers.heal("primary")
     await asyncio.sleep(6)  # the faulted syphon's locks (5 s) run out
     async with _syphon(brokers) as syphon:
-        await asyncio.wait_for(syphon.drain(), 120)
+        await asyncio.wait_for(syphon.drain(), guard(120))
     assert sorted(m["message_id"] for m in brokers.queue("primary", "orders")["active"]) == sorted(
         f"m{i}" for i in range(30)
     )
@@ -193,7 +193,7 @@ async def test_short_receives_on_empty_queues_end_and_one_destination_opens_once
         brokers,
         drain_wait=timedelta(milliseconds=100),
     ) as syphon:
-        stats = await asyncio.wait_for(syphon.drain(), 60)  # a hang guard: it took 6-7 s here
+        stats = await asyncio.wait_for(syphon.drain(), guard(60))  # a hang guard: it took 6-7 s here
     assert stats.moved == 200
     assert "opening a sender to the primary failed" not in caplog.text
     assert sorted(m["message_id"] for m in brokers.queue("primary", "orders")["active"]) == sorted(

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.load import guard
+
 DOC = Path(__file__).resolve().parents[2] / "docs" / "testing.md"
 
 
@@ -38,7 +40,7 @@ def test_every_example_passes_in_a_fresh_project(tmp_path: Path) -> None:
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=guard(600),
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     assert " passed" in result.stdout and "skipped" not in result.stdout, result.stdout[-1000:]

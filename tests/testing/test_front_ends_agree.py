@@ -38,6 +38,7 @@ from pairedbus.emulator import Emulator
 from pairedbus.servicebus.errors import ErrorKind
 from pairedbus.servicebus.world import Namespace, ServiceBusWorld
 from pairedbus.testing import mock_servicebus
+from tests.load import guard
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -141,7 +142,7 @@ async def test_an_injected_server_busy_is_retryable(bus: Bus) -> None:
         await sender.send_messages(ServiceBusMessage("warm"))  # the link is up before the fault
         bus.world.fail(FQDN, "q", ServiceBusServerBusyError)
         with pytest.raises(ServiceBusServerBusyError) as caught:
-            await sender.send_messages(ServiceBusMessage("x"), timeout=20)
+            await sender.send_messages(ServiceBusMessage("x"), timeout=guard(20))
     assert sdk.is_retryable(caught.value) is True
 
 
@@ -263,7 +264,7 @@ async def test_every_kind_a_send_meets_raises_what_the_wire_raises(bus: Bus) -> 
             await sender.send_messages(ServiceBusMessage("warm"))
             bus.world.fail(FQDN, "q", kind)
             with pytest.raises(ServiceBusError) as caught:
-                await sender.send_messages(ServiceBusMessage("x"), timeout=20)
+                await sender.send_messages(ServiceBusMessage("x"), timeout=guard(20))
             bus.world.heal(FQDN, "q")
             observed[kind] = (type(caught.value), sdk.is_retryable(caught.value), sdk.condition_of(caught.value))
     assert observed == RAISED_ON_SEND
