@@ -630,6 +630,9 @@ def alternate(args: argparse.Namespace) -> int:
     for round_ in range(1, args.runs + 1):
         for engine in rotated(engines, round_ - 1):
             runs += run_worker(args, engine, round_, logs)
+            # Kept as they come: a long run's figures outlive a failure after it.
+            kept = [{"engine": r.engine, "round": r.round, "run": r.index, "seconds": r.seconds} for r in runs]
+            (logs / "runs.json").write_text(json.dumps(kept))
     print(f"load average at end: {load_average()}")
 
     reference = next(r.rows for r in runs if r.engine == "DuckDB")

@@ -3,6 +3,8 @@ alternating runs, the workers' results and the arguments' checks; nothing here t
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -142,3 +144,40 @@ def test_the_default_rounds_depend_on_the_mode(bench: ModuleType) -> None:
     parser = bench.parser()
     assert bench.checked(parser.parse_args([]), parser).runs == 5
     assert bench.checked(parser.parse_args(["--single-process"]), parser).runs == 3
+
+
+def test_alternating_rounds_print_medians_and_ratios_and_check_every_run(
+    bench: ModuleType, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The workers replaced by their figures: (engine, round) -> cold and warm seconds.
+    times = {
+        ("DuckDB", 1): (6.0, 5.0),
+        ("DuckDB", 2): (7.0, 6.0),
+        ("DuckDB", 3): (6.5, 5.5),
+        ("Spark", 1): (24.0, 15.0),
+        ("Spark", 2): (30.0, 19.0),
+        ("Spark", 3): (26.0, 17.0),
+    }
+    order: list[str] = []
+
+    def run_worker(args: object, engine: ModuleType, round_: int, logs: Path) -> list[object]:
+        kind = "DuckDB" if engine.kind == "duckdb" else "Spark"
+        order.append(kind)
+        rows = [["ns0000", "2026-11-01", 12]] if (kind, round_) != ("Spark", 3) else [["ns0000", "2026-11-01", 13]]
+        return [bench.Run(engine.label, round_, i, t, rows) for i, t in enumerate(times[(kind, round_)])]
+
+    monkeypatch.setattr(bench, "prepare", lambda args, given: None)
+    monkeypatch.setattr(bench, "run_worker", run_worker)
+    parser = bench.parser()
+    args = bench.checked(parser.parse_args(["--runs", "3", "--rows", "1K", "--dir", str(tmp_path)]), parser)
+    assert bench.alternate(args) == 1  # Spark's third round returned another row
+    out = capsys.readouterr().out
+    assert order == ["DuckDB", "Spark", "Spark", "DuckDB", "DuckDB", "Spark"]
+    assert "differs: Spark (" in out and "round 3 run 1: ['ns0000', '2026-11-01', 13] against" in out
+    assert "all 12 runs agree with DuckDB's first: NO (2 differ)" in out
+    assert "DuckDB cold: median 6.50s, spread 6.00-7.00s (runs 6.00, 7.00, 6.50)" in out
+    spark = next(line for line in out.splitlines() if line.startswith("Spark (") and " warm: " in line)
+    assert spark.endswith("warm: median 17.00s, spread 15.00-19.00s (runs 15.00, 19.00, 17.00)")
+    assert "/DuckDB cold: 4.00x of medians (goal <= 4x): met as a median (within the spread)" in out
+    assert "/DuckDB warm: 3.09x of medians (goal <= 3x): not met as a median (within the spread)" in out
+    assert [r["seconds"] for r in json.loads((tmp_path / "logs" / "runs.json").read_text())][:2] == [6.0, 5.0]
