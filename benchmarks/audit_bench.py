@@ -75,6 +75,21 @@ def cpu_by_role(stats: list[str], ticks_per_second: int) -> dict[str, float]:
     return seconds
 
 
+def process_cpu(stat: str, ticks_per_second: int) -> float:
+    """A whole process's CPU seconds (user + system, its ended threads included) from the contents
+    of Linux's /proc/PID/stat: less sensitive to other processes' load than wall-clock time."""
+    fields = stat[stat.rindex(")") + 1 :].split()
+    return (int(fields[11]) + int(fields[12])) / ticks_per_second
+
+
+def process_cpu_of(pid: int) -> float:
+    """`process_cpu` of a live process; 0 where there is no /proc (not Linux)."""
+    try:
+        return process_cpu(Path(f"/proc/{pid}/stat").read_text(), os.sysconf("SC_CLK_TCK"))
+    except OSError:
+        return 0.0
+
+
 def jvm_cpu_by_role(pid: int) -> dict[str, float]:
     """`cpu_by_role` of a live process's threads so far; empty where there is no /proc (not Linux)."""
     stats = []
@@ -516,6 +531,7 @@ class Run:
     seconds: float
     rows: list[list[object]] = field(repr=False)
     cpu: dict[str, float] = field(default_factory=dict)
+    process_cpu: float | None = None  # the engine process's CPU seconds in the run
 
 
 def parse_worker_line(line: str) -> dict[str, Any] | None:
@@ -526,16 +542,22 @@ def parse_worker_line(line: str) -> dict[str, Any] | None:
     return parsed
 
 
-def summary(runs: Sequence[Run], engines: Sequence[str], modes: Sequence[str]) -> dict[tuple[str, str], list[float]]:
-    """Each engine's and mode's times, in round order."""
+def summary(
+    runs: Sequence[Run], engines: Sequence[str], modes: Sequence[str], cpu: bool = False
+) -> dict[tuple[str, str], list[float]]:
+    """Each engine's and mode's times (or CPU seconds, where every run has them), in round order."""
     table: dict[tuple[str, str], list[float]] = {(e, m): [] for e in engines for m in modes}
     for run in sorted(runs, key=lambda r: r.round):
-        table[(run.engine, modes[run.index])].append(run.seconds)
+        value = run.process_cpu if cpu else run.seconds
+        if value is not None:
+            table[(run.engine, modes[run.index])].append(value)
     return table
 
 
 def emit(record: dict[str, Any]) -> None:
     print(RESULT + json.dumps(record), flush=True)
+    if "run" in record:  # also in the worker's log
+        print(f"run {record['run']}: {record['seconds']:.2f}s, CPU {record['process_cpu']:.2f}s", file=sys.stderr)
 
 
 def worker(args: argparse.Namespace) -> None:
@@ -546,18 +568,21 @@ def worker(args: argparse.Namespace) -> None:
         start, (con, sql) = timed(lambda: duckdb_query(args, given))
         emit({"start": start})
         for index in range(total):
+            cpu = time.process_time()  # DuckDB's threads are this process's
             seconds, rows = timed(lambda: con.execute(sql).fetchall())
-            emit({"run": index, "seconds": seconds, "rows": plain(rows)})
+            emit({"run": index, "seconds": seconds, "rows": plain(rows), "process_cpu": time.process_time() - cpu})
         con.close()
         return
     start, (spark, run) = timed(lambda: spark_job(args, given))
     emit({"start": start})
     jvm = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
     for index in range(total):
-        before = jvm_cpu_by_role(jvm)
+        before, cpu_at = jvm_cpu_by_role(jvm), process_cpu_of(jvm) + time.process_time()
         seconds, rows = timed(run)
         used = {role: cpu - before.get(role, 0.0) for role, cpu in jvm_cpu_by_role(jvm).items()}
-        emit({"run": index, "seconds": seconds, "rows": plain(rows), "cpu": used})
+        # The JVM's and this driver's: the split by role sees live threads only, this total all.
+        total_cpu = process_cpu_of(jvm) + time.process_time() - cpu_at
+        emit({"run": index, "seconds": seconds, "rows": plain(rows), "cpu": used, "process_cpu": total_cpu})
     spark.stop()
 
 
@@ -588,12 +613,21 @@ def run_worker(args: argparse.Namespace, engine: Engine, round_: int, logs: Path
             if "start" in record:
                 print(f"  round {round_} {engine.label}: set up in {record['start']:.2f}s", flush=True)
                 continue
-            run = Run(engine.label, round_, record["run"], record["seconds"], record["rows"], record.get("cpu", {}))
+            run = Run(
+                engine.label,
+                round_,
+                record["run"],
+                record["seconds"],
+                record["rows"],
+                record.get("cpu", {}),
+                record.get("process_cpu"),
+            )
             runs.append(run)
             split = cpu_split(run.cpu)
             print(
                 f"  round {round_} {engine.label} {mode(run.index, args.warm_runs)}: {run.seconds:.2f}s"
-                + (f" (JVM CPU: {split})" if split else ""),
+                + (f", CPU {run.process_cpu:.2f}s" if run.process_cpu is not None else "")
+                + (f" (JVM threads: {split})" if split else ""),
                 flush=True,
             )
         code = process.wait()
@@ -631,7 +665,10 @@ def alternate(args: argparse.Namespace) -> int:
         for engine in rotated(engines, round_ - 1):
             runs += run_worker(args, engine, round_, logs)
             # Kept as they come: a long run's figures outlive a failure after it.
-            kept = [{"engine": r.engine, "round": r.round, "run": r.index, "seconds": r.seconds} for r in runs]
+            kept = [
+                {"engine": r.engine, "round": r.round, "run": r.index, "seconds": r.seconds, "cpu": r.process_cpu}
+                for r in runs
+            ]
             (logs / "runs.json").write_text(json.dumps(kept))
     print(f"load average at end: {load_average()}")
 
@@ -662,6 +699,21 @@ def alternate(args: argparse.Namespace) -> int:
                 f"{ratio.verdict(goal(name))}; the spreads allow {ratio.low:.2f}-{ratio.high:.2f}x, "
                 f"rounds {', '.join(f'{r:.2f}' for r in ratio.rounds)}"
             )
+    # CPU seconds move less with other processes' load than wall-clock time: on a busy machine
+    # they say what the wall-clock ratio would be with the cores to itself (both engines use 2).
+    cpu = summary(runs, labels, modes, cpu=True)
+    if all(len(cpu[key]) == len(table[key]) for key in table):
+        for label in labels:
+            for name in modes:
+                s = Spread.of(cpu[(label, name)])
+                print(f"{label} {name} CPU: median {s.median:.2f}s, spread {s.low:.2f}-{s.high:.2f}s")
+        for label in labels[1:]:
+            for name in modes:
+                ratio = Ratio.of(cpu[(label, name)], cpu[("DuckDB", name)])
+                print(
+                    f"{label}/DuckDB {name} CPU: {ratio.of_medians:.2f}x of medians; "
+                    f"the spreads allow {ratio.low:.2f}-{ratio.high:.2f}x"
+                )
     return 1 if differing else 0
 
 
