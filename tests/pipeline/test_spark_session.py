@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from pairedbus.pipeline.spark_session import _local_cores
+from pairedbus.pipeline.spark_session import SMALL_ESTATE_BYTES, _local_cores, small_estate_conf
 
 
 @pytest.mark.parametrize(
@@ -30,3 +30,18 @@ def test_spark_session_fixture_runs_in_utc(spark) -> None:
 def test_plans_are_built_without_pysparks_per_call_call_site_capture(spark) -> None:
     # Ten Py4J round trips per DataFrame or column function otherwise (3,200 of 5,200 at 1M points).
     assert spark.conf.get("spark.python.sql.dataFrameDebugging.enabled") == "false"
+
+
+def test_a_small_estate_is_planned_once_on_one_partition() -> None:
+    # The sample estate (218 KB): adaptive execution would run each shuffle stage as a job of its own.
+    small = small_estate_conf(218 * 1024)
+    assert small["spark.sql.adaptive.enabled"] == "false"
+    assert small["spark.sql.shuffle.partitions"] == "1"
+    assert small["spark.sql.autoBroadcastJoinThreshold"] == "-1"  # a broadcast is a job of its own
+    assert small_estate_conf(SMALL_ESTATE_BYTES) != {}
+
+
+@pytest.mark.parametrize("size", [SMALL_ESTATE_BYTES + 1, 100 * 1024 * 1024, 10 * 1024**3])
+def test_a_larger_estate_keeps_the_sessions_adaptive_plan(size: int) -> None:
+    # The 1M, 10M and 100M benchmarks' inputs: the session's settings (AQE on) stand.
+    assert small_estate_conf(size) == {}
