@@ -99,8 +99,11 @@ def run_audit(
                 raise  # not a file's fault
             return _until_settled(run, unreadable)
     finally:
-        for key, value in session_conf.items():  # a shared session plans the next caller's queries as before
-            spark.conf.set(key, value)
+        for key, before in session_conf.items():  # a shared session plans the next caller's queries as before
+            if before is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, before)
         # None removes the property: later jobs of a shared session are not labelled as the audit's.
         spark.sparkContext.setLocalProperty(JOB_DESCRIPTION, cast(str, description))
         # The run's cached frames go with it. Left behind, every later query in the same session (a
