@@ -19,8 +19,10 @@ sets: read, transform, write, render).
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -54,6 +56,29 @@ print(json.dumps({"import": t1 - t0, "jvm_and_context": t2 - t1, "session": t3 -
 """
 
 
+#: prctl(2)'s PR_SET_CHILD_SUBREAPER: the JVM that pyspark starts outlives its Python process for a moment;
+#: as a subreaper this process inherits it and counts its CPU when it is reaped.
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def become_subreaper() -> bool:
+    try:
+        return bool(ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
+    except (OSError, AttributeError):  # not Linux
+        return False
+
+
+def children_cpu() -> float:
+    """CPU seconds (user + system) of every child reaped so far, the orphaned JVMs included."""
+    while True:  # reap what the last run left (its JVM), waiting for it to end
+        try:
+            os.wait()
+        except ChildProcessError:
+            break
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -76,25 +101,30 @@ def newest_log(directory: Path, before: set[Path]) -> Path | None:
     return max(new, key=lambda p: p.stat().st_mtime) if new else None
 
 
-def run_bare(master: str, env: dict[str, str]) -> tuple[float, dict[str, float]]:
+def run_bare(master: str, env: dict[str, str]) -> tuple[float, float, dict[str, float]]:
+    """(wall seconds, CPU seconds of the Python process and its JVM, the session's own split)."""
+    cpu = children_cpu()
     start = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-c", BARE, master], env=env, capture_output=True, text=True, check=True, cwd=ROOT
     )
     wall = time.perf_counter() - start
-    return wall, json.loads(done.stdout.strip().splitlines()[-1])
+    return wall, children_cpu() - cpu, json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def run_audit(tree: Path, out: Path, env: dict[str, str]) -> float:
+def run_audit(tree: Path, out: Path, env: dict[str, str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the audit's Python process and its JVM)."""
     shutil.rmtree(out, ignore_errors=True)
     env = {**env, "PYTHONPATH": str(tree / "src")}
     sample = tree / "samples" / "estate"
     command = [sys.executable, "-m", "pairedbus", "audit", "--progress", "never", "--out", str(out)]
     command += ["--inventory", str(sample / "inventory"), "--metrics", str(sample / "metrics")]
     command += ["--costs", str(sample / "costs")]
+    cpu = children_cpu()
     start = time.perf_counter()
     subprocess.run(command, env=env, capture_output=True, text=True, check=True, cwd=tree)
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    return wall, children_cpu() - cpu
 
 
 # --- Spark's event log ---------------------------------------------------------------------------
@@ -215,32 +245,43 @@ def main() -> None:
     trees = [ROOT, *[t.resolve() for t in args.tree]]
     env = {k: v for k, v in os.environ.items() if k != "PYSPARK_SUBMIT_ARGS"}
     times: dict[str, list[float]] = {"bare": [], **{str(t): [] for t in trees}}
-    print(f"load before: {load()} ({os.cpu_count()} cores)", flush=True)
+    cpus: dict[str, list[float]] = {"bare": [], **{str(t): [] for t in trees}}
+    # CPU seconds move less with the machine's load than wall time: printed beside it.
+    counted = become_subreaper()
+    print(f"load before: {load()} ({os.cpu_count()} cores); JVM CPU counted: {counted}", flush=True)
     with tempfile.TemporaryDirectory(prefix="pairedbus-startup-") as scratch:
         for run in range(1, args.runs + 1):
             logs = args.event_log / f"run{run}" if args.event_log else None
             seen = set(logs.iterdir()) if logs and logs.exists() else set()
-            wall, split = run_bare(args.master, {**env, **spark_args(logs)})
+            wall, cpu, split = run_bare(args.master, {**env, **spark_args(logs)})
             times["bare"].append(wall)
+            cpus["bare"].append(cpu)
             parts = ", ".join(f"{k} {v:.2f}" for k, v in split.items())
-            print(f"run {run} bare: {wall:.2f} s ({parts}) load {load()}", flush=True)
+            print(f"run {run} bare: {wall:.2f} s, CPU {cpu:.2f} s ({parts}) load {load()}", flush=True)
             if logs and (path := newest_log(logs, seen)):
                 print("\n".join(read_event_log(path).lines()))
                 seen.add(path)
             for tree in trees:
-                wall = run_audit(tree, Path(scratch) / "out", {**env, **spark_args(logs)})
+                wall, cpu = run_audit(tree, Path(scratch) / "out", {**env, **spark_args(logs)})
                 times[str(tree)].append(wall)
-                print(f"run {run} audit {tree}: {wall:.2f} s load {load()}", flush=True)
+                cpus[str(tree)].append(cpu)
+                print(f"run {run} audit {tree}: {wall:.2f} s, CPU {cpu:.2f} s load {load()}", flush=True)
                 if logs and (path := newest_log(logs, seen)):
                     print("\n".join(read_event_log(path).lines()))
                     seen.add(path)
-    bare = statistics.median(times["bare"])
+    bare, bare_cpu = statistics.median(times["bare"]), statistics.median(cpus["bare"])
     print(f"load after: {load()}")
-    print(f"bare session: median {bare:.2f} s of {', '.join(f'{t:.2f}' for t in times['bare'])}")
+    print(
+        f"bare session: median {bare:.2f} s of {', '.join(f'{t:.2f}' for t in times['bare'])}; "
+        f"CPU median {bare_cpu:.2f} s"
+    )
     for tree in trees:
-        median = statistics.median(times[str(tree)])
+        median, cpu = statistics.median(times[str(tree)]), statistics.median(cpus[str(tree)])
         spread = ", ".join(f"{t:.2f}" for t in times[str(tree)])
-        print(f"audit {tree}: median {median:.2f} s of {spread}; ratio to the bare session {median / bare:.2f}x")
+        print(
+            f"audit {tree}: median {median:.2f} s of {spread}; ratio to the bare session {median / bare:.2f}x; "
+            f"CPU median {cpu:.2f} s, {cpu / bare_cpu:.2f}x"
+        )
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -63,3 +64,26 @@ def test_the_event_log_is_split_into_startup_jobs_gaps_and_steps(bench: ModuleTy
         "pairedbus audit: transform": (2, 9.5),
         "": (1, 1.0),
     }
+
+
+ORPHAN_CPU = """
+import subprocess, sys
+sys.path.insert(0, sys.argv[1])
+import audit_startup_bench as bench
+assert bench.become_subreaper()
+before = bench.children_cpu()
+# A child that leaves a CPU-burning grandchild behind and exits at once, as pyspark leaves its JVM.
+burn = "import time\\nend = time.process_time() + 0.3\\nwhile time.process_time() < end: pass"
+subprocess.run([sys.executable, "-c", f"import subprocess, sys; subprocess.Popen([sys.executable, '-c', {burn!r}])"])
+print(bench.children_cpu() - before)
+"""
+
+
+def test_the_cpu_of_a_process_left_behind_is_counted(bench) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", ORPHAN_CPU, str(Path(bench.__file__).parent)], capture_output=True, text=True, check=True
+    )
+    assert float(done.stdout) >= 0.3  # the grandchild's CPU seconds, counted once it was reaped

@@ -70,11 +70,20 @@ def test_the_sample_audit_runs_few_spark_jobs(audited) -> None:
     # Each job is a stage of its own for adaptive execution, with its scheduling and re-planning: the
     # sample's 218 KB took 97 jobs, among them a sampling job and a shuffle for each written table's
     # sort on read-back, two jobs for each empty-estate check and two or three for each count of the
-    # summary, where one partition of these small tables needs one.
+    # summary, where one partition of these small tables needs one. Then 84; planned with AQE off on
+    # one partition and without broadcasts (a job each), one job a query: 26.
     assert len(JOBS) <= MAX_JOBS, f"{len(JOBS)} jobs"
 
 
-MAX_JOBS = 84
+MAX_JOBS = 26
+
+
+@pytest.mark.spark
+def test_the_sample_audit_leaves_the_sessions_adaptive_plan_as_it_found_it(audited, spark) -> None:
+    # The sample is planned with AQE off on one partition (spark_session.small_estate_conf), for its run only.
+    assert spark.conf.get("spark.sql.adaptive.enabled") == "true"
+    assert spark.conf.get("spark.sql.shuffle.partitions") != "1"
+    assert spark.conf.get("spark.sql.autoBroadcastJoinThreshold") != "-1"
 
 
 #: SHA-256 of the sample audit's outputs as `main` wrote them before issue 38 (the run's directory and the

@@ -7,8 +7,10 @@ import gzip
 import json
 import random
 from pathlib import Path
+from typing import cast
 
 import pytest
+from pyspark.sql import SparkSession
 from pyspark.sql.types import (
     ArrayType,
     BinaryType,
@@ -41,6 +43,7 @@ from pairedbus.pipeline.sources import (
     SAMPLE_BYTES,
     columns_reason,
     first_line,
+    input_bytes,
     is_spark_error,
     list_local,
     read_head,
@@ -83,6 +86,16 @@ def test_a_sound_parquet_header_and_tail_pass_the_cheap_probe(tmp_path: Path) ->
 def test_listing_without_the_probe_reads_no_file(tmp_path: Path) -> None:
     (tmp_path / "garbage.parquet").write_bytes(b"garbage")
     assert list_local(str(tmp_path), "costs").refused == {}
+
+
+def test_the_input_size_is_every_file_under_the_directories_before_spark_reads(tmp_path: Path) -> None:
+    (tmp_path / "inventory" / "nested").mkdir(parents=True)
+    (tmp_path / "inventory" / "a.jsonl").write_bytes(b"x" * 100)
+    (tmp_path / "inventory" / "nested" / "b.csv").write_bytes(b"x" * 20)
+    (tmp_path / "metrics").mkdir()
+    (tmp_path / "metrics" / "c.json").write_bytes(b"x" * 3)
+    directories = [str(tmp_path / "inventory"), (tmp_path / "metrics").as_uri()]
+    assert input_bytes(cast(SparkSession, None), directories) == 123  # local directories need no session
 
 
 PY4J_MESSAGE = (

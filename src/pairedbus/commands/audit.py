@@ -156,12 +156,20 @@ def run(args: argparse.Namespace) -> int:
     debug = bool(getattr(args, "debug", False))
 
     from pairedbus.pipeline.sources import first_line, is_spark_error
-    from pairedbus.pipeline.spark_session import build_session, use_shipped_dependencies
+    from pairedbus.pipeline.spark_session import (
+        build_session,
+        cache_directory,
+        runs_locally,
+        shared_classes,
+        use_shipped_dependencies,
+    )
 
     # The JVM takes seconds to start, with this process waiting on it: import the audit meanwhile.
     importing = threading.Thread(target=_import_audit_job, name="import-audit-job", daemon=True)
     importing.start()
-    spark = build_session(args.master, progress=show, quiet=not debug)
+    # A local driver JVM maps Spark's classes from an archive the first run writes (spark_session.py).
+    sharing = shared_classes(cache_directory()) if runs_locally(args.master) else None
+    spark = build_session(args.master, progress=show, quiet=not debug, shared_classes=sharing)
     importing.join()
     try:
         if prices is None:
@@ -189,6 +197,8 @@ def run(args: argparse.Namespace) -> int:
         raise AuditFailedError(f"Spark failed: {first_line(exc)}") from None
     finally:
         spark.stop()
+        if sharing is not None:
+            sharing.finish()
     print(summary.line())
     return 0
 

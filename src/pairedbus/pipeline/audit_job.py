@@ -29,7 +29,8 @@ from pairedbus.errors import NoDataError
 from pairedbus.pipeline.prices import PriceTable
 from pairedbus.pipeline.read import Estate, read_estate
 from pairedbus.pipeline.report import report_html
-from pairedbus.pipeline.sources import is_spark_error, list_files, same_file, unreadable_in_full
+from pairedbus.pipeline.sources import input_bytes, is_spark_error, list_files, same_file, unreadable_in_full
+from pairedbus.pipeline.spark_session import small_estate_conf
 from pairedbus.pipeline.summary import AuditSummary
 from pairedbus.pipeline.transform import transform
 from pairedbus.pipeline.write import output_uri, summarise, write_quarantine, write_tables, write_text
@@ -63,6 +64,8 @@ def run_audit(
     until: date | None = None,
     progress: Progress | None = None,
 ) -> AuditSummary:
+    directories = {"inventory": inventory_dir, "metrics": metrics_dir, "costs": costs_dir}
+    sized = small_estate_conf(input_bytes(spark, [d for d in directories.values() if d is not None]))
     run = functools.partial(
         _run,
         spark,
@@ -75,16 +78,19 @@ def run_audit(
         since=since,
         until=until,
         progress=progress,
+        small=bool(sized),
     )
     persisted_before = _persisted(spark)
     description = spark.sparkContext.getLocalProperty(JOB_DESCRIPTION)
+    session_conf = {key: spark.conf.get(key) for key in sized}
+    for key, value in sized.items():
+        spark.conf.set(key, value)
     try:
         try:
             return _until_settled(run, {})
         except Exception as exc:
             if not is_spark_error(exc):
                 raise
-            directories = {"inventory": inventory_dir, "metrics": metrics_dir, "costs": costs_dir}
             unreadable: dict[str, str] = {}
             for name, directory in directories.items():
                 if directory is not None:
@@ -93,6 +99,11 @@ def run_audit(
                 raise  # not a file's fault
             return _until_settled(run, unreadable)
     finally:
+        for key, before in session_conf.items():  # a shared session plans the next caller's queries as before
+            if before is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, before)
         # None removes the property: later jobs of a shared session are not labelled as the audit's.
         spark.sparkContext.setLocalProperty(JOB_DESCRIPTION, cast(str, description))
         # The run's cached frames go with it. Left behind, every later query in the same session (a
@@ -139,6 +150,7 @@ def _run(
     since: date | None,
     until: date | None,
     progress: Progress | None,
+    small: bool,
     refuse: dict[str, str] | None = None,
 ) -> AuditSummary | OverQuarantined:
     uri = output_uri(out_dir)
@@ -155,7 +167,7 @@ def _run(
         raise NoDataError(f"--inventory {inventory_dir}, --metrics {metrics_dir}: no readable input file")
 
     stage("transform")
-    tables = transform(spark, estate, prices, clients=clients)
+    tables = transform(spark, estate, prices, clients=clients, small=small)
     # isEmpty takes one row (one job), where limit(1).count() shuffles it to one partition first (two).
     no_days = tables.grains.isEmpty()
     if (since or until) and no_days:

@@ -206,24 +206,34 @@ def read_focus(spark: SparkSession, source: str | InputFiles) -> tuple[DataFrame
 
 
 def attribute(
-    charges: DataFrame, pairs: DataFrame, resources: DataFrame, pairing: DataFrame, *, estimate_currency: str = "USD"
+    charges: DataFrame,
+    pairs: DataFrame,
+    resources: DataFrame,
+    pairing: DataFrame,
+    *,
+    estimate_currency: str = "USD",
+    broadcast: bool = True,
 ) -> DataFrame:
     """ATTRIBUTION_COLUMNS: per pair and day of the metrics, the estimate (without the pings) next
     to what the bill says for the secondary and the pair's tagged resources, one row per billing
     currency. The estimate (in `estimate_currency`, the price table's) sits on the row of that
     currency, or on a row without a currency when the day has no bill in it; bills in any other
-    currency get rows of their own, without an estimate: amounts are never added across currencies."""
+    currency get rows of their own, without an estimate: amounts are never added across currencies.
+
+    `broadcast`: the pairs and namespaces are sent to every task of the charges (a job each to collect
+    them); a small estate's charges fit one partition, and joining there costs no job at all."""
+    small = F.broadcast if broadcast else _as_is
     namespace_ids = resources.where(F.col("kind") == KIND_NAMESPACE).select(
         F.col("namespace").alias("secondary"), F.lower("id").alias("secondary_id")
     )
     keyed = pairs.select("pair", "primary", "secondary").join(namespace_ids, ["secondary"], "left")
     on_secondary = charges.join(
-        F.broadcast(keyed),
+        small(keyed),
         (charges.resource_id == keyed.secondary_id)
         | charges.resource_id.startswith(F.concat(keyed.secondary_id, F.lit("/"))),
     )
-    by_tag = charges.join(F.broadcast(keyed.drop("secondary_id")), charges.tag_pair == keyed.pair).join(
-        F.broadcast(namespace_ids.select(F.col("secondary_id").alias("resource_id"))), ["resource_id"], "left_anti"
+    by_tag = charges.join(small(keyed.drop("secondary_id")), charges.tag_pair == keyed.pair).join(
+        small(namespace_ids.select(F.col("secondary_id").alias("resource_id"))), ["resource_id"], "left_anti"
     )
     key = ["pair", "primary", "secondary", "date"]
     columns = [*key, "billed", "effective", "currency"]
@@ -260,3 +270,7 @@ def attribute(
         .select(*rounded)
         .orderBy("pair", "date", "currency")
     )
+
+
+def _as_is(frame: DataFrame) -> DataFrame:
+    return frame

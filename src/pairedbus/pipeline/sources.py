@@ -277,6 +277,21 @@ def list_files(spark: SparkSession, directory: str, input_name: str) -> InputFil
     return files
 
 
+def input_bytes(spark: SparkSession, directories: Sequence[str]) -> int:
+    """The bytes under `directories` (every file, as stored): what the audit reads, known before
+    Spark reads it. Local directories are walked; any other URI asks Hadoop's FileSystem."""
+    total = 0
+    for directory in directories:
+        if _is_local(directory):
+            for parent, _, names in os.walk(_local_path(directory)):
+                total += sum((Path(parent) / name).stat().st_size for name in names)
+            continue
+        jvm = spark._jvm
+        path = jvm.org.apache.hadoop.fs.Path(directory)  # type: ignore[union-attr]  # a running session has its JVM gateway; pyspark types _jvm Optional
+        total += int(path.getFileSystem(spark._jsc.hadoopConfiguration()).getContentSummary(path).getLength())
+    return total
+
+
 def read_json(spark: SparkSession, files: InputFiles, schema: StructType) -> DataFrame | None:
     """All JSON records of `files` with `schema`, the corrupt-record column and the source file.
     A file whose first bytes are mostly not JSON (`sample_reason`) is refused by name first."""

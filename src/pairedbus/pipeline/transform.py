@@ -44,7 +44,10 @@ def conflicting_resources(resources: DataFrame) -> DataFrame:
     )
 
 
-def transform(spark: SparkSession, estate: Estate, prices: PriceTable, *, clients: int = 1) -> Tables:
+def transform(
+    spark: SparkSession, estate: Estate, prices: PriceTable, *, clients: int = 1, small: bool = False
+) -> Tables:
+    """`small`: the estate is planned on one partition (spark_session.small_estate_conf), without broadcasts."""
     # The small tables that later ones are built from are checkpointed, not cached: a cached frame
     # keeps its whole plan, and every frame built on it carries that plan along, to be analyzed,
     # optimized and matched against the cache at each step. Cached, the sample estate's pairing plan
@@ -62,7 +65,9 @@ def transform(spark: SparkSession, estate: Estate, prices: PriceTable, *, client
     if estate.charges is not None:
         from pairedbus.pipeline.focus import attribute
 
-        attribution = attribute(estate.charges, pairs, resources, pairing, estimate_currency=prices.currency)
+        attribution = attribute(
+            estate.charges, pairs, resources, pairing, estimate_currency=prices.currency, broadcast=not small
+        )
     quarantine = union_all(
         [estate.inventory.quarantine, estate.metrics.quarantine, rejected]
         + ([estate.charges_quarantine] if estate.charges_quarantine is not None else [])

@@ -79,8 +79,10 @@ def write_table(
 
     The read-back is sorted on one partition: a table the driver collects whole is small, and a sort
     across partitions would first run a job that samples the keys and then one that shuffles."""
-    frame.select(*columns).write.mode("overwrite").parquet(f"{uri}/{name}.parquet")
-    written = spark.read.parquet(f"{uri}/{name}.parquet")
+    table = frame.select(*columns)
+    table.write.mode("overwrite").parquet(f"{uri}/{name}.parquet")
+    # With the schema it was written with: Spark would otherwise run a job to read it from a footer.
+    written = spark.read.schema(table.schema).parquet(f"{uri}/{name}.parquet")
     rows = [r.asDict() for r in written.coalesce(1).orderBy(*order).collect()]
     write_text(spark, f"{uri}/{name}.csv", csv_text(columns, [[r[c] for c in columns] for r in rows]))
     return rows
