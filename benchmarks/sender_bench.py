@@ -178,6 +178,9 @@ class _NoOpConnections:
     def get_queue_sender(self, name: str) -> Any:
         return self._sender
 
+    def note_worked(self, side: str) -> None:
+        pass
+
     def note_error(self, side: str, exc: BaseException) -> None:
         pass
 
