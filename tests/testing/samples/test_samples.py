@@ -54,6 +54,12 @@ SETUP: dict[str, dict[str, str]] = {
     # expires (the default is one minute; 5 s is the service's minimum).
     "sample_code_servicebus.py": {"PAIREDBUS_SAMPLE_LOCK_DURATION": "5"},
     "sample_code_servicebus_async.py": {"PAIREDBUS_SAMPLE_LOCK_DURATION": "5"},
+    # The sync one renews from the renewer's threads while its main thread completes on the same connection
+    # (the SDK is not thread-safe, as the sample says). With the default minute the second renewal falls
+    # 50 + 50 s after registering, as the main thread wakes from its 100 s sleep to complete: on a loaded
+    # machine the two met and the SDK closed the connection under the renewer (CI, 2026-11-28). 70 s puts
+    # the renewals at 60 s and 120 s; the async sample has one thread and keeps the default.
+    "auto_lock_renew.py": {"PAIREDBUS_SAMPLE_LOCK_DURATION": "70"},
     # These only receive: three messages wait for them, so their output shows they got going.
     "receive_iterator_queue.py": {"PAIREDBUS_SAMPLE_PRESEND": "3"},
     "receive_iterator_queue_async.py": {"PAIREDBUS_SAMPLE_PRESEND": "3"},
