@@ -88,10 +88,8 @@ class _Draws(random.Random):
         return a
 
 
-async def test_each_replacement_waits_a_jittered_draw_from_a_doubling_window(world) -> None:
-    """The runtime's back-off (`pairing.backoff`): the n-th fault in a row waits a draw from
-    [0, initial * 2**(n-1)], so clients faulted by one outage do not reconnect in step."""
-    draws = _Draws()
+def _opened_with(draws: _Draws) -> PairedConnections:
+    """Open connections whose back-off starts at 1 ms and draws its jitter from `draws`."""
     connections = PairedConnections(
         {"primary": NamespaceEndpoint.from_fqdn(PRIMARY), "secondary": NamespaceEndpoint.from_fqdn(SECONDARY)},
         CREDENTIAL,
@@ -102,6 +100,14 @@ async def test_each_replacement_waits_a_jittered_draw_from_a_doubling_window(wor
         backoff_rng=draws,
     )
     connections.open()
+    return connections
+
+
+async def test_each_replacement_waits_a_jittered_draw_from_a_doubling_window(world) -> None:
+    """The runtime's back-off (`pairing.backoff`): the n-th fault in a row waits a draw from
+    [0, initial * 2**(n-1)], so clients faulted by one outage do not reconnect in step."""
+    draws = _Draws()
+    connections = _opened_with(draws)
     for generation in (1, 2, 3):
         connections.went_down("secondary", "closed")
         await until(lambda generation=generation: connections.generation("secondary") == generation)
@@ -114,16 +120,7 @@ async def test_a_fault_after_the_replacement_worked_is_a_first_fault_again(world
     connections they use) waits the first window again, not one more doubling: counted in a row, the harsh
     wire drill's replacements waited a median 16-23 s (up to 61 s) and 200 sends took 830 s."""
     draws = _Draws()
-    connections = PairedConnections(
-        {"primary": NamespaceEndpoint.from_fqdn(PRIMARY), "secondary": NamespaceEndpoint.from_fqdn(SECONDARY)},
-        CREDENTIAL,
-        FailoverStats(),
-        grace=0.05,
-        backoff_initial=0.001,
-        backoff_max=60.0,
-        backoff_rng=draws,
-    )
-    connections.open()
+    connections = _opened_with(draws)
     for generation in (1, 2):  # faults in a row: nothing worked in between
         connections.went_down("secondary", "closed")
         await until(lambda generation=generation: connections.generation("secondary") == generation)
