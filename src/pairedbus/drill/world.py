@@ -78,6 +78,8 @@ class Seen:
     #: The `x-ms-path` alias of a parked copy: the entity it is parked for.
     path: str | None = None
     dead_letter_reason: str | None = None
+    #: Its sequence number in that store (a consumer's unconfirmed complete is resolved by it).
+    sequence_number: int | None = None
 
 
 @dataclass
