@@ -194,11 +194,10 @@ class Ledger:
         """The audit found a copy for `destination` in a backlog queue."""
         self.still_parked.add((destination, message_id))
 
-    def waiting(self, destination: str, message_id: str, sequence_number: int | None = None) -> None:
+    def waiting(self, destination: str, message_id: str, sequence_number: int) -> None:
         """The audit found a copy waiting at `destination` (not yet received and completed)."""
         self.still_waiting.add((destination, message_id))
-        if sequence_number is not None:
-            self.copies_found.add((destination, sequence_number))
+        self.copies_found.add((destination, sequence_number))
 
     # --- the verdict --------------------------------------------------------------------
 
