@@ -26,6 +26,7 @@ def received(p, **changes):
         "content_type": p.content_type,
         "time_to_live": p.ttl,
         "scheduled_enqueue_time_utc": None,
+        "sequence_number": 1,
     }
     values.update(changes)
     return SimpleNamespace(**values)
@@ -56,12 +57,69 @@ def test_an_expired_message_with_a_ttl_is_dead_lettered_not_lost():
     assert ledger.dead_lettered_undelivered() == 1
 
 
-def test_a_second_completion_of_the_same_id_is_a_duplicate():
+def test_a_second_copy_of_the_same_id_delivered_is_a_duplicate():
     ledger = Ledger()
     p = planned()
     ledger.sent(p, "m", None)
+    ledger.delivered(QUEUE.name, received(p, sequence_number=1))
+    ledger.delivered(QUEUE.name, received(p, sequence_number=2))
+    assert ledger.duplicates() == 1 and ledger.duplicated_keys() == [(QUEUE.name, "m")]
+
+
+def _unconfirmed(ledger, p, sequence_number):
+    """A consumer received copy `sequence_number` of `p`, and its complete raised."""
+    message = received(p, sequence_number=sequence_number)
+    ledger.received(QUEUE.name, message)
+    ledger.settled(QUEUE.name, message, confirmed=False)
+
+
+def test_the_same_copy_received_again_after_a_complete_that_raised_is_a_redelivery_not_a_duplicate():
+    ledger = Ledger()
+    p = planned()
+    ledger.sent(p, "m", None)
+    _unconfirmed(ledger, p, 1)  # not applied: the copy comes back
     ledger.delivered(QUEUE.name, received(p))
-    ledger.delivered(QUEUE.name, received(p))
+    assert ledger.duplicates() == 0 and ledger.unconfirmed == set()
+    assert ledger.delivered_keys() == [(QUEUE.name, "m")] and ledger.lost() == []
+
+
+def test_a_received_copy_whose_complete_raised_and_that_is_found_nowhere_was_delivered():
+    # A complete the broker applied whose answer an outage (or a cut connection) lost: before, nothing was
+    # recorded, and the message, gone from its destination, was counted lost (issue 34).
+    ledger = Ledger()
+    p = planned()
+    ledger.sent(p, "m", None)
+    _unconfirmed(ledger, p, 7)
+    ledger.waiting(QUEUE.name, "other", 8)  # the audit found something else only
+    assert ledger.lost() == [] and ledger.delivered_keys() == [(QUEUE.name, "m")]
+
+
+def test_a_received_copy_whose_complete_raised_and_that_still_waits_is_not_yet_delivered():
+    ledger = Ledger()
+    p = planned()
+    ledger.sent(p, "m", None)
+    _unconfirmed(ledger, p, 7)
+    ledger.waiting(QUEUE.name, "m", 7)
+    assert ledger.delivered_keys() == [] and ledger.not_yet_delivered() == [(QUEUE.name, "m")]
+    assert ledger.lost() == []
+
+
+def test_a_received_copy_whose_complete_raised_and_that_expired_after_is_dead_lettered_not_delivered():
+    ledger = Ledger()
+    p = planned(ttl=timedelta(seconds=3))
+    ledger.sent(p, "m", None)
+    _unconfirmed(ledger, p, 7)
+    ledger.dead_lettered(QUEUE.name, "m", "TTLExpiredException", 7)
+    assert ledger.delivered_keys() == [] and ledger.dead_lettered_undelivered() == 1
+    assert ledger.lost() == [] and ledger.dead_lettered_copies() == 0
+
+
+def test_an_unconfirmed_copy_found_nowhere_beside_a_second_delivered_copy_is_a_duplicate():
+    ledger = Ledger()
+    p = planned()
+    ledger.sent(p, "m", None)
+    _unconfirmed(ledger, p, 7)
+    ledger.delivered(QUEUE.name, received(p, sequence_number=9))
     assert ledger.duplicates() == 1
 
 
@@ -108,4 +166,4 @@ def test_a_send_that_failed_is_a_send_failure_not_also_lost_unless_a_copy_is_fou
     ledger.delivered(QUEUE.name, received(p, message_id="stored"))
     assert ledger.lost() == []
     assert ledger.never_stored() == [(QUEUE.name, "gone")]
-    assert ledger.deliveries[(QUEUE.name, "stored")] == 1 and ledger.mismatches == {}
+    assert ledger.deliveries[(QUEUE.name, "stored")] == {1} and ledger.mismatches == {}

@@ -84,6 +84,7 @@ async def test_entities_lists_every_queue_topic_and_subscription_with_what_each_
     held = await (await client.get("/namespaces/primary/entities?messages=true")).json()
     [message] = held["queues"]["orders"]["waiting"]
     assert message["message_id"] == "m1" and message["state"] == "active"
+    assert message["sequence_number"] == ns.queue("orders").active_messages()[0].sequence_number
     assert message["application_properties"] == {contract.ALIAS_PATH: "orders"}
     assert held["queues"]["orders"]["dead_letter"] == []
     assert [m["message_id"] for m in held["topics"]["events"]["subscriptions"]["audit"]["waiting"]] == ["e1"]

@@ -334,6 +334,32 @@ async def test_a_send_whose_primary_client_was_closed_under_it_fails_over_as_a_c
     assert [b"".join(m.body) for m in parked(world)] == [b"during"]
 
 
+@pytest.mark.parametrize("error", CLOSED_UNDER_THE_SEND[:2], ids=["create_sender_link", "client_ready_async"])
+async def test_a_batch_whose_primary_client_was_closed_under_its_open_raises_a_connection_loss(
+    world, make_client, monkeypatch, error
+):
+    # Default wire drill, seed 5: the primary's client replaced while a sender's create_message_batch opened
+    # its link; the SDK's "Handler failed" (not retryable) reached the caller, 6 messages counted send failures.
+    from azure.servicebus.exceptions import ServiceBusConnectionError
+
+    from pairedbus.sender import starts_failover_clock
+    from pairedbus.testing.sender import ServiceBusSender
+
+    client = make_client(close_fault_grace=timedelta(seconds=30), reconnect_backoff=timedelta(seconds=30))
+    async with client:
+        sender = client.get_queue_sender(QUEUE)
+        await sender.send_messages(ServiceBusMessage(b"before"))
+        await client.connections.client("primary").close()  # the primary's connection is lost
+
+        async def as_over_the_wire(self, max_size_in_bytes=None):
+            raise error
+
+        monkeypatch.setattr(ServiceBusSender, "create_message_batch", as_over_the_wire)
+        with pytest.raises(ServiceBusConnectionError) as raised:
+            await sender.create_message_batch()
+        assert raised.value.__cause__ is error and starts_failover_clock(raised.value)  # a caller retries it
+
+
 async def test_the_same_error_on_a_primary_that_is_up_is_the_callers(world, make_client, monkeypatch):
     from pairedbus.testing.sender import ServiceBusSender
 

@@ -1,4 +1,5 @@
-"""Consumers on the primary: receive, complete, and only then record (see ledger.py).
+"""Consumers on the primary: receive and record, complete, and record the complete's outcome (see
+ledger.py: a complete that raised may have been applied all the same, its answer lost).
 
 They read through `pairedbus.pairing.receive.ping_filtered`, so pings are completed and never reach the
 ledger. Every error is retried: random faults hit receives and completes like everything else.
@@ -26,7 +27,7 @@ COMPLETE_TRIES = 3
 
 
 class Sabotage:
-    """Test hook: every n-th delivery is completed but not recorded."""
+    """Test hook: every n-th delivery is completed but not recorded (neither received nor settled)."""
 
     def __init__(self, every: int) -> None:
         self.every = every
@@ -68,14 +69,17 @@ async def _drain(
         if until_empty and not messages and receiver.last_batch_size == 0:
             return
         for message in messages:
-            if not await _complete(receiver, message):
-                # Not settled: it comes back and is recorded then. Abandon so that it comes back
-                # now (if the abandon fails too, when its lock expires).
+            recorded = not sabotage.drops()
+            if recorded:
+                ledger.received(destination, message)
+            completed = await _complete(receiver, message)
+            if recorded:
+                ledger.settled(destination, message, confirmed=completed)
+            if not completed:
+                # Perhaps not settled: then it comes back (a redelivery of this copy). Abandon so that
+                # it comes back now (if the abandon fails too, when its lock expires).
                 with contextlib.suppress(Exception):
                     await receiver.abandon_message(message)
-                continue
-            if not sabotage.drops():
-                ledger.delivered(destination, message)
 
 
 async def _complete(receiver: Any, message: Any) -> bool:

@@ -121,6 +121,7 @@ def _seen(message: Any) -> Seen:
         ping=is_ping(message),
         path=None if path is None else str(_text(path)),
         dead_letter_reason=message.dead_letter_reason,
+        sequence_number=message.sequence_number,
     )
 
 

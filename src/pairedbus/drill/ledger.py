@@ -9,10 +9,15 @@ failure, which fails the drill on its own), may or may not have been stored: fou
 as any other; found nowhere, it was never sent as far as anyone knows, and is not expected (before, a
 failed send was counted twice: as a send failure, and each of its deliveries as lost).
 
-A delivery is recorded only after the consumer's complete succeeded: a complete that failed
-leaves the message locked, it comes back, and that redelivery is not a duplicate. A duplicate is
-a message id completed twice at one destination (the service's duplicate detection must drop a
-send or a move that was repeated).
+A delivery is recorded when a consumer received the message, by the copy's sequence number, and
+its settlement after: a complete that returned confirms it; one that raised leaves it unconfirmed,
+since the broker may have applied it and lost only the answer (an outage or a cut connection:
+recording only returned completes counted such a message lost, issue 34). The audit resolves an
+unconfirmed copy against the store: still waiting at its destination or dead-lettered there, its
+complete was not applied (the copy is counted where it is); found nowhere, it was. The same copy
+received again (its complete failed, it came back) is a redelivery of one message, not a
+duplicate. A duplicate is a second copy (another sequence number) of one message id delivered at
+one destination: the service's duplicate detection must drop a send or a move that was repeated.
 """
 
 from __future__ import annotations
@@ -53,7 +58,10 @@ class Expected:
 class Ledger:
     expected: dict[str, Expected] = field(default_factory=dict)
     send_failures: int = 0
-    deliveries: Counter[tuple[str, str]] = field(default_factory=Counter)
+    #: Sequence numbers of the copies consumers received, by expected delivery (destination, id).
+    deliveries: dict[tuple[str, str], set[int]] = field(default_factory=dict)
+    #: Copies (destination, id, sequence number) whose complete raised and no later one returned.
+    unconfirmed: set[tuple[str, str, int]] = field(default_factory=set)
     mismatches: dict[tuple[str, str], str] = field(default_factory=dict)
     #: Deliveries of ids not (yet) known to have been sent: checked when their send returns (a
     #: consumer can be faster than the sender's bookkeeping); what is left at the end is unexpected.
@@ -64,6 +72,9 @@ class Ledger:
     #: or deferred) at their destination, when the audit looked.
     still_parked: set[tuple[str, str]] = field(default_factory=set)
     still_waiting: set[tuple[str, str]] = field(default_factory=set)
+    #: Copies (destination, sequence number) the audit found at their destination: waiting, or in
+    #: its dead-letter queue (an unconfirmed complete found there was not applied).
+    copies_found: set[tuple[str, int]] = field(default_factory=set)
     #: Message ids whose send was under way when the timeout stopped the drill (outcome unknown).
     interrupted: set[str] = field(default_factory=set)
     #: Message ids whose send raised to the caller (outcome unknown: a send can fail after it was stored).
@@ -109,18 +120,53 @@ class Ledger:
         return sum(len(e.planned.entity.destinations) for e in self.expected.values())
 
     def delivered_count(self) -> int:
-        """Distinct expected deliveries recorded so far."""
+        """Distinct expected deliveries received so far (unconfirmed ones included: settling waits for
+        the destinations to be empty as well)."""
         return len(self.deliveries) - len(self.early)
 
-    def delivered(self, destination: str, message: Any) -> None:
-        """A message whose complete succeeded at `destination`."""
+    def received(self, destination: str, message: Any) -> None:
+        """A consumer received `message` at `destination` (before settling it: see `settled`)."""
         message_id = _text(message.message_id)
         key = (destination, message_id)
-        self.deliveries[key] += 1
+        copies = self.deliveries.setdefault(key, set())
+        if message.sequence_number in copies:
+            return  # a redelivery of a copy already received and checked
+        copies.add(message.sequence_number)
         if message_id in self.expected:
             self._check(destination, message_id, message)
         else:
             self.early[key] = message
+
+    def settled(self, destination: str, message: Any, *, confirmed: bool) -> None:
+        """The consumer's complete of a received message returned (`confirmed`) or raised (the broker may
+        have applied it all the same)."""
+        copy = (destination, _text(message.message_id), message.sequence_number)
+        if confirmed:
+            self.unconfirmed.discard(copy)
+        else:
+            self.unconfirmed.add(copy)
+
+    def delivered(self, destination: str, message: Any) -> None:
+        """A message received and completed at `destination`."""
+        self.received(destination, message)
+        self.settled(destination, message, confirmed=True)
+
+    def delivered_copies(self, key: tuple[str, str]) -> set[int]:
+        """The copies of an expected delivery that were delivered: received, and completed (or their
+        complete's outcome unknown and the copy found neither waiting nor dead-lettered at the audit)."""
+        destination, message_id = key
+        return {
+            seq
+            for seq in self.deliveries.get(key, ())
+            if (destination, message_id, seq) not in self.unconfirmed or (destination, seq) not in self.copies_found
+        }
+
+    def is_delivered(self, key: tuple[str, str]) -> bool:
+        return bool(self.delivered_copies(key))
+
+    def delivered_keys(self) -> list[tuple[str, str]]:
+        """Expected deliveries delivered (early ones, not yet known to be sent, left out)."""
+        return [key for key in self.deliveries if key not in self.early and self.is_delivered(key)]
 
     def _check(self, destination: str, message_id: str, message: Any) -> None:
         expected = self.expected[message_id]
@@ -135,16 +181,23 @@ class Ledger:
     def unexpected(self) -> set[tuple[str, str]]:
         return set(self.early)
 
-    def dead_lettered(self, destination: str, message_id: str, reason: str | None) -> None:
+    def dead_lettered(
+        self, destination: str, message_id: str, reason: str | None, sequence_number: int | None = None
+    ) -> None:
+        """The audit found a dead letter for `destination` (the sequence number of one at the destination
+        itself; a parked copy's is the backlog queue's)."""
         self.dead_letters[(destination, message_id)] = reason or ""
+        if sequence_number is not None:
+            self.copies_found.add((destination, sequence_number))
 
     def parked(self, destination: str, message_id: str) -> None:
         """The audit found a copy for `destination` in a backlog queue."""
         self.still_parked.add((destination, message_id))
 
-    def waiting(self, destination: str, message_id: str) -> None:
+    def waiting(self, destination: str, message_id: str, sequence_number: int) -> None:
         """The audit found a copy waiting at `destination` (not yet received and completed)."""
         self.still_waiting.add((destination, message_id))
+        self.copies_found.add((destination, sequence_number))
 
     # --- the verdict --------------------------------------------------------------------
 
@@ -154,7 +207,7 @@ class Ledger:
         for message_id, expected in self.expected.items():
             for destination in expected.planned.entity.destinations:
                 key = (destination, message_id)
-                if key not in self.deliveries and key not in self.dead_letters:
+                if key not in self.dead_letters and not self.is_delivered(key):
                     missing.append(key)
         return missing
 
@@ -183,8 +236,12 @@ class Ledger:
             if key not in self.still_parked and key not in self.still_waiting and not self.outcome_unknown(key[1])
         ]
 
+    def duplicated_keys(self) -> list[tuple[str, str]]:
+        """Expected deliveries with more than one copy delivered."""
+        return sorted(key for key in self.deliveries if len(self.delivered_copies(key)) > 1)
+
     def duplicates(self) -> int:
-        return sum(count - 1 for count in self.deliveries.values() if count > 1)
+        return sum(len(self.delivered_copies(key)) - 1 for key in self.duplicated_keys())
 
     def wrongly_dead_lettered(self) -> list[tuple[str, str]]:
         """Dead letters of messages that had no time to live to run out."""
@@ -197,12 +254,12 @@ class Ledger:
 
     def dead_lettered_undelivered(self) -> int:
         """Deliveries accounted for by a dead letter (expired before they were delivered)."""
-        return sum(1 for key in self.dead_letters if key not in self.deliveries)
+        return sum(1 for key in self.dead_letters if not self.is_delivered(key))
 
     def dead_lettered_copies(self) -> int:
         """Dead letters of messages also delivered: a second copy expired (e.g. the syphon's
         complete failed after its send, and the redelivered backlog copy ran out of time)."""
-        return sum(1 for key in self.dead_letters if key in self.deliveries)
+        return sum(1 for key in self.dead_letters if self.is_delivered(key))
 
 
 def _difference(expected: Expected, message: Any) -> str | None:

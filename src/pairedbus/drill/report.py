@@ -138,13 +138,13 @@ class DrillReport:
         not_yet = ledger.not_yet_delivered()
         parked = sum(1 for key in not_yet if key in ledger.still_parked)
         wrong_dead = ledger.wrongly_dead_lettered()
-        duplicates = sorted(key for key, count in ledger.deliveries.items() if count > 1)
+        duplicates = ledger.duplicated_keys()
         senders = _sender_totals(stats)
         injected = injected or {}
         return cls(
             sent=sum(1 for message_id in ledger.expected if not ledger.outcome_unknown(message_id)),
             expected_deliveries=ledger.expected_deliveries() - len(ledger.never_stored()),
-            delivered=sum(1 for key in ledger.deliveries if key not in ledger.unexpected),
+            delivered=len(ledger.delivered_keys()),
             lost=len(lost),
             duplicates=ledger.duplicates(),
             dead_lettered=ledger.dead_lettered_undelivered(),

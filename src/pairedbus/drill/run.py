@@ -611,12 +611,12 @@ def audit(ledger: Ledger, contents: Contents, entities: list[DrillEntity]) -> di
     for destination, held in contents.destinations.items():
         for message in held.waiting:
             left["destinations"] += 1
-            ledger.waiting(destination, message.message_id)
+            ledger.waiting(destination, message.message_id, message.sequence_number)
         for message in held.dead_letters:
             if message.ping:
                 left["dead_lettered_pings"] += 1
                 continue
-            ledger.dead_lettered(destination, message.message_id, message.dead_letter_reason)
+            ledger.dead_lettered(destination, message.message_id, message.dead_letter_reason, message.sequence_number)
     for held in contents.backlog.values():
         for message in held.waiting:
             left["backlog"] += 1

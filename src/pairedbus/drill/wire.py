@@ -187,6 +187,7 @@ def _seen(message: dict[str, Any]) -> Seen:
         ping=is_ping(SimpleNamespace(content_type=message["content_type"])),
         path=message["application_properties"].get(contract.ALIAS_PATH),
         dead_letter_reason=message["dead_letter_reason"],
+        sequence_number=int(message["sequence_number"]),
     )
 
 

@@ -74,6 +74,8 @@ class Seen:
     """A message the audit found in a store."""
 
     message_id: str
+    #: Its sequence number in that store (a consumer's unconfirmed complete is resolved by it).
+    sequence_number: int
     ping: bool = False
     #: The `x-ms-path` alias of a parked copy: the entity it is parked for.
     path: str | None = None

@@ -90,6 +90,7 @@ def _held_view(record: Any, state: str) -> dict[str, Any]:
     content = record.content
     return {
         "message_id": None if content.message_id is None else _text(content.message_id),
+        "sequence_number": record.sequence_number,
         "content_type": content.content_type,
         "state": state,
         "application_properties": {_text(k): _text(v) for k, v in (content.filter_properties() or {}).items()},

@@ -291,12 +291,21 @@ class PairedSender:
         if self._failover.switched:
             return _IdAssigningBatch(max_size_in_bytes=max_size_in_bytes or contract.MAX_MESSAGE_SIZE_BYTES)
         primary = self._primary_sender()
-        template = await self._turns.call(  # it may open the link: bounded like a send, in its turn
-            primary,
-            lambda _left: primary.create_message_batch(max_size_in_bytes),
-            self._timeout,
-            what=f"the batch for {self.entity_name!r}",
-        )
+        try:
+            template = await self._turns.call(  # it may open the link: bounded like a send, in its turn
+                primary,
+                lambda _left: primary.create_message_batch(max_size_in_bytes),
+                self._timeout,
+                what=f"the batch for {self.entity_name!r}",
+            )
+        except Exception as exc:
+            if self._closed_under_the_call(exc):
+                # the open raced the replacement of the primary's client (wire drill: "Handler failed: ...
+                # 'create_sender_link'" reached the caller, not retryable): the connection's loss, retryable
+                raise ServiceBusConnectionError(
+                    message=f"the primary's connection was closed under the batch's open ({exc})"
+                ) from exc
+            raise
         # Same transport as the primary's batches, so the SDK sends it as it is.
         return _IdAssigningBatch(max_size_in_bytes=template.max_size_in_bytes, **sdk.batch_transport(template))
 
