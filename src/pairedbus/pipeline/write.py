@@ -129,15 +129,15 @@ def write_quarantine(spark: SparkSession, quarantine: DataFrame, uri: str) -> Qu
     written = spark.read.schema(schemas.QUARANTINE).json(f"{uri}/quarantine").coalesce(1)
     counted = written.groupBy("source_file", "reason").count().collect()
     by_reason: dict[str, int] = {}
-    per_file: dict[str, dict[str, int]] = {}
+    by_file: dict[str, dict[str, int]] = {}
     for row in counted:
         by_reason[row["reason"]] = by_reason.get(row["reason"], 0) + row["count"]
         if row["reason"] not in CONFLICT_REASONS:
-            per_file.setdefault(row["source_file"], {})[row["reason"]] = row["count"]
+            by_file.setdefault(row["source_file"], {})[row["reason"]] = row["count"]
     over = {
         source: f"{REFUSED_UNPARSABLE}: more than {MAX_QUARANTINED_PER_FILE:,} of its records "
         f"quarantined (mostly: {_mostly(reasons)})"
-        for source, reasons in per_file.items()
+        for source, reasons in by_file.items()
         if sum(reasons.values()) > MAX_QUARANTINED_PER_FILE
     }
     return Quarantined(over, by_reason)
