@@ -95,3 +95,27 @@ def test_progress_always_never_and_auto_by_the_terminal(monkeypatch) -> None:
 
     monkeypatch.setattr(audit.sys, "stderr", Terminal())
     assert progress_enabled("auto")
+
+
+class SessionStarted(Exception):
+    """Stands in for Spark: the test ends where the session would start."""
+
+
+def test_the_sample_audit_starts_its_jvm_for_a_short_run(monkeypatch, tmp_path: Path) -> None:
+    from pairedbus.cli import build_parser
+    from pairedbus.pipeline import spark_session
+
+    started: dict[str, object] = {}
+
+    def build_session(master: str | None, **options: object) -> None:
+        started.update(options)
+        raise SessionStarted
+
+    monkeypatch.setattr(spark_session, "build_session", build_session)
+    monkeypatch.setenv("PAIREDBUS_CACHE_DIR", str(tmp_path / "cache"))
+    sample = Path(__file__).resolve().parents[2] / "samples" / "estate"
+    argv = ["audit", "--out", str(tmp_path / "out"), "--inventory", str(sample / "inventory")]
+    argv += ["--metrics", str(sample / "metrics"), "--costs", str(sample / "costs")]
+    with pytest.raises(SessionStarted):
+        audit.run(build_parser().parse_args(argv))
+    assert started["java_options"] == spark_session.SHORT_RUN_JAVA_OPTIONS

@@ -75,6 +75,17 @@ def test_the_same_export_present_twice_counts_each_charge_once_and_counts_the_co
     assert reasons == []
 
 
+def test_the_charges_and_their_quarantine_come_from_one_read_of_the_files(spark, tmp_path: Path) -> None:
+    # A conflict, a row a check refuses, and a charge: the quarantine's write must not read and
+    # de-duplicate the exports a second time (the sample audit's quarantine job: 4 of its 7 stages).
+    write(tmp_path / "a.csv", [charge(1.0, 1.0, 16), charge(float("nan"), 1.0, 17), charge(2.0, 2.0, 18)])
+    write(tmp_path / "b.csv", [charge(1.5, 1.5, 16)])
+    charges, quarantine, _ = read_focus(spark, str(tmp_path))
+    assert charges.inputFiles() == [] and quarantine.inputFiles() == []  # both from one checkpoint, no file
+    assert sorted(r.reason for r in quarantine.collect()) == sorted([REASON_CHARGE_CONFLICT] * 2 + [REASON_NOT_FINITE])
+    assert [(str(r.date), r.billed) for r in charges.collect()] == [("2026-11-18", 2.0)]
+
+
 def test_rows_a_single_export_repeats_are_its_own_charges_and_all_kept(spark, tmp_path: Path) -> None:
     # FOCUS defines no row identifier: two identical rows in one export are the generator's rows.
     write(tmp_path / "focus.csv", [charge(1.0, 1.0), charge(1.0, 1.0)])

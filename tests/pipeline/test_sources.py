@@ -46,6 +46,7 @@ from pairedbus.pipeline.sources import (
     input_bytes,
     is_spark_error,
     list_local,
+    local_input_bytes,
     read_head,
     readable_as,
     same_file,
@@ -96,6 +97,14 @@ def test_the_input_size_is_every_file_under_the_directories_before_spark_reads(t
     (tmp_path / "metrics" / "c.json").write_bytes(b"x" * 3)
     directories = [str(tmp_path / "inventory"), (tmp_path / "metrics").as_uri()]
     assert input_bytes(cast(SparkSession, None), directories) == 123  # local directories need no session
+
+
+def test_the_input_size_before_the_jvm_starts_is_known_for_local_directories_only(tmp_path: Path) -> None:
+    (tmp_path / "inventory").mkdir()
+    (tmp_path / "inventory" / "a.jsonl").write_bytes(b"x" * 100)
+    assert local_input_bytes([str(tmp_path / "inventory"), (tmp_path / "inventory").as_uri()]) == 200
+    # Hadoop lists a remote input, once the JVM is up: its size is not known before.
+    assert local_input_bytes([str(tmp_path / "inventory"), "abfss://estate@account.dfs.core.windows.net/m"]) is None
 
 
 PY4J_MESSAGE = (

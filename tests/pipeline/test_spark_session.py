@@ -8,10 +8,13 @@ from pathlib import Path
 import pytest
 
 from pairedbus.pipeline.spark_session import (
+    SHORT_RUN_JAVA_OPTIONS,
     SMALL_ESTATE_BYTES,
+    THROUGHPUT_JAVA_OPTIONS,
     SharedClasses,
     _local_cores,
     cache_directory,
+    driver_java_options,
     shared_classes,
     small_estate_conf,
 )
@@ -55,6 +58,19 @@ def test_a_small_estate_is_planned_once_on_one_partition() -> None:
 def test_a_larger_estate_keeps_the_sessions_adaptive_plan(size: int) -> None:
     # The 1M, 10M and 100M benchmarks' inputs: the session's settings (AQE on) stand.
     assert small_estate_conf(size) == {}
+
+
+def test_a_small_estates_jvm_stops_at_the_quick_compiler() -> None:
+    # The sample audit is over in a minute: C2's compilations cost more CPU than they return.
+    assert driver_java_options(218 * 1024) == SHORT_RUN_JAVA_OPTIONS
+    assert driver_java_options(SMALL_ESTATE_BYTES) == SHORT_RUN_JAVA_OPTIONS
+    assert "-XX:TieredStopAtLevel=1" in SHORT_RUN_JAVA_OPTIONS and "-XX:+UseSerialGC" in SHORT_RUN_JAVA_OPTIONS
+
+
+@pytest.mark.parametrize("size", [SMALL_ESTATE_BYTES + 1, 10 * 1024**3, None])
+def test_a_larger_or_unlisted_estates_jvm_keeps_the_throughput_settings(size: int | None) -> None:
+    # The 1M-100M inputs run long enough for C2; a remote input's size is not known before the JVM starts.
+    assert driver_java_options(size) == THROUGHPUT_JAVA_OPTIONS == ("-XX:+UseParallelGC",)
 
 
 def test_the_class_archive_is_named_by_java_and_spark_and_written_once(tmp_path: Path) -> None:

@@ -155,10 +155,11 @@ def run(args: argparse.Namespace) -> int:
     show = progress_enabled(args.progress)
     debug = bool(getattr(args, "debug", False))
 
-    from pairedbus.pipeline.sources import first_line, is_spark_error
+    from pairedbus.pipeline.sources import first_line, is_spark_error, local_input_bytes
     from pairedbus.pipeline.spark_session import (
         build_session,
         cache_directory,
+        driver_java_options,
         runs_locally,
         shared_classes,
         use_shipped_dependencies,
@@ -169,7 +170,14 @@ def run(args: argparse.Namespace) -> int:
     importing.start()
     # A local driver JVM maps Spark's classes from an archive the first run writes (spark_session.py).
     sharing = shared_classes(cache_directory()) if runs_locally(args.master) else None
-    spark = build_session(args.master, progress=show, quiet=not debug, shared_classes=sharing)
+    inputs = [d for d in (args.inventory, args.metrics, args.costs) if d is not None]
+    spark = build_session(
+        args.master,
+        progress=show,
+        quiet=not debug,
+        shared_classes=sharing,
+        java_options=driver_java_options(local_input_bytes(inputs)),
+    )
     importing.join()
     try:
         if prices is None:

@@ -176,16 +176,16 @@ def _run(
         raise NoDataError(f"--inventory {inventory_dir}, --metrics {metrics_dir}: no valid record (empty estate)")
 
     stage("write")
-    over = _listed(estate, write_quarantine(spark, tables.quarantine, uri))
+    quarantined = write_quarantine(spark, tables.quarantine, uri)
+    over = _listed(estate, quarantined.over)
     if over:
         return OverQuarantined(over)
     written = write_tables(spark, tables, uri)
     summary = summarise(
-        spark,
         estate,
         tables,
         written,
-        uri,
+        quarantined,
         prices,
         clients=clients,
         out=out_dir,

@@ -127,9 +127,10 @@ def _bad_amount(reason_if: str) -> Column:
     return F.greatest(*[F.abs(a) > F.lit(MAX_ABS_AMOUNT) for a in amounts])
 
 
-def check_rows(flat: DataFrame) -> tuple[DataFrame, DataFrame]:
-    """(rows every check passed, quarantine): unreadable or missing required columns, amounts that
-    are not finite or absurd, currencies that are not ISO 4217 codes."""
+def check_rows(flat: DataFrame) -> DataFrame:
+    """`flat` with `_reason`, null where every check passed, else why the row goes to quarantine:
+    unreadable or missing required columns, amounts that are not finite or absurd, currencies that
+    are not ISO 4217 codes. BillingCurrency is trimmed and upper case."""
     unreadable = (F.size("_bad_columns") > 0) | F.greatest(*[F.col(c).isNull() for c in REQUIRED])
     currency = F.upper(F.trim("BillingCurrency"))
     reason = (
@@ -138,34 +139,44 @@ def check_rows(flat: DataFrame) -> tuple[DataFrame, DataFrame]:
         .when(_bad_amount(REASON_ABSURD), F.lit(REASON_ABSURD))
         .when(~currency.rlike("^[A-Z]{3}$"), F.lit(REASON_CURRENCY))
     )
-    checked = flat.withColumn("_reason", reason).withColumn("BillingCurrency", currency)
-    record = F.to_json(F.struct(*[F.col(c) for c in FOCUS_COLUMNS]))
-    quarantine = quarantine_rows(checked.where(F.col("_reason").isNotNull()), "costs", F.col("_reason"), record)
-    return checked.where(F.col("_reason").isNull()).drop("_reason"), quarantine
+    return flat.withColumn("_reason", reason).withColumn("BillingCurrency", currency)
 
 
-def deduplicate_charges(rows: DataFrame) -> tuple[DataFrame, DataFrame]:
-    """(one copy of each charge with `duplicates`, the copies dropped for it; conflicts in quarantine).
+def charge_versions(checked: DataFrame) -> DataFrame:
+    """Every checked row (`check_rows`) with its charge's `_identity`, `_versions`, `_files` and `_keep`
+    (null on a row a check refused: it is no charge).
 
     Per charge identity and file, the file's rows of that charge (their amounts, sorted) are its
-    version. One version across files: the first file's rows are kept. More: a conflict."""
+    version. One version across files: the first file's rows are kept (`_keep`). More: a conflict."""
     identity = F.to_json(F.struct(*[(F.lower(c) if c == "ResourceId" else F.col(c)).alias(c) for c in CHARGE_IDENTITY]))
-    keyed = rows.withColumn("_identity", identity)
-    per_file = keyed.groupBy("_identity", SOURCE_FILE).agg(
-        F.to_json(F.array_sort(F.collect_list(F.struct(*AMOUNTS)))).alias("_version")
+    keyed = checked.withColumn("_identity", identity)
+    per_file = (
+        keyed.where(F.col("_reason").isNull())
+        .groupBy("_identity", SOURCE_FILE)
+        .agg(F.to_json(F.array_sort(F.collect_list(F.struct(*AMOUNTS)))).alias("_version"))
     )
     per_charge = per_file.groupBy("_identity").agg(
         F.count_distinct("_version").alias("_versions"),
         F.count(F.lit(1)).alias("_files"),
         F.min(SOURCE_FILE).alias("_keep"),
     )
-    joined = keyed.join(per_charge, ["_identity"])
-    kept = joined.where((F.col("_versions") == 1) & (F.col(SOURCE_FILE) == F.col("_keep"))).withColumn(
+    # Left: the refused rows stay, for the quarantine to take from the same frame (read_focus).
+    return keyed.join(per_charge, ["_identity"], "left")
+
+
+def split_charges(versions: DataFrame) -> tuple[DataFrame, DataFrame]:
+    """(one copy of each charge with `duplicates`, the copies dropped for it; the quarantine: rows a
+    check refused, with the reason, and every version of a charge whose files disagree)."""
+    passed = F.col("_reason").isNull()
+    kept = versions.where(passed & (F.col("_versions") == 1) & (F.col(SOURCE_FILE) == F.col("_keep"))).withColumn(
         "duplicates", (F.col("_files") - 1).cast("long")
     )
     record = F.to_json(F.struct(*[F.col(c) for c in FOCUS_COLUMNS]))
-    conflicts = quarantine_rows(joined.where(F.col("_versions") > 1), "costs", F.lit(REASON_CHARGE_CONFLICT), record)
-    return kept.drop("_identity", "_versions", "_files", "_keep"), conflicts
+    refused = quarantine_rows(versions.where(~passed), "costs", F.col("_reason"), record)
+    conflicts = quarantine_rows(
+        versions.where(passed & (F.col("_versions") > 1)), "costs", F.lit(REASON_CHARGE_CONFLICT), record
+    )
+    return kept.drop("_reason", "_identity", "_versions", "_files", "_keep"), refused.unionByName(conflicts)
 
 
 def read_focus(spark: SparkSession, source: str | InputFiles) -> tuple[DataFrame, DataFrame, InputFiles]:
@@ -186,8 +197,13 @@ def read_focus(spark: SparkSession, source: str | InputFiles) -> tuple[DataFrame
             spark.createDataFrame([], "input string, source_file string, reason string, record string"),
             files,
         )
-    good, bad = check_rows(flat)
-    unique, conflicts = deduplicate_charges(good)
+    # The files are read, checked and their charges versioned once, in one checkpoint that both the
+    # charges and the quarantine are taken from: the attribution joins the charges twice and the summary
+    # counts their duplicates, and the quarantine's write would otherwise read and de-duplicate the files
+    # again (the sample audit's quarantine job: 4 of its 7 stages). A checkpoint, not a cache, so that the
+    # plans built on it do not carry the read's (transform.py says why).
+    versions = charge_versions(check_rows(flat)).localCheckpoint(eager=True)
+    unique, quarantine = split_charges(versions)
     charges = unique.select(
         F.lower("ResourceId").alias("resource_id"),
         F.to_date("ChargePeriodStart").alias("date"),
@@ -199,10 +215,7 @@ def read_focus(spark: SparkSession, source: str | InputFiles) -> tuple[DataFrame
         F.col(SOURCE_FILE),
         F.col("duplicates"),
     )
-    # Checkpointed: the attribution joins the charges twice and the summary counts their duplicates, and
-    # each evaluation would otherwise repeat the read and the de-duplication's shuffles (a checkpoint, not
-    # a cache, so that the plans built on the charges do not carry the read's: transform.py says why).
-    return charges.localCheckpoint(eager=True), bad.unionByName(conflicts), files
+    return charges, quarantine, files
 
 
 def attribute(

@@ -277,14 +277,28 @@ def list_files(spark: SparkSession, directory: str, input_name: str) -> InputFil
     return files
 
 
+def local_input_bytes(directories: Sequence[str]) -> int | None:
+    """The bytes under `directories` when every one is local (walked, no Spark needed), else None:
+    known before the JVM starts, when its options are chosen (`spark_session.driver_java_options`)."""
+    if not all(_is_local(directory) for directory in directories):
+        return None
+    return sum(_local_bytes(directory) for directory in directories)
+
+
+def _local_bytes(directory: str) -> int:
+    total = 0
+    for parent, _, names in os.walk(_local_path(directory)):
+        total += sum((Path(parent) / name).stat().st_size for name in names)
+    return total
+
+
 def input_bytes(spark: SparkSession, directories: Sequence[str]) -> int:
     """The bytes under `directories` (every file, as stored): what the audit reads, known before
     Spark reads it. Local directories are walked; any other URI asks Hadoop's FileSystem."""
     total = 0
     for directory in directories:
         if _is_local(directory):
-            for parent, _, names in os.walk(_local_path(directory)):
-                total += sum((Path(parent) / name).stat().st_size for name in names)
+            total += _local_bytes(directory)
             continue
         jvm = spark._jvm
         path = jvm.org.apache.hadoop.fs.Path(directory)  # type: ignore[union-attr]  # a running session has its JVM gateway; pyspark types _jvm Optional

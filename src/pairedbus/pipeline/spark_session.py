@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +17,23 @@ from pyspark.sql import SparkSession
 
 DEFAULT_MASTER = "local[*]"
 APP_NAME = "pairedbus-audit"
+
+#: One JVM does all the work locally: the throughput collector beats G1's pauses for scan-and-aggregate
+#: jobs (docs/benchmarks.md#figures-behind-the-codes-comments).
+THROUGHPUT_JAVA_OPTIONS = ("-XX:+UseParallelGC",)
+#: A small estate's run is over in a minute, most of it the JVM's own start and Spark's planning, with
+#: no loop hot for long: HotSpot's optimizing compiler (C2) spends CPU on code that has finished by the
+#: time it is compiled, so the JVM stops at the quick compiler (C1). Its heap stays small, so one
+#: collector thread does (the sample audit, docs/audit.md: 42 % less CPU with C1 alone).
+SHORT_RUN_JAVA_OPTIONS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
+
+
+def driver_java_options(input_bytes: int | None) -> tuple[str, ...]:
+    """The local driver JVM's options for an input of `input_bytes` (None: not known before the JVM
+    starts, an input Hadoop lists): a small estate's are for a short run (`SHORT_RUN_JAVA_OPTIONS`)."""
+    if input_bytes is not None and input_bytes <= SMALL_ESTATE_BYTES:
+        return SHORT_RUN_JAVA_OPTIONS
+    return THROUGHPUT_JAVA_OPTIONS
 
 
 def _local_cores(master: str) -> int | None:
@@ -42,6 +60,7 @@ def build_session(
     progress: bool = False,
     quiet: bool = True,
     shared_classes: SharedClasses | None = None,
+    java_options: Sequence[str] = THROUGHPUT_JAVA_OPTIONS,
 ) -> SparkSession:
     """`master` wins; otherwise spark-submit's (it starts the JVM and sets PYSPARK_GATEWAY_PORT);
     otherwise local[*]. Local runs get fewer shuffle partitions (the default 200 is for clusters)
@@ -49,7 +68,8 @@ def build_session(
     `progress` turns on Spark's console stage progress bar. `quiet` (the default) keeps Spark's own
     log off: a failing task logs its Java stack at ERROR, and the audit reports what failed in one
     line instead (a file it cannot read is refused by name); `pairedbus --debug audit` shows it.
-    `shared_classes`: a local driver JVM loads Spark's classes from that archive (or writes it)."""
+    `shared_classes`: a local driver JVM loads Spark's classes from that archive (or writes it);
+    `java_options`: the local driver JVM's collector and compiler (`driver_java_options`)."""
     level = "OFF" if quiet else "ERROR"
     under_submit = "PYSPARK_GATEWAY_PORT" in os.environ
     builder = (
@@ -87,9 +107,7 @@ def build_session(
                 .config("spark.sql.files.maxPartitionBytes", "8m")
             )
             if "spark.driver.extraJavaOptions" not in (conf or {}):
-                # One JVM does all the work locally: the throughput collector beats G1's pauses
-                # for short scan-and-aggregate jobs (docs/benchmarks.md#figures-behind-the-codes-comments).
-                options = ["-XX:+UseParallelGC", *(shared_classes.java_options if shared_classes else ())]
+                options = [*java_options, *(shared_classes.java_options if shared_classes else ())]
                 builder = builder.config("spark.driver.extraJavaOptions", " ".join(options))
     for key, value in (conf or {}).items():  # the caller's settings win
         builder = builder.config(key, value)

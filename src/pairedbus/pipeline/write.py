@@ -100,10 +100,18 @@ def differing(contents: Sequence[str]) -> list[str]:
 CONFLICT_REASONS = (REASON_CONFLICT, REASON_CHARGE_CONFLICT)
 
 
-def write_quarantine(spark: SparkSession, quarantine: DataFrame, uri: str) -> dict[str, str]:
+@dataclass(frozen=True)
+class Quarantined:
+    """What the quarantine's write found: the source files (as Spark names them) over the bound, each
+    with the reason, for the audit to refuse and run again without; and the records written, by reason."""
+
+    over: dict[str, str]
+    by_reason: dict[str, int]
+
+
+def write_quarantine(spark: SparkSession, quarantine: DataFrame, uri: str) -> Quarantined:
     """The quarantine as JSON lines, at most one record more than MAX_QUARANTINED_PER_FILE of any one
-    file; returns the source files (as Spark names them) over the bound, each with the reason, for
-    the audit to refuse and run again without. Conflicts between files are all kept (CONFLICT_REASONS).
+    file. Conflicts between files are all kept (CONFLICT_REASONS) and never count against a file.
 
     A rank filter on a window, so that Spark limits each file's rows before the shuffle
     (`spark.sql.optimizer.windowGroupLimitThreshold`, 1,000 by default): a file that would put
@@ -116,18 +124,28 @@ def write_quarantine(spark: SparkSession, quarantine: DataFrame, uri: str) -> di
         F.col("_n") <= MAX_QUARANTINED_PER_FILE + 1
     )
     limited.drop("_n").coalesce(1).write.mode("overwrite").json(f"{uri}/quarantine")
-    written = spark.read.schema(schemas.QUARANTINE).json(f"{uri}/quarantine").where(~conflict)
-    over = (
-        written.groupBy("source_file")
-        .agg(F.count(F.lit(1)).alias("records"), F.mode("reason").alias("reason"))
-        .where(F.col("records") > MAX_QUARANTINED_PER_FILE)
-        .collect()
-    )
-    return {
-        r["source_file"]: f"{REFUSED_UNPARSABLE}: more than {MAX_QUARANTINED_PER_FILE:,} of its records "
-        f"quarantined (mostly: {r['reason']})"
-        for r in over
+    # One read of what was written, counted by file and reason: the bound's check and the summary's
+    # counts both come from these (a file-by-reason table, small), in one job instead of two.
+    written = spark.read.schema(schemas.QUARANTINE).json(f"{uri}/quarantine").coalesce(1)
+    counted = written.groupBy("source_file", "reason").count().collect()
+    by_reason: dict[str, int] = {}
+    by_file: dict[str, dict[str, int]] = {}
+    for row in counted:
+        by_reason[row["reason"]] = by_reason.get(row["reason"], 0) + row["count"]
+        if row["reason"] not in CONFLICT_REASONS:
+            by_file.setdefault(row["source_file"], {})[row["reason"]] = row["count"]
+    over = {
+        source: f"{REFUSED_UNPARSABLE}: more than {MAX_QUARANTINED_PER_FILE:,} of its records "
+        f"quarantined (mostly: {_mostly(reasons)})"
+        for source, reasons in by_file.items()
+        if sum(reasons.values()) > MAX_QUARANTINED_PER_FILE
     }
+    return Quarantined(over, by_reason)
+
+
+def _mostly(reasons: dict[str, int]) -> str:
+    """The reason with the most records (of equal counts, the first by name)."""
+    return min(reasons, key=lambda reason: (-reasons[reason], reason))
 
 
 def write_tables(spark: SparkSession, tables: Tables, uri: str) -> Written:
@@ -166,11 +184,10 @@ def bills_by_currency(attribution: Sequence[dict[str, Any]]) -> dict[str, Bills]
 
 
 def summarise(
-    spark: SparkSession,
     estate: Estate,
     tables: Tables,
     written: Written,
-    uri: str,
+    quarantined: Quarantined,
     prices: PriceTable,
     *,
     clients: int,
@@ -178,10 +195,8 @@ def summarise(
     since: str | None = None,
     until: str | None = None,
 ) -> AuditSummary:
-    # The counts below are aggregates of small tables, each on one partition: one job each, where
-    # each exchange (for the count_distinct two) would be a job of its own.
-    by_reason = _quarantined_by_reason(spark, uri)
-    counts = _inventory_counts(tables)
+    by_reason = quarantined.by_reason
+    counts = _counts(estate, tables)
     cost = written.cost
     projections = {(p["primary"], p["secondary"]): p["monthly_projection_usd"] for p in written.pairing}
     actual, bills = _actual_bills(written)
@@ -202,7 +217,7 @@ def summarise(
         quarantined_by_reason=dict(sorted(by_reason.items())),
         files_read=_files_read(estate),
         files_refused=_files_refused(estate),
-        duplicates_dropped=_duplicates_dropped(estate, tables, counts),
+        duplicates_dropped=_duplicates_dropped(estate, counts),
         conflicting_resources=len(written.conflicts),
         namespaces_without_price=sorted({r["namespace"] for r in cost if r["estimated_cost_usd"] is None}),
         prices_source=prices.source,
@@ -214,33 +229,32 @@ def summarise(
     )
 
 
-def _quarantined_by_reason(spark: SparkSession, uri: str) -> dict[str, int]:
-    """The quarantine as written, counted by reason."""
-    quarantined = spark.read.schema(schemas.QUARANTINE).json(f"{uri}/quarantine").coalesce(1)
-    return {r["reason"]: r["count"] for r in quarantined.groupBy("reason").count().collect()}
-
-
-def _inventory_counts(tables: Tables) -> Row:
-    """Distinct entities (by case-insensitive name) and namespaces, and the duplicate records dropped."""
-    return _one_row(
-        tables.resources.coalesce(1).agg(
-            F.count_distinct(
-                F.when(F.col("kind") != KIND_NAMESPACE, F.concat_ws(":", "kind", "namespace", F.lower("entity")))
-            ).alias("entities"),
-            F.count_distinct(F.when(F.col("kind") == KIND_NAMESPACE, F.col("namespace"))).alias("namespaces"),
-            F.sum("duplicates").alias("duplicates"),
-        )
+def _counts(estate: Estate, tables: Tables) -> Row:
+    """Distinct entities (by case-insensitive name) and namespaces, and the duplicate records dropped per
+    source: aggregates of small tables (each on one partition, where each exchange, for the count_distinct
+    two, would be a job of its own), joined as one row, so that they are counted in one job, not three."""
+    inventory = tables.resources.coalesce(1).agg(
+        F.count_distinct(
+            F.when(F.col("kind") != KIND_NAMESPACE, F.concat_ws(":", "kind", "namespace", F.lower("entity")))
+        ).alias("entities"),
+        F.count_distinct(F.when(F.col("kind") == KIND_NAMESPACE, F.col("namespace"))).alias("namespaces"),
+        F.sum("duplicates").alias("duplicates"),
     )
-
-
-def _duplicates_dropped(estate: Estate, tables: Tables, counts: Row) -> dict[str, int]:
-    """Duplicate records dropped per source (costs only when charges were read)."""
-    metric_duplicates = (
-        _one_row(tables.grains.coalesce(1).agg(F.sum("duplicates")))[0] if "duplicates" in tables.grains.columns else 0
+    has_duplicates = "duplicates" in tables.grains.columns
+    metrics = tables.grains.coalesce(1).agg(
+        (F.sum("duplicates") if has_duplicates else F.lit(0)).alias("metric_duplicates")
     )
-    duplicates = {"inventory": int(counts["duplicates"] or 0), "metrics": int(metric_duplicates or 0)}
+    counts = inventory.crossJoin(metrics)
     if estate.charges is not None:
-        duplicates["costs"] = int(_one_row(estate.charges.coalesce(1).agg(F.sum("duplicates")))[0] or 0)
+        counts = counts.crossJoin(estate.charges.coalesce(1).agg(F.sum("duplicates").alias("charge_duplicates")))
+    return _one_row(counts)
+
+
+def _duplicates_dropped(estate: Estate, counts: Row) -> dict[str, int]:
+    """Duplicate records dropped per source (costs only when charges were read)."""
+    duplicates = {"inventory": int(counts["duplicates"] or 0), "metrics": int(counts["metric_duplicates"] or 0)}
+    if estate.charges is not None:
+        duplicates["costs"] = int(counts["charge_duplicates"] or 0)
     return duplicates
 
 
