@@ -206,12 +206,7 @@ class BacklogPump(Generic[M]):
         await self._close(receiver)
 
     async def _close(self, receiver: Receiver[M]) -> None:
-        try:
-            await receiver.close()
-        except Exception as exc:
-            if failure_of(exc) not in SERVICE_BUS:
-                raise
-            log.debug("closing a backlog receiver failed", extra={"backlog_queue": self.queue, "error": repr(exc)})
+        await close_receiver(receiver, self.queue)
 
     async def _receive(
         self, receiver: Receiver[M], count: int, wait: float, halt: asyncio.Event, *, opened: bool = True
@@ -316,6 +311,19 @@ class BacklogPump(Generic[M]):
     @property
     def _halted(self) -> bool:
         return self._halt is not None and self._halt.is_set()
+
+
+async def close_receiver(receiver: Receiver[M], queue: str) -> None:
+    """Close a backlog receiver once the transfers still on their way to it are read and released: its receives
+    took back the credit they left (`receive_leaving_no_credit`), so the SDK's close would not, and their
+    messages stayed locked for the lock duration (`sdk.release_in_flight`). Closing is best effort."""
+    await sdk.release_in_flight(receiver)
+    try:
+        await receiver.close()
+    except Exception as exc:
+        if failure_of(exc) not in SERVICE_BUS:
+            raise
+        log.debug("closing a backlog receiver failed", extra={"backlog_queue": queue, "error": repr(exc)})
 
 
 async def receive_leaving_no_credit(receiver: Receiver[M], count: int, wait: float) -> list[M]:
