@@ -81,8 +81,7 @@ SAMPLE = 0.02
 #: complete's outcome by reading its receiver's connection a frame at a time under the connection's lock
 #: (`_wait_for_disposition_outcome`): a batch of 250 completed all at once queued 250 such readers on one
 #: connection, and on a loaded machine they waited past the 60 s operation timeout (the mover crashed; issue
-#: 38.3). A user meeting that bounds them, as this does; 16 outstanding kept a receive's 250 completes within
-#: the time of 250 one after another on an idle machine (docs/benchmarks.md, round 3).
+#: 38.3). A user meeting that bounds them, as this does (figures: docs/benchmarks.md, round 3).
 SETTLES_PER_RECEIVER = 16
 #: Passes over the queues the pipelined mover makes at most while messages it has not moved remain.
 PASSES = 5
@@ -189,10 +188,9 @@ async def _pipelined_within(
     brokers: EmulatorProcess, queues: int, count: int, size: int, senders: int, capacity: int
 ) -> Progress:
     """The pipelined mover with `capacity` messages in flight at most (and the byte bound when bounded)."""
-    moved = 0
+    tally = Tally()
 
     async def run() -> None:
-        nonlocal moved
         budget = syphon_bench._Budget(capacity, max(syphon_bench.CAPACITY_BYTES, capacity * size))
         names = contract.backlog_queue_names(PRIMARY_NAME, queues)
         async with (
@@ -220,10 +218,9 @@ async def _pipelined_within(
                     pools[destination].put_nowait(sender)
 
             async def move(receiver: Any, settling: asyncio.Semaphore, messages: list[Any], nbytes: int) -> None:
-                nonlocal moved
                 restored = syphon_bench._restored_by_destination(messages)
                 await asyncio.gather(*(send(d, out) for d, out in restored.items()))
-                moved += await _complete_all(receiver, settling, messages, failures)
+                await _complete_all(receiver, settling, messages, tally)
                 await budget.give(len(messages), nbytes)
 
             async def pump(name: str) -> None:
@@ -243,35 +240,41 @@ async def _pipelined_within(
             try:
                 for _ in range(PASSES):  # a pass over the queues, while some are left
                     await asyncio.gather(*(pump(n) for n in names))
-                    if moved >= count:
+                    if tally.moved >= count:
                         break
             finally:
                 await asyncio.gather(*(s.close() for s in opened))
 
-    failures: list[BaseException] = []
-    progress = await _sampled(run(), lambda: moved)
-    progress.settle_failures = len(failures)
+    progress = await _sampled(run(), lambda: tally.moved)
+    progress.settle_failures = len(tally.failures)
     return progress
 
 
-async def _complete_all(
-    receiver: Any, settling: asyncio.Semaphore, messages: list[Any], failures: list[BaseException]
-) -> int:
-    """Complete `messages` after their sends, at most `SETTLES_PER_RECEIVER` at once on their receiver
-    (`settling`); how many the SDK confirmed. A complete that failed is recorded in `failures`, not raised:
-    the message is redelivered (or was applied all the same, its answer lost) and the destination's
-    duplicate detection drops a second copy, as for the syphon."""
+@dataclass
+class Tally:
+    """A pipelined mover's completes: those the SDK confirmed (counted one by one, so that the steady state
+    sees them as they land, not a batch at a time) and those that failed."""
 
-    async def complete(message: Any) -> bool:
+    moved: int = 0
+    failures: list[BaseException] = field(default_factory=list)
+
+
+async def _complete_all(receiver: Any, settling: asyncio.Semaphore, messages: list[Any], tally: Tally) -> None:
+    """Complete `messages` after their sends, at most `SETTLES_PER_RECEIVER` at once on their receiver
+    (`settling`). A complete that failed is recorded in `tally`, not raised: the message is redelivered (or
+    was applied all the same, its answer lost) and the destination's duplicate detection drops a second
+    copy, as for the syphon."""
+
+    async def complete(message: Any) -> None:
         async with settling:
             try:
                 await receiver.complete_message(message)
             except (ServiceBusError, TimeoutError) as exc:
-                failures.append(exc)
-                return False
-            return True
+                tally.failures.append(exc)
+            else:
+                tally.moved += 1
 
-    return sum(await asyncio.gather(*map(complete, messages)))
+    await asyncio.gather(*map(complete, messages))
 
 
 MOVERS: dict[str, Callable[[EmulatorProcess, int, int, int, int], Awaitable[Progress]]] = {
