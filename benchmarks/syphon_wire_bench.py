@@ -8,7 +8,8 @@ over `syphon_bench.DESTINATIONS` destination queues, duplicate detection on), th
 one mover:
 
 - `syphon`: `Syphon.drain()` with the fake benchmark's in-flight bounds (`syphon_bench.CAPACITY`,
-  `CAPACITY_BYTES`), told the backlog queue count, a 100 ms drain wait;
+  `CAPACITY_BYTES`), told the backlog queue count, a 100 ms drain wait, the pipelined movers' bound on
+  outstanding completes per receiver (`settles_per_receiver`);
 - `pipelined`: per queue one receiver taking what the shared budget allows (up to
   `syphon_bench.BATCH`), each batch restored, sent to every destination at once and completed in a
   task of its own; receive again at once. It meets the SDK as the syphon must (see
@@ -27,13 +28,21 @@ one mover:
 The backlog queues lock for 5 minutes (the spec's backlog queues: 1 minute): the pipelined mover
 renews no lock, and on a loaded machine its batches outlived a minute (lock lost, the run aborted).
 
+The pipelined movers complete each batch after its sends with at most `SETTLES_PER_RECEIVER` completes
+outstanding on a receiver (all 250 at once made azure-servicebus 7.15's outcome waits outlast the operation
+timeout on a loaded machine, and the mover crashed); a complete that fails is counted, not raised, and its
+message is moved again on redelivery (duplicate detection drops a second copy), as the syphon does.
+
 Movers alternate in each round; round 0 warms up and is dropped. Printed per mover and queue count:
 end-to-end msg/s (from the mover's start, client set-up included, to its return; median and range),
 steady state (msg/s between 10 % and 90 % moved, sampled every 20 ms), this process's CPU per
-moved message (µs) and the broker process's, the syphon's ratio to the pipelined mover round by
-round, and its steady state over the unbounded mover's; the load average before and after. Linux
-only (/proc). Run: `.venv/bin/python benchmarks/syphon_wire_bench.py [--messages N]
-[--queues 2 10 50] [--size B] [--rounds N] [--senders N] [--movers syphon pipelined unbounded]`.
+moved message (µs) and the broker process's, seconds a drain, the load average at each round's start,
+unconfirmed completes; the syphon's ratio to the pipelined mover round by round; then each goal of issue 38.3
+with its bound and verdict (`judge`): end to end against the pipelined mover, the steady state against 85 %
+of min(C/3R, the unbounded mover's), with R the median round trip of a single send on this broker
+(`_round_trip`) and C the in-flight bound. Linux only (/proc). Run: `.venv/bin/python
+benchmarks/syphon_wire_bench.py [--messages N] [--queues 2 10 50] [--size B] [--rounds N] [--senders N]
+[--movers syphon pipelined unbounded]`.
 """
 
 from __future__ import annotations
@@ -52,6 +61,7 @@ from typing import Any
 
 from azure.servicebus import ServiceBusMessage
 from azure.servicebus.aio import ServiceBusClient
+from azure.servicebus.exceptions import ServiceBusError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import emulator_bench
@@ -64,8 +74,20 @@ from pairedbus.pairing.endpoints import NamespaceEndpoint
 from pairedbus.syphon import Syphon
 
 PRIMARY_NAME = "primary"
+#: The primary's queue the round trip is measured on (`_round_trip`).
+RTT_QUEUE = "round-trip"
 #: How often the steady-state sampler reads the moved count (seconds).
 SAMPLE = 0.02
+#: Completes one pipelined mover's receiver has outstanding at most. azure-servicebus 7.15 waits for each
+#: complete's outcome by reading its receiver's connection a frame at a time under the connection's lock
+#: (`_wait_for_disposition_outcome`): a batch of 250 completed all at once queued 250 such readers on one
+#: connection, and on a loaded machine they waited past the 60 s operation timeout (the mover crashed; issue
+#: 38.3). A user meeting that bounds them, as this does (figures: docs/benchmarks.md, round 3).
+SETTLES_PER_RECEIVER = 16
+#: Passes over the queues the pipelined mover makes at most while messages it has not moved remain.
+PASSES = 5
+#: Single sends whose median round trip is R in the ceiling C/3R (receive, send, settle: a round trip each).
+ROUND_TRIPS = 20
 
 
 def _endpoints(brokers: EmulatorProcess) -> tuple[NamespaceEndpoint, NamespaceEndpoint]:
@@ -106,6 +128,8 @@ class Progress:
     """Moved counts sampled over a run: (seconds since the mover started, moved)."""
 
     samples: list[tuple[float, int]] = field(default_factory=list)
+    #: Completes the mover could not confirm (the pipelined movers; the syphon counts its own).
+    settle_failures: int = 0
 
     def steady(self, count: int) -> float:
         """msg/s between 10 % and 90 % of `count` moved (0: too few samples to tell)."""
@@ -141,6 +165,7 @@ async def _syphon(
         max_in_flight_bytes=syphon_bench.CAPACITY_BYTES,
         backlog_queue_count=queues,
         senders_per_destination=senders,
+        settles_per_receiver=SETTLES_PER_RECEIVER,  # the pipelined movers' bound, for the same reason
     )
     moved_before = syphon.stats.moved
 
@@ -165,10 +190,9 @@ async def _pipelined_within(
     brokers: EmulatorProcess, queues: int, count: int, size: int, senders: int, capacity: int
 ) -> Progress:
     """The pipelined mover with `capacity` messages in flight at most (and the byte bound when bounded)."""
-    moved = 0
+    tally = Tally()
 
     async def run() -> None:
-        nonlocal moved
         budget = syphon_bench._Budget(capacity, max(syphon_bench.CAPACITY_BYTES, capacity * size))
         names = contract.backlog_queue_names(PRIMARY_NAME, queues)
         async with (
@@ -195,15 +219,14 @@ async def _pipelined_within(
                 finally:
                     pools[destination].put_nowait(sender)
 
-            async def move(receiver: Any, messages: list[Any], nbytes: int) -> None:
-                nonlocal moved
+            async def move(receiver: Any, settling: asyncio.Semaphore, messages: list[Any], nbytes: int) -> None:
                 restored = syphon_bench._restored_by_destination(messages)
                 await asyncio.gather(*(send(d, out) for d, out in restored.items()))
-                await asyncio.gather(*(receiver.complete_message(m) for m in messages))
-                moved += len(messages)
+                await _complete_all(receiver, settling, messages, tally)
                 await budget.give(len(messages), nbytes)
 
             async def pump(name: str) -> None:
+                settling = asyncio.Semaphore(SETTLES_PER_RECEIVER)
                 async with secondary.get_queue_receiver(name) as receiver, asyncio.TaskGroup() as moves:
                     while True:
                         granted = await budget.take(syphon_bench.BATCH)
@@ -214,17 +237,46 @@ async def _pipelined_within(
                         nbytes = len(messages) * size
                         budget.bytes += nbytes
                         await budget.give(granted - len(messages))
-                        moves.create_task(move(receiver, messages, nbytes))
+                        moves.create_task(move(receiver, settling, messages, nbytes))
 
             try:
-                for _ in range(5):  # a round per pass over the queues, while some are left
+                for _ in range(PASSES):  # a pass over the queues, while some are left
                     await asyncio.gather(*(pump(n) for n in names))
-                    if moved >= count:
+                    if tally.moved >= count:
                         break
             finally:
                 await asyncio.gather(*(s.close() for s in opened))
 
-    return await _sampled(run(), lambda: moved)
+    progress = await _sampled(run(), lambda: tally.moved)
+    progress.settle_failures = len(tally.failures)
+    return progress
+
+
+@dataclass
+class Tally:
+    """A pipelined mover's completes: those the SDK confirmed (counted one by one, so that the steady state
+    sees them as they land, not a batch at a time) and those that failed."""
+
+    moved: int = 0
+    failures: list[BaseException] = field(default_factory=list)
+
+
+async def _complete_all(receiver: Any, settling: asyncio.Semaphore, messages: list[Any], tally: Tally) -> None:
+    """Complete `messages` after their sends, at most `SETTLES_PER_RECEIVER` at once on their receiver
+    (`settling`). A complete that failed is recorded in `tally`, not raised: the message is redelivered (or
+    was applied all the same, its answer lost) and the destination's duplicate detection drops a second
+    copy, as for the syphon."""
+
+    async def complete(message: Any) -> None:
+        async with settling:
+            try:
+                await receiver.complete_message(message)
+            except (ServiceBusError, TimeoutError) as exc:
+                tally.failures.append(exc)
+            else:
+                tally.moved += 1
+
+    await asyncio.gather(*map(complete, messages))
 
 
 MOVERS: dict[str, Callable[[EmulatorProcess, int, int, int, int], Awaitable[Progress]]] = {
@@ -236,10 +288,82 @@ MOVERS: dict[str, Callable[[EmulatorProcess, int, int, int, int], Awaitable[Prog
 
 @dataclass
 class Figures:
+    """One mover's measured rounds in one cell (a list entry per round)."""
+
     rate: list[float] = field(default_factory=list)
     steady: list[float] = field(default_factory=list)
     cpu: list[float] = field(default_factory=list)
     broker: list[float] = field(default_factory=list)
+    #: Wall seconds of each drain (the goal's "a run lasts a second or more").
+    seconds: list[float] = field(default_factory=list)
+    #: The 1-minute load average when each round started.
+    load: list[float] = field(default_factory=list)
+    settle_failures: list[int] = field(default_factory=list)
+
+
+#: Goals of issue 38.3: the syphon >= the pipelined mover where a run lasts `LONG_RUN` s or more, >= `SHORT_RATIO`
+#: of it elsewhere; its steady state >= `STEADY_SHARE` of min(C/3R, the unbounded mover's steady state).
+LONG_RUN = 1.0
+SHORT_RATIO = 0.98
+STEADY_SHARE = 0.85
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One cell's comparison: what was measured, the bound it had to reach, and whether it did (None: not
+    decided, the unbounded mover's steady state unknown: its 10-90 % fell between two samples)."""
+
+    measure: str
+    syphon: float
+    other: float
+    bound: float
+    met: bool | None
+
+
+def ceiling(capacity: int, round_trip: float) -> float:
+    """C/3R in msg/s: every message held for a receive, a send and a settle, a round trip each."""
+    return capacity / (3 * round_trip)
+
+
+def judge(figures: dict[str, Figures], c3r: float) -> list[Verdict]:
+    """The goals of issue 38.3 for one cell, from the medians of its measured rounds: end to end against the
+    pipelined mover (bound 1.0 when both movers' drains lasted LONG_RUN s or more, else SHORT_RATIO, as a ratio),
+    and the steady state against STEADY_SHARE of min(C/3R, the unbounded mover's steady state) (in msg/s). A
+    goal whose mover did not run is left out."""
+    verdicts: list[Verdict] = []
+    syphon = figures.get("syphon")
+    if syphon is None or not syphon.rate:
+        return verdicts
+    median = statistics.median
+    pipelined = figures.get("pipelined")
+    if pipelined is not None and pipelined.rate:
+        long = min(median(syphon.seconds), median(pipelined.seconds)) >= LONG_RUN
+        ratio = median(syphon.rate) / median(pipelined.rate)
+        bound = 1.0 if long else SHORT_RATIO
+        verdicts.append(Verdict("end to end / pipelined", ratio, median(pipelined.rate), bound, ratio >= bound))
+    unbounded = figures.get("unbounded")
+    if unbounded is not None and unbounded.steady:
+        floor = STEADY_SHARE * min(c3r, median(unbounded.steady))
+        steady = median(syphon.steady)
+        met = steady >= floor if floor > 0 else None
+        verdicts.append(Verdict("steady state, msg/s", steady, median(unbounded.steady), floor, met))
+    return verdicts
+
+
+async def _round_trip(brokers: EmulatorProcess, size: int) -> float:
+    """R: the median of `ROUND_TRIPS` single sends of `size` bytes on one open sender (a transfer and its
+    disposition), to a queue no mover reads."""
+    async with (
+        ServiceBusClient.from_connection_string(brokers.connection_string("primary")) as client,
+        client.get_queue_sender(RTT_QUEUE) as sender,
+    ):
+        await sender.send_messages(ServiceBusMessage(b"x" * size))  # the link is open and warm
+        times = []
+        for _ in range(ROUND_TRIPS):
+            start = time.perf_counter()
+            await sender.send_messages(ServiceBusMessage(b"x" * size))
+            times.append(time.perf_counter() - start)
+    return statistics.median(times)
 
 
 def _home(brokers: EmulatorProcess) -> int:
@@ -257,13 +381,27 @@ def _check(brokers: EmulatorProcess, mover: str, queues: int, home_before: int, 
         raise SystemExit(f"{mover}: {home} of {count} home, {left} left in the backlog")
 
 
-def _cell(brokers: EmulatorProcess, queues: int, args: argparse.Namespace) -> dict[str, Figures]:
+@dataclass
+class Cell:
+    """One queue count's rounds: every mover's figures and the round trip R of C/3R."""
+
+    figures: dict[str, Figures]
+    round_trip: float
+
+    @property
+    def c3r(self) -> float:
+        return ceiling(syphon_bench.CAPACITY, self.round_trip)
+
+
+def _cell(brokers: EmulatorProcess, queues: int, args: argparse.Namespace) -> Cell:
     figures = {m: Figures() for m in args.movers}
+    round_trip = asyncio.run(_round_trip(brokers, args.size))
     for i in range(args.rounds + 1):
         for mover_name in args.movers:
             mover = MOVERS[mover_name]
             asyncio.run(_park(brokers, args.messages, queues, args.size, f"{mover_name}{queues}-{i}"))
             home_before = _home(brokers)
+            load = os.getloadavg()[0]
             cpu, broker = time.process_time(), emulator_bench._cpu_seconds(brokers.pid)
             start = time.perf_counter()
             progress = asyncio.run(mover(brokers, queues, args.messages, args.size, args.senders))
@@ -273,13 +411,48 @@ def _cell(brokers: EmulatorProcess, queues: int, args: argparse.Namespace) -> di
                 continue
             f = figures[mover_name]
             f.rate.append(args.messages / seconds)
+            f.seconds.append(seconds)
+            f.load.append(load)
             f.steady.append(progress.steady(args.messages))
             f.cpu.append((time.process_time() - cpu) / args.messages * 1e6)
             f.broker.append((emulator_bench._cpu_seconds(brokers.pid) - broker) / args.messages * 1e6)
-    return figures
+            f.settle_failures.append(progress.settle_failures)
+    return Cell(figures, round_trip)
 
 
-def main(argv: list[str] | None = None) -> dict[int, dict[str, Figures]]:
+def _spread(values: list[float]) -> str:
+    """The median and the range of a cell's rounds."""
+    return f"{statistics.median(values):,.0f} ({min(values):,.0f}-{max(values):,.0f})"
+
+
+def report(table: dict[int, Cell]) -> None:
+    """Every mover's rounds per queue count, then each goal of issue 38.3 with its bound and verdict."""
+    print(
+        "queues  mover       end to end msg/s (range)   steady msg/s (range)   CPU µs/msg   broker CPU µs/msg"
+        "   s a drain   load at start   unconfirmed completes"
+    )
+    for queues, cell in table.items():
+        for mover_name, f in cell.figures.items():
+            print(
+                f"{queues:>6}  {mover_name:<10}  {_spread(f.rate):>24}   {_spread(f.steady):>20}   "
+                f"{statistics.median(f.cpu):>10,.0f}   {statistics.median(f.broker):>17,.0f}   "
+                f"{statistics.median(f.seconds):>9.1f}   {', '.join(f'{x:.1f}' for x in f.load):>13}   "
+                f"{sum(f.settle_failures)}"
+            )
+        if {"syphon", "pipelined"} <= cell.figures.keys():
+            syphon, pipelined = cell.figures["syphon"], cell.figures["pipelined"]
+            ratios = [s / p for s, p in zip(syphon.rate, pipelined.rate, strict=True)]
+            print(f"{'':>6}  syphon / pipelined end to end, round by round: {', '.join(f'{r:.2f}' for r in ratios)}")
+    print("queues  goal                     syphon   against   bound   met   (R ms, C/3R msg/s)")
+    for queues, cell in table.items():
+        for v in judge(cell.figures, cell.c3r):
+            print(
+                f"{queues:>6}  {v.measure:<23} {v.syphon:>7,.2f}   {v.other:>7,.0f}   {v.bound:>5,.2f}   "
+                f"{'-' if v.met is None else 'yes' if v.met else 'NO':<4}  ({cell.round_trip * 1e3:.2f}, {cell.c3r:,.0f})"
+            )
+
+
+def main(argv: list[str] | None = None) -> dict[int, Cell]:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--messages", type=int, default=2000)
     parser.add_argument("--queues", type=int, nargs="+", default=[2, 10, 50])
@@ -291,36 +464,22 @@ def main(argv: list[str] | None = None) -> dict[int, dict[str, Figures]]:
     )
     args = parser.parse_args(argv)
     load_before = os.getloadavg()
-    table: dict[int, dict[str, Figures]] = {}
+    table: dict[int, Cell] = {}
     with EmulatorProcess(["primary", "secondary"]) as brokers:
         for name in contract.backlog_queue_names(PRIMARY_NAME, max(args.queues)):
             brokers.create_queue("secondary", name, lock_duration="PT5M")
         for d in range(syphon_bench.DESTINATIONS):
             brokers.create_queue("primary", f"dest-{d}", requires_duplicate_detection=True)
+        brokers.create_queue("primary", RTT_QUEUE)
         for queues in args.queues:
             table[queues] = _cell(brokers, queues, args)
     print(
         f"{args.messages} messages of {args.size} B per round, {args.rounds} measured rounds per mover, "
-        f"alternating; {args.senders} senders per destination; the broker in its own process; load average "
-        f"{load_before[0]:.1f} before, {os.getloadavg()[0]:.1f} after"
+        f"alternating; {args.senders} senders per destination; in flight at most {syphon_bench.CAPACITY:,} "
+        f"(unbounded: all); the broker in its own process; load average {load_before[0]:.1f} before, "
+        f"{os.getloadavg()[0]:.1f} after"
     )
-    print("queues  mover       end to end msg/s (range)   steady msg/s   mover CPU µs/msg   broker CPU µs/msg")
-    for queues, figures in table.items():
-        for mover_name, f in figures.items():
-            print(
-                f"{queues:>6}  {mover_name:<10} {statistics.median(f.rate):>8,.0f} "
-                f"({min(f.rate):,.0f}-{max(f.rate):,.0f})   {statistics.median(f.steady):>12,.0f}   "
-                f"{statistics.median(f.cpu):>16,.0f}   {statistics.median(f.broker):>17,.0f}"
-            )
-        if {"syphon", "pipelined"} <= figures.keys():
-            ratios = [s / p for s, p in zip(figures["syphon"].rate, figures["pipelined"].rate, strict=True)]
-            print(f"{'':>6}  syphon / pipelined, round by round: {', '.join(f'{r:.2f}' for r in ratios)}")
-        if {"syphon", "unbounded"} <= figures.keys():
-            steady = zip(figures["syphon"].steady, figures["unbounded"].steady, strict=True)
-            print(
-                f"{'':>6}  syphon's steady state / the unbounded mover's: "
-                f"{', '.join(f'{s / u:.2f}' if u else '-' for s, u in steady)}"
-            )
+    report(table)
     return table
 
 

@@ -120,6 +120,7 @@ __all__ = [
     "pulumi_sync_await",
     "queue_runtime_properties",
     "raw_amqp_message",
+    "release_in_flight",
     "rest_names",
     "sendable_as_is",
     "subscription_runtime_properties",
@@ -230,6 +231,46 @@ async def close_link_credit(receiver: object) -> None:
         await transport.reset_link_credit_async(handler, 0)
     except Exception as exc:  # the link or connection is gone: the next receive finds out and says so
         _ERRORS_LOG.debug("taking back a receive link's credit failed: %r", exc)
+
+
+#: How long `release_in_flight` reads a closing receiver's connection at most (seconds; the SDK's own drain on
+#: close is bounded by 5 s, `RECEIVE_LINK_DRAIN_TIMEOUT`).
+RELEASE_IN_FLIGHT_BOUND: Final = 5.0
+#: Reads in a row that bring no transfer before `release_in_flight` stops (the SDK's drain on close stops after 2).
+_IDLE_READS: Final = 2
+
+
+async def release_in_flight(receiver: object) -> None:
+    """Read the transfers still on their way to a receiver whose credit was taken back (`close_link_credit`),
+    before it closes, so that the SDK releases them: a no-op for a receiver that is not the SDK's pyamqp one,
+    or whose link still has credit (the SDK's close then drains and releases it itself).
+
+    A receive that returned before the broker's transfers arrived (under load, a drain's short wait ran out
+    first) leaves them on the wire; `close_link_credit` then leaves the link no credit, and the SDK's close
+    drains and releases only a link with credit left (7.15.0, `drain_and_release_messages_async`), so the
+    transfers were never read and their messages stayed locked, delivered to a link that was gone, for the
+    whole lock duration: over the wire, 250 of 300 messages after one receive that returned none, and 5-minute
+    stalls of the syphon's drains (docs/benchmarks.md, round 3). Transfers read outside a receive are released
+    by the SDK's own callback (prefetch 0, peek-lock); this reads until two reads in a row bring none, as the
+    SDK's drain does, bounded by `RELEASE_IN_FLIGHT_BOUND`."""
+    handler = getattr(receiver, "_handler", None)
+    link = getattr(handler, "_link", None)
+    connection = getattr(handler, "_connection", None)
+    if link is None or connection is None or getattr(link, "_is_closed", True):
+        return
+    if getattr(link, "current_link_credit", 0) > 0:
+        return
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + RELEASE_IN_FLIGHT_BOUND
+    read_wait = getattr(handler, "_socket_timeout", None) or 0.2
+    idle = 0
+    try:
+        while idle < _IDLE_READS and (left := deadline - loop.time()) > 0:
+            before = link.delivery_count
+            await connection.listen(wait=min(read_wait, left), batch=64)
+            idle = idle + 1 if link.delivery_count == before else 0
+    except Exception as exc:  # the link or connection is gone: nothing more can be read or released on it
+        _ERRORS_LOG.debug("reading a closing receiver's transfers failed: %r", exc)
 
 
 def is_retryable(exc: BaseException) -> bool:

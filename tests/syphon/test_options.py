@@ -40,6 +40,7 @@ def test_backlog_prefix_defaults_to_the_primary_namespace_name() -> None:
         {"receivers_per_queue": 9},
         {"senders_per_destination": 0},
         {"senders_per_destination": 17},
+        {"settles_per_receiver": 0},
         {"lock_renewal_fraction": 1.0},
         {"backoff_initial": 0},
         {"backoff_initial": 10, "backoff_max": 1},

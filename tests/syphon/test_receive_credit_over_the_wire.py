@@ -12,7 +12,7 @@ from azure.servicebus import ServiceBusMessage
 from azure.servicebus.aio import ServiceBusClient
 
 from pairedbus.emulator.remote import EmulatorProcess
-from pairedbus.syphon.pump import receive_leaving_no_credit
+from pairedbus.syphon.pump import close_receiver, receive_leaving_no_credit
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.slow]
 
@@ -52,3 +52,28 @@ async def test_messages_sent_after_a_receive_returned_early_are_not_locked_by_it
             async with others.get_queue_receiver("backlog") as watcher:
                 peeked = await watcher.peek_messages(max_message_count=10)
         assert sorted((str(m.message_id), m.delivery_count) for m in peeked) == [(f"later-{i}", 0) for i in range(5)]
+
+
+async def test_a_receiver_closed_after_a_receive_that_returned_before_its_transfers_leaves_none_locked() -> None:
+    """A receive of up to 250 that returns before the broker's transfers arrive (its wait runs out first, as a
+    drain's short wait did under load) takes back its credit; closed then, its receiver leaves every message it
+    did not return free for the next receiver. On the code before, the SDK's close released nothing on a link
+    with no credit, and the 250 transfers on the wire stayed locked for the lock duration (50 of 300 received
+    next, in 4 runs of 4; the syphon's drains stalled 5 minutes)."""
+    with EmulatorProcess(["secondary"]) as process:
+        process.create_queue("secondary", "backlog", lock_duration="PT5M")
+        async with ServiceBusClient.from_connection_string(process.connection_string("secondary")) as client:
+            await _send(client, "parked-", 300)
+            receiver = client.get_queue_receiver("backlog", prefetch_count=0)
+            await receiver.__aenter__()
+            returned = await receive_leaving_no_credit(receiver, 250, 0.001)
+            await close_receiver(receiver, "backlog")
+            free: list[object] = []
+            async with client.get_queue_receiver("backlog", prefetch_count=0) as next_receiver:
+                for _ in range(10):  # as many receives as the transfers take, each 300 at most
+                    batch = await next_receiver.receive_messages(max_message_count=300, max_wait_time=1.0)
+                    free.extend(batch)
+                    if not batch or len(free) + len(returned) >= 300:
+                        break
+    assert len(returned) < 250  # the receive did return early
+    assert len(free) == 300 - len(returned)

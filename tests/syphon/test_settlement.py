@@ -274,3 +274,41 @@ async def test_a_redelivered_copy_settled_while_its_first_copy_is_confirmed_is_c
     assert copy.settled == ["m0"] and first.peeks == [message("m0").sequence_number]
     assert stats.moved == 1
     assert ctx.confirming == {}
+
+
+class CountingReceiver(Receiver):
+    """Completes that take a turn of the loop each, counting how many are outstanding at once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.outstanding = 0
+        self.most = 0
+
+    async def complete_message(self, message: Any) -> None:
+        self.outstanding += 1
+        self.most = max(self.most, self.outstanding)
+        try:
+            await asyncio.sleep(0)
+            await super().complete_message(message)
+        finally:
+            self.outstanding -= 1
+
+
+async def test_a_receivers_bound_holds_its_outstanding_completes_across_its_batches() -> None:
+    """Over the wire each outstanding complete is a reader of the receiver's connection (the SDK waits for its
+    outcome a frame at a time under the connection's lock): the bound caps them for every batch of the receiver
+    at once. Without one, two sends' 40 completes were all outstanding together."""
+    receiver, settling = CountingReceiver(), asyncio.Semaphore(4)
+    stats, hold = SyphonStats(), HoldStub()
+    async with asyncio.TaskGroup() as tasks:
+        for batch in range(2):
+            settlement = Settlement(context(stats, Pair()), "q", receiver, Keeper(), hold, tasks, settling)
+            settlement.complete([message(f"bounded-{batch}-{i}") for i in range(20)])
+    assert receiver.most == 4
+    assert stats.moved == 40 and hold.given_back == 40
+
+
+async def test_without_a_bound_an_acknowledged_sends_completes_all_go_out_at_once() -> None:
+    receiver = CountingReceiver()
+    stats, _, _, _ = await settle(receiver, lambda s: s.complete([message(f"unbounded-{i}") for i in range(20)]))
+    assert receiver.most == 20 and stats.moved == 20

@@ -47,6 +47,12 @@ class SyphonOptions(BaseModel):
     #: sends to one destination overlap only across senders. A sender is added only while every
     #: one is busy.
     senders_per_destination: StrictInt = Field(default=4, ge=1, le=16)
+    #: Settlements (completes, dead-letters) one backlog receiver has outstanding at most (1..5,000); None: no
+    #: bound, every message of an acknowledged send at once. azure-servicebus 7.15 waits for each outcome by
+    #: reading the receiver's connection a frame at a time under the connection's lock, so many outstanding on
+    #: one connection cost CPU in waiting, not throughput (docs/benchmarks.md, "... round 3"). Not bounded by
+    #: default: on the in-process fake (a round trip each, no such wait) a bound would serialize them.
+    settles_per_receiver: StrictInt | None = Field(default=None, ge=1, le=5_000)
     #: How long one receive waits for messages in `run()` (the spec's 15-minute long poll).
     long_poll: timedelta = Field(default=contract.SYPHON_LONG_POLL, gt=timedelta(0))
     #: How long one receive waits in `drain()` before a queue counts as empty (then its depth is

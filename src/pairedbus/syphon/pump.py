@@ -139,6 +139,7 @@ class BacklogPump(Generic[M]):
         budget = ctx.budget
         plan = self._plan
         receiver = ctx.secondary.get_queue_receiver(self.queue, prefetch_count=0)
+        settling = self._settling()
         #: The batches the current receiver handed over: a retired receiver is closed after them.
         handed: set[asyncio.Task[None]] = set()
         busy = extra or plan.starts_busy
@@ -176,17 +177,18 @@ class BacklogPump(Generic[M]):
                             # retries off every later receive on it raised that error again, the fault
                             # long healed, and the queue was never served (issue 34).
                             batches.create_task(self._retire(receiver, handed))
-                            receiver, handed, opened = (
+                            receiver, handed, opened, settling = (
                                 ctx.secondary.get_queue_receiver(self.queue, prefetch_count=0),
                                 set(),
                                 False,
+                                self._settling(),
                             )
                             continue
                         case ReceiveEnd.EMPTY:
                             if until_empty or extra:
                                 return
                         case messages:
-                            handling = batches.create_task(self._handle(receiver, messages, nbytes))
+                            handling = batches.create_task(self._handle(receiver, messages, nbytes, settling))
                             handed.add(handling)
                             handling.add_done_callback(handed.discard)
                             if extra and not busy:
@@ -198,6 +200,11 @@ class BacklogPump(Generic[M]):
             self._open_receivers -= 1
             await self._close(receiver)
 
+    def _settling(self) -> asyncio.Semaphore | None:
+        """A new receiver's bound on its outstanding settlements, shared by its batches (None: unbounded)."""
+        most = self._ctx.options.settles_per_receiver
+        return None if most is None else asyncio.Semaphore(most)
+
     async def _retire(self, receiver: Receiver[M], handed: set[asyncio.Task[None]]) -> None:
         """Close a receiver no longer received from once the batches it handed over are settled
         (settlement needs its link)."""
@@ -206,12 +213,7 @@ class BacklogPump(Generic[M]):
         await self._close(receiver)
 
     async def _close(self, receiver: Receiver[M]) -> None:
-        try:
-            await receiver.close()
-        except Exception as exc:
-            if failure_of(exc) not in SERVICE_BUS:
-                raise
-            log.debug("closing a backlog receiver failed", extra={"backlog_queue": self.queue, "error": repr(exc)})
+        await close_receiver(receiver, self.queue)
 
     async def _receive(
         self, receiver: Receiver[M], count: int, wait: float, halt: asyncio.Event, *, opened: bool = True
@@ -294,7 +296,9 @@ class BacklogPump(Generic[M]):
 
     # --- one received batch --------------------------------------------------------------
 
-    async def _handle(self, receiver: Receiver[M], messages: list[M], nbytes: int) -> None:
+    async def _handle(
+        self, receiver: Receiver[M], messages: list[M], nbytes: int, settling: asyncio.Semaphore | None = None
+    ) -> None:
         """Deliver one received batch; returns once each of its messages is settled or left."""
         ctx = self._ctx
         hold = Hold(ctx.budget, len(messages), nbytes)
@@ -303,7 +307,7 @@ class BacklogPump(Generic[M]):
         )
         try:
             async with asyncio.TaskGroup() as batch:
-                settlement = Settlement(ctx, self.queue, receiver, keeper, hold, batch)
+                settlement = Settlement(ctx, self.queue, receiver, keeper, hold, batch, settling)
                 renewing = batch.create_task(keeper.run())
                 try:
                     async with asyncio.TaskGroup() as deliveries:
@@ -316,6 +320,19 @@ class BacklogPump(Generic[M]):
     @property
     def _halted(self) -> bool:
         return self._halt is not None and self._halt.is_set()
+
+
+async def close_receiver(receiver: Receiver[M], queue: str) -> None:
+    """Close a backlog receiver once the transfers still on their way to it are read and released: its receives
+    took back the credit they left (`receive_leaving_no_credit`), so the SDK's close would not, and their
+    messages stayed locked for the lock duration (`sdk.release_in_flight`). Closing is best effort."""
+    await sdk.release_in_flight(receiver)
+    try:
+        await receiver.close()
+    except Exception as exc:
+        if failure_of(exc) not in SERVICE_BUS:
+            raise
+        log.debug("closing a backlog receiver failed", extra={"backlog_queue": queue, "error": repr(exc)})
 
 
 async def receive_leaving_no_credit(receiver: Receiver[M], count: int, wait: float) -> list[M]:

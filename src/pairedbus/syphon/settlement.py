@@ -47,8 +47,12 @@ class Settlement(Generic[M]):
         keeper: LockKeeper[M],
         hold: Hold,
         tasks: asyncio.TaskGroup,
+        settling: asyncio.Semaphore | None = None,
     ) -> None:
+        """`settling`: the receiver's bound on its outstanding settlements (`SyphonOptions.settles_per_receiver`),
+        shared by its batches; None: none."""
         self._ctx = ctx
+        self._settling = settling
         self._queue = queue
         self._receiver = receiver
         self._keeper = keeper
@@ -198,7 +202,9 @@ class Settlement(Generic[M]):
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(self._timeout):
                 for attempt in range(1, _SETTLE_TRIES + 1):
-                    outcomes = await asyncio.gather(*(settle(messages[i]) for i in pending), return_exceptions=True)
+                    outcomes = await asyncio.gather(
+                        *(self._bounded(settle, messages[i]) for i in pending), return_exceptions=True
+                    )
                     again: list[int] = []
                     for index, outcome in zip(pending, outcomes, strict=True):
                         if outcome is None:
@@ -220,6 +226,13 @@ class Settlement(Generic[M]):
                         break
         unanswered.update(i for i in pending if i in tried)  # still on the wire when the bound came
         return results, sorted(i for i in unanswered if results[i] is not None)
+
+    async def _bounded(self, settle: Callable[[M], Awaitable[None]], message: M) -> None:
+        """One settlement, within the receiver's bound on outstanding ones (when it has one)."""
+        if self._settling is None:
+            return await settle(message)
+        async with self._settling:
+            return await settle(message)
 
     def _failed(self, exc: BaseException, message: M, what: str) -> None:
         if exc is _LOCK_LOST:

@@ -1,0 +1,143 @@
+"""`benchmarks/syphon_wire_bench.py`'s bookkeeping: the ceiling, the goals' verdicts, the steady state, the
+pipelined mover's completes. Nothing here starts a broker or times anything."""
+
+from __future__ import annotations
+
+import asyncio
+from types import ModuleType
+from typing import Any
+
+import pytest
+from azure.servicebus.exceptions import OperationTimeoutError, ServiceBusError
+
+from tests.benchmarks.loading import load_benchmark
+
+
+@pytest.fixture(scope="module")
+def bench() -> ModuleType:
+    return load_benchmark("syphon_wire_bench")
+
+
+def _figures(bench: ModuleType, *, rate: list[float], steady: list[float], seconds: list[float]) -> Any:
+    return bench.Figures(rate=rate, steady=steady, seconds=seconds)
+
+
+def test_the_ceiling_is_the_capacity_over_three_round_trips(bench: ModuleType) -> None:
+    assert bench.ceiling(2_000, 0.002) == pytest.approx(2_000 / 0.006)
+
+
+def test_a_cell_of_long_runs_needs_the_syphon_at_least_as_fast_as_the_pipelined_mover(bench: ModuleType) -> None:
+    figures = {
+        "syphon": _figures(bench, rate=[99.0, 97.0, 101.0], steady=[300.0], seconds=[20.0, 21.0, 20.0]),
+        "pipelined": _figures(bench, rate=[100.0, 90.0, 110.0], steady=[200.0], seconds=[20.0, 22.0, 18.0]),
+    }
+
+    (verdict,) = bench.judge(figures, c3r=10_000.0)
+
+    # Medians: 99 against 100, both drains 20 s: the bound is 1.0, and 0.99 misses it.
+    assert (verdict.syphon, verdict.other, verdict.bound, verdict.met) == (pytest.approx(0.99), 100.0, 1.0, False)
+
+
+def test_a_cell_of_runs_under_a_second_allows_the_syphon_two_percent(bench: ModuleType) -> None:
+    figures = {
+        "syphon": _figures(bench, rate=[990.0], steady=[0.0], seconds=[0.5]),
+        "pipelined": _figures(bench, rate=[1_000.0], steady=[0.0], seconds=[0.5]),
+    }
+
+    (verdict,) = bench.judge(figures, c3r=10_000.0)
+
+    assert (verdict.bound, verdict.met) == (bench.SHORT_RATIO, True)
+
+
+def test_the_steady_state_is_judged_against_the_lower_of_the_ceiling_and_the_unbounded_mover(
+    bench: ModuleType,
+) -> None:
+    figures = {
+        "syphon": _figures(bench, rate=[1.0], steady=[900.0, 800.0, 1_000.0], seconds=[5.0]),
+        "unbounded": _figures(bench, rate=[1.0], steady=[1_000.0, 1_200.0, 1_100.0], seconds=[5.0]),
+    }
+
+    under_the_unbounded = bench.judge(figures, c3r=5_000.0)
+    under_the_ceiling = bench.judge(figures, c3r=1_000.0)
+
+    # 0.85 x min(5,000, 1,100) = 935 > 900; 0.85 x min(1,000, 1,100) = 850 <= 900.
+    assert [(v.syphon, v.bound, v.met) for v in under_the_unbounded] == [(900.0, pytest.approx(935.0), False)]
+    assert [(v.syphon, v.bound, v.met) for v in under_the_ceiling] == [(900.0, pytest.approx(850.0), True)]
+
+
+def test_no_goal_is_judged_without_the_syphon(bench: ModuleType) -> None:
+    figures = {"pipelined": _figures(bench, rate=[1.0], steady=[1.0], seconds=[1.0])}
+
+    assert bench.judge(figures, c3r=1.0) == []
+
+
+def test_the_steady_state_is_the_rate_between_ten_and_ninety_percent_moved(bench: ModuleType) -> None:
+    progress = bench.Progress(samples=[(0.0, 0), (1.0, 5), (2.0, 10), (3.0, 50), (6.0, 90), (7.0, 100)])
+
+    assert progress.steady(100) == pytest.approx(80 / 4.0)
+    assert bench.Progress(samples=[(0.0, 0), (1.0, 100)]).steady(100) == 0.0  # both marks in one sample
+
+
+class _Receiver:
+    """Completes that take a turn of the loop each, failing for the messages named, counting how many
+    were outstanding at once."""
+
+    def __init__(self, failing: set[int]) -> None:
+        self.failing = failing
+        self.outstanding = 0
+        self.most = 0
+
+    async def complete_message(self, message: int) -> None:
+        self.outstanding += 1
+        self.most = max(self.most, self.outstanding)
+        try:
+            await asyncio.sleep(0)
+            if message in self.failing:
+                raise OperationTimeoutError(message="the settlement was sent but not confirmed")
+        finally:
+            self.outstanding -= 1
+
+
+def test_the_pipelined_mover_bounds_its_outstanding_completes_per_receiver_and_records_failures(
+    bench: ModuleType,
+) -> None:
+    receiver = _Receiver(failing={3, 77})
+    tally = bench.Tally()
+    seen: list[int] = []
+
+    async def two_batches() -> None:
+        settling = asyncio.Semaphore(bench.SETTLES_PER_RECEIVER)
+        watching = asyncio.ensure_future(_watch(tally, seen))
+        await asyncio.gather(
+            bench._complete_all(receiver, settling, list(range(250)), tally),
+            bench._complete_all(receiver, settling, list(range(250, 500)), tally),
+        )
+        watching.cancel()
+
+    asyncio.run(two_batches())
+
+    # 250 at once on one receiver's connection made the SDK's outcome waits outlast the operation timeout.
+    assert receiver.most == bench.SETTLES_PER_RECEIVER
+    assert tally.moved == 498
+    assert len(tally.failures) == 2 and all(isinstance(f, ServiceBusError) for f in tally.failures)
+    # Counted as they land, not a batch at a time (the steady state's samples see the completes between).
+    assert any(0 < moved < 250 for moved in seen)
+
+
+async def _watch(tally: Any, seen: list[int]) -> None:
+    while True:
+        seen.append(tally.moved)
+        await asyncio.sleep(0)
+
+
+def test_the_steady_state_goal_is_undecided_when_the_unbounded_movers_steady_state_is_unknown(
+    bench: ModuleType,
+) -> None:
+    figures = {
+        "syphon": _figures(bench, rate=[1.0], steady=[300.0], seconds=[5.0]),
+        "unbounded": _figures(bench, rate=[1.0], steady=[0.0], seconds=[0.5]),  # 10-90 % within one sample
+    }
+
+    (verdict,) = bench.judge(figures, c3r=5_000.0)
+
+    assert verdict.met is None
