@@ -23,7 +23,7 @@ from azure.servicebus.amqp import AmqpMessageBodyType
 
 from pairedbus import sdk
 from pairedbus.pairing.connections import SECONDARY
-from pairedbus.pairing.failures import RETRYABLE, SERVICE_BUS, Failure, failure_of
+from pairedbus.pairing.failures import RETRYABLE, Failure, failure_of
 from pairedbus.pairing.ports import M, MessageBody, Receiver
 from pairedbus.syphon.backoff import Backoff
 from pairedbus.syphon.context import SyphonContext
@@ -38,6 +38,7 @@ from pairedbus.syphon.outcomes import (  # noqa: F401  (the dead-letter reasons,
 from pairedbus.syphon.receive_plan import ReceivePlan
 from pairedbus.syphon.sending import PrimarySends
 from pairedbus.syphon.settlement import Settlement
+from pairedbus.syphon.warm_receivers import close_quietly
 
 log = logging.getLogger("pairedbus.syphon")
 T = TypeVar("T")
@@ -327,12 +328,7 @@ async def close_receiver(receiver: Receiver[M], queue: str) -> None:
     took back the credit they left (`receive_leaving_no_credit`), so the SDK's close would not, and their
     messages stayed locked for the lock duration (`sdk.release_in_flight`). Closing is best effort."""
     await sdk.release_in_flight(receiver)
-    try:
-        await receiver.close()
-    except Exception as exc:
-        if failure_of(exc) not in SERVICE_BUS:
-            raise
-        log.debug("closing a backlog receiver failed", extra={"backlog_queue": queue, "error": repr(exc)})
+    await close_quietly(receiver, queue)
 
 
 async def receive_leaving_no_credit(receiver: Receiver[M], count: int, wait: float) -> list[M]:

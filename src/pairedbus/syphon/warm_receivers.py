@@ -114,9 +114,14 @@ async def _close(queue: str, receivers: Sequence[tuple[Receiver[M], asyncio.Futu
                 log.debug(
                     "opening a backlog receiver ahead failed", extra={"backlog_queue": queue, "error": repr(error)}
                 )
-        try:
-            await receiver.close()
-        except Exception as exc:
-            if failure_of(exc) not in SERVICE_BUS:
-                raise
-            log.debug("closing a backlog receiver failed", extra={"backlog_queue": queue, "error": repr(exc)})
+        await close_quietly(receiver, queue)
+
+
+async def close_quietly(receiver: Receiver[M], queue: str) -> None:
+    """Close a backlog receiver, best effort: a Service Bus error is logged, anything else raised."""
+    try:
+        await receiver.close()
+    except Exception as exc:
+        if failure_of(exc) not in SERVICE_BUS:
+            raise
+        log.debug("closing a backlog receiver failed", extra={"backlog_queue": queue, "error": repr(exc)})
