@@ -4,6 +4,7 @@ senders are renewed with the secondary."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 
 from azure.servicebus import ServiceBusMessage
@@ -130,4 +131,39 @@ async def test_a_fault_after_the_replacement_worked_is_a_first_fault_again(world
     connections.went_down("secondary", "closed")  # the fresh one has not worked yet: in a row again
     await until(lambda: connections.generation("secondary") == 4)
     assert draws.windows == [(0.0, 0.001), (0.0, 0.002), (0.0, 0.001), (0.0, 0.002)]
+    assert await connections.close() == []
+
+
+class _Longest(_Draws):
+    """A jitter source that draws the top of each window."""
+
+    def uniform(self, a: float, b: float) -> float:
+        self.windows.append((a, b))
+        return b
+
+
+async def test_a_side_that_works_again_in_its_back_off_is_not_replaced(world) -> None:
+    """After an outage the SDK reconnects the old client by itself and a ping on it brings the sender back;
+    replaced after that, the client was closed under the first send (the sender's wire test, a CI rehearsal):
+    a replacement still in its back-off is called off, and a call waiting for it tries the same client again."""
+    stats = FailoverStats()
+    connections = PairedConnections(
+        {"primary": NamespaceEndpoint.from_fqdn(PRIMARY), "secondary": NamespaceEndpoint.from_fqdn(SECONDARY)},
+        CREDENTIAL,
+        stats,
+        grace=60.0,  # the partner's grace: not what is tested here
+        backoff_initial=30.0,
+        backoff_rng=_Longest(),
+    )
+    connections.open()
+    old_client = connections.client("primary")
+    exc = ServiceBusConnectionError(message="connection lost")
+    waiting = asyncio.create_task(connections.replaced("primary", exc, since=0, wait=20))
+    await until(lambda: connections.is_down("primary"))
+    connections.note_worked("primary")  # a ping on the old client, 30 s before the replacement would close it
+    assert await waiting is True
+    assert connections.client("primary") is old_client and not connections.is_down("primary")
+    assert connections.generation("primary") == 0 and stats.connection_replacements == 0
+    assert stats.replacements_called_off == 1
+    await old_client.get_queue_sender(QUEUE).send_messages(ServiceBusMessage(b"x"))  # not closed under it
     assert await connections.close() == []

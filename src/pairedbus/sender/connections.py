@@ -62,6 +62,8 @@ class PairedConnections:
         #: Whether each side's current client carried an operation the service accepted (`note_worked`).
         self._worked = dict.fromkeys(SIDES, False)
         self._replaced_at: dict[str, float] = {}
+        #: Each side's replacement still in its back-off: called off if the side works meanwhile.
+        self._backing_off: dict[str, asyncio.Task[None]] = {}
         self._changed: asyncio.Condition | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._backlog_senders: dict[str, EntitySender] = {}
@@ -183,8 +185,18 @@ class PairedConnections:
         return True
 
     def note_worked(self, side: str) -> None:
-        """The service accepted an operation on `side`'s current client: its next fault is a first one again."""
+        """The service accepted an operation on `side`'s current client: its next fault is a first one
+        again, and a replacement still in its back-off is called off. The SDK reconnects a client on its
+        own, so after an outage a ping on the old client brings the sender back; replaced after that, the
+        client was closed under the first send home (the sender's wire test, in a CI rehearsal)."""
         self._worked[side] = True
+        backing_off = self._backing_off.pop(side, None)
+        if backing_off is not None:
+            backing_off.cancel()
+            self.pair.mark_up(side)
+            self._stats.replacements_called_off += 1
+            _log.warning("%s namespace connection works again; its replacement is called off", side)
+            self._spawn(self._notify(), f"pairedbus-up:{side}")
 
     def note_error(self, side: str, exc: BaseException) -> None:
         self.pair.note_error(side, exc)
@@ -202,7 +214,10 @@ class PairedConnections:
         condition = self._condition()
         try:
             async with asyncio.timeout(wait), condition:
-                await condition.wait_for(lambda: self.generations[side] != since or self.pair.shutting_down)
+                # a fresh client, or the same one working again (its replacement called off)
+                await condition.wait_for(
+                    lambda: self.generations[side] != since or not self.pair.is_down(side) or self.pair.shutting_down
+                )
         except TimeoutError:
             return False
         return not self.pair.shutting_down
@@ -220,7 +235,7 @@ class PairedConnections:
             # 830 s.
             self._faults_in_a_row[side] = 0
         _log.warning("%s namespace connection %s; replacing it", side, cause)
-        self._spawn(self._replace(side), f"pairedbus-replace:{side}")
+        self._backing_off[side] = self._spawn(self._replace(side), f"pairedbus-replace:{side}")
 
     def judged(self, verdict: Verdict) -> None:
         """Nothing more to do: a partner that did not follow went down by the rule, and is replaced."""
@@ -228,6 +243,7 @@ class PairedConnections:
     async def _replace(self, side: str) -> None:
         self._faults_in_a_row[side] += 1
         await asyncio.sleep(self._backoff.delay(self._faults_in_a_row[side]))
+        del self._backing_off[side]  # from here on it closes the old client: too late to call off
         error = await self.pair.close_side(side)
         if error is not None:  # it is being replaced either way
             _log.debug("closing the old %s client failed: %r", side, error)
@@ -238,15 +254,20 @@ class PairedConnections:
         self._stats.connection_replacements += 1
         self._replaced_at[side] = asyncio.get_running_loop().time()
         _log.warning("%s namespace connection replaced (generation %d)", side, self.generations[side])
+        await self._notify()
+
+    async def _notify(self) -> None:
+        """Wake the calls waiting in `replaced`."""
         condition = self._condition()
         async with condition:
             condition.notify_all()
 
-    def _spawn(self, work: Awaitable[None], name: str) -> None:
+    def _spawn(self, work: Awaitable[None], name: str) -> asyncio.Task[None]:
         task = asyncio.ensure_future(work)
         task.set_name(name)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
     def _condition(self) -> asyncio.Condition:
         if self._changed is None:

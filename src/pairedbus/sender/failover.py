@@ -64,6 +64,8 @@ class FailoverStats:
     #: Namespace connections that closed or faulted, and the fresh ones that replaced them.
     connection_faults: int = 0
     connection_replacements: int = 0
+    #: Replacements called off in their back-off because the side's client worked again.
+    replacements_called_off: int = 0
     #: SDK calls cut at their bound because the SDK had not returned (their handler discarded).
     calls_cut: int = 0
     #: SDK handlers found shut down by the SDK itself (their connection fine), replaced by fresh ones.
