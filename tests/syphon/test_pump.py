@@ -677,3 +677,34 @@ async def test_a_stopped_syphon_ends_though_a_receive_swallowed_its_cancellation
         done, _ = await asyncio.wait({running}, timeout=guard(10))  # a hang guard: it ends at once
     assert done and running.cancelled()
     assert swallowed >= 1
+
+
+async def test_a_receive_waits_for_messages_still_listed_and_only_the_emptiness_test_waits_the_drain_wait(
+    world: ServiceBusWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a drain wait of 100 ms, the receives of a queue listed with 300 messages wait at least 0.5 s (they
+    return as soon as their messages came): over the wire a receive cut at 100 ms left its transfers to be
+    released and sent again. On the code before every receive waited 0.1 s. Only once the listed messages are
+    received does a receive test the queue for emptiness with the drain wait."""
+    create_backlog_queues(world, 1)
+    orders = primary_queue(world, "orders")
+    await park("orders", *(ServiceBusMessage(f"m{i}", message_id=f"id-{i}") for i in range(300)))
+    waits: list[tuple[int | None, float | None]] = []
+    receive = aio_client.ServiceBusReceiver.receive_messages
+
+    async def recording(self: Any, max_message_count: int | None = 1, max_wait_time: float | None = None) -> Any:
+        received = await receive(self, max_message_count, max_wait_time)
+        waits.append((len(received), max_wait_time))
+        return received
+
+    monkeypatch.setattr(aio_client.ServiceBusReceiver, "receive_messages", recording)
+    async with make_syphon(
+        world, receive_batch_size=100, receivers_per_queue=1, drain_wait=timedelta(milliseconds=100)
+    ) as syphon:
+        stats = await syphon.drain()
+
+    assert stats.moved == 300 and len(orders.active_messages()) == 300
+    collecting = [wait for count, wait in waits if count]
+    assert sum(count for count, _ in waits) == 300
+    assert collecting and all(wait is not None and wait >= 0.5 for wait in collecting)
+    assert waits[-1] == (0, 0.1)  # the emptiness test
