@@ -614,7 +614,7 @@ async def test_queues_listed_with_work_share_the_receivers_the_budget_warrants(
     assert backlog_depth(world) == 0
 
 
-async def test_queues_listed_with_work_receive_at_most_a_64th_of_the_budget_or_a_probe_each(
+async def test_queues_listed_with_work_receive_at_most_their_share_of_the_budget_each(
     world: ServiceBusWorld, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     names, orders = await _ten_queues_with_work(world, per_queue=40)
@@ -623,11 +623,11 @@ async def test_queues_listed_with_work_receive_at_most_a_64th_of_the_budget_or_a
     async with make_syphon(world, max_in_flight=200, receive_batch_size=500, receivers_per_queue=4) as syphon:
         stats = await syphon.drain()
 
-    # 40 listed on each of ten queues, 200 in flight: receives of a probe (16, more than a 64th), not
-    # the whole 40 at once.
+    # 40 listed on each of ten queues, 200 in flight: one receiver each, receives of a tenth of the budget (20),
+    # not the whole 40 at once (on the code before: 16, a probe, as 4 receivers a queue would have shared it).
     first = {queue: count for queue, count in reversed(asked)}
-    assert first == dict.fromkeys(names, 16)
-    assert max(count for _, count in asked) == 16
+    assert first == dict.fromkeys(names, 20)
+    assert max(count for _, count in asked) == 20
     assert stats.moved == 400 and len(orders.active_messages()) == 400
 
 
