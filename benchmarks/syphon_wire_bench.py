@@ -8,8 +8,10 @@ over `syphon_bench.DESTINATIONS` destination queues, duplicate detection on), th
 one mover:
 
 - `syphon`: `Syphon.drain()` with the fake benchmark's in-flight bounds (`syphon_bench.CAPACITY`,
-  `CAPACITY_BYTES`), told the backlog queue count, a 100 ms drain wait, the pipelined movers' bound on
-  outstanding completes per receiver (`settles_per_receiver`);
+  `CAPACITY_BYTES`), told the backlog queue count, a 100 ms drain wait, its defaults otherwise (round 3
+  gave it the pipelined movers' bound on outstanding completes, `settles_per_receiver=16`: since its
+  completes share one wait a group, `sdk.complete_together`, that bound only slowed it, 898 -> 409 msg/s
+  at 10 queues; docs/benchmarks.md, round 4);
 - `pipelined`: per queue one receiver taking what the shared budget allows (up to
   `syphon_bench.BATCH`), each batch restored, sent to every destination at once and completed in a
   task of its own; receive again at once. It meets the SDK as the syphon must (see
@@ -165,7 +167,6 @@ async def _syphon(
         max_in_flight_bytes=syphon_bench.CAPACITY_BYTES,
         backlog_queue_count=queues,
         senders_per_destination=senders,
-        settles_per_receiver=SETTLES_PER_RECEIVER,  # the pipelined movers' bound, for the same reason
     )
     moved_before = syphon.stats.moved
 

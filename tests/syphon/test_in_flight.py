@@ -154,6 +154,9 @@ def test_queues_listed_with_work_share_the_receivers_the_capacity_warrants() -> 
 
 
 def test_receives_of_queues_listed_with_work_ask_for_a_64th_of_the_capacity_unless_too_few_to_fill_it() -> None:
+    """One busy queue's receivers, or one receiver of each of several busy queues, fill the capacity. On the
+    code before, several busy queues' receivers were 4 each: 40 receivers of 50 at 10 queues (over the wire
+    40 connections, each read by its completes and receives in turn)."""
     budget = InFlightBudget(2000)
     assert budget.receive_share(4) == 500  # nothing joined yet: as if one queue, its 4 receivers share 2,000
     budget.join(busy=True)
@@ -161,23 +164,23 @@ def test_receives_of_queues_listed_with_work_ask_for_a_64th_of_the_capacity_unle
     assert budget.receive_share(8) == 250  # 8 receivers: 250 each
     budget.join(busy=True)
     budget.join()  # an idle queue does not count
-    assert budget.receive_share(4) == 250  # two busy queues: 8 receives of 250 fill it
+    assert budget.receive_share(4) == 1000  # two busy queues: a receiver each, of 1,000 (receive_batch_size cuts it)
     for _ in range(8):
         budget.join(busy=True)
-    assert budget.receive_share(4) == 50  # ten: 40 receivers of 50 fill it
+    assert budget.receive_share(4) == 200  # ten: 10 receivers of 200 fill it
     for _ in range(40):
         budget.join(busy=True)
-    assert budget.receive_share(4) == 31  # fifty: a 64th each, not the 10 that would fill it
+    assert budget.receive_share(4) == 40  # fifty: 50 receivers of 40
     assert InFlightBudget(100).receive_share(4) == 25  # one queue of a small budget: its 4 receivers fill it
     small = InFlightBudget(100)
     for _ in range(10):
         small.join(busy=True)
-    assert small.receive_share(4) == 16  # at least a probe, not 3 at a time
+    assert small.receive_share(4) == 16  # at least a probe, not 10 at a time
     assert InFlightBudget(4).receive_share(1) == 4  # never more than the capacity
 
 
 def test_the_receive_share_can_be_planned_for_queues_not_yet_joined() -> None:
     budget = InFlightBudget(2000)
-    assert budget.receive_share(4, busy=10) == 50  # ten busy queues' 40 receivers fill 2,000 with 50 each
-    assert budget.receive_share(4, busy=50) == 31  # fifty: a 64th each
+    assert budget.receive_share(4, busy=10) == 200  # ten busy queues' 10 receivers fill 2,000 with 200 each
+    assert budget.receive_share(4, busy=100) == 31  # a hundred: a 64th each, not the 20 that would fill it
     assert budget.receive_share(4) == 500  # and the plan joined nothing

@@ -614,7 +614,7 @@ async def test_queues_listed_with_work_share_the_receivers_the_budget_warrants(
     assert backlog_depth(world) == 0
 
 
-async def test_queues_listed_with_work_receive_at_most_a_64th_of_the_budget_or_a_probe_each(
+async def test_queues_listed_with_work_receive_at_most_their_share_of_the_budget_each(
     world: ServiceBusWorld, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     names, orders = await _ten_queues_with_work(world, per_queue=40)
@@ -623,11 +623,11 @@ async def test_queues_listed_with_work_receive_at_most_a_64th_of_the_budget_or_a
     async with make_syphon(world, max_in_flight=200, receive_batch_size=500, receivers_per_queue=4) as syphon:
         stats = await syphon.drain()
 
-    # 40 listed on each of ten queues, 200 in flight: receives of a probe (16, more than a 64th), not
-    # the whole 40 at once.
+    # 40 listed on each of ten queues, 200 in flight: one receiver each, receives of a tenth of the budget (20),
+    # not the whole 40 at once (on the code before: 16, a probe, as 4 receivers a queue would have shared it).
     first = {queue: count for queue, count in reversed(asked)}
-    assert first == dict.fromkeys(names, 16)
-    assert max(count for _, count in asked) == 16
+    assert first == dict.fromkeys(names, 20)
+    assert max(count for _, count in asked) == 20
     assert stats.moved == 400 and len(orders.active_messages()) == 400
 
 
@@ -677,3 +677,34 @@ async def test_a_stopped_syphon_ends_though_a_receive_swallowed_its_cancellation
         done, _ = await asyncio.wait({running}, timeout=guard(10))  # a hang guard: it ends at once
     assert done and running.cancelled()
     assert swallowed >= 1
+
+
+async def test_a_receive_waits_for_messages_still_listed_and_only_the_emptiness_test_waits_the_drain_wait(
+    world: ServiceBusWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a drain wait of 100 ms, the receives of a queue listed with 300 messages wait at least 0.5 s (they
+    return as soon as their messages came): over the wire a receive cut at 100 ms left its transfers to be
+    released and sent again. On the code before every receive waited 0.1 s. Only once the listed messages are
+    received does a receive test the queue for emptiness with the drain wait."""
+    create_backlog_queues(world, 1)
+    orders = primary_queue(world, "orders")
+    await park("orders", *(ServiceBusMessage(f"m{i}", message_id=f"id-{i}") for i in range(300)))
+    waits: list[tuple[int | None, float | None]] = []
+    receive = aio_client.ServiceBusReceiver.receive_messages
+
+    async def recording(self: Any, max_message_count: int | None = 1, max_wait_time: float | None = None) -> Any:
+        received = await receive(self, max_message_count, max_wait_time)
+        waits.append((len(received), max_wait_time))
+        return received
+
+    monkeypatch.setattr(aio_client.ServiceBusReceiver, "receive_messages", recording)
+    async with make_syphon(
+        world, receive_batch_size=100, receivers_per_queue=1, drain_wait=timedelta(milliseconds=100)
+    ) as syphon:
+        stats = await syphon.drain()
+
+    assert stats.moved == 300 and len(orders.active_messages()) == 300
+    collecting = [wait for count, wait in waits if count]
+    assert sum(count for count, _ in waits) == 300
+    assert collecting and all(wait is not None and wait >= 0.5 for wait in collecting)
+    assert waits[-1] == (0, 0.1)  # the emptiness test

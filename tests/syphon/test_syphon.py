@@ -478,15 +478,15 @@ async def test_receivers_opened_ahead_are_as_many_as_the_pumps_receives_warrant_
         await park("orders", ServiceBusMessage(f"m{index}"), backlog=index)
     gate = _ListingGate(mocker)
 
-    # 2,000 in flight over 10 busy queues: receives of 50 (a pump's share, not receive_batch_size's 500),
-    # so 4 receivers each (the most per queue) fill the budget, not 1 of 500.
+    # 2,000 in flight over 10 busy queues: receives of 200 (a pump's share, not receive_batch_size's 500), so
+    # one receiver each fills the budget (on the code before, 4 receivers of 50 each: 40 connections over the wire).
     async with make_syphon(world, backlog_queue_count=10, max_in_flight=2_000, receive_batch_size=500) as syphon:
         drain = asyncio.create_task(syphon.drain())
-        await eventually(lambda: len(gate.opened) == 40)
+        await eventually(lambda: len(gate.opened) == 10)
         gate.release()
         stats = await asyncio.wait_for(drain, guard(10))
 
-    assert sorted(name for name, _, returned in gate.opened if not returned) == sorted(names * 4)
+    assert sorted(name for name, _, returned in gate.opened if not returned) == sorted(names)
     assert stats.moved == 10 and len(orders.active_messages()) == 10
 
 

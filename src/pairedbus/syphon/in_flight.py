@@ -92,10 +92,15 @@ class InFlightBudget:
     def receive_share(self, receivers_per_queue: int, *, busy: int | None = None) -> int:
         """The most one receive asks for while queues listed with work share the budget: a 64th of
         the capacity (`_RECEIVES_PER_CAPACITY`) and at least a probe (PROBE), or more when the busy
-        queues' receivers, at most `receivers_per_queue` each, could not otherwise ask for the
-        capacity between them (a single busy queue's 4 receivers share 2,000 slots in receives of 500).
+        queues' receivers could not otherwise ask for the capacity between them: a single busy queue's
+        `receivers_per_queue` (4: 2,000 slots in receives of 500), several busy queues one receiver
+        each (10 queues: receives of 200, not 4 receivers of 50 each). Each receiver is a connection
+        of its own over the wire, whose completes and receives take turns reading it; with 10 busy
+        queues one receiver each moved 1.44x as fast at two thirds of the CPU a message over the
+        emulator, and 1.23x as fast on the fake (docs/benchmarks.md, round 4).
         `busy`: that many queues with work instead of those joined now (for a plan made before they join)."""
-        receivers = max(1, receivers_per_queue) * max(1, self._busy_pumps if busy is None else busy)
+        queues = max(1, self._busy_pumps if busy is None else busy)
+        receivers = max(1, receivers_per_queue) if queues == 1 else queues
         least = max(PROBE, self.capacity // _RECEIVES_PER_CAPACITY)
         return min(self.capacity, max(least, -(-self.capacity // receivers)))
 

@@ -47,11 +47,10 @@ class SyphonOptions(BaseModel):
     #: sends to one destination overlap only across senders. A sender is added only while every
     #: one is busy.
     senders_per_destination: StrictInt = Field(default=4, ge=1, le=16)
-    #: Settlements (completes, dead-letters) one backlog receiver has outstanding at most (1..5,000); None: no
-    #: bound, every message of an acknowledged send at once. azure-servicebus 7.15 waits for each outcome by
-    #: reading the receiver's connection a frame at a time under the connection's lock, so many outstanding on
-    #: one connection cost CPU in waiting, not throughput (docs/benchmarks.md, "... round 3"). Not bounded by
-    #: default: on the in-process fake (a round trip each, no such wait) a bound would serialize them.
+    #: Settlements one backlog receiver has outstanding at most (1..5,000; a group of completes waiting together,
+    #: `sdk.complete_together`, counts once); None: no bound. Not bounded by default, from figures on both
+    #: brokers (docs/benchmarks.md, "... round 4"): 16 slowed the syphon on the fake (steady state at 2 queues
+    #: 4,881 -> 1,760 msg/s) and over the emulator (10 queues: 898 -> 409 msg/s end to end).
     settles_per_receiver: StrictInt | None = Field(default=None, ge=1, le=5_000)
     #: How long one receive waits for messages in `run()` (the spec's 15-minute long poll).
     long_poll: timedelta = Field(default=contract.SYPHON_LONG_POLL, gt=timedelta(0))

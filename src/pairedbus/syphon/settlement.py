@@ -7,11 +7,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Generic
 
 from azure.servicebus.exceptions import MessageLockLostError
 
+from pairedbus import sdk
 from pairedbus.pairing.connections import SECONDARY
 from pairedbus.pairing.failures import RETRYABLE, SERVICE_BUS, Failure, failure_of
 from pairedbus.pairing.ports import M, Receiver
@@ -87,12 +88,12 @@ class Settlement(Generic[M]):
         self._tasks.create_task(settling)
 
     async def _complete(self, messages: list[M]) -> None:
-        settled = await self._settled(self._receiver.complete_message, messages, "complete")
+        settled = await self._settled(self._receiver.complete_message, messages, "complete", together=True)
         self._ctx.stats.moved += sum(settled)
         await self._hold.give_back(len(messages))
 
     async def _drop_pings(self, pings: list[M]) -> None:
-        settled = await self._settled(self._receiver.complete_message, pings, "complete ping")
+        settled = await self._settled(self._receiver.complete_message, pings, "complete ping", together=True)
         self._ctx.stats.dropped_pings += sum(settled)
         await self._hold.give_back(len(pings))
 
@@ -115,13 +116,16 @@ class Settlement(Generic[M]):
             )
         await self._hold.give_back(1)
 
-    async def _settled(self, settle: Callable[[M], Awaitable[None]], messages: list[M], what: str) -> list[bool]:
-        """Settle each message (`_each`); whether each is settled. A settlement that failed after an
+    async def _settled(
+        self, settle: Callable[[M], Awaitable[None]], messages: list[M], what: str, *, together: bool = False
+    ) -> list[bool]:
+        """Settle each message (`_each`; `together`: completes, first tried with one wait for them all); whether
+        each is settled. A settlement that failed after an
         attempt whose answer was lost (a timeout, a dropped connection: the broker may have applied
         it) is settled if the message is gone from the backlog queue (`_gone`): counted once, as
         what it was. Before, such a message was counted as nothing: it was never redelivered, so
         never moved again either. Every other failure is counted as an error and logged."""
-        errors, unanswered = await self._each(settle, messages)
+        errors, unanswered = await self._each(settle, messages, together=together)
         confirming = self._ctx.confirming
         for message, error in zip(messages, errors, strict=True):
             if error is None and confirming:
@@ -182,14 +186,16 @@ class Settlement(Generic[M]):
         return result
 
     async def _each(
-        self, settle: Callable[[M], Awaitable[None]], messages: list[M]
+        self, settle: Callable[[M], Awaitable[None]], messages: list[M], *, together: bool = False
     ) -> tuple[list[BaseException | None], list[int]]:
         """One settlement per message, all at once, together bounded by the operation timeout;
         those that failed in a way a retry can help (a busy or timed-out broker: the lock is still
         held, and letting it lapse costs a redelivery a lock duration later) tried again at once.
         The error of each (None: settled; TimeoutError: unsettled at the bound), and the indexes of
         those that failed after an attempt whose answer was lost (`_MAY_HAVE_APPLIED`). Every
-        settlement has ended, or was cancelled, when this returns (gather awaits or cancels them all)."""
+        settlement has ended, or was cancelled, when this returns (gather awaits or cancels them all).
+        With `together`, the first attempt completes them all with one wait for their outcomes
+        (`sdk.complete_together`) where the receiver is the SDK's; the retries go one by one."""
         results: list[BaseException | None] = [TimeoutError(f"settlement took over {self._timeout:g} s")] * len(
             messages
         )
@@ -202,9 +208,13 @@ class Settlement(Generic[M]):
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(self._timeout):
                 for attempt in range(1, _SETTLE_TRIES + 1):
-                    outcomes = await asyncio.gather(
-                        *(self._bounded(settle, messages[i]) for i in pending), return_exceptions=True
-                    )
+                    outcomes: Sequence[BaseException | None] | None = None
+                    if together and attempt == 1:
+                        outcomes = await self._together([messages[i] for i in pending])
+                    if outcomes is None:
+                        outcomes = await asyncio.gather(
+                            *(self._bounded(settle, messages[i]) for i in pending), return_exceptions=True
+                        )
                     again: list[int] = []
                     for index, outcome in zip(pending, outcomes, strict=True):
                         if outcome is None:
@@ -226,6 +236,14 @@ class Settlement(Generic[M]):
                         break
         unanswered.update(i for i in pending if i in tried)  # still on the wire when the bound came
         return results, sorted(i for i in unanswered if results[i] is not None)
+
+    async def _together(self, messages: list[M]) -> list[Exception | None] | None:
+        """Complete `messages` with one wait for their outcomes, within one of the receiver's outstanding
+        settlements (None: the receiver is not the SDK's; `_each` completes them one by one)."""
+        if self._settling is None:
+            return await sdk.complete_together(self._receiver, messages, self._timeout)
+        async with self._settling:
+            return await sdk.complete_together(self._receiver, messages, self._timeout)
 
     async def _bounded(self, settle: Callable[[M], Awaitable[None]], message: M) -> None:
         """One settlement, within the receiver's bound on outstanding ones (when it has one)."""
