@@ -37,7 +37,9 @@ def test_a_step_runs_its_jobs_with_the_starting_threads_job_group_and_descriptio
         context.setLocalProperty("spark.job.description", None)  # type: ignore[arg-type]
 
 
-def test_each_step_thread_has_its_scheduler_pool(spark) -> None:
+def test_each_step_thread_has_its_scheduler_pool_under_the_sessions_fair_scheduler(spark) -> None:
+    # FIFO would give the earliest job every free slot: the pairing's one task queued behind the quarantine's 13.
+    assert spark.sparkContext.getConf().get("spark.scheduler.mode") == "FAIR"
     both = threading.Barrier(2, timeout=GUARD_S)  # two threads at once: two pools
 
     def pool() -> str | None:
