@@ -31,9 +31,17 @@ from pairedbus.pipeline.read import Estate, read_estate
 from pairedbus.pipeline.report import report_html
 from pairedbus.pipeline.sources import input_bytes, is_spark_error, list_files, same_file, unreadable_in_full
 from pairedbus.pipeline.spark_session import small_estate_conf
+from pairedbus.pipeline.steps import Steps
 from pairedbus.pipeline.summary import AuditSummary
-from pairedbus.pipeline.transform import transform
-from pairedbus.pipeline.write import output_uri, summarise, write_quarantine, write_tables, write_text
+from pairedbus.pipeline.transform import start_transform
+from pairedbus.pipeline.write import (
+    count_records,
+    output_uri,
+    summarise,
+    write_quarantine,
+    write_tables,
+    write_text,
+)
 
 #: The stages, in order, as the progress display names them.
 STAGES = ("read", "transform", "write", "render")
@@ -161,37 +169,46 @@ def _run(
         if progress is not None:
             progress(name)
 
-    stage("read")
-    estate = read_estate(spark, inventory_dir, metrics_dir, costs_dir, since=since, until=until, refuse=refuse)
-    if not any(files.readable for name, files in estate.files.items() if name != "costs"):
-        raise NoDataError(f"--inventory {inventory_dir}, --metrics {metrics_dir}: no readable input file")
+    with Steps(spark) as steps:  # leaving it waits for every step started (steps.py)
+        stage("read")
+        estate = read_estate(
+            spark, inventory_dir, metrics_dir, costs_dir, since=since, until=until, refuse=refuse, steps=steps
+        )
+        estate.inventory_read.result(), estate.metrics_read.result()  # their files refused as they were read
+        if not any(files.readable for name, files in estate.files.items() if name != "costs"):
+            raise NoDataError(f"--inventory {inventory_dir}, --metrics {metrics_dir}: no readable input file")
 
-    stage("transform")
-    tables = transform(spark, estate, prices, clients=clients, small=small)
-    # isEmpty takes one row (one job), where limit(1).count() shuffles it to one partition first (two).
-    no_days = tables.grains.isEmpty()
-    if (since or until) and no_days:
-        raise NoDataError(f"--since {since or '...'} --until {until or '...'}: no metrics in that date range")
-    if no_days and tables.resources.isEmpty():
-        raise NoDataError(f"--inventory {inventory_dir}, --metrics {metrics_dir}: no valid record (empty estate)")
+        stage("transform")
+        pending = start_transform(steps, spark, estate, prices, clients=clients, small=small)
+        # isEmpty takes one row (one job), where limit(1).count() shuffles it to one partition first (two).
+        no_days = pending.grains.result().isEmpty()
+        if (since or until) and no_days:
+            raise NoDataError(f"--since {since or '...'} --until {until or '...'}: no metrics in that date range")
+        if no_days and pending.resources.result().isEmpty():
+            raise NoDataError(f"--inventory {inventory_dir}, --metrics {metrics_dir}: no valid record (empty estate)")
 
-    stage("write")
-    quarantined = write_quarantine(spark, tables.quarantine, uri)
-    over = _listed(estate, quarantined.over)
-    if over:
-        return OverQuarantined(over)
-    written = write_tables(spark, tables, uri)
-    summary = summarise(
-        estate,
-        tables,
-        written,
-        quarantined,
-        prices,
-        clients=clients,
-        out=out_dir,
-        since=since.isoformat() if since else None,
-        until=until.isoformat() if until else None,
-    )
+        stage("write")
+        counts = steps.start(count_records, estate, pending)
+        # The quarantine first, beside the cost and the pairing: a file over its bound stops the run before
+        # any table is written.
+        quarantined = write_quarantine(spark, pending.quarantine.result(), uri)
+        over = _listed(estate, quarantined.over)
+        if over:
+            return OverQuarantined(over)
+        written = write_tables(spark, pending, uri, steps)
+        tables = pending.result()
+        summary = summarise(
+            estate,
+            tables,
+            written,
+            quarantined,
+            prices,
+            clients=clients,
+            out=out_dir,
+            since=since.isoformat() if since else None,
+            until=until.isoformat() if until else None,
+            counts=counts.result(),
+        )
     write_text(spark, f"{uri}/summary.json", summary.model_dump_json(indent=2) + "\n")
 
     stage("render")

@@ -235,6 +235,19 @@ def attribute(
 
     `broadcast`: the pairs and namespaces are sent to every task of the charges (a job each to collect
     them); a small estate's charges fit one partition, and joining there costs no job at all."""
+    return attribute_actual(
+        actual_charges(charges, pairs, resources, broadcast=broadcast), pairing, estimate_currency=estimate_currency
+    )
+
+
+#: The key of an attribution row (with the billing currency).
+ATTRIBUTION_KEY = ("pair", "primary", "secondary", "date")
+
+
+def actual_charges(charges: DataFrame, pairs: DataFrame, resources: DataFrame, *, broadcast: bool = True) -> DataFrame:
+    """What the bill says per pair, day and billing currency (ATTRIBUTION_KEY, currency, actual_billed,
+    actual_effective): the secondary's charges and the pair's tagged resources'. It does not need the
+    pairing's estimate, so it is ready (and, in the audit, checkpointed) while the pairing is priced."""
     small = F.broadcast if broadcast else _as_is
     namespace_ids = resources.where(F.col("kind") == KIND_NAMESPACE).select(
         F.col("namespace").alias("secondary"), F.lower("id").alias("secondary_id")
@@ -248,14 +261,19 @@ def attribute(
     by_tag = charges.join(small(keyed.drop("secondary_id")), charges.tag_pair == keyed.pair).join(
         small(namespace_ids.select(F.col("secondary_id").alias("resource_id"))), ["resource_id"], "left_anti"
     )
-    key = ["pair", "primary", "secondary", "date"]
+    key = list(ATTRIBUTION_KEY)
     columns = [*key, "billed", "effective", "currency"]
-    actual = (
+    return (
         on_secondary.select(*columns)
         .unionByName(by_tag.select(*columns))
         .groupBy(*key, "currency")
         .agg(F.sum("billed").alias("actual_billed"), F.sum("effective").alias("actual_effective"))
     )
+
+
+def attribute_actual(actual: DataFrame, pairing: DataFrame, *, estimate_currency: str = "USD") -> DataFrame:
+    """ATTRIBUTION_COLUMNS from `actual_charges` and the pairing's estimate (`attribute`)."""
+    key = list(ATTRIBUTION_KEY)
     estimate = pairing.select(*key, (F.col("total_usd") - F.col("ping_operations_usd")).alias("estimate_usd"))
     same = F.col("currency") == F.lit(estimate_currency)
     with_estimate = estimate.join(actual.where(same), key, "left").withColumn(

@@ -82,6 +82,9 @@ def build_session(
         # for its error messages: ten Py4J round trips each, 3,200 of the 5,200 it took to build
         # the audit's plans (1M points, cProfile). The audit reports failures in one line anyway.
         .config("spark.python.sql.dataFrameDebugging.enabled", "false")
+        # The audit's independent steps submit jobs from threads of their own, each in a pool of its own
+        # (pipeline/steps.py): fair shares of the task slots between them, not first come first served.
+        .config("spark.scheduler.mode", "FAIR")
     )
     if master is None and not under_submit:
         master = DEFAULT_MASTER

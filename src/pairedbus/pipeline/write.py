@@ -7,6 +7,7 @@ import csv
 import io
 import json
 from collections.abc import Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,10 +26,12 @@ from pairedbus.pipeline.pairing_cost import PAIRING_COLUMNS
 from pairedbus.pipeline.prices import PriceTable
 from pairedbus.pipeline.read import Estate
 from pairedbus.pipeline.sources import MAX_QUARANTINED_PER_FILE, REFUSED_UNPARSABLE
+from pairedbus.pipeline.steps import Steps
 from pairedbus.pipeline.summary import AuditSummary, Bills
-from pairedbus.pipeline.transform import Tables
+from pairedbus.pipeline.transform import PendingTables, Tables
 from pairedbus.pipeline.violations import VIOLATION_COLUMNS
 
+Rows = Future[list[dict[str, Any]]]
 CONFLICT_COLUMNS = ("kind", "namespace", "entity", "versions", "differing", "source_files")
 
 
@@ -148,28 +151,40 @@ def _mostly(reasons: dict[str, int]) -> str:
     return min(reasons, key=lambda reason: (-reasons[reason], reason))
 
 
-def write_tables(spark: SparkSession, tables: Tables, uri: str) -> Written:
-    """Every table but the quarantine (`write_quarantine`, written first)."""
+def write_tables(spark: SparkSession, tables: Tables | PendingTables, uri: str, steps: Steps | None = None) -> Written:
+    """Every table but the quarantine (`write_quarantine`, written first), each in a step of its own:
+    their writes and read-backs are independent, and each starts as soon as its table is ready."""
+    if steps is None:
+        with Steps(spark) as own:
+            return write_tables(spark, tables, uri, own)
     from pairedbus.pipeline.focus import ATTRIBUTION_COLUMNS
 
-    violations = write_table(
-        spark, tables.violations, uri, "violations", VIOLATION_COLUMNS, ("namespace", "entity", "rule", "property")
-    )
-    cost = write_table(spark, tables.cost, uri, "cost", COST_COLUMNS, ("namespace", "date"))
-    pairing = write_table(spark, tables.pairing, uri, "pairing", PAIRING_COLUMNS, ("pair", "primary", "date"))
-    attribution = None
-    if tables.attribution is not None:
-        attribution = write_table(
-            spark, tables.attribution, uri, "attribution", ATTRIBUTION_COLUMNS, ("pair", "date", "currency")
-        )
-    conflicts = [
-        {**r.asDict(), "differing": " ".join(differing(r["contents"]))}
-        for r in tables.conflicts.coalesce(1).orderBy(*CONFLICT_COLUMNS[:3]).collect()
-    ]
-    write_text(
-        spark, f"{uri}/conflicts.csv", csv_text(CONFLICT_COLUMNS, [[c[k] for k in CONFLICT_COLUMNS] for c in conflicts])
-    )
-    return Written(violations, cost, pairing, attribution, conflicts)
+    pending = tables if isinstance(tables, PendingTables) else PendingTables.of(tables)
+
+    def table(frame: Future[DataFrame], name: str, columns: Sequence[str], order: Sequence[str]) -> Rows:
+        return steps.start(lambda: write_table(spark, frame.result(), uri, name, columns, order))
+
+    violations = table(pending.violations, "violations", VIOLATION_COLUMNS, ("namespace", "entity", "rule", "property"))
+    cost = table(pending.cost, "cost", COST_COLUMNS, ("namespace", "date"))
+    pairing = table(pending.pairing, "pairing", PAIRING_COLUMNS, ("pair", "primary", "date"))
+
+    def attribution() -> list[dict[str, Any]] | None:
+        frame = pending.attribution.result()
+        if frame is None:
+            return None
+        return write_table(spark, frame, uri, "attribution", ATTRIBUTION_COLUMNS, ("pair", "date", "currency"))
+
+    def conflicts() -> list[dict[str, Any]]:
+        found = [
+            {**r.asDict(), "differing": " ".join(differing(r["contents"]))}
+            for r in pending.conflicts.result().coalesce(1).orderBy(*CONFLICT_COLUMNS[:3]).collect()
+        ]
+        text = csv_text(CONFLICT_COLUMNS, [[c[k] for k in CONFLICT_COLUMNS] for c in found])
+        write_text(spark, f"{uri}/conflicts.csv", text)
+        return found
+
+    attributed, conflicting = steps.start(attribution), steps.start(conflicts)
+    return Written(violations.result(), cost.result(), pairing.result(), attributed.result(), conflicting.result())
 
 
 def bills_by_currency(attribution: Sequence[dict[str, Any]]) -> dict[str, Bills]:
@@ -194,9 +209,11 @@ def summarise(
     out: str,
     since: str | None = None,
     until: str | None = None,
+    counts: Row | None = None,
 ) -> AuditSummary:
+    """`counts`: `count_records(estate, tables)`, when already counted (in a step of its own)."""
     by_reason = quarantined.by_reason
-    counts = _counts(estate, tables)
+    counts = counts if counts is not None else count_records(estate, tables)
     cost = written.cost
     projections = {(p["primary"], p["secondary"]): p["monthly_projection_usd"] for p in written.pairing}
     actual, bills = _actual_bills(written)
@@ -229,21 +246,21 @@ def summarise(
     )
 
 
-def _counts(estate: Estate, tables: Tables) -> Row:
+def count_records(estate: Estate, tables: Tables | PendingTables) -> Row:
     """Distinct entities (by case-insensitive name) and namespaces, and the duplicate records dropped per
     source: aggregates of small tables (each on one partition, where each exchange, for the count_distinct
     two, would be a job of its own), joined as one row, so that they are counted in one job, not three."""
-    inventory = tables.resources.coalesce(1).agg(
+    resources = tables.resources if isinstance(tables, Tables) else tables.resources.result()
+    grains = tables.grains if isinstance(tables, Tables) else tables.grains.result()
+    inventory = resources.coalesce(1).agg(
         F.count_distinct(
             F.when(F.col("kind") != KIND_NAMESPACE, F.concat_ws(":", "kind", "namespace", F.lower("entity")))
         ).alias("entities"),
         F.count_distinct(F.when(F.col("kind") == KIND_NAMESPACE, F.col("namespace"))).alias("namespaces"),
         F.sum("duplicates").alias("duplicates"),
     )
-    has_duplicates = "duplicates" in tables.grains.columns
-    metrics = tables.grains.coalesce(1).agg(
-        (F.sum("duplicates") if has_duplicates else F.lit(0)).alias("metric_duplicates")
-    )
+    has_duplicates = "duplicates" in grains.columns
+    metrics = grains.coalesce(1).agg((F.sum("duplicates") if has_duplicates else F.lit(0)).alias("metric_duplicates"))
     counts = inventory.crossJoin(metrics)
     if estate.charges is not None:
         counts = counts.crossJoin(estate.charges.coalesce(1).agg(F.sum("duplicates").alias("charge_duplicates")))
