@@ -22,7 +22,6 @@ from typing import NoReturn
 
 from pairedbus.commands.output import bounded
 from pairedbus.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USER, UserError
-from pairedbus.iac.config import StackConfigError
 
 COMMAND_MODULES = ("plan", "drift", "syphon", "drill", "inventory", "metrics", "audit", "doctor", "emulator")
 #: A user error's message is one line; anything longer is cut here rather than flood a terminal.
@@ -86,10 +85,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.handler(args) or 0)
-    except StackConfigError as exc:
-        for problem in bounded(exc.problems):
-            _error(problem)
-        return EXIT_USER
     except UserError as exc:
         _error(exc)
         return exc.exit_code
@@ -102,7 +97,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     except Exception as exc:
-        return _internal(exc, args.debug)
+        problems = _stack_config_problems(exc)
+        if problems is None:
+            return _internal(exc, args.debug)
+        for problem in bounded(problems):
+            _error(problem)
+        return EXIT_USER
+
+
+def _stack_config_problems(exc: Exception) -> list[str] | None:
+    """A stack configuration's problems, if `exc` is a StackConfigError. Looked up only once a command
+    has raised, so that commands which never read a stack (the audit) do not import the stack
+    configuration's models at start: 0.30 s of the CLI's 0.40 s of imports (`python -X importtime`)."""
+    problems = sys.modules.get("pairedbus.iac.config.problems")
+    if problems is None or not isinstance(exc, problems.StackConfigError):  # never imported: not one
+        return None
+    return list(exc.problems)
 
 
 def _internal(exc: BaseException, debug: bool) -> int:
