@@ -289,13 +289,10 @@ async def complete_together(
     the lock for the socket timeout (0.2 s) while the others' frames wait. Over the wire a 10-queue drain of
     10,000 messages read its connections 53,511 times, 24,800 of them empty; with this, 523 empty
     (docs/benchmarks.md, round 4). One reader for a whole group reads what comes."""
-    from azure.servicebus._pyamqp.constants import LinkState
     from azure.servicebus._pyamqp.error import AMQPException, ErrorCondition, MessageSettlementUnconfirmed
-    from azure.servicebus._pyamqp.outcomes import Accepted
     from azure.servicebus._pyamqp.receiver import check_disposition_outcome
 
-    handler = getattr(receiver, "_handler", None)
-    link = getattr(handler, "_link", None)
+    link = getattr(getattr(receiver, "_handler", None), "_link", None)
     transport = getattr(receiver, "_amqp_transport", None)
     pending = getattr(link, "_pending_dispositions", None)
     if link is None or transport is None or pending is None or not getattr(receiver, "_await_settlement_outcome", 0):
@@ -316,28 +313,8 @@ async def complete_together(
     results: list[Exception | None] = [None] * len(messages)
     sent: dict[int, int] = {}  # delivery id -> index in messages
     try:
-        for index, message in enumerate(messages):
-            delivery_id = message._delivery_id
-            pending[delivery_id] = {"settled": False, "outcome": None}
-            try:
-                await link._outgoing_disposition(delivery_id, None, message._delivery_tag, False, Accepted(), None)
-            except Exception as exc:
-                pending.pop(delivery_id, None)
-                results[index] = sdk_error(exc)
-            else:
-                sent[delivery_id] = index
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + outcome_timeout
-        connection = link._session._connection
-        lost: str | None = None
-        while not all(pending[d]["settled"] for d in sent):
-            if loop.time() >= deadline:
-                lost = "Timed out waiting for the settlement outcome; it may have been applied."
-                break
-            await connection.listen(wait=False)
-            if link.state in (LinkState.DETACHED, LinkState.ERROR):
-                lost = "The link detached before the settlement was confirmed; it may have been applied."
-                break
+        await _send_completes(link, pending, messages, results, sent, sdk_error)
+        lost = await _await_outcomes(link, pending, sent, outcome_timeout)
         for delivery_id, index in sent.items():
             answer = pending[delivery_id]
             try:
@@ -356,6 +333,47 @@ async def complete_together(
         for delivery_id in sent:
             pending.pop(delivery_id, None)
     return results
+
+
+async def _send_completes(
+    link: Any,
+    pending: dict[int, Any],
+    messages: list[Any],
+    results: list[Exception | None],
+    sent: dict[int, int],
+    sdk_error: Callable[[Exception], Exception],
+) -> None:
+    """`complete_together`'s first half: each message's disposition frame (accepted) sent, its delivery id
+    awaited in `pending` and recorded in `sent`; a frame that could not be sent is that message's error."""
+    from azure.servicebus._pyamqp.outcomes import Accepted
+
+    for index, message in enumerate(messages):
+        delivery_id = message._delivery_id
+        pending[delivery_id] = {"settled": False, "outcome": None}
+        try:
+            await link._outgoing_disposition(delivery_id, None, message._delivery_tag, False, Accepted(), None)
+        except Exception as exc:
+            pending.pop(delivery_id, None)
+            results[index] = sdk_error(exc)
+        else:
+            sent[delivery_id] = index
+
+
+async def _await_outcomes(link: Any, pending: dict[int, Any], sent: dict[int, int], timeout: float) -> str | None:  # noqa: ASYNC109
+    """`complete_together`'s second half: the connection read, one reader, until every delivery in `sent`
+    is answered; why not, if not (the wait ran out, or the link detached)."""
+    from azure.servicebus._pyamqp.constants import LinkState
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    connection = link._session._connection
+    while not all(pending[d]["settled"] for d in sent):
+        if loop.time() >= deadline:
+            return "Timed out waiting for the settlement outcome; it may have been applied."
+        await connection.listen(wait=False)
+        if link.state in (LinkState.DETACHED, LinkState.ERROR):
+            return "The link detached before the settlement was confirmed; it may have been applied."
+    return None
 
 
 def is_retryable(exc: BaseException) -> bool:

@@ -185,6 +185,46 @@ class Settlement(Generic[M]):
             result.append(answer)
         return result
 
+    async def _attempt(
+        self, settle: Callable[[M], Awaitable[None]], messages: list[M], together: bool
+    ) -> Sequence[BaseException | None]:
+        """One attempt at settling each of `messages`, all at once; `together`: completes with one wait for
+        their outcomes, where the receiver is the SDK's (`_together`)."""
+        if together:
+            outcomes = await self._together(messages)
+            if outcomes is not None:
+                return outcomes
+        return await asyncio.gather(*(self._bounded(settle, message) for message in messages), return_exceptions=True)
+
+    def _sort(
+        self,
+        pending: list[int],
+        outcomes: Sequence[BaseException | None],
+        attempt: int,
+        results: list[BaseException | None],
+        unanswered: set[int],
+    ) -> list[int]:
+        """Record the outcome of each of `pending` (indexes into `results`) after `attempt`: settled, failed,
+        or (the answer lost: `unanswered`) unknown; the indexes worth another attempt. An error that is
+        not Service Bus's is raised."""
+        again: list[int] = []
+        for index, outcome in zip(pending, outcomes, strict=True):
+            if outcome is None:
+                results[index] = None
+                continue
+            failure = failure_of(outcome)
+            if failure not in SERVICE_BUS:
+                raise outcome
+            if failure in _MAY_HAVE_APPLIED:
+                unanswered.add(index)
+            if attempt < _SETTLE_TRIES and failure in RETRYABLE:
+                self._ctx.stats.count_error(outcome)
+                self._ctx.pair.note_error(SECONDARY, outcome)
+                again.append(index)
+            else:
+                results[index] = outcome
+        return again
+
     async def _each(
         self, settle: Callable[[M], Awaitable[None]], messages: list[M], *, together: bool = False
     ) -> tuple[list[BaseException | None], list[int]]:
@@ -208,30 +248,8 @@ class Settlement(Generic[M]):
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(self._timeout):
                 for attempt in range(1, _SETTLE_TRIES + 1):
-                    outcomes: Sequence[BaseException | None] | None = None
-                    if together and attempt == 1:
-                        outcomes = await self._together([messages[i] for i in pending])
-                    if outcomes is None:
-                        outcomes = await asyncio.gather(
-                            *(self._bounded(settle, messages[i]) for i in pending), return_exceptions=True
-                        )
-                    again: list[int] = []
-                    for index, outcome in zip(pending, outcomes, strict=True):
-                        if outcome is None:
-                            results[index] = None
-                            continue
-                        failure = failure_of(outcome)
-                        if failure not in SERVICE_BUS:
-                            raise outcome
-                        if failure in _MAY_HAVE_APPLIED:
-                            unanswered.add(index)
-                        if attempt < _SETTLE_TRIES and failure in RETRYABLE:
-                            self._ctx.stats.count_error(outcome)
-                            self._ctx.pair.note_error(SECONDARY, outcome)
-                            again.append(index)
-                        else:
-                            results[index] = outcome
-                    pending = again
+                    outcomes = await self._attempt(settle, [messages[i] for i in pending], together and attempt == 1)
+                    pending = self._sort(pending, outcomes, attempt, results, unanswered)
                     if not pending:
                         break
         unanswered.update(i for i in pending if i in tried)  # still on the wire when the bound came
