@@ -91,8 +91,8 @@ async def give_back(
 ) -> tuple[int, int]:
     """Abandon every message the `holders` hold, all at once, within `bound` seconds (`LockKeeper.give_back`):
     (how many the broker took back, how many were held). A stopping syphon's held messages came back
-    only when their lock ran out (20 s in the wire drill, a minute by the spec's table), and under
-    the harsh wire drill that was most of what kept it from settling (docs/drill.md)."""
+    only when their lock ran out (20 s in the wire drill, a minute by the spec's table), and the harsh
+    wire drill stops its syphon 10-31 times a run (docs/drill.md)."""
     keepers = list(holders)
     held = sum(keeper.holding for keeper in keepers)
     if not held:

@@ -60,7 +60,7 @@ class LockKeeper(Generic[M]):
             holders.add(self)
 
     def lost(self, message: M) -> bool:
-        """Whether the broker said this message's lock is lost (a renewal answered lock-lost)."""
+        """Whether this message's lock is lost: a renewal answered lock-lost, or a stop gave it back."""
         return id(message) in self._lost
 
     def release(self, message: M) -> None:
