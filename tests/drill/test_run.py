@@ -290,3 +290,17 @@ def test_the_wire_drill_s_loop_leaves_a_task_behind_that_ignores_its_cancellatio
     runner.start()
     runner.join(30)  # a hang guard: asyncio.run never returns here
     assert result == [42]
+
+
+def test_what_each_syphon_gave_back_at_its_stop_is_summed_for_the_report():
+    """`syphon_given_back`: the messages each syphon abandoned when the close/fault rule stopped it."""
+    from types import SimpleNamespace
+
+    from pairedbus.drill.run import RestartingSyphon
+    from pairedbus.syphon.stats import SyphonStats
+
+    syphon = RestartingSyphon(credential=None)
+    for given in (3, 4):
+        syphon._syphon = SimpleNamespace(stats=SyphonStats(moved=1, given_back=given))
+        syphon._collect()
+    assert (syphon.totals.moved, syphon.totals.given_back) == (2, 7)

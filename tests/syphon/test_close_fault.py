@@ -134,3 +134,38 @@ async def test_a_faulted_syphon_can_be_entered_again_with_fresh_connections(worl
 
     assert stats.moved == 1
     assert [b"".join(m.body) for m in orders.active_messages()] == [b"after restart"]
+
+
+async def test_a_syphon_stopped_by_the_rule_gives_back_what_it_holds_and_settles_none_of_it(
+    world: ServiceBusWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The primary faults while a send home hangs: before the rule closes the secondary, the syphon
+    abandons the message it holds (redelivered now, not after its lock), and does not complete it
+    when the send returns afterwards (its lock is gone; the redelivered copy is moved again and the
+    destination's duplicate detection drops it). On the code before: no abandon, the lock kept."""
+    from pairedbus.testing import aio_client
+
+    create_backlog_queues(world, 1)
+    world.namespace(PRIMARY).create_queue("orders")
+    backlog = world.namespace(SECONDARY).queue(contract.backlog_queue_name("contoso-primary", 0))
+    await park("orders", ServiceBusMessage(b"held", message_id="m1"))
+    release = asyncio.Event()
+    real_send = aio_client.ServiceBusSender.send_messages
+
+    async def hanging_send(self: object, message: object, **kwargs: object) -> None:
+        await release.wait()
+        await real_send(self, message, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(aio_client.ServiceBusSender, "send_messages", hanging_send)
+    async with make_syphon(world, close_fault_grace=timedelta(milliseconds=50)) as syphon:
+        running = asyncio.create_task(syphon.run(asyncio.Event()))
+        await eventually(lambda: syphon.in_flight == 1)
+        syphon.report_fault(PRIMARY_SIDE)
+        await eventually(lambda: backlog.counts.abandons == 1)
+        release.set()
+        with pytest.raises(SyphonFaulted):
+            await asyncio.wait_for(running, guard(10))
+    assert syphon.stats.given_back == 1
+    assert syphon.stats.moved == 0  # its complete skipped: the broker has it back
+    assert backlog.counts.completes == 0
+    assert backlog.message_counts()["active"] == 1

@@ -174,3 +174,49 @@ async def test_a_renewal_answered_lock_lost_marks_the_message_lost_and_only_that
     assert [keeper.lost(m) for m in messages] == [True, False, False]
     assert stats.errors == {"MessageLockLostError": 1, "ServiceBusConnectionError": 1}
     assert stats.lock_renewals == 2
+
+
+class _Abandoning:
+    """A receiver that records what it is asked to abandon."""
+
+    def __init__(self) -> None:
+        self.abandoned: list[Any] = []
+
+    async def abandon_message(self, message: Any) -> None:
+        self.abandoned.append(message)
+
+
+async def test_a_stop_gives_back_what_is_held_and_what_was_left_once_a_side_went_down() -> None:
+    """Left locked while both sides are up: left to its lock (a destination backing off). Left once a
+    side is down (the close/fault rule will stop the syphon): given back with the held ones, which are
+    then not settled (their lock is gone)."""
+    from types import SimpleNamespace
+
+    from pairedbus.pairing.connections import ConnectionPair
+    from pairedbus.syphon.close_fault import StopOnFault, give_back
+    from pairedbus.syphon.lock_keeper import LockKeeper
+    from pairedbus.syphon.stats import SyphonStats
+
+    pair = ConnectionPair(60.0, StopOnFault())
+    receiver = _Abandoning()
+    backing_off, left_stopping, held = (SimpleNamespace(message_id=n) for n in ("a", "b", "c"))
+    holders: set[LockKeeper[Any]] = set()
+    stats = SyphonStats()
+    keeper: LockKeeper[Any] = LockKeeper(
+        receiver,  # type: ignore[arg-type]
+        [backing_off, left_stopping, held],
+        1.0,
+        stats,
+        pair,
+        holders=holders,
+    )
+    keeper.leave(backing_off)
+    pair.mark_down("primary", "faulted")
+    keeper.leave(left_stopping)
+    try:
+        assert await give_back(holders, stats) == (2, 2)
+    finally:
+        await pair.shut_down()
+    assert receiver.abandoned == [held, left_stopping]
+    assert keeper.lost(held) and not keeper.lost(backing_off)
+    assert holders == set() and stats.given_back == 2

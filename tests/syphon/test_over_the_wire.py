@@ -5,8 +5,10 @@ connection loses the locks without losing or doubling a message."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Iterator
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from azure.servicebus import ServiceBusMessage
@@ -316,3 +318,60 @@ async def test_a_receiver_whose_receive_failed_is_replaced_so_its_queue_is_serve
     assert syphon.stats.errors["ServiceBusServerBusyError"] >= 2 * COUNT  # every queue's receives failed
     assert syphon.stats.moved == 20
     assert _backlog_total(brokers) == 0
+
+
+async def test_a_syphon_the_close_fault_rule_stops_gives_back_what_it_held_at_once() -> None:
+    """The primary refuses connections while the syphon holds messages (a 5-minute lock): under the
+    close/fault rule it abandons them before it closes the secondary, so the broker redelivers them
+    now, not when their lock runs out. On the code before, a fresh receiver got none of them within
+    a minute (they waited out their lock); now it gets all 30, each once, and a new syphon moves
+    them home once the primary is back."""
+    from azure.servicebus.aio import ServiceBusClient
+
+    from pairedbus.syphon import SyphonFaulted
+
+    with EmulatorProcess(["primary", "secondary"]) as brokers:
+        for name in BACKLOG:
+            brokers.create_queue("secondary", name, lock_duration="PT5M")
+        brokers.create_queue(
+            "primary", "orders", requires_duplicate_detection=True, duplicate_detection_history_time_window="PT10M"
+        )
+        await _park_across(brokers, 30)
+        brokers.faults("primary", down=True)
+        syphon = _syphon(
+            brokers,
+            close_fault_grace=timedelta(seconds=1),
+            lock_duration=timedelta(minutes=5),
+            client_kwargs={"retry_total": 1, "retry_backoff_factor": 0.2},
+        )
+        with pytest.raises(SyphonFaulted):
+            async with syphon:
+                await asyncio.wait_for(syphon.run(asyncio.Event()), guard(120))
+        assert syphon.stats.given_back == 30
+        back: list[str] = []
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + min(guard(20), 60.0)  # well inside the lock: the old code's are still locked
+        async with contextlib.AsyncExitStack() as stack:
+            client = await stack.enter_async_context(
+                ServiceBusClient.from_connection_string(
+                    brokers.connection_string("secondary"), connection_verify=brokers.ca_file
+                )
+            )
+            # Opened first: a receive bounds its link's open by its own short wait (pump._receive).
+            receivers = [await stack.enter_async_context(client.get_queue_receiver(name)) for name in BACKLOG]
+            held: list[tuple[Any, Any]] = []
+            while len(back) < 30 and loop.time() < deadline:
+                for receiver in receivers:
+                    for message in await receiver.receive_messages(max_message_count=30, max_wait_time=0.5):
+                        back.append(str(message.message_id))
+                        held.append((receiver, message))
+            for receiver, message in held:
+                await receiver.abandon_message(message)  # for the syphon below
+        assert sorted(back) == sorted(f"m{i}" for i in range(30))
+        brokers.heal("primary")
+        async with _syphon(brokers) as syphon:
+            await asyncio.wait_for(syphon.drain(), guard(120))
+        assert sorted(m["message_id"] for m in brokers.queue("primary", "orders")["active"]) == sorted(
+            f"m{i}" for i in range(30)
+        )
+        assert _backlog_total(brokers) == 0

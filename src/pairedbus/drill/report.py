@@ -69,6 +69,8 @@ class DrillReport:
     first_parked_seconds: list[float | None] = field(default_factory=list)
     #: Cancelled syphons that had not ended within the grace and were left behind.
     syphon_abandoned: int = 0
+    #: Backlog messages the syphons gave back (abandoned) when the close/fault rule stopped them.
+    syphon_given_back: int = 0
     #: The plan the seed fixed (drill/plan.py): two runs with the same digest ran the same plan.
     plan_digest: str = ""
     #: SDK calls the failover sender cut at their bound because the SDK had not returned.
@@ -187,6 +189,7 @@ class DrillReport:
             send_failures_by_error=dict(ledger.send_failures_by_error.most_common()),
             plan_digest=plan_digest,
             syphon_abandoned=getattr(syphon, "abandoned", 0),
+            syphon_given_back=syphon.totals.given_back,
             calls_cut=senders["calls_cut"],
         )
 

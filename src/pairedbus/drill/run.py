@@ -450,6 +450,7 @@ class SyphonCounts:
     moved: int = 0
     dead_lettered: int = 0
     dropped_pings: int = 0
+    given_back: int = 0
 
 
 class RestartingSyphon:
@@ -506,6 +507,7 @@ class RestartingSyphon:
             self.totals.moved += stats.moved
             self.totals.dead_lettered += stats.dead_lettered
             self.totals.dropped_pings += stats.dropped_pings
+            self.totals.given_back += stats.given_back
             self._syphon = None
 
     async def kill(self, crash: Callable[[], Awaitable[None]] | None = None) -> None:

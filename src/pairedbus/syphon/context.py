@@ -14,6 +14,7 @@ from pairedbus.pairing.ports import M, ReceiverSource
 from pairedbus.syphon.destinations import Destinations
 from pairedbus.syphon.health import Health
 from pairedbus.syphon.in_flight import InFlightBudget
+from pairedbus.syphon.lock_keeper import LockKeeper
 from pairedbus.syphon.options import SyphonOptions
 from pairedbus.syphon.stats import SyphonStats
 
@@ -37,3 +38,5 @@ class SyphonContext(Generic[M]):
     #: (backlog queue, sequence number) of messages whose settlement's answer was lost, while a peek
     #: tells whether it was applied; True once a redelivered copy was settled meanwhile (counted then).
     confirming: dict[tuple[str, int | None], bool] = field(default_factory=dict)
+    #: The lock keepers of received batches holding messages not yet settled (`LockKeeper.give_back`).
+    holders: set[LockKeeper[M]] = field(default_factory=set)

@@ -40,23 +40,71 @@ class LockKeeper(Generic[M]):
         pair: ConnectionPair,
         *,
         timeout: float | None = None,
+        holders: set[LockKeeper[M]] | None = None,
     ) -> None:
+        """`holders`: the syphon's keepers holding messages (`SyphonContext.holders`): this one is in it
+        while it holds any, so a stop under the close/fault rule can give them back (`give_back`)."""
         self._timeout = timeout
         self._pair = pair
         self._receiver = receiver
         self._held: dict[int, M] = {id(m): m for m in messages}
+        #: Messages left locked while a side of the pair was down: the syphon is stopping, so they are
+        #: given back with the held ones rather than left to their lock (`leave`).
+        self._left: dict[int, M] = {}
         #: The messages whose renewal the broker answered with lock-lost (by id: alive with the batch).
         self._lost: set[int] = set()
         self._interval = interval
         self._stats = stats
+        self._holders = holders
+        if holders is not None and self._held:
+            holders.add(self)
 
     def lost(self, message: M) -> bool:
-        """Whether the broker said this message's lock is lost (a renewal answered lock-lost)."""
+        """Whether this message's lock is lost: a renewal answered lock-lost, or a stop gave it back."""
         return id(message) in self._lost
 
     def release(self, message: M) -> None:
-        """The message is settled or left to the broker: stop renewing it."""
+        """The message is being settled: stop renewing it."""
         self._held.pop(id(message), None)
+        self._forget_if_empty()
+
+    def leave(self, message: M) -> None:
+        """The message is left locked for the broker to redeliver: stop renewing it. While a side of
+        the pair is down (the close/fault rule will stop the syphon), keep it to be given back."""
+        left = self._held.pop(id(message), None)
+        if left is not None and not self._pair.both_up:
+            self._left[id(left)] = left
+        self._forget_if_empty()
+
+    @property
+    def holding(self) -> int:
+        """Messages held or left that a stop would give back."""
+        return len(self._held) + len(self._left)
+
+    async def give_back(self) -> int:
+        """Abandon every message held or left, so the broker redelivers it now rather than when its
+        lock runs out; how many the broker took back. A held message is not settled after this
+        (`lost`: its lock is gone), though its send may still be on its way: if that send was
+        stored, the redelivered copy is dropped by the destination's duplicate detection. A failed
+        abandon leaves the message to its lock, as before."""
+        held = [*self._held.values(), *self._left.values()]
+        self._lost.update(self._held)
+        self._held.clear()
+        self._left.clear()
+        self._forget_if_empty()
+        results = await asyncio.gather(*map(self._abandon, held), return_exceptions=True)
+        for result in results:
+            if result is not None and failure_of(result) not in SERVICE_BUS:
+                raise result
+        return results.count(None)
+
+    async def _abandon(self, message: M) -> None:
+        await self._receiver.abandon_message(message)
+        self._stats.given_back += 1  # counted as each lands: a stop's bound may cut the rest short
+
+    def _forget_if_empty(self) -> None:
+        if self._holders is not None and not self._held and not self._left:
+            self._holders.discard(self)
 
     async def run(self) -> None:
         """Renew what is held every interval from the receive, until cancelled (a slow round of

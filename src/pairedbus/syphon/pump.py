@@ -316,7 +316,13 @@ class BacklogPump(Generic[M]):
         ctx = self._ctx
         hold = Hold(ctx.budget, len(messages), nbytes)
         keeper = LockKeeper(
-            receiver, messages, ctx.options.lock_renewal_interval, ctx.stats, ctx.pair, timeout=self._timeout
+            receiver,
+            messages,
+            ctx.options.lock_renewal_interval,
+            ctx.stats,
+            ctx.pair,
+            timeout=self._timeout,
+            holders=ctx.holders,
         )
         try:
             async with asyncio.TaskGroup() as batch:

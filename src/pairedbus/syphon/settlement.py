@@ -74,7 +74,7 @@ class Settlement(Generic[M]):
 
     async def leave_locked(self, destination: str, messages: list[M]) -> None:
         for message in messages:
-            self._keeper.release(message)
+            self._keeper.leave(message)  # given back if the close/fault rule is stopping the syphon
         self._ctx.stats.left_locked += len(messages)
         log.info(
             "destination backing off; messages left locked for redelivery",

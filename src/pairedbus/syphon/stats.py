@@ -42,6 +42,8 @@ class SyphonStats:
     #: Messages left locked for the broker to redeliver (destination backing off, or stopping).
     left_locked: int = 0
     lock_renewals: int = 0
+    #: Held messages abandoned by a stop under the close/fault rule, so they came back at once.
+    given_back: int = 0
     #: Failures by kind (exception class name), whether or not they were recovered from.
     errors: Counter[str] = field(default_factory=Counter)
     #: Active messages per backlog queue at the last listing (None before the first); 0 for every

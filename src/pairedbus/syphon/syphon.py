@@ -26,12 +26,12 @@ from azure.servicebus import ServiceBusReceivedMessage
 
 from pairedbus import contract, sdk
 from pairedbus.pairing.backoff import BackoffPolicy
-from pairedbus.pairing.connections import PRIMARY, SECONDARY, SIDES, ConnectionPair
+from pairedbus.pairing.connections import PRIMARY, SECONDARY, SIDES, ConnectionPair, Verdict
 from pairedbus.pairing.endpoints import NamespaceEndpoint, endpoint_of
 from pairedbus.pairing.ports import Client
 from pairedbus.syphon.backlog_directory import ArmDirectory, BacklogDirectory, DataPlaneDirectory
 from pairedbus.syphon.backoff import Backoff
-from pairedbus.syphon.close_fault import StopOnFault
+from pairedbus.syphon.close_fault import StopOnFault, give_back, secondary_still_open
 from pairedbus.syphon.context import SyphonContext
 from pairedbus.syphon.destinations import Destinations
 from pairedbus.syphon.health import Health
@@ -424,9 +424,18 @@ class Syphon:
     async def _guarded(self, *work: Callable[[asyncio.Event], Coroutine[object, None, None]]) -> None:
         """Run `work` with the close/fault watch; a fault halts the work, then is raised."""
         halt = asyncio.Event()
+
+        async def stopping(verdict: Verdict) -> None:
+            """Before the rule's close: stop receiving, then give back what is held while the secondary
+            is open (`close_fault.give_back`), so it is redelivered now, not when its lock runs out."""
+            halt.set()
+            await asyncio.sleep(0)  # the pumps' receives see the halt before their messages come back
+            if self._context is not None and secondary_still_open(verdict):
+                await give_back(self._context.holders, self._stats)
+
         try:
             async with asyncio.TaskGroup() as group:
-                watcher = group.create_task(self._reaction.watch(self._pair))
+                watcher = group.create_task(self._reaction.watch(self._pair, before_close=stopping))
                 watcher.add_done_callback(lambda _: halt.set())
                 tasks = [group.create_task(w(halt)) for w in work]
                 await asyncio.wait(tasks[:1])  # its failure, if any, is raised by the group
