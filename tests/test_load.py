@@ -14,6 +14,7 @@ import pytest
 
 from tests import load
 from tests.load import MAX_FACTOR, PIN, RECENT_S, RecentLoad, guard
+from tests.parsing import parse_source
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -117,7 +118,7 @@ def _unstretched_bounds(source: str) -> list[tuple[int, str, float]]:
     `asyncio.wait_for`/`asyncio.timeout` bound, or the `timeout=` of a WAITS call. Shorter bounds are the behaviour
     under test (an operation's `timeout=0.01` that must expire); `pytest.mark.timeout` is stretched by the hook."""
     found = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(parse_source(source)):
         if not isinstance(node, ast.Call):
             continue
         func = node.func

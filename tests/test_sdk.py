@@ -288,7 +288,7 @@ def test_only_the_sdk_module_imports_private_azure_servicebus_modules() -> None:
     }
     assert not offenders, offenders
     # the walk sees what it must: sdk.py itself, and function-level and TYPE_CHECKING imports
-    assert _private_sdk_imports(ast.parse(Path(sdk.__file__).read_text()))
+    assert _private_sdk_imports(parse_source(Path(sdk.__file__).read_text()))
     nested = "def f():\n    from azure.servicebus._pyamqp import _decode\nif T:\n    import azure.servicebus.aio._x\n"
     assert len(_private_sdk_imports(ast.parse(nested))) == 2
     assert not _private_sdk_imports(ast.parse("from azure.servicebus.aio import ServiceBusSession\nfrom . import _x"))
@@ -314,7 +314,7 @@ def _fake_private_names(cls: type) -> set[str]:
     names: set[str] = set()
     for klass in (k for k in cls.__mro__ if k.__module__.startswith("pairedbus.testing")):
         names.update(vars(klass))
-        for node in ast.walk(ast.parse(textwrap.dedent(inspect.getsource(klass)))):
+        for node in ast.walk(parse_source(textwrap.dedent(inspect.getsource(klass)))):
             if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
                 if isinstance(node.value, ast.Name) and node.value.id == "self":
                     names.add(node.attr)

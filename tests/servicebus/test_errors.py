@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pairedbus.servicebus import errors
 from pairedbus.servicebus.errors import ErrorKind, ServiceError
+from tests.parsing import parse_source
 
 
 def test_a_refusal_carries_its_kind_and_the_services_text() -> None:
@@ -29,7 +30,7 @@ def test_the_model_imports_no_sdk() -> None:
     import ast
     from pathlib import Path
 
-    source = ast.parse(Path(errors.__file__).read_text())
+    source = parse_source(Path(errors.__file__).read_text())
     names = [n.module or "" for n in ast.walk(source) if isinstance(n, ast.ImportFrom)]
     assert not [n for n in names if n.startswith("azure")]
 
