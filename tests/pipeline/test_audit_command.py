@@ -85,6 +85,43 @@ def test_the_pipeline_is_imported_while_the_jvm_starts(tmp_path: Path, mocker) -
     assert seen == {"importing": True}
 
 
+def test_the_import_thread_registers_no_fork_hooks_while_the_jvm_is_forked(tmp_path: Path) -> None:
+    """The main thread forks the JVM while the import thread runs: a module that thread first imports
+    must not register fork hooks (CI, 2026-11-28: concurrent.futures.thread's, registered mid-fork, released
+    a lock the fork never took, and CPython printed "release unlocked lock" on the audit's stderr)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    script = """
+import json, os, sys, threading
+from unittest import mock
+registered, real = [], os.register_at_fork
+def spy(**hooks):
+    registered.append(threading.current_thread().name)
+    return real(**hooks)
+os.register_at_fork = spy
+from pairedbus import cli
+def session(*args, **kwargs):
+    next(t for t in threading.enumerate() if t.name == "import-audit-job").join(60)
+    raise KeyboardInterrupt
+with mock.patch("pairedbus.pipeline.spark_session.build_session", session):
+    code = cli.main(sys.argv[1:])
+print(json.dumps([code, registered]))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script, *audit(tmp_path, "--progress", "never")],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])},
+        timeout=guard(120),
+    )
+    code, registered = json.loads(done.stdout.splitlines()[-1])
+    assert code == EXIT_INTERRUPTED, done.stderr[-2000:]
+    assert "import-audit-job" not in registered
+
+
 def test_progress_shows_on_a_terminal_only_unless_asked(capsys, monkeypatch) -> None:
     from pairedbus.commands import audit as command
 

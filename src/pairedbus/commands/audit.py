@@ -32,6 +32,12 @@ MASTER_URL = re.compile(
     r"^(local(\[(\*|[1-9]\d*)(,[1-9]\d*)?\])?|local-cluster\[\d+,\d+,\d+\]"
     r"|spark://[^\s/:]+(:\d{1,5})?(,[^\s/:]+(:\d{1,5})?)*|yarn|k8s://\S+|mesos://\S+)$"
 )
+#: Modules the audit's import thread would otherwise be first to import that register fork hooks
+#: (`os.register_at_fork`: concurrent.futures.thread takes a lock before a fork and releases it after).
+#: Registered by that thread while the main thread forks the JVM, a release ran without its take and
+#: CPython printed "RuntimeError: release unlocked lock" on the audit's stderr (CI, 2026-11-28); so the
+#: main thread imports them before it starts the thread.
+FORK_HOOKED = ("concurrent.futures.thread",)
 #: Output URI schemes Hadoop writes with the connectors Spark distributions ship.
 OUTPUT_SCHEMES = ("file", "hdfs", "abfs", "abfss", "wasb", "wasbs", "s3a", "gs", "viewfs")
 #: Azure Monitor keeps platform metrics 93 days
@@ -165,7 +171,10 @@ def run(args: argparse.Namespace) -> int:
         use_shipped_dependencies,
     )
 
-    # The JVM takes seconds to start, with this process waiting on it: import the audit meanwhile.
+    # The JVM takes seconds to start, with this process waiting on it: import the audit meanwhile. Not
+    # what registers fork hooks (FORK_HOOKED): see there.
+    for module in FORK_HOOKED:
+        importlib.import_module(module)
     importing = threading.Thread(target=_import_audit_job, name="import-audit-job", daemon=True)
     importing.start()
     # A local driver JVM maps Spark's classes from an archive the first run writes (spark_session.py).
