@@ -159,6 +159,7 @@ def main_over_the_wire(path: str, conn_str: str, ca_file: str) -> None:
 
     from pairedbus.emulator.redirect import amqps_to
 
+    _log_the_sdk(os.environ.get("PAIREDBUS_SAMPLE_SDK_LOG"))
     fields = dict(part.partition("=")[::2] for part in conn_str.split(";") if part)
     port = int(fields["Endpoint"].rsplit(":", 1)[1].strip("/"))
     os.environ.update(SAMPLE_ENV)
@@ -179,6 +180,21 @@ def main_over_the_wire(path: str, conn_str: str, ca_file: str) -> None:
     with amqps_to(port):
         sys.argv = [path]
         runpy.run_path(path, run_name="__main__")
+
+
+def _log_the_sdk(path: str | None) -> None:
+    """The SDK's own log at INFO into `path` (the caller shows it when the sample fails): it logs an AMQP
+    error, a connection's close and a handler's shutdown there, below what reaches the sample's output, so a
+    failure that shows only its consequences (a closed socket under another thread) names its first cause."""
+    if not path:
+        return
+    import logging
+
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(threadName)s %(name)s %(levelname)s %(message)s"))
+    sdk = logging.getLogger("azure.servicebus")
+    sdk.setLevel(logging.INFO)
+    sdk.addHandler(handler)
 
 
 def _create_entities(conn_str: str, ca_file: str) -> None:

@@ -56,15 +56,26 @@ SETUP: dict[str, dict[str, str]] = {
     "sample_code_servicebus_async.py": {"PAIREDBUS_SAMPLE_LOCK_DURATION": "5"},
     # The sync one renews from the renewer's threads while its main thread completes on the same connection
     # (the SDK is not thread-safe, as the sample says). With the default minute the second renewal falls
-    # 50 + 50 s after registering, as the main thread wakes from its 100 s sleep to complete: on a loaded
-    # machine the two met and the SDK closed the connection under the renewer (CI, 2026-11-28). 70 s puts
-    # the renewals at 60 s and 120 s; the async sample has one thread and keeps the default.
+    # 50 + 50 s after registering, as the main thread wakes from its 100 s sleep to complete; 70 s puts the
+    # renewals at 60 s and 120 s, clear of the completes. Its renewals among themselves: ROUND_TRIP. The async
+    # sample has one thread and keeps the default.
     "auto_lock_renew.py": {"PAIREDBUS_SAMPLE_LOCK_DURATION": "70"},
     # These only receive: three messages wait for them, so their output shows they got going.
     "receive_iterator_queue.py": {"PAIREDBUS_SAMPLE_PRESEND": "3"},
     "receive_iterator_queue_async.py": {"PAIREDBUS_SAMPLE_PRESEND": "3"},
 }
+#: Per-sample seconds the emulator waits before each frame it reads (its `latency` fault): a namespace that far
+#: away. The sync renewer's threads renew at once on one connection, and azure-servicebus 7.15.0 registers a
+#: management request as pending only after sending it (`_pyamqp/management_link.py`, `execute_operation`:
+#: `send_transfer`, then `_pending_operations.append`); a loopback broker answers in under a millisecond, another
+#: renewer thread reading the connection in that gap finds no request for the answer and drops it, and the
+#: renewal waits on while its lock runs out (reproduced: 1 of 8 runs at load 5, 2026-11-28; the SDK's debug log
+#: shows 10 renewals started and 9 answered). The SDK's race, not the emulator's: a real namespace's round trip
+#: leaves the requesting thread time to register; 0.1 s stands for one.
+ROUND_TRIP = {"auto_lock_renew.py": 0.1}
 WORKERS = 4
+#: Lines of the SDK's own log a failed wire sample shows after its output.
+SDK_LOG_TAIL = 80
 #: Samples the fake runs that do not run over the wire, each with its reason (issue 33, Must show 1).
 NOT_OVER_THE_WIRE: dict[str, str] = {
     **dict.fromkeys(
@@ -170,14 +181,24 @@ class Outcome:
 def run(path: Path, wire: bool = False) -> Outcome:
     if not wire:
         return _run(path, {})
-    with EmulatorProcess(["samples"]) as emulator:
-        return _run(
+    with EmulatorProcess(["samples"]) as emulator, tempfile.TemporaryDirectory(prefix="sample-") as scratch:
+        if path.name in ROUND_TRIP:
+            emulator.faults("samples", latency=ROUND_TRIP[path.name])
+        sdk_log = Path(scratch) / "sdk.log"
+        outcome = _run(
             path,
             {
                 "PAIREDBUS_SAMPLE_WIRE_CONN": emulator.connection_string("samples"),
                 "PAIREDBUS_SAMPLE_WIRE_CA": emulator.ca_file,
+                "PAIREDBUS_SAMPLE_SDK_LOG": str(sdk_log),
             },
         )
+        if outcome.returncode not in (0, None) and sdk_log.exists():
+            # The SDK logs an AMQP error or a connection's close at INFO, below the sample's output: the cause a
+            # failure shows only the consequences of (CI, 2026-11-28: a socket another thread had closed).
+            tail = sdk_log.read_text(encoding="utf-8", errors="replace").splitlines()[-SDK_LOG_TAIL:]
+            outcome.output += "\n--- the SDK's log at INFO, its last lines ---\n" + "\n".join(tail)
+        return outcome
 
 
 def _run(path: Path, extra_env: dict[str, str]) -> Outcome:
