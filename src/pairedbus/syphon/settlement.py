@@ -234,8 +234,10 @@ class Settlement(Generic[M]):
         The error of each (None: settled; TimeoutError: unsettled at the bound), and the indexes of
         those that failed after an attempt whose answer was lost (`_MAY_HAVE_APPLIED`). Every
         settlement has ended, or was cancelled, when this returns (gather awaits or cancels them all).
-        With `together`, the first attempt completes them all with one wait for their outcomes
-        (`sdk.complete_together`) where the receiver is the SDK's; the retries go one by one."""
+        With `together`, every attempt completes them all with one wait for their outcomes
+        (`sdk.complete_together`) where the receiver is the SDK's. Retries went one by one through the
+        SDK's `complete_message` before: a retry after a busy answer raised inside the SDK, which shut
+        the receiver's handler down and failed every settlement in flight on it (docs/drill.md)."""
         results: list[BaseException | None] = [TimeoutError(f"settlement took over {self._timeout:g} s")] * len(
             messages
         )
@@ -248,7 +250,7 @@ class Settlement(Generic[M]):
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(self._timeout):
                 for attempt in range(1, _SETTLE_TRIES + 1):
-                    outcomes = await self._attempt(settle, [messages[i] for i in pending], together and attempt == 1)
+                    outcomes = await self._attempt(settle, [messages[i] for i in pending], together)
                     pending = self._sort(pending, outcomes, attempt, results, unanswered)
                     if not pending:
                         break
