@@ -181,14 +181,14 @@ class Settlement(Generic[M]):
             found.update(dict.fromkeys(range(first, last + 1), answer))  # spans are at most _PEEK_SPAN long
         result: list[bool] = []
         for message, number in zip(messages, numbers, strict=True):
-            answer = found.get(number) if number is not None else None
-            if isinstance(answer, BaseException):
-                self._ctx.stats.count_error(answer)
+            peek = found.get(number) if number is not None else None
+            if isinstance(peek, BaseException):
+                self._ctx.stats.count_error(peek)
                 log.warning(
                     "cannot tell whether a backlog settlement whose answer was lost was applied",
-                    extra={"backlog_queue": self._queue, "message_id": message.message_id, "error": repr(answer)},
+                    extra={"backlog_queue": self._queue, "message_id": message.message_id, "error": repr(peek)},
                 )
-            result.append(isinstance(answer, set) and number not in answer)
+            result.append(isinstance(peek, set) and number not in peek)
         return result
 
     async def _attempt(
