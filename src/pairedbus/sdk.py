@@ -357,6 +357,13 @@ async def complete_together(
     return results
 
 
+#: The SDK's text for a settlement on a receiver whose handler it shut down (7.15.0, `_check_message_alive`).
+_SHUT_DOWN_TEXT: Final = (
+    "Failed to complete the message as the handler has already been shutdown."
+    "Please use ServiceBusClient to create a new instance."
+)
+
+
 def _link_usable(link: Any) -> bool:
     """Whether a receive link can still carry a disposition: attached, and not closed by a detach."""
     from azure.servicebus._pyamqp.constants import LinkState
@@ -392,13 +399,8 @@ async def _by_lock_token(
     if not receiver._running or handler is None or handler._shutdown or timeout <= 0:
         for index in indexes:
             if results[index] is None:
-                results[index] = (
-                    unconfirmed
-                    if index in unsure
-                    else error_for_condition(
-                        "amqp:link:detach-forced", "The receive link is gone and its handler shut down."
-                    )
-                )
+                # what `complete_message` raises on a handler shut down: nothing was sent, so nothing applied
+                results[index] = unconfirmed if index in unsure else ValueError(_SHUT_DOWN_TEXT)
         return
     term = MESSAGE_MGMT_SETTLEMENT_TERM_MAP[MESSAGE_COMPLETE]
 
@@ -411,7 +413,7 @@ async def _by_lock_token(
     except TimeoutError as exc:
         answers = [exc] * len(indexes)
     for index, answer in zip(indexes, answers, strict=True):
-        if answer is None or not isinstance(answer, BaseException):
+        if not isinstance(answer, BaseException):
             messages[index]._settled = True
             results[index] = None
         elif isinstance(answer, MessageLockLostError) and index in unsure:

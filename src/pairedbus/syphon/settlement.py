@@ -241,9 +241,10 @@ class Settlement(Generic[M]):
         those that failed after an attempt whose answer was lost (`_MAY_HAVE_APPLIED`). Every
         settlement has ended, or was cancelled, when this returns (gather awaits or cancels them all).
         With `together`, every attempt completes them all with one wait for their outcomes
-        (`sdk.complete_together`) where the receiver is the SDK's. Retries went one by one through the
-        SDK's `complete_message` before: a retry after a busy answer raised inside the SDK, which shut
-        the receiver's handler down and failed every settlement in flight on it (docs/drill.md)."""
+        (`sdk.complete_together`) where the receiver is the SDK's: it completes by lock token what the
+        receive link can no longer carry. Retries went one by one through the SDK's `complete_message`
+        before, which on a link the broker had detached raised inside the SDK, and the SDK shut the
+        receiver's handler down, failing every settlement in flight on it (docs/drill.md)."""
         results: list[BaseException | None] = [TimeoutError(f"settlement took over {self._timeout:g} s")] * len(
             messages
         )
