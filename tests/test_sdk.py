@@ -12,6 +12,7 @@ import textwrap
 from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import azure.servicebus
@@ -463,3 +464,28 @@ async def test_one_ssl_context_verifies_every_connection_of_a_client_against_its
                     async with client.get_queue_sender("orders") as sender:
                         await sender.send_messages(ServiceBusMessage("refused"))
         assert emulator.namespace("primary").queue("orders").message_counts()["active"] == 0
+
+
+async def test_completes_by_lock_token_on_a_shut_down_receiver_fail_as_the_sdk_would_and_open_nothing() -> None:
+    """A receiver whose handler the SDK shut down: no management request is made (opening a handler here would
+    race the receiver's own use of it); a message whose disposition never went out gets the SDK's own
+    shut-down error (the syphon's `Failure.SHUT_DOWN`: not applied, no peek), one whose disposition went out
+    unanswered stays unconfirmed (it may have been applied)."""
+    from pairedbus.pairing.failures import Failure, failure_of
+
+    opened: list[str] = []
+
+    async def settle_via_mgmt(*_args: Any) -> None:
+        opened.append("mgmt")
+
+    receiver = SimpleNamespace(
+        _running=False, _handler=None, _amqp_transport=PyamqpTransport, _settle_message_via_mgmt_link=settle_via_mgmt
+    )
+    messages = [SimpleNamespace(lock_token="a"), SimpleNamespace(lock_token="b")]
+    results: list[Exception | None] = [None, None]
+    await sdk._by_lock_token(receiver, messages, [0, 1], {1}, results, 5.0)
+    assert opened == []
+    assert failure_of(results[0]) is Failure.SHUT_DOWN
+    assert isinstance(results[1], azure.servicebus.exceptions.ServiceBusError) and "may have been applied" in str(
+        results[1]
+    )

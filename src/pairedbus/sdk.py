@@ -288,7 +288,15 @@ async def complete_together(
     n completes outstanding on one receiver are n readers taking turns, and each that finds nothing to read holds
     the lock for the socket timeout (0.2 s) while the others' frames wait. Over the wire a 10-queue drain of
     10,000 messages read its connections 53,511 times, 24,800 of them empty; with this, 523 empty
-    (docs/benchmarks.md, round 4). One reader for a whole group reads what comes."""
+    (docs/benchmarks.md, round 4). One reader for a whole group reads what comes.
+
+    A message the receive link can no longer settle is completed by its lock token on the management link
+    (`update-disposition`, `_by_lock_token`), as the SDK falls back when an outcome goes unconfirmed: one whose
+    delivery was answered already (a retry after the broker answered busy: pyamqp forgets a delivery tag once
+    its disposition is sent, and a second one raises "Delivery tag not found"), and every one once the broker
+    detached the link (it does so to a busy receive: pyamqp then closes the link, and `complete_message` raises
+    `ValueError('Link already closed.')`, which the SDK calls "Handler failed" and shuts the whole receiver's
+    handler down for, failing every other settlement in flight on it)."""
     from azure.servicebus._pyamqp.error import AMQPException, ErrorCondition, MessageSettlementUnconfirmed
     from azure.servicebus._pyamqp.receiver import check_disposition_outcome
 
@@ -310,15 +318,26 @@ async def complete_together(
         )
         return error
 
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + outcome_timeout
     results: list[Exception | None] = [None] * len(messages)
     sent: dict[int, int] = {}  # delivery id -> index in messages
+    by_token: list[int] = []  # indexes the receive link cannot settle
+    unsure: set[int] = set()  # of those, the ones whose disposition went out unanswered: it may have been applied
     try:
-        await _send_completes(link, pending, messages, results, sent, sdk_error)
-        lost = await _await_outcomes(link, pending, sent, outcome_timeout)
+        usable = _link_usable(link)
+        on_link = [i for i, m in enumerate(messages) if usable and m._delivery_tag in link._received_delivery_tags]
+        by_token = sorted(set(range(len(messages))) - set(on_link))
+        await _send_completes(link, pending, messages, on_link, results, sent, sdk_error)
+        lost = await _await_outcomes(link, pending, sent, deadline - loop.time())
         for delivery_id, index in sent.items():
             answer = pending[delivery_id]
             try:
                 if not answer["settled"]:
+                    if not _link_usable(link):
+                        by_token.append(index)
+                        unsure.add(index)
+                        continue
                     raise MessageSettlementUnconfirmed(condition=ErrorCondition.ClientError, description=lost)
                 check_disposition_outcome(delivery_id, answer["outcome"], "accepted")
             except AMQPException as exc:
@@ -326,28 +345,101 @@ async def complete_together(
             else:
                 messages[index]._settled = True
     except Exception as exc:  # the connection failed under the reads: none of the unanswered is known
-        for index in sent.values():
+        for index in [*sent.values(), *by_token]:
             if results[index] is None and not messages[index]._settled:
                 results[index] = sdk_error(exc)
+        return results
     finally:
         for delivery_id in sent:
             pending.pop(delivery_id, None)
+    if by_token:
+        await _by_lock_token(receiver, messages, by_token, unsure, results, deadline - loop.time())
     return results
+
+
+#: The SDK's text for a settlement on a receiver whose handler it shut down (7.15.0, `_check_message_alive`).
+_SHUT_DOWN_TEXT: Final = (
+    "Failed to complete the message as the handler has already been shutdown."
+    "Please use ServiceBusClient to create a new instance."
+)
+
+
+def _link_usable(link: Any) -> bool:
+    """Whether a receive link can still carry a disposition: attached, and not closed by a detach."""
+    from azure.servicebus._pyamqp.constants import LinkState
+
+    return not link._is_closed and link.state == LinkState.ATTACHED
+
+
+async def _by_lock_token(
+    receiver: Any,
+    messages: list[Any],
+    indexes: list[int],
+    unsure: set[int],
+    results: list[Exception | None],
+    timeout: float,  # noqa: ASYNC109
+) -> None:
+    """Complete `messages[i]` for each of `indexes` by its lock token on the receiver's management link, all at
+    once within `timeout`; each one's result in `results`. Only while the receiver's handler runs: opening a new
+    one here would race the receiver's own use of it (the SDK's "Handler failed: 'NoneType' ..."), so a receiver
+    the SDK shut down leaves these messages to their lock. A lock-lost answer to one of `unsure` (its disposition
+    went out unanswered) is that it may have been applied: the unconfirmed error stands."""
+    from azure.servicebus._common.constants import MESSAGE_COMPLETE, MESSAGE_MGMT_SETTLEMENT_TERM_MAP
+    from azure.servicebus._pyamqp.error import ErrorCondition, MessageSettlementUnconfirmed
+    from azure.servicebus.exceptions import MessageLockLostError
+
+    unconfirmed = receiver._amqp_transport.create_servicebus_exception(
+        _ERRORS_LOG,
+        MessageSettlementUnconfirmed(
+            condition=ErrorCondition.ClientError,
+            description="The link detached before the settlement was confirmed; it may have been applied.",
+        ),
+    )
+    handler = receiver._handler
+    if not receiver._running or handler is None or handler._shutdown or timeout <= 0:
+        for index in indexes:
+            if results[index] is None:
+                # what `complete_message` raises on a handler shut down: nothing was sent, so nothing applied
+                results[index] = unconfirmed if index in unsure else ValueError(_SHUT_DOWN_TEXT)
+        return
+    term = MESSAGE_MGMT_SETTLEMENT_TERM_MAP[MESSAGE_COMPLETE]
+
+    async def complete(message: Any) -> None:
+        await receiver._settle_message_via_mgmt_link(term, [message.lock_token])
+
+    try:
+        async with asyncio.timeout(timeout):
+            answers = await asyncio.gather(*(complete(messages[i]) for i in indexes), return_exceptions=True)
+    except TimeoutError as exc:
+        answers = [exc] * len(indexes)
+    for index, answer in zip(indexes, answers, strict=True):
+        if not isinstance(answer, BaseException):
+            messages[index]._settled = True
+            results[index] = None
+        elif isinstance(answer, MessageLockLostError) and index in unsure:
+            results[index] = unconfirmed
+        elif isinstance(answer, Exception):
+            results[index] = error_for_own_failure(answer) if not isinstance(answer, ServiceBusError) else answer
+        else:
+            raise answer
 
 
 async def _send_completes(
     link: Any,
     pending: dict[int, Any],
     messages: list[Any],
+    indexes: list[int],
     results: list[Exception | None],
     sent: dict[int, int],
     sdk_error: Callable[[Exception], Exception],
 ) -> None:
-    """`complete_together`'s first half: each message's disposition frame (accepted) sent, its delivery id
-    awaited in `pending` and recorded in `sent`; a frame that could not be sent is that message's error."""
+    """`complete_together`'s first half: the disposition frame (accepted) of each of `messages[i]` for `indexes`
+    sent, its delivery id awaited in `pending` and recorded in `sent`; a frame that could not be sent is that
+    message's error."""
     from azure.servicebus._pyamqp.outcomes import Accepted
 
-    for index, message in enumerate(messages):
+    for index in indexes:
+        message = messages[index]
         delivery_id = message._delivery_id
         pending[delivery_id] = {"settled": False, "outcome": None}
         try:

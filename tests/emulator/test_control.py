@@ -140,3 +140,31 @@ async def test_quota_exceeded_names_an_entity_of_the_namespace(control, entity) 
     assert response.status == 400
     assert (await response.json())["error"].startswith("quota_exceeded: ")
     emulator.world.check(emulator.broker("primary").fqdn, "orders", "send")
+
+
+async def test_busy_dispositions_answers_the_next_n_busy_and_is_healed(control) -> None:
+    """`{"busy_dispositions": n}`: the next n dispositions on receive links are refused server-busy (over the
+    wire, with the lock kept: tests/syphon/test_settlement_over_the_wire.py), then they pass again."""
+    from pairedbus.servicebus.errors import ErrorKind, ServiceError
+
+    emulator, client = control
+    faults = emulator.broker("primary").faults
+    response = await client.post("/namespaces/primary/faults", json={"busy_dispositions": 2})
+    assert response.status == 200 and (await response.json())["busy_dispositions"] == 2
+    for _ in range(2):
+        with pytest.raises(ServiceError) as refused:
+            faults.check_disposition()
+        assert refused.value.kind is ErrorKind.SERVER_BUSY
+    faults.check_disposition()  # the third passes
+    await client.post("/namespaces/primary/faults", json={"busy_dispositions": 5})
+    assert (await client.post("/namespaces/primary/heal")).status == 200
+    assert faults.busy_dispositions == 0
+
+
+@pytest.mark.parametrize("count", [-1, True, "2", 2.5, 10**7])
+async def test_a_bad_busy_dispositions_count_is_one_line_naming_it(control, count) -> None:
+    emulator, client = control
+    response = await client.post("/namespaces/primary/faults", json={"busy_dispositions": count})
+    assert response.status == 400
+    assert (await response.json())["error"].startswith("busy_dispositions: ")
+    assert emulator.broker("primary").faults.busy_dispositions == 0

@@ -93,3 +93,53 @@ async def test_a_complete_the_broker_cannot_apply_is_that_message_s_error_alone(
     assert isinstance(results[1], ServiceBusError)
     assert not left
     assert await sdk.complete_together(object(), messages, 10.0) is None
+
+
+def _handler_open(receiver: Any) -> bool:
+    handler = receiver._handler
+    return bool(receiver._running) and handler is not None and not handler._shutdown
+
+
+async def test_a_busy_answer_to_some_completes_settles_them_on_retry_and_keeps_the_receiver_open(
+    brokers: EmulatorProcess,
+) -> None:
+    """The broker answers the first 2 of 5 completes of a group busy (`busy_dispositions`, the lock kept): every
+    retry goes through `sdk.complete_together`, which completes those 2 by lock token (pyamqp forgets a delivery
+    tag once its disposition went out), so all 5 are moved and gone, and the receiver's handler stays open and
+    receives again. On the emulator before (a busy answer to a disposition forgot the message's lock) 3 of 5 were
+    moved: each retry found the lock lost, as no broker that refused to apply a complete would say."""
+    async with ServiceBusClient.from_connection_string(brokers.connection_string("secondary")) as client:
+        async with client.get_queue_receiver("backlog", prefetch_count=0) as receiver:
+            messages = await _received(client, receiver, 5)
+            brokers.faults("secondary", busy_dispositions=2)
+            stats, hold, keeper, pair = SyphonStats(), HoldStub(), Keeper(), Pair()
+            async with asyncio.TaskGroup() as tasks:
+                Settlement(context(stats, pair), "backlog", receiver, keeper, hold, tasks).complete(messages)
+            assert _handler_open(receiver)
+            left = await receiver.peek_messages(max_message_count=10)
+            again = await _received(client, receiver, 1)
+            await receiver.complete_message(again[0])
+    assert brokers.faults("secondary")["busy_dispositions"] == 0  # both busy answers were given
+    assert stats.moved == 5 and hold.given_back == 5 and not left
+    assert sum(stats.errors.values()) == 2  # the two busy answers, counted once each
+
+
+async def test_completes_on_a_receive_link_the_broker_detached_go_by_lock_token(brokers: EmulatorProcess) -> None:
+    """A busy receive makes the broker detach the receive link (as `--fault-rate` does to a receive's credit) while
+    5 received messages wait to be completed: they are completed by lock token on the management link, and the
+    receiver's handler stays open. On the code before, their completes found the link closed (`ValueError('Link
+    already closed.')` inside the SDK, which then shut the handler down), and the messages waited out their lock."""
+    async with ServiceBusClient.from_connection_string(brokers.connection_string("secondary"), retry_total=0) as client:
+        async with client.get_queue_receiver("backlog", prefetch_count=0) as receiver:
+            messages = await _received(client, receiver, 5)
+            brokers.faults("secondary", busy=["receive"])
+            with pytest.raises(ServiceBusError):
+                await receiver.receive_messages(max_message_count=1, max_wait_time=1)
+            brokers.heal("secondary")
+            stats, hold, keeper, pair = SyphonStats(), HoldStub(), Keeper(), Pair()
+            async with asyncio.TaskGroup() as tasks:
+                Settlement(context(stats, pair), "backlog", receiver, keeper, hold, tasks).complete(messages)
+            assert _handler_open(receiver)
+            left = await receiver.peek_messages(max_message_count=10)
+    assert stats.moved == 5 and hold.given_back == 5 and not left
+    assert not stats.errors

@@ -10,7 +10,9 @@ A test or drill whose brokers run in another process drives them here:
                                                     {"throttle": rate}: at most rate operations a second
                                                     (attach, send, receive), the rest server-busy (50009) |
                                                     {"quota_exceeded": entity}: the queue or topic is full
-                                                    (amqp:resource-limit-exceeded on its links) until healed
+                                                    (amqp:resource-limit-exceeded on its links) until healed |
+                                                    {"busy_dispositions": n}: the next n dispositions on
+                                                    receive links answered server-busy (the lock kept)
     POST /namespaces/{ns}/heal                      every wire fault and model fault of the namespace cleared
     PUT  /namespaces/{ns}/queues/{name}             create a queue; body: properties (SDK names)
     PUT  /namespaces/{ns}/topics/{name}             create a topic; body: properties
@@ -57,7 +59,9 @@ CONTROL_LINE = "@control"
 CA_LINE = "@ca"
 
 _BUSY_MODES = frozenset({"attach", "reject", "detach", "receive"})
-_FAULTS = frozenset({"down", "busy", "latency", "drop", "ambiguous_sends", "throttle", "quota_exceeded"})
+_FAULTS = frozenset(
+    {"down", "busy", "busy_dispositions", "latency", "drop", "ambiguous_sends", "throttle", "quota_exceeded"}
+)
 #: The world's random faults `POST /world` sets (the model draws them from its seeded generator).
 _RATES = ("fault_rate", "ambiguous_send_rate", "late_lock_loss_rate")
 
@@ -120,6 +124,12 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
+def _check_count(name: str, value: Any, low: int) -> None:
+    """The 400 naming `name` unless `value` is absent or a count from `low` to 1,000,000."""
+    if value is not None and not (isinstance(value, int) and not isinstance(value, bool) and low <= value <= 1_000_000):
+        raise _bad(f"{name}: expected a count from {low} to 1000000, got {value!r}")
+
+
 def _checked_faults(body: dict[str, Any], entities: Container[str]) -> dict[str, Any]:
     """`body` when every fault in it is well formed; else the 400 naming the first that is not
     (nothing applied)."""
@@ -129,10 +139,8 @@ def _checked_faults(body: dict[str, Any], entities: Container[str]) -> dict[str,
     ambiguous, busy, latency, throttle, full = (
         body.get(name) for name in ("ambiguous_sends", "busy", "latency", "throttle", "quota_exceeded")
     )
-    if ambiguous is not None and not (
-        isinstance(ambiguous, int) and not isinstance(ambiguous, bool) and 1 <= ambiguous <= 1_000_000
-    ):
-        raise _bad(f"ambiguous_sends: expected a count from 1 to 1000000, got {ambiguous!r}")
+    _check_count("ambiguous_sends", ambiguous, 1)
+    _check_count("busy_dispositions", body.get("busy_dispositions"), 0)
     if busy is not None and (not isinstance(busy, list) or not set(busy) <= _BUSY_MODES):
         raise _bad(f"busy: expected a list of {sorted(_BUSY_MODES)}, got {busy!r}")
     if latency is not None and not (_number(latency) and 0 <= latency <= 60):
@@ -277,6 +285,8 @@ class ControlEndpoint:
             faults.throttle(throttle)
         if busy is not None:
             faults.busy = set(busy)
+        if body.get("busy_dispositions") is not None:
+            faults.busy_dispositions = body["busy_dispositions"]
         if latency is not None:
             faults.latency = float(latency)
         if body.get("down") is True:
@@ -294,6 +304,7 @@ class ControlEndpoint:
                 "latency": faults.latency,
                 "throttle": faults.throttle_rate,
                 "quota_exceeded": sorted(self._full.get(broker.fqdn, ())),
+                "busy_dispositions": faults.busy_dispositions,
                 "dropped": dropped,
             }
         )

@@ -34,6 +34,8 @@ class WireFaults:
     - `lost_renewals`: the next n renew-lock requests find the lock lost: the message is
       available again (as when the service loses a lock: an update, a failover of its node) and
       the answer is `com.microsoft:message-lock-lost`.
+    - `busy_dispositions`: the next n dispositions on receive links are answered
+      `com.microsoft:server-busy`; the message keeps its lock (nothing was applied).
     - `throttle(rate)`: at most `rate` operations (attaches, sends, receives' credit) in any
       sliding second; above it each is refused with `com.microsoft:server-busy` and the text the
       service sends when it throttles (error code 50009). Refused operations do not count, so
@@ -44,6 +46,7 @@ class WireFaults:
     busy: set[str] = field(default_factory=set)
     latency: float = 0.0
     lost_renewals: int = 0
+    busy_dispositions: int = 0
     broker: _Droppable | None = None
     #: Operations allowed in any sliding second (None: no throttling).
     throttle_rate: float | None = None
@@ -64,6 +67,7 @@ class WireFaults:
         self.busy.clear()
         self.latency = 0.0
         self.lost_renewals = 0
+        self.busy_dispositions = 0
         self.throttle_rate = None
         self._admitted.clear()
 
@@ -90,6 +94,12 @@ class WireFaults:
             return False
         self.lost_renewals -= 1
         return True
+
+    def check_disposition(self) -> None:
+        """Raise server-busy for one of the `busy_dispositions` left."""
+        if self.busy_dispositions > 0:
+            self.busy_dispositions -= 1
+            raise _busy()
 
     def check_attach(self) -> None:
         if "attach" in self.busy:

@@ -484,9 +484,17 @@ class OutgoingLink(Link):
             action = "abandon"
         else:
             action = "abandon"
+        try:
+            # Refused before anything is applied (busy): the message keeps its lock, so the client can
+            # still settle it by lock token; before, the lock was forgotten here and every retry found it lost.
+            self.broker.faults.check_disposition()
+            self.broker.world.check(self.broker.fqdn, self.node.entity, action)
+        except Exception as exc:
+            if code == Code.RELEASED:
+                record.deliveries += 1
+            return rejected(conditions.error_of(exc))
         self.connection.locks.pop(token, None)
         try:
-            self.broker.world.check(self.broker.fqdn, self.node.entity, action)
             settle(
                 store,
                 record,
