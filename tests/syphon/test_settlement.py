@@ -36,6 +36,8 @@ class Receiver:
         self.settled: list[str] = []
         self.peeks: list[int] = []
         self.peek_error: BaseException | None = None
+        #: The most messages a peek returns, whatever was asked (the service may return fewer).
+        self.peek_limit: int | None = None
         #: Runs while a peek is on the wire.
         self.during_peek: Any = None
 
@@ -61,7 +63,9 @@ class Receiver:
         here = [
             m for m in MESSAGES.values() if m.sequence_number >= sequence_number and m.message_id not in self.settled
         ]
-        return sorted(here, key=lambda m: m.sequence_number)[:max_message_count]
+        return sorted(here, key=lambda m: m.sequence_number)[
+            : min(max_message_count, self.peek_limit or max_message_count)
+        ]
 
     async def dead_letter_message(self, message: Any, *, reason: str, error_description: str) -> None:
         await self.complete_message(message)
@@ -232,6 +236,21 @@ async def test_the_answer_lost_completes_of_one_batch_are_confirmed_with_one_pee
     stats, _, _, _ = await settle(receiver, lambda s: s.complete(batch))
     assert receiver.peeks == [batch[0].sequence_number]
     assert stats.moved == 3 and receiver.settled == ["span0", "span1", "span2"]
+
+
+async def test_a_peek_that_returns_fewer_than_asked_is_read_on_from_where_it_ended() -> None:
+    """The service may return fewer messages than a peek asks for: what lies past the last one returned is not
+    known gone. Two of four answer-lost completes applied, two not; peeks of one message each find both left
+    (before: the first peek's one message, and the fourth of the batch counted moved)."""
+    batch = [message(f"short{i}") for i in range(4)]
+    unapplied = [cut(), cut(), cut()]
+    receiver = Receiver(
+        short0=[AnswerLost(cut())], short1=list(unapplied), short2=[AnswerLost(cut())], short3=list(unapplied)
+    )
+    receiver.peek_limit = 1
+    stats, _, _, _ = await settle(receiver, lambda s: s.complete(batch))
+    assert receiver.peeks == [batch[0].sequence_number, batch[1].sequence_number + 1]
+    assert stats.moved == 2 and receiver.settled == ["short0", "short2"]
 
 
 async def test_sequence_numbers_far_apart_are_peeked_in_spans_of_their_own() -> None:

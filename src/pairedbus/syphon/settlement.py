@@ -164,10 +164,20 @@ class Settlement(Generic[M]):
         spans = _spans(sorted(set(known)))
 
         async def present(first: int, last: int) -> set[int]:
-            peeked = await self._receiver.peek_messages(
-                max_message_count=last - first + 1, sequence_number=first, timeout=self._timeout
-            )
-            return {p.sequence_number for p in peeked if p.sequence_number is not None and p.sequence_number <= last}
+            # The service may return fewer messages than asked: past the last one returned nothing is known
+            # gone, so the span is read on from there (one peek as a rule); an empty answer ends it, as it
+            # ended a single message's peek.
+            found: set[int] = set()
+            while first <= last:
+                peeked = await self._receiver.peek_messages(
+                    max_message_count=last - first + 1, sequence_number=first, timeout=self._timeout
+                )
+                numbers = [p.sequence_number for p in peeked if p.sequence_number is not None]
+                if not numbers:
+                    break
+                found.update(n for n in numbers if n <= last)
+                first = max(first, *numbers) + 1  # forward even should an answer start before it
+            return found
 
         try:
             async with asyncio.timeout(self._timeout):
