@@ -388,19 +388,23 @@ async def _by_lock_token(
     from azure.servicebus._pyamqp.error import ErrorCondition, MessageSettlementUnconfirmed
     from azure.servicebus.exceptions import MessageLockLostError
 
-    unconfirmed = receiver._amqp_transport.create_servicebus_exception(
-        _ERRORS_LOG,
-        MessageSettlementUnconfirmed(
-            condition=ErrorCondition.ClientError,
-            description="The link detached before the settlement was confirmed; it may have been applied.",
-        ),
-    )
+    def unconfirmed() -> Exception:
+        # Made where it is the answer only: the SDK's conversion logs an "AMQP error occurred" line.
+        error: Exception = receiver._amqp_transport.create_servicebus_exception(
+            _ERRORS_LOG,
+            MessageSettlementUnconfirmed(
+                condition=ErrorCondition.ClientError,
+                description="The link detached before the settlement was confirmed; it may have been applied.",
+            ),
+        )
+        return error
+
     handler = receiver._handler
     if not receiver._running or handler is None or handler._shutdown or timeout <= 0:
         for index in indexes:
             if results[index] is None:
                 # what `complete_message` raises on a handler shut down: nothing was sent, so nothing applied
-                results[index] = unconfirmed if index in unsure else ValueError(_SHUT_DOWN_TEXT)
+                results[index] = unconfirmed() if index in unsure else ValueError(_SHUT_DOWN_TEXT)
         return
     term = MESSAGE_MGMT_SETTLEMENT_TERM_MAP[MESSAGE_COMPLETE]
 
@@ -417,7 +421,7 @@ async def _by_lock_token(
             messages[index]._settled = True
             results[index] = None
         elif isinstance(answer, MessageLockLostError) and index in unsure:
-            results[index] = unconfirmed
+            results[index] = unconfirmed()
         elif isinstance(answer, Exception):
             results[index] = error_for_own_failure(answer) if not isinstance(answer, ServiceBusError) else answer
         else:
