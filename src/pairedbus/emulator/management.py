@@ -72,7 +72,7 @@ class _Context:
         were looked up in this connection's table only, and another connection's were answered lock-lost."""
         key = token.int if isinstance(token, uuid.UUID) else -1
         store = self.store()
-        entry = self.connection.locks.get(key)
+        entry: tuple[Any, Any, Any, Any] | None = self.connection.locks.get(key)
         if entry is not None and entry[0] is store:
             return entry  # received on this connection: its link's session lock and owner
         record = store.locked_record(key)
