@@ -489,3 +489,58 @@ async def test_completes_by_lock_token_on_a_shut_down_receiver_fail_as_the_sdk_w
     assert isinstance(results[1], azure.servicebus.exceptions.ServiceBusError) and "may have been applied" in str(
         results[1]
     )
+
+
+@pytest.mark.parametrize(
+    ("disposition", "operation", "reason", "description"),
+    [
+        (sdk.COMPLETE, "complete", None, None),
+        (sdk.ABANDON, "abandon", None, None),
+        (sdk.dead_letter("TooBig", "refused for good"), "dead-letter", "TooBig", "refused for good"),
+        (sdk.dead_letter(None, None), "dead-letter", None, None),
+    ],
+)
+async def test_a_disposition_sends_what_the_sdks_own_settlement_sends(
+    disposition: sdk.Disposition, operation: str, reason: str | None, description: str | None
+) -> None:
+    """The receive link's delivery state and the management request's fields (`disposition-status`, the
+    dead-letter reason and description) are those the SDK's own settlement builds for the same call: its
+    transport's `settle_message_via_receiver_link`, and its `_settle_message` falling back by lock token."""
+    from azure.servicebus._pyamqp.outcomes import Accepted, Modified, Rejected
+    from azure.servicebus.aio import ServiceBusReceiver
+
+    on_link: list[Any] = []
+
+    def settle_messages(_delivery_id: int, _tag: bytes, outcome: str, **kwargs: Any) -> None:
+        kwargs.pop("await_outcome"), kwargs.pop("outcome_timeout")
+        states = {"accepted": Accepted, "modified": Modified, "rejected": Rejected}
+        on_link.append(states[outcome](**kwargs))
+
+    message = SimpleNamespace(_delivery_id=1, _delivery_tag=b"t", _is_deferred_message=False, lock_token="token")
+    PyamqpTransport.settle_message_via_receiver_link(
+        SimpleNamespace(settle_messages=settle_messages), message, operation, reason, description
+    )
+    assert on_link == [disposition.link_state()]
+
+    by_token: list[tuple[Any, ...]] = []
+
+    async def refused(*_args: Any, **_kwargs: Any) -> None:
+        raise RuntimeError("unconfirmed: the SDK falls back by lock token")
+
+    async def via_mgmt(term: str, tokens: list[str], dead_letter_details: Any = None) -> None:
+        by_token.append((term, dead_letter_details))
+
+    receiver = SimpleNamespace(
+        _amqp_transport=SimpleNamespace(settle_message_via_receiver_link_async=refused),
+        _handler=None,
+        _await_settlement_outcome=True,
+        _config=SimpleNamespace(timeout=1.0),
+        _settle_message_via_mgmt_link=via_mgmt,
+    )
+    await ServiceBusReceiver._settle_message(receiver, message, operation, reason, description)  # type: ignore[arg-type]
+    assert by_token == [disposition.by_lock_token()]
+
+
+def test_a_disposition_is_one_the_sdk_settles_by_lock_token() -> None:
+    with pytest.raises(ValueError, match="no settlement 'defer'"):
+        sdk.Disposition("defer")

@@ -22,6 +22,7 @@ imported inside the function that needs them.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import importlib
 import logging
@@ -78,6 +79,7 @@ AMQP_TYPE: Final = TYPE
 AMQP_VALUE: Final = VALUE
 
 __all__ = [
+    "ABANDON",
     "AMQP_TYPE",
     "AMQP_VALUE",
     "ANNOTATION_ENQUEUED_TIME",
@@ -85,6 +87,7 @@ __all__ = [
     "ANNOTATION_PARTITION_KEY",
     "ANNOTATION_SCHEDULED_ENQUEUE_TIME",
     "ANNOTATION_SEQUENCE_NUMBER",
+    "COMPLETE",
     "MESSAGE_BATCH_FIELDS",
     "MGMT_SDK_VERSION_CHECKED",
     "PULUMI_POLICY_VERSION_CHECKED",
@@ -92,6 +95,7 @@ __all__ = [
     "RECEIVED_MESSAGE_FIELDS",
     "SDK_VERSION_CHECKED",
     "SESSION_FIELDS",
+    "Disposition",
     "PyamqpTransport",
     "add_to_batch",
     "amqp_long",
@@ -103,7 +107,9 @@ __all__ = [
     "batch_transport",
     "carries_condition",
     "close_link_credit",
+    "complete_together",
     "condition_of",
+    "dead_letter",
     "decode_message",
     "encode_message",
     "encoded_size",
@@ -123,6 +129,7 @@ __all__ = [
     "release_in_flight",
     "rest_names",
     "sendable_as_is",
+    "settle_together",
     "subscription_runtime_properties",
     "topic_runtime_properties",
 ]
@@ -273,15 +280,94 @@ async def release_in_flight(receiver: object) -> None:
         _ERRORS_LOG.debug("reading a closing receiver's transfers failed: %r", exc)
 
 
+@dataclasses.dataclass(frozen=True)
+class Disposition:
+    """What `settle_together` asks of the broker for every message of a group: the SDK's settle operation
+    (`complete`, `abandon` or `dead-letter`, its `MESSAGE_*` names) and, for a dead-letter, the reason and
+    description the SDK's `dead_letter_message` sends. Build them with `COMPLETE`, `ABANDON`, `dead_letter`."""
+
+    operation: str
+    reason: str | None = None
+    description: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.operation not in _SETTLE_OPERATIONS:
+            raise ValueError(f"no settlement {self.operation!r}: one of {sorted(_SETTLE_OPERATIONS)}")
+
+    def link_state(self) -> Any:
+        """The delivery state the SDK puts on the receive link's disposition for this operation (7.15.0,
+        `PyamqpTransport.settle_message_via_receiver_link`): accepted; modified, delivery failed, deliverable
+        here; rejected with the dead-letter error carrying reason and description."""
+        from azure.servicebus._common.constants import (
+            DEADLETTERNAME,
+            MESSAGE_ABANDON,
+            MESSAGE_COMPLETE,
+            RECEIVER_LINK_DEAD_LETTER_ERROR_DESCRIPTION,
+            RECEIVER_LINK_DEAD_LETTER_REASON,
+        )
+        from azure.servicebus._pyamqp.error import AMQPError
+        from azure.servicebus._pyamqp.outcomes import Accepted, Modified, Rejected
+
+        if self.operation == MESSAGE_COMPLETE:
+            return Accepted()
+        if self.operation == MESSAGE_ABANDON:
+            return Modified(delivery_failed=True, undeliverable_here=False, message_annotations=None)
+        info = {
+            RECEIVER_LINK_DEAD_LETTER_REASON: self.reason,
+            RECEIVER_LINK_DEAD_LETTER_ERROR_DESCRIPTION: self.description,
+        }
+        return Rejected(error=AMQPError(condition=DEADLETTERNAME, description=self.description, info=info))
+
+    def by_lock_token(self) -> tuple[str, dict[str, str] | None]:
+        """The management request's `disposition-status` and dead-letter fields, as the SDK's `_settle_message`
+        builds them for its own fallback by lock token (7.15.0): `completed`, `abandoned`, `suspended` with
+        `deadletter-reason` and `deadletter-description` ("" for a None)."""
+        from azure.servicebus._common.constants import (
+            MESSAGE_DEAD_LETTER,
+            MESSAGE_MGMT_SETTLEMENT_TERM_MAP,
+            MGMT_REQUEST_DEAD_LETTER_ERROR_DESCRIPTION,
+            MGMT_REQUEST_DEAD_LETTER_REASON,
+        )
+
+        details = (
+            {
+                MGMT_REQUEST_DEAD_LETTER_REASON: self.reason or "",
+                MGMT_REQUEST_DEAD_LETTER_ERROR_DESCRIPTION: self.description or "",
+            }
+            if self.operation == MESSAGE_DEAD_LETTER
+            else None
+        )
+        return MESSAGE_MGMT_SETTLEMENT_TERM_MAP[self.operation], details
+
+
+#: The settle operations `Disposition` takes (the SDK's `MESSAGE_COMPLETE`, `MESSAGE_ABANDON`, `MESSAGE_DEAD_LETTER`).
+_SETTLE_OPERATIONS: Final = frozenset({"complete", "abandon", "dead-letter"})
+COMPLETE: Final = Disposition("complete")
+ABANDON: Final = Disposition("abandon")
+
+
+def dead_letter(reason: str | None, description: str | None) -> Disposition:
+    """A dead-letter with the reason and description `dead_letter_message(reason=..., error_description=...)` sends."""
+    return Disposition("dead-letter", reason, description)
+
+
 async def complete_together(
     receiver: object, messages: list[Any], outcome_timeout: float
 ) -> list[Exception | None] | None:
-    """Complete `messages` (received by `receiver`, peek-lock) with one wait for all their outcomes: each
-    message's disposition frame is sent, then the connection is read until the broker has answered every one
-    or `outcome_timeout` passed. None when `receiver` is not the SDK's pyamqp receiver awaiting outcomes (the in-process
-    fake's): the caller completes them one by one. Otherwise each message's result: None (confirmed, and the
-    message marked settled as `complete_message` marks it), or the SDK's error for it (what `complete_message`
-    would raise: `MessageSettlementUnconfirmed` mapped as the SDK maps it when no answer came).
+    """`settle_together` with `COMPLETE`."""
+    return await settle_together(receiver, messages, outcome_timeout, COMPLETE)
+
+
+async def settle_together(
+    receiver: object, messages: list[Any], outcome_timeout: float, disposition: Disposition
+) -> list[Exception | None] | None:
+    """Settle `messages` (received by `receiver`, peek-lock) as `disposition` says, with one wait for all their
+    outcomes: each message's disposition frame is sent, then the connection is read until the broker has answered
+    every one or `outcome_timeout` passed. None when `receiver` is not the SDK's pyamqp receiver awaiting outcomes
+    (the in-process fake's): the caller settles them one by one. Otherwise each message's result: None (confirmed,
+    and the message marked settled as `complete_message` marks it), or the SDK's error for it (what
+    `complete_message` / `abandon_message` / `dead_letter_message` would raise: `MessageSettlementUnconfirmed`
+    mapped as the SDK maps it when no answer came).
 
     `complete_message` waits for its own outcome (azure-servicebus 7.15.0, `_wait_for_disposition_outcome`) by
     reading the connection one frame at a time under the connection's socket lock, which its writes take too:
@@ -290,15 +376,15 @@ async def complete_together(
     10,000 messages read its connections 53,511 times, 24,800 of them empty; with this, 523 empty
     (docs/benchmarks.md, round 4). One reader for a whole group reads what comes.
 
-    A message the receive link can no longer settle is completed by its lock token on the management link
+    A message the receive link can no longer settle is settled by its lock token on the management link
     (`update-disposition`, `_by_lock_token`), as the SDK falls back when an outcome goes unconfirmed: one whose
     delivery was answered already (a retry after the broker answered busy: pyamqp forgets a delivery tag once
     its disposition is sent, and a second one raises "Delivery tag not found"), and every one once the broker
-    detached the link (it does so to a busy receive: pyamqp then closes the link, and `complete_message` raises
-    `ValueError('Link already closed.')`, which the SDK calls "Handler failed" and shuts the whole receiver's
-    handler down for, failing every other settlement in flight on it)."""
+    detached the link (it does so to a busy receive: pyamqp then closes the link, and the SDK's per-message
+    settlement raises `ValueError('Link already closed.')`, which the SDK calls "Handler failed" and shuts the
+    whole receiver's handler down for, failing every other settlement in flight on it)."""
     from azure.servicebus._pyamqp.error import AMQPException, ErrorCondition, MessageSettlementUnconfirmed
-    from azure.servicebus._pyamqp.receiver import check_disposition_outcome
+    from azure.servicebus._pyamqp.receiver import check_disposition_outcome, outcome_name
 
     link = getattr(getattr(receiver, "_handler", None), "_link", None)
     transport = getattr(receiver, "_amqp_transport", None)
@@ -320,6 +406,8 @@ async def complete_together(
 
     loop = asyncio.get_running_loop()
     deadline = loop.time() + outcome_timeout
+    state = disposition.link_state()
+    expected = outcome_name(state)
     results: list[Exception | None] = [None] * len(messages)
     sent: dict[int, int] = {}  # delivery id -> index in messages
     by_token: list[int] = []  # indexes the receive link cannot settle
@@ -328,7 +416,7 @@ async def complete_together(
         usable = _link_usable(link)
         on_link = [i for i, m in enumerate(messages) if usable and m._delivery_tag in link._received_delivery_tags]
         by_token = sorted(set(range(len(messages))) - set(on_link))
-        await _send_completes(link, pending, messages, on_link, results, sent, sdk_error)
+        await _send_dispositions(link, pending, messages, on_link, state, results, sent, sdk_error)
         lost = await _await_outcomes(link, pending, sent, deadline - loop.time())
         for delivery_id, index in sent.items():
             answer = pending[delivery_id]
@@ -339,7 +427,7 @@ async def complete_together(
                         unsure.add(index)
                         continue
                     raise MessageSettlementUnconfirmed(condition=ErrorCondition.ClientError, description=lost)
-                check_disposition_outcome(delivery_id, answer["outcome"], "accepted")
+                check_disposition_outcome(delivery_id, answer["outcome"], expected)
             except AMQPException as exc:
                 results[index] = sdk_error(exc)
             else:
@@ -353,15 +441,16 @@ async def complete_together(
         for delivery_id in sent:
             pending.pop(delivery_id, None)
     if by_token:
-        await _by_lock_token(receiver, messages, by_token, unsure, results, deadline - loop.time())
+        await _by_lock_token(receiver, messages, by_token, unsure, results, deadline - loop.time(), disposition)
     return results
 
 
-#: The SDK's text for a settlement on a receiver whose handler it shut down (7.15.0, `_check_message_alive`).
-_SHUT_DOWN_TEXT: Final = (
-    "Failed to complete the message as the handler has already been shutdown."
-    "Please use ServiceBusClient to create a new instance."
-)
+def _shut_down_text(operation: str) -> str:
+    """The SDK's text for a settlement on a receiver whose handler it shut down (7.15.0, `_check_message_alive`)."""
+    return (
+        f"Failed to {operation} the message as the handler has already been shutdown."
+        "Please use ServiceBusClient to create a new instance."
+    )
 
 
 def _link_usable(link: Any) -> bool:
@@ -378,13 +467,14 @@ async def _by_lock_token(
     unsure: set[int],
     results: list[Exception | None],
     timeout: float,  # noqa: ASYNC109
+    disposition: Disposition = COMPLETE,
 ) -> None:
-    """Complete `messages[i]` for each of `indexes` by its lock token on the receiver's management link, all at
-    once within `timeout`; each one's result in `results`. Only while the receiver's handler runs: opening a new
-    one here would race the receiver's own use of it (the SDK's "Handler failed: 'NoneType' ..."), so a receiver
-    the SDK shut down leaves these messages to their lock. A lock-lost answer to one of `unsure` (its disposition
-    went out unanswered) is that it may have been applied: the unconfirmed error stands."""
-    from azure.servicebus._common.constants import MESSAGE_COMPLETE, MESSAGE_MGMT_SETTLEMENT_TERM_MAP
+    """Settle `messages[i]` for each of `indexes` as `disposition` says, by its lock token on the receiver's
+    management link, all at once within `timeout`; each one's result in `results`. Only while the receiver's
+    handler runs: opening a new one here would race the receiver's own use of it (the SDK's "Handler failed:
+    'NoneType' ..."), so a receiver the SDK shut down leaves these messages to their lock. A lock-lost answer to
+    one of `unsure` (its disposition went out unanswered) is that it may have been applied: the unconfirmed error
+    stands."""
     from azure.servicebus._pyamqp.error import ErrorCondition, MessageSettlementUnconfirmed
     from azure.servicebus.exceptions import MessageLockLostError
 
@@ -403,17 +493,19 @@ async def _by_lock_token(
     if not receiver._running or handler is None or handler._shutdown or timeout <= 0:
         for index in indexes:
             if results[index] is None:
-                # what `complete_message` raises on a handler shut down: nothing was sent, so nothing applied
-                results[index] = unconfirmed() if index in unsure else ValueError(_SHUT_DOWN_TEXT)
+                # what the SDK raises on a handler shut down: nothing was sent, so nothing applied
+                results[index] = (
+                    unconfirmed() if index in unsure else ValueError(_shut_down_text(disposition.operation))
+                )
         return
-    term = MESSAGE_MGMT_SETTLEMENT_TERM_MAP[MESSAGE_COMPLETE]
+    term, details = disposition.by_lock_token()
 
-    async def complete(message: Any) -> None:
-        await receiver._settle_message_via_mgmt_link(term, [message.lock_token])
+    async def settle(message: Any) -> None:
+        await receiver._settle_message_via_mgmt_link(term, [message.lock_token], dead_letter_details=details)
 
     try:
         async with asyncio.timeout(timeout):
-            answers = await asyncio.gather(*(complete(messages[i]) for i in indexes), return_exceptions=True)
+            answers = await asyncio.gather(*(settle(messages[i]) for i in indexes), return_exceptions=True)
     except TimeoutError as exc:
         answers = [exc] * len(indexes)
     for index, answer in zip(indexes, answers, strict=True):
@@ -428,26 +520,25 @@ async def _by_lock_token(
             raise answer
 
 
-async def _send_completes(
+async def _send_dispositions(
     link: Any,
     pending: dict[int, Any],
     messages: list[Any],
     indexes: list[int],
+    state: Any,
     results: list[Exception | None],
     sent: dict[int, int],
     sdk_error: Callable[[Exception], Exception],
 ) -> None:
-    """`complete_together`'s first half: the disposition frame (accepted) of each of `messages[i]` for `indexes`
+    """`settle_together`'s first half: the disposition frame (`state`) of each of `messages[i]` for `indexes`
     sent, its delivery id awaited in `pending` and recorded in `sent`; a frame that could not be sent is that
     message's error."""
-    from azure.servicebus._pyamqp.outcomes import Accepted
-
     for index in indexes:
         message = messages[index]
         delivery_id = message._delivery_id
         pending[delivery_id] = {"settled": False, "outcome": None}
         try:
-            await link._outgoing_disposition(delivery_id, None, message._delivery_tag, False, Accepted(), None)
+            await link._outgoing_disposition(delivery_id, None, message._delivery_tag, False, state, None)
         except Exception as exc:
             pending.pop(delivery_id, None)
             results[index] = sdk_error(exc)
@@ -456,7 +547,7 @@ async def _send_completes(
 
 
 async def _await_outcomes(link: Any, pending: dict[int, Any], sent: dict[int, int], timeout: float) -> str | None:  # noqa: ASYNC109
-    """`complete_together`'s second half: the connection read, one reader, until every delivery in `sent`
+    """`settle_together`'s second half: the connection read, one reader, until every delivery in `sent`
     is answered; why not, if not (the wait ran out, or the link detached)."""
     from azure.servicebus._pyamqp.constants import LinkState
 

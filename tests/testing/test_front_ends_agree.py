@@ -281,6 +281,47 @@ async def test_settling_a_message_twice_is_refused_by_the_sdk(bus: Bus) -> None:
     assert sdk.is_retryable(caught.value) is False
 
 
+async def test_a_lock_token_settles_on_any_receiver_of_its_entity(bus: Bus) -> None:
+    """Two messages received by one receiver, their locks renewed, one completed and one dead-lettered by a
+    receiver of the same queue on another client (another connection: by lock token on its management link):
+    the service keeps a message's lock with the entity, not the connection. On the emulator before (lock tokens
+    looked up per connection), the renewal was refused lock-lost."""
+    bus.ns.create_queue("q")
+    await _send(bus, "q", ServiceBusMessage("a", message_id="a"), ServiceBusMessage("b", message_id="b"))
+    async with bus.client() as first, first.get_queue_receiver("q") as receiver:
+        messages = await receiver.receive_messages(max_message_count=2, max_wait_time=5)
+        async with bus.client() as second, second.get_queue_receiver("q") as other:
+            for message in messages:
+                await other.renew_message_lock(message)
+            await other.complete_message(messages[0])
+            await other.dead_letter_message(messages[1], reason="r", error_description="d")
+            left = await other.peek_messages(max_message_count=5)
+        async with first.get_queue_receiver("q", sub_queue=ServiceBusSubQueue.DEAD_LETTER) as dlq:
+            (dead,) = await dlq.receive_messages(max_wait_time=5)
+    assert len(messages) == 2 and not left
+    assert (dead.message_id, dead.dead_letter_reason, dead.dead_letter_error_description) == ("b", "r", "d")
+
+
+async def test_a_lock_token_of_another_entity_is_lost(bus: Bus) -> None:
+    """A message of queue q completed by a receiver of queue r: refused lock-lost (the token names no lock of r),
+    neither queue changed; its own receiver then completes it. On the in-process fake before, r's receiver
+    completed it, taking it out of q's counts through r's store."""
+    bus.ns.create_queue("q")
+    bus.ns.create_queue("r")
+    await _send(bus, "q", ServiceBusMessage("a"))
+    await _send(bus, "r", ServiceBusMessage("z"))
+    async with bus.client() as first, first.get_queue_receiver("q") as receiver:
+        (message,) = await receiver.receive_messages(max_wait_time=5)
+        async with bus.client() as second, second.get_queue_receiver("r") as other:
+            with pytest.raises(MessageLockLostError):
+                await other.complete_message(message)
+            (kept,) = await other.peek_messages(max_message_count=5)
+        await receiver.complete_message(message)
+        left = await receiver.peek_messages(max_message_count=5)
+    assert str(kept) == "z" and not left
+    assert bus.ns.queue("r").message_counts()["active"] == 1
+
+
 # --- the service's own refusals (not injected), each on the path the SDK takes for it ---------------
 
 

@@ -64,6 +64,25 @@ class _Context:
                 return link
         return None
 
+    def locked(self, token: Any) -> tuple[Any, Any, Any, Any]:
+        """(store, record, session lock, owner) of the message locked under `token` in the request's entity; the
+        model's lock-lost when none is. The service keeps a message's lock with the entity: a token is settled
+        or renewed from any connection to it (the SDK's `complete_message` falls back to this connection's
+        management link for a message another receiver received), never from another entity's. Before, tokens
+        were looked up in this connection's table only, and another connection's were answered lock-lost."""
+        key = token.int if isinstance(token, uuid.UUID) else -1
+        store = self.store()
+        entry: tuple[Any, Any, Any, Any] | None = self.connection.locks.get(key)
+        if entry is not None and entry[0] is store:
+            return entry  # received on this connection: its link's session lock and owner
+        record = store.locked_record(key)
+        if record is None:
+            raise lock_lost()
+        session_id = record.content.session_id
+        lock = None if session_id is None else store.sessions.locks.get(session_id)
+        # A session's message: only the session's holder settles it (`settle` checks `owner` holds `lock`).
+        return store, record, lock, self.receiver()
+
     def session_lock(self) -> Any:
         session_id = self.body.get("session-id")
         link = self.receiver()
@@ -78,13 +97,8 @@ class _Context:
 def _renew_lock(ctx: _Context) -> dict[str, Any]:
     expirations = []
     for token in ctx.body.get("lock-tokens", []):
-        entry = ctx.connection.locks.get(token.int if isinstance(token, uuid.UUID) else -1)
-        if entry is None:
-            raise lock_lost()
-        store, record, _, _ = entry
-        store.check_lock(record, record.lock_token, ctx.now, None)
-        if record.lock_token != token.int:
-            raise lock_lost()
+        store, record, _, _ = ctx.locked(token)
+        store.check_lock(record, token.int, ctx.now, None)
         if ctx.broker.faults.take_lost_renewal():
             store.lose_lock(record)
             raise lock_lost()
@@ -156,10 +170,7 @@ def _update_disposition(ctx: _Context) -> None:
     if action is None:
         raise ValueError(f"unknown disposition-status {ctx.body.get('disposition-status')!r}")
     for token in ctx.body.get("lock-tokens", []):
-        entry = ctx.connection.locks.get(token.int if isinstance(token, uuid.UUID) else -1)
-        if entry is None:
-            raise lock_lost()
-        store, record, lock, owner = entry
+        store, record, lock, owner = ctx.locked(token)
         ctx.world.check(ctx.broker.fqdn, ctx.node.entity, action)
         settle(
             store,

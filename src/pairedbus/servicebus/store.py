@@ -88,6 +88,9 @@ class MessageStore:
         #: The sessions of a session-enabled entity (its messages wait there, not in `available`).
         self.sessions = Sessions(self._release_many)
         self.locked: deque[tuple[float, Record, int]] = deque()
+        #: The records locked now, by lock token: a token is the entity's (the service settles it from any
+        #: connection to the entity), and one of another entity names no lock here.
+        self.tokens: dict[int, Record] = {}
         self.locked_count = 0
         self.active_count = 0
         self.size_in_bytes = 0
@@ -231,6 +234,7 @@ class MessageStore:
         lock_until = now + self.entity.settings.lock_seconds
         popleft = q.popleft
         locked_append = self.locked.append
+        tokens = self.tokens
         while q and len(out) < max_count:
             rec = popleft()
             expires = rec.expires
@@ -245,6 +249,7 @@ class MessageStore:
                 token = _next_token()
                 rec.lock_token = token
                 rec.lock_owner = owner
+                tokens[token] = rec
                 self.locked_count += 1
                 if session is not None:
                     rec.locked_until = session.until
@@ -294,6 +299,7 @@ class MessageStore:
                 token = _next_token()
                 rec.lock_token = token
                 rec.lock_owner = owner
+                self.tokens[token] = rec
                 rec.locked_until = now + self.entity.settings.lock_seconds
                 self.locked.append((rec.locked_until, rec, token))
                 self.locked_count += 1
@@ -321,8 +327,12 @@ class MessageStore:
 
     # --- settlement -------------------------------------------------------------------------
 
+    def locked_record(self, token: int) -> Record | None:
+        """The record locked under `token` in this store, if any."""
+        return self.tokens.get(token)
+
     def check_lock(self, rec: Record, token: int, now: float, session: SessionLock | None) -> None:
-        if not token or rec.lock_token != token:
+        if not token or rec.lock_token != token or self.tokens.get(token) is not rec:
             raise lock_lost()
         if session is None and rec.locked_until <= now:
             self.housekeep(now)
@@ -331,6 +341,7 @@ class MessageStore:
     def _unlock(self, rec: Record, session: SessionLock | None) -> None:
         if session is not None:
             session.records.pop(rec.lock_token, None)
+        self.tokens.pop(rec.lock_token, None)
         rec.lock_token = 0
         rec.lock_owner = None
         self.locked_count -= 1
@@ -375,6 +386,7 @@ class MessageStore:
     def _release_many(self, records: list[Record]) -> None:
         back = []
         for rec in records:
+            self.tokens.pop(rec.lock_token, None)
             rec.lock_token = 0
             rec.lock_owner = None
             self.locked_count -= 1

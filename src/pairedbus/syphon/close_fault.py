@@ -100,7 +100,7 @@ async def give_back(
     started, before = time.monotonic(), stats.given_back
     with contextlib.suppress(TimeoutError):  # what was not taken back by then waits out its lock
         async with asyncio.timeout(bound):
-            await asyncio.gather(*(keeper.give_back() for keeper in keepers))
+            await asyncio.gather(*(keeper.give_back(bound) for keeper in keepers))
     given = stats.given_back - before
     log.info(
         "stopping: held messages given back",

@@ -88,12 +88,12 @@ class Settlement(Generic[M]):
         self._tasks.create_task(settling)
 
     async def _complete(self, messages: list[M]) -> None:
-        settled = await self._settled(self._receiver.complete_message, messages, "complete", together=True)
+        settled = await self._settled(self._receiver.complete_message, messages, "complete", together=sdk.COMPLETE)
         self._ctx.stats.moved += sum(settled)
         await self._hold.give_back(len(messages))
 
     async def _drop_pings(self, pings: list[M]) -> None:
-        settled = await self._settled(self._receiver.complete_message, pings, "complete ping", together=True)
+        settled = await self._settled(self._receiver.complete_message, pings, "complete ping", together=sdk.COMPLETE)
         self._ctx.stats.dropped_pings += sum(settled)
         await self._hold.give_back(len(pings))
 
@@ -103,7 +103,10 @@ class Settlement(Generic[M]):
                 message, reason=reason, error_description=description[:DESCRIPTION_MAX]
             )
 
-        if (await self._settled(settle, [message], "dead-letter"))[0]:
+        # By the same route as completes: on a receive link the broker detached, the SDK's `dead_letter_message`
+        # raised inside the SDK and shut the receiver's handler down (12 records in one harsh wire run).
+        disposition = sdk.dead_letter(reason, description[:DESCRIPTION_MAX])
+        if (await self._settled(settle, [message], "dead-letter", together=disposition))[0]:
             self._ctx.stats.count_dead_letter(reason)
             log.warning(
                 "backlog message dead-lettered",
@@ -117,10 +120,15 @@ class Settlement(Generic[M]):
         await self._hold.give_back(1)
 
     async def _settled(
-        self, settle: Callable[[M], Awaitable[None]], messages: list[M], what: str, *, together: bool = False
+        self,
+        settle: Callable[[M], Awaitable[None]],
+        messages: list[M],
+        what: str,
+        *,
+        together: sdk.Disposition | None = None,
     ) -> list[bool]:
-        """Settle each message (`_each`; `together`: completes, first tried with one wait for them all); whether
-        each is settled. A settlement that failed after an
+        """Settle each message (`_each`; `together`: as that disposition, with one wait for them all where the
+        receiver is the SDK's, else by `settle`); whether each is settled. A settlement that failed after an
         attempt whose answer was lost (a timeout, a dropped connection: the broker may have applied
         it) is settled if the message is gone from the backlog queue (`_gone`): counted once, as
         what it was. Before, such a message was counted as nothing: it was never redelivered, so
@@ -202,12 +210,12 @@ class Settlement(Generic[M]):
         return result
 
     async def _attempt(
-        self, settle: Callable[[M], Awaitable[None]], messages: list[M], together: bool
+        self, settle: Callable[[M], Awaitable[None]], messages: list[M], together: sdk.Disposition | None
     ) -> Sequence[BaseException | None]:
-        """One attempt at settling each of `messages`, all at once; `together`: completes with one wait for
-        their outcomes, where the receiver is the SDK's (`_together`)."""
-        if together:
-            outcomes = await self._together(messages)
+        """One attempt at settling each of `messages`, all at once; `together`: as that disposition with one wait
+        for their outcomes, where the receiver is the SDK's (`_together`)."""
+        if together is not None:
+            outcomes = await self._together(messages, together)
             if outcomes is not None:
                 return outcomes
         return await asyncio.gather(*(self._bounded(settle, message) for message in messages), return_exceptions=True)
@@ -242,7 +250,7 @@ class Settlement(Generic[M]):
         return again
 
     async def _each(
-        self, settle: Callable[[M], Awaitable[None]], messages: list[M], *, together: bool = False
+        self, settle: Callable[[M], Awaitable[None]], messages: list[M], *, together: sdk.Disposition | None = None
     ) -> tuple[list[BaseException | None], list[int]]:
         """One settlement per message, all at once, together bounded by the operation timeout;
         those that failed in a way a retry can help (a busy or timed-out broker: the lock is still
@@ -250,9 +258,9 @@ class Settlement(Generic[M]):
         The error of each (None: settled; TimeoutError: unsettled at the bound), and the indexes of
         those that failed after an attempt whose answer was lost (`_MAY_HAVE_APPLIED`). Every
         settlement has ended, or was cancelled, when this returns (gather awaits or cancels them all).
-        With `together`, every attempt completes them all with one wait for their outcomes
-        (`sdk.complete_together`) where the receiver is the SDK's: it completes by lock token what the
-        receive link can no longer carry. Retries went one by one through the SDK's `complete_message`
+        With `together`, every attempt settles them all as that disposition with one wait for their
+        outcomes (`sdk.settle_together`) where the receiver is the SDK's: it settles by lock token what
+        the receive link can no longer carry. Retries went one by one through the SDK's `complete_message`
         before, which on a link the broker had detached raised inside the SDK, and the SDK shut the
         receiver's handler down, failing every settlement in flight on it (docs/drill.md)."""
         results: list[BaseException | None] = [TimeoutError(f"settlement took over {self._timeout:g} s")] * len(
@@ -274,13 +282,13 @@ class Settlement(Generic[M]):
         unanswered.update(i for i in pending if i in tried)  # still on the wire when the bound came
         return results, sorted(i for i in unanswered if results[i] is not None)
 
-    async def _together(self, messages: list[M]) -> list[Exception | None] | None:
-        """Complete `messages` with one wait for their outcomes, within one of the receiver's outstanding
-        settlements (None: the receiver is not the SDK's; `_each` completes them one by one)."""
+    async def _together(self, messages: list[M], disposition: sdk.Disposition) -> list[Exception | None] | None:
+        """Settle `messages` as `disposition` with one wait for their outcomes, within one of the receiver's
+        outstanding settlements (None: the receiver is not the SDK's; `_each` settles them one by one)."""
         if self._settling is None:
-            return await sdk.complete_together(self._receiver, messages, self._timeout)
+            return await sdk.settle_together(self._receiver, messages, self._timeout, disposition)
         async with self._settling:
-            return await sdk.complete_together(self._receiver, messages, self._timeout)
+            return await sdk.settle_together(self._receiver, messages, self._timeout, disposition)
 
     async def _bounded(self, settle: Callable[[M], Awaitable[None]], message: M) -> None:
         """One settlement, within the receiver's bound on outstanding ones (when it has one)."""
