@@ -28,6 +28,10 @@ class ParkOutcome(StrEnum):
     #: As above, but the outage before had no failover of its own: the failing calls behind this one
     #: may have begun in that earlier outage (the SDK's retries outlast short outages), so no figure.
     FAILED_OVER_AFTER_AN_EARLIER_OUTAGE = "failed over, maybe for an earlier outage"
+    #: As FAILED_OVER, but the primary was back before the failover: a retry of a call that failed in
+    #: the outage, or a random fault (`--fault-rate`) of the healthy primary; which, the clock cannot
+    #: tell, so no figure.
+    FAILED_OVER_AFTER_THE_PRIMARY_WAS_BACK = "failed over after the primary was back"
     #: No failover before the next outage began, and a sender entity was still switched to the backlog
     #: when it began (parked since an earlier outage or fault): its sends parked with no failover to time.
     ALREADY_FAILED_OVER = "already failed over"
@@ -135,11 +139,7 @@ class ParkClock:
                 if failovers > watch.failovers_before[i]:
                     watch.client, watch.parked_before = i, self._parked[i]
                     watch.record.failed_over_seconds = now - watch.began
-                    watch.record.outcome = (
-                        ParkOutcome.FAILED_OVER_AFTER_AN_EARLIER_OUTAGE
-                        if watch.after_an_unresolved_outage
-                        else ParkOutcome.FAILED_OVER
-                    )
+                    watch.record.outcome = _failover_outcome(watch)
                     self._waiting.append(watch)
                     self._current = None
                     break
@@ -154,3 +154,12 @@ class ParkClock:
         while True:
             self.observe()
             await asyncio.sleep(PARK_CLOCK_POLL)
+
+
+def _failover_outcome(watch: _Watch) -> ParkOutcome:
+    """What a failover seen after `watch`'s outage began says: the outage's own, or maybe not."""
+    if watch.after_an_unresolved_outage:
+        return ParkOutcome.FAILED_OVER_AFTER_AN_EARLIER_OUTAGE
+    if watch.record.lasted_seconds is not None:
+        return ParkOutcome.FAILED_OVER_AFTER_THE_PRIMARY_WAS_BACK
+    return ParkOutcome.FAILED_OVER
