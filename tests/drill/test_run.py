@@ -304,3 +304,33 @@ def test_what_each_syphon_gave_back_at_its_stop_is_summed_for_the_report():
         syphon._syphon = SimpleNamespace(stats=SyphonStats(moved=1, given_back=given))
         syphon._collect()
     assert (syphon.totals.moved, syphon.totals.given_back) == (2, 7)
+
+
+def test_outages_while_the_sender_is_still_switched_get_no_figure_of_their_own():
+    """Issue 34: `first_parked_seconds` gave an outage the time to the first park after it began, also
+    when the sender was still switched to the backlog since the outage before (its pings, a minute
+    apart here, never brought it back), so its sends parked with no failover at all. One sender, one
+    entity: the first outage fails it over; the next two find it switched and say so."""
+    report = run_drill_on_fake(
+        DrillConfig(
+            messages=60,
+            entities=1,
+            senders=1,
+            outages=3,
+            fault_rate=0.0,
+            ambiguous_send_rate=0.0,
+            late_lock_loss_rate=0.0,
+            syphon_restarts=0,
+            min_send_time=timedelta(seconds=1),
+            failover_interval=timedelta(0),
+            ping_interval=timedelta(minutes=1),
+            # the sender stays switched until its next ping: the drill does not wait a minute for it
+            settle_timeout=timedelta(seconds=1),
+        )
+    )
+    outcomes = [o["outcome"] for o in report.outage_parking]
+    assert outcomes == ["failed over", "already failed over", "already failed over"], report.outage_parking
+    assert report.first_parked_seconds[0] is not None
+    assert report.first_parked_seconds[1:] == [None, None]
+    assert [o["switched_at_start"] for o in report.outage_parking] == [0, 1, 1]
+    assert report.failovers == 1

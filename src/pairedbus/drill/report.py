@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from pairedbus.drill.ledger import Ledger
+from pairedbus.drill.park_clock import OutageParking
 from pairedbus.drill.scenario import DrillConfig
 
 EXAMPLES = 5
@@ -65,8 +67,12 @@ class DrillReport:
     world: str = "in-process"
     #: Connections the drill cut on purpose (the wire drill cuts the secondary's at each syphon kill).
     connections_dropped: int = 0
-    #: Seconds from each outage's start to the first message parked after it (null: none was).
+    #: Per outage, seconds from its start to the first message parked by a failover of its own (null:
+    #: no such figure; `outage_parking` says why).
     first_parked_seconds: list[float | None] = field(default_factory=list)
+    #: Per outage, what followed its start (run.OutageParking as a dict: outcome, the figures, and how
+    #: many sender entities were still switched to the backlog when it began).
+    outage_parking: list[dict[str, Any]] = field(default_factory=list)
     #: Cancelled syphons that had not ended within the grace and were left behind.
     syphon_abandoned: int = 0
     #: Backlog messages the syphons gave back (abandoned) when the close/fault rule stopped them.
@@ -134,6 +140,7 @@ class DrillReport:
         world: str = "in-process",
         connections_dropped: int = 0,
         first_parked_seconds: list[float | None] | None = None,
+        outage_parking: Sequence[OutageParking] = (),
         plan_digest: str = "",
     ) -> DrillReport:
         lost = ledger.lost()
@@ -186,6 +193,7 @@ class DrillReport:
             world=world,
             connections_dropped=connections_dropped,
             first_parked_seconds=[None if s is None else round(s, 3) for s in first_parked_seconds or []],
+            outage_parking=[_rounded(asdict(o)) for o in outage_parking],
             send_failures_by_error=dict(ledger.send_failures_by_error.most_common()),
             plan_digest=plan_digest,
             syphon_abandoned=getattr(syphon, "abandoned", 0),
@@ -204,6 +212,11 @@ _SENDER_COUNTERS = (
     "backlog_send_failures",
     "calls_cut",
 )
+
+
+def _rounded(values: dict[str, Any]) -> dict[str, Any]:
+    """Seconds to the millisecond, as the report's other figures."""
+    return {k: round(v, 3) if isinstance(v, float) else v for k, v in values.items()}
 
 
 def _sender_totals(stats: list[Any]) -> dict[str, int]:

@@ -35,6 +35,7 @@ from azure.servicebus import ServiceBusMessage
 from pairedbus import contract, sdk
 from pairedbus.drill.consumers import Sabotage, consume
 from pairedbus.drill.ledger import Ledger
+from pairedbus.drill.park_clock import ParkClock
 from pairedbus.drill.plan import CLIENTS, drill_plan
 from pairedbus.drill.progress import DrillProgress
 from pairedbus.drill.report import DrillReport
@@ -180,13 +181,12 @@ async def run_drill(
         consumers = _start_consumers(consumer_client, entities, ledger, sabotage, stop_consumers)
         syphon.start()
         phase = ["sending"]
-        park_clock = ParkClock(clients)
+        park_clock = ParkClock(clients, entities)
+        park_watch = asyncio.create_task(park_clock.watch())
         reporter = asyncio.create_task(_report_progress(progress, phase, sent_so_far, ledger, clients, world, entities))
         work: asyncio.Queue[list[PlannedMessage] | None] = asyncio.Queue(maxsize=config.senders * 2)
         workers = [
-            asyncio.create_task(
-                _sender_worker(clients[i % CLIENTS], work, ledger, world.now, sent_so_far, park_clock.sent)
-            )
+            asyncio.create_task(_sender_worker(clients[i % CLIENTS], work, ledger, world.now, sent_so_far))
             for i in range(config.senders)
         ]
         outages = [0]
@@ -207,6 +207,8 @@ async def run_drill(
                 if not sending.expired():
                     raise
                 timed_out = True  # the caller's bound came while sending: no settling
+            park_watch.cancel()
+            park_clock.observe()
             await world.outage(down=False)
             sending_done = time.perf_counter()
             phase[0] = "settling"
@@ -218,6 +220,7 @@ async def run_drill(
         finally:
             if keeper is not None:
                 keeper.cancel()
+            park_watch.cancel()
             for task in workers:  # only still running if the drill itself failed or was cut short
                 task.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
@@ -250,6 +253,7 @@ async def run_drill(
         world=world.name,
         connections_dropped=contents.connections_dropped,
         first_parked_seconds=park_clock.first_parked,
+        outage_parking=park_clock.outages,
         plan_digest=plan.digest,
     )
 
@@ -299,37 +303,11 @@ async def _dispatch(
                 outages[0] += 1
             elif index == end:
                 await world.outage(down=False)
+                park_clock.outage_ended()
         while kills and kills[0] <= index:
             kills.pop(0)
             await syphon.kill(world.syphon_killed)
         await work.put(unit)
-
-
-class ParkClock:
-    """Time from each outage's start to the first message parked after it (the failover interval
-    the caller gets: with the SDK's own retries before any error reaches the sender, more than the
-    interval it set)."""
-
-    def __init__(self, clients: Sequence[PairedNamespaceClient]) -> None:
-        self._clients = clients
-        self._began: float | None = None
-        self._parked_before = 0
-        #: Seconds per outage, None while (or if) nothing was parked after it began.
-        self.first_parked: list[float | None] = []
-
-    def _parked(self) -> int:
-        return sum(c.stats.parked_messages for c in self._clients)
-
-    def outage_began(self) -> None:
-        self._began = time.perf_counter()
-        self._parked_before = self._parked()
-        self.first_parked.append(None)
-
-    def sent(self) -> None:
-        """A send returned: was something parked since the outage began?"""
-        if self._began is not None and self._parked() > self._parked_before:
-            self.first_parked[-1] = time.perf_counter() - self._began
-            self._began = None
 
 
 # --- setup ---------------------------------------------------------------------------------
