@@ -3,6 +3,7 @@ destination is "not yet delivered", never "lost"; `lost` means gone from everywh
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 
 from azure.servicebus import ServiceBusMessage
@@ -128,3 +129,35 @@ def test_a_drill_stopped_with_messages_parked_says_not_yet_delivered_never_lost(
     assert report.lost == 0, report.examples
     assert report.still_parked > 0
     assert report.delivered + report.dead_lettered + report.not_yet_delivered == report.expected_deliveries
+
+
+def test_the_callers_timeout_bounds_settling_not_the_settle_limit(monkeypatch):
+    # `pairedbus drill --timeout 1500` (200 messages at the harsh rates over the wire) ended "FAIL (not
+    # settled)" after 600.0 s of settling with 8 copies left: the 10-minute settle limit stopped it,
+    # though the caller had given it 1,500 s. Here the syphon starts 2 s late and the settle limit is 1 s:
+    # with a timeout the drill settles within it (the old code: FAIL after 1 s of settling).
+    from pairedbus.drill import run as drill_run
+
+    real_run = drill_run.RestartingSyphon._run
+
+    async def late_syphon(self, stop):
+        await asyncio.sleep(2)
+        await real_run(self, stop)
+
+    monkeypatch.setattr(drill_run.RestartingSyphon, "_run", late_syphon)
+    config = dict(
+        messages=40,
+        outages=1,
+        fault_rate=0.0,
+        ambiguous_send_rate=0.0,
+        late_lock_loss_rate=0.0,
+        syphon_restarts=0,
+        min_send_time=timedelta(seconds=0.5),
+        failover_interval=timedelta(0),
+        ping_interval=timedelta(milliseconds=50),
+        settle_timeout=timedelta(seconds=1),
+        seed=2,
+    )
+    report = run_drill_on_fake(DrillConfig(**config, timeout=300))
+    assert report.ok and report.settled, report.examples
+    assert report.syphon_moved > 0  # the outage parked what the late syphon then moved

@@ -213,7 +213,8 @@ async def run_drill(
             sending_done = time.perf_counter()
             phase[0] = "settling"
             if not timed_out:
-                limit = config.settle_timeout.total_seconds()
+                # The caller's --timeout bounds settling (`bound`); without one, the settle limit does.
+                limit = math.inf if bound.bounded else config.settle_timeout.total_seconds()
                 settled = await _settle(world, ledger, entities, syphon, kills, limit, senders=clients, bound=bound)
                 timed_out = not settled and bound.work_left(waiting=(await world.in_flight(entities)).total) <= 0
             settle_done = time.perf_counter()
@@ -223,7 +224,7 @@ async def run_drill(
             park_watch.cancel()
             for task in workers:  # only still running if the drill itself failed or was cut short
                 task.cancel()
-            await asyncio.gather(*workers, return_exceptions=True)
+            await asyncio.gather(*workers, park_watch, return_exceptions=True)
             stop_consumers.set()
             await stopped(consumers, grace=min(CONSUMER_STOP_GRACE, max(0.0, bound.left() / 4)))
             await syphon.stop(grace=min(contract.CLOSE_FAULT_GRACE.total_seconds(), max(0.0, bound.left() / 4)))

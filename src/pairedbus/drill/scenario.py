@@ -71,7 +71,8 @@ class DrillConfig(BaseModel):
     backlog_lock_duration: timedelta = Field(
         default=timedelta(seconds=20), ge=limits.MIN_LOCK_DURATION, le=limits.MAX_LOCK_DURATION
     )
-    #: How long the drill waits, after the last send, for everything to be accounted for.
+    #: How long the drill waits, after the last send, for everything to be accounted for, when the
+    #: caller set no `timeout` (with one, settling may take whatever of it is left).
     settle_timeout: timedelta = timedelta(minutes=10)
     #: Test hook: every n-th delivery the consumer completes but does not record (a consumer that
     #: loses messages), 0 = off. Proves the accounting can fail.
