@@ -762,13 +762,13 @@ def single_process(args: argparse.Namespace) -> int:
         split = cpu_split({role: cpu - before.get(role, 0.0) for role, cpu in jvm_cpu_by_role(jvm).items()})
         print(f"Spark run {len(spark_times)}: {seconds:.2f}s" + (f" (JVM CPU: {split})" if split else ""), flush=True)
     if args.breakdown and args.ingest == "json":
-        from pairedbus.pipeline.metrics import flatten_metrics, read_metrics
+        from pairedbus.pipeline.metrics import flatten_metrics, read_metrics, series_points
         from pairedbus.pipeline.schemas import METRICS_READ
         from pairedbus.pipeline.sources import list_files, read_json
 
         def parse_only() -> None:
             raw = read_json(spark, list_files(spark, str(given.documents), "metrics"), METRICS_READ)
-            flatten_metrics(raw).rows.write.format("noop").mode("overwrite").save()
+            series_points(flatten_metrics(raw).rows).write.format("noop").mode("overwrite").save()
 
         def parse_and_deduplicate() -> None:
             read_metrics(spark, str(given.documents)).rows.write.format("noop").mode("overwrite").save()

@@ -10,6 +10,7 @@ from pairedbus.pipeline.inventory import REASON_CORRUPT
 from pairedbus.pipeline.metrics import (
     REASON_BAD_INTERVAL,
     REASON_BAD_TIMESTAMP,
+    REASON_CONFLICT,
     REASON_NO_ENTITY,
     read_metrics,
 )
@@ -139,3 +140,38 @@ def test_a_second_read_in_the_same_jvm_compiles_no_new_code(spark, tmp_path: Pat
 
     assert second == first
     assert compiled.getCount() - before == 0
+
+
+def test_the_series_are_shuffled_and_their_points_become_rows_after(spark, tmp_path: Path) -> None:
+    # A point's namespace, metric, entity and file travel once per series, not once per point: at 10M points
+    # the shuffle carried a row of three strings per point (the old plan exploded all three levels below it).
+    from pairedbus.pipeline.namespace_cost import traffic_grains
+
+    doc = metrics_response("a", "IncomingRequests", [series("q", ("2026-11-18T00:00:00Z", 1.0))])
+    (tmp_path / "m.json").write_text(json.dumps(doc))
+
+    plan = traffic_grains(read_metrics(spark, str(tmp_path)).rows)._jdf.queryExecution().executedPlan().toString()
+    above, below = plan.split("Exchange ", 1)
+
+    assert below.count("Generate ") == 2  # a document's metrics, a metric's series
+    assert above.count("Generate ") == 1  # a series' points
+
+
+def test_a_point_in_a_document_and_in_a_flat_file_is_one_row(spark, tmp_path: Path) -> None:
+    # Flat rows are shuffled as series of one point: their copies meet the documents' points, on any day.
+    doc = metrics_response(
+        "A", "IncomingRequests", [series("q", ("2026-11-18T23:59:00Z", 2.0), ("2026-11-19T00:00:00Z", 3.0))]
+    )
+    (tmp_path / "m.json").write_text(json.dumps(doc))
+    (tmp_path / "m.csv").write_text(
+        "namespace,metric,entity,timestamp,total,interval_minutes\n"
+        "a,IncomingRequests,q,2026-11-19T00:00:00Z,3.0,1\n"
+        "a,IncomingRequests,q,2026-11-18T23:59:00Z,5.0,1\n"
+    )
+
+    metrics = read_metrics(spark, str(tmp_path))
+
+    assert [(r.timestamp, r.total, r.duplicates) for r in metrics.rows.collect()] == [
+        (datetime(2026, 11, 19, 0, 0), 3.0, 1)
+    ]
+    assert [r.reason for r in metrics.quarantine.collect()] == [REASON_CONFLICT]

@@ -50,6 +50,10 @@ REASON_CONFLICT = "conflicting duplicates: one data point (namespace, metric, en
 ROW_COLUMNS = ("namespace", "metric", "entity", "timestamp", "total", "interval_minutes")
 KEY = ("namespace", "metric", "entity", "timestamp")
 SERIES = KEY[:-1]
+#: A series' points that are rows (readable time, a total): an array of (timestamp, total).
+POINTS = "_points"
+#: One row per series, as the metrics are read and shuffled (`read_metrics`).
+SERIES_COLUMNS = (SOURCE_FILE, *SERIES, "interval_minutes", POINTS)
 MICROS_PER_DAY = 86_400_000_000
 
 
@@ -68,33 +72,59 @@ class Metrics:
 
 
 def read_metrics(spark: SparkSession, source: str | InputFiles) -> Metrics:
-    """REST documents (JSON) and flat rows (CSV, Parquet) -> checked, deduplicated rows."""
+    """REST documents (JSON) and flat rows (CSV, Parquet) -> checked, deduplicated rows.
+
+    The inputs are read as series (`flatten_metrics`; a flat row is a series of one point) and
+    shuffled as series: a point's namespace, metric, entity and file are shipped once per series,
+    not once per point, and the points become rows only after the shuffle, in the stage that
+    deduplicates them (10M points: the shuffle was a row of three strings per point)."""
     files = source if isinstance(source, InputFiles) else list_files(spark, source, "metrics")
-    rows, quarantine = [], []
+    series, quarantine = [], []
     raw = read_json(spark, files, schemas.METRICS_READ)
     if raw is not None:
         # Not cached: the documents are parsed once per output (the rows feed one checkpointed
         # aggregation; the quarantine is a second, cheap pass) instead of held in memory whole.
         flattened = flatten_metrics(raw)
-        rows.append(flattened.rows)
+        series.append(flattened.rows)
         quarantine.append(flattened.quarantine)
     flat = read_flat(spark, files, schemas.FLAT_METRICS, KEY)
     if flat is not None:
         good, bad = check_flat_rows(flat)
-        rows.append(good)
+        series.append(good)
         quarantine.append(bad)
-    all_rows = union_all(rows)
-    if all_rows is None:
+    all_series = union_all(series)
+    if all_series is None:
         empty = spark.createDataFrame([], _row_schema())
         return Metrics(
             rows=empty.withColumn("duplicates", F.lit(0).cast("long")).drop(SOURCE_FILE),
             quarantine=spark.createDataFrame([], schemas.QUARANTINE),
         )
-    checked = check_values(all_rows)
+    # The quarantine's checks need no shuffle: they read the series where they are.
+    unshuffled = check_values(series_points(all_series))
+    # By namespace alone: a series' points may fall on several days, and the namespace is known per series.
+    checked = check_values(series_points(all_series.repartition("namespace")))
     deduplicated = deduplicate(checked.rows)
-    quarantined = union_all([*quarantine, checked.quarantine, deduplicated.quarantine])
+    quarantined = union_all([*quarantine, unshuffled.quarantine, deduplicated.quarantine])
     assert quarantined is not None  # union_all of a non-empty list
     return Metrics(rows=deduplicated.rows, quarantine=quarantined)
+
+
+def series_points(series: DataFrame) -> DataFrame:
+    """Series (SERIES_COLUMNS) -> one row per point (ROW_COLUMNS + source file), where they are."""
+    # explode_outer and a filter, not explode: for an explode Spark infers a filter on the array's
+    # size and pushes it down to where POINTS is made, where it made the array (every point's time
+    # parsed) once more for the filter's condition, and once more for its null check.
+    return (
+        series.select(SOURCE_FILE, *SERIES, "interval_minutes", F.explode_outer(POINTS).alias("_p"))
+        .where(F.col("_p").isNotNull())
+        .select(
+            SOURCE_FILE,
+            *SERIES,
+            F.col("_p.timestamp").alias("timestamp"),
+            F.col("_p.total").alias("total"),
+            "interval_minutes",
+        )
+    )
 
 
 def _row_schema() -> StructType:
@@ -104,22 +134,22 @@ def _row_schema() -> StructType:
 
 
 def check_flat_rows(flat: DataFrame) -> tuple[DataFrame, DataFrame]:
-    """Flat rows with every required column readable, and the others in quarantine."""
+    """Flat rows with every required column readable, as series of one point (SERIES_COLUMNS), and
+    the others in quarantine."""
     required = F.greatest(*[F.col(c).isNull() for c in KEY])
     bad = (F.size("_bad_columns") > 0) | required
     record = F.to_json(F.struct(*[F.col(c) for c in schemas.FLAT_METRICS]))
     good = (
         flat.where(~bad)
+        .where(F.col("total").isNotNull())
         .select(
+            SOURCE_FILE,
             F.lower("namespace").alias("namespace"),
             "metric",
             "entity",
-            "timestamp",
-            "total",
             "interval_minutes",
-            SOURCE_FILE,
+            F.array(F.struct("timestamp", "total")).alias(POINTS),
         )
-        .where(F.col("total").isNotNull())
     )
     return good, quarantine_rows(flat.where(bad), "metrics", F.lit(REASON_FLAT_TYPE), record)
 
@@ -144,32 +174,20 @@ def check_values(rows: DataFrame) -> Metrics:
 def deduplicate(rows: DataFrame) -> Metrics:
     """One row per data point. Identical copies (a copied file, the same document as .json and
     .jsonl) are dropped and counted in `duplicates`; copies that disagree on the total are a
-    conflict: every version goes to quarantine, none is guessed at. Points without a readable
-    time (`flatten_metrics` leaves their timestamp null; they are in its quarantine) are dropped.
+    conflict: every version goes to quarantine, none is guessed at.
 
-    One shuffle serves this and the cost's aggregation after it: the rows are partitioned by
-    namespace and UTC day (`utc_day_number`), which every point of one key shares, and which
-    `cost.traffic_grains` groups by too, so Spark plans no exchange between the two aggregations
-    (1M points: three stages and jobs instead of four, and no partial aggregation shuffled). The
-    day is among the grouping keys only so that Spark sees that partitioning: a point's time
-    decides its day, so the groups are the points. A cluster gets as many partitions as the estate
-    has namespace-days."""
-    day = utc_day_number("timestamp")
-    points = (
-        rows.repartition("namespace", day)
-        .groupBy(*KEY, day.alias("_day"))
-        .agg(
-            F.min("total").alias("total"),
-            F.max("total").alias("_max"),
-            F.max("interval_minutes").alias("interval_minutes"),
-            (F.count(F.lit(1)) - 1).alias("duplicates"),
-            F.min(SOURCE_FILE).alias(SOURCE_FILE),
-            F.max(SOURCE_FILE).alias("_other_file"),
-            # An aggregate, not the grouping key itself: a filter on a grouping key is pushed below the
-            # aggregation and the shuffle, down to where the time is parsed, which would parse it twice.
-            F.count("timestamp").alias("_timed"),
-        )
-        .where(F.col("_timed") > 0)
+    `rows` come partitioned by namespace (`read_metrics` shuffles the series so), which every
+    point of one key shares, and which `cost.traffic_grains`'s grouping by namespace and day is
+    satisfied by too, so Spark plans no exchange for this aggregation nor between it and the
+    cost's (1M points: three stages and jobs instead of four, and no partial aggregation shuffled).
+    A cluster gets as many partitions as the estate has namespaces."""
+    points = rows.groupBy(*KEY).agg(
+        F.min("total").alias("total"),
+        F.max("total").alias("_max"),
+        F.max("interval_minutes").alias("interval_minutes"),
+        (F.count(F.lit(1)) - 1).alias("duplicates"),
+        F.min(SOURCE_FILE).alias(SOURCE_FILE),
+        F.max(SOURCE_FILE).alias("_other_file"),
     )
     agree = F.col("total") == F.col("_max")
     clean = points.where(agree).select(*ROW_COLUMNS, "duplicates")
@@ -203,11 +221,10 @@ def interval_minutes(interval: Column) -> Column:
 
 
 def flatten_metrics(raw: DataFrame) -> Metrics:
-    """Raw responses (schemas.METRICS_READ + source file) to rows and quarantine. A point whose
-    `timeStamp` cannot be read is quarantined and kept among the rows with a null timestamp, for
-    `deduplicate` to drop: the rows' filter would otherwise parse every time a second time (Spark
-    evaluates a filter and the projection above it apart), and the parse is a fifth of the
-    flattening's CPU time (1M points, Java Flight Recorder)."""
+    """Raw responses (schemas.METRICS_READ + source file) to series (`rows`: SERIES_COLUMNS, one row
+    per time series, its points that are rows in POINTS) and quarantine (per point). Each time is
+    parsed once per output: in the series' array for the rows (the array's filter reads the parsed
+    time), per exploded point for the quarantine."""
     corrupt = F.col(schemas.CORRUPT_RECORD).isNotNull()
     # Spark refuses a raw JSON query that reads only the corrupt-record column (even a count of
     # the quarantine): the filter also reads `interval`, in a condition that is always true.
@@ -274,13 +291,14 @@ def flatten_metrics(raw: DataFrame) -> Metrics:
         F.col("_reason"),
         F.to_json(F.struct("metric_id", "metric", F.col("entity_raw").alias("entityname"), "p")),
     )
-    rows = points.where(series_reason.isNull() & F.col("p.total").isNotNull()).select(
-        F.col(SOURCE_FILE),
-        F.col("namespace"),
-        F.col("metric"),
-        F.col("entity"),
-        timestamp.alias("timestamp"),
-        F.col("p.total").alias("total"),
-        F.col("interval_minutes"),
+    # The rows stay series here (SERIES_COLUMNS): `read_metrics` shuffles them so. Each point's time
+    # is read once, in the array; a point without a readable time is in `bad_points`, not a row.
+    points_of_series = F.expr(
+        "filter(transform(filter(_data, p -> p.total IS NOT NULL),"
+        " p -> named_struct('timestamp', try_to_timestamp(p.timeStamp), 'total', p.total)),"
+        " q -> q.timestamp IS NOT NULL)"
+    )
+    rows = labelled.where(series_reason.isNull()).select(
+        SOURCE_FILE, *SERIES, "interval_minutes", points_of_series.alias(POINTS)
     )
     return Metrics(rows=rows, quarantine=bad_docs.unionByName(bad_points))
