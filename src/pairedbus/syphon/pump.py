@@ -35,7 +35,7 @@ from pairedbus.syphon.outcomes import (  # noqa: F401  (the dead-letter reasons,
     DEAD_LETTER_MESSAGE_SIZE_EXCEEDED,
     DEAD_LETTER_SEND_REJECTED,
 )
-from pairedbus.syphon.receive_plan import ReceivePlan
+from pairedbus.syphon.receive_plan import ReceivePlan, RestOfReceive
 from pairedbus.syphon.sending import PrimarySends
 from pairedbus.syphon.settlement import Settlement
 from pairedbus.syphon.warm_receivers import close_quietly
@@ -151,11 +151,17 @@ class BacklogPump(Generic[M]):
         handed: set[asyncio.Task[None]] = set()
         busy = extra or plan.starts_busy
         opened = False  # opened before its first receive
+        #: Slots of a short receive of listed messages, kept for its rest (`RestOfReceive`): received at once.
+        carried = 0
         try:
             async with asyncio.TaskGroup() as batches:
                 while not halt.is_set():
-                    limit = plan.receive_size(batch_size=self._batch_size(), receivers=self._open_receivers)
-                    granted = await budget.acquire(budget.ask(busy=busy, limit=limit))
+                    rest = RestOfReceive(listed=plan.expected > 0, is_rest=carried > 0)
+                    if carried:
+                        granted, carried = carried, 0
+                    else:
+                        limit = plan.receive_size(batch_size=self._batch_size(), receivers=self._open_receivers)
+                        granted = await budget.acquire(budget.ask(busy=busy, limit=limit))
                     # Messages still listed: they are there, so a receive waits for them (`_LISTED_WAIT`).
                     receive_wait = max(wait, _LISTED_WAIT) if plan.expected else wait
                     try:
@@ -166,6 +172,7 @@ class BacklogPump(Generic[M]):
                             min(receive_wait, _EXTRA_WAIT) if extra else receive_wait,
                             halt,
                             opened=opened,
+                            rest=rest,
                         )
                     except BaseException:
                         await budget.release(granted)
@@ -174,11 +181,13 @@ class BacklogPump(Generic[M]):
                     count, nbytes = (
                         (0, 0) if isinstance(received, ReceiveEnd) else (len(received), _body_bytes(received))
                     )
-                    await budget.received(granted, count, nbytes)
-                    if not isinstance(received, ReceiveEnd) or received is ReceiveEnd.EMPTY:
-                        busy = plan.received(count, granted)
-                    else:
+                    failed = received is ReceiveEnd.FAILED or received is ReceiveEnd.GONE
+                    carried = granted - count if not failed and rest.follows(asked=granted, received=count) else 0
+                    await budget.received(granted - carried, count, nbytes)
+                    if failed:
                         busy = False
+                    elif count or not carried:  # nothing yet, its rest following: still expected, still busy
+                        busy = plan.received(count, granted)
                     match received:
                         case ReceiveEnd.GONE:
                             return
@@ -198,18 +207,23 @@ class BacklogPump(Generic[M]):
                             )
                             continue
                         case ReceiveEnd.EMPTY:
+                            if carried:
+                                continue
                             if until_empty or extra:
                                 return
                         case messages:
                             handling = batches.create_task(self._handle(receiver, messages, nbytes, settling))
                             handed.add(handling)
                             handling.add_done_callback(handed.discard)
+                            if carried:
+                                continue
                             if extra and not busy:
                                 return
                             if busy:  # one more receiver per full receive, up to what the queue warrants
                                 upto = min(self._open_receivers + 1, self._warranted())
                                 self._add_receivers(receivers, upto, wait=wait, halt=halt, until_empty=until_empty)
         finally:
+            await budget.release(carried)  # stopped before the rest was received
             self._open_receivers -= 1
             await self._close(receiver)
 
@@ -229,7 +243,14 @@ class BacklogPump(Generic[M]):
         await close_receiver(receiver, self.queue)
 
     async def _receive(
-        self, receiver: Receiver[M], count: int, wait: float, halt: asyncio.Event, *, opened: bool = True
+        self,
+        receiver: Receiver[M],
+        count: int,
+        wait: float,
+        halt: asyncio.Event,
+        *,
+        opened: bool = True,
+        rest: RestOfReceive | None = None,
     ) -> list[M] | ReceiveEnd:
         """One receive raced against `halt` and bounded by its wait plus the operation timeout;
         unless `opened`, the receiver's link is opened first, bounded by the operation timeout.
@@ -251,7 +272,7 @@ class BacklogPump(Generic[M]):
             if isinstance(opening, ReceiveEnd):
                 return opening
         received = await self._raced(
-            receive_leaving_no_credit(receiver, count, wait),
+            receive_leaving_no_credit(receiver, count, wait, rest=rest),
             wait + self._timeout,
             halt,
             "receive",
@@ -349,14 +370,17 @@ async def close_receiver(receiver: Receiver[M], queue: str) -> None:
     await close_quietly(receiver, queue)
 
 
-async def receive_leaving_no_credit(receiver: Receiver[M], count: int, wait: float) -> list[M]:
+async def receive_leaving_no_credit(
+    receiver: Receiver[M], count: int, wait: float, *, rest: RestOfReceive | None = None
+) -> list[M]:
     """One receive of at most `count` messages; one that returned fewer takes back the link credit it left
     open (`sdk.close_link_credit`), so that the broker locks no message for a receiver that is not
     receiving (a pump waiting for its budget, a receiver retired after its batches): over the wire such
     messages stayed locked until the SDK's keep-alive released them, and were locked again on the same
-    credit (issue 34)."""
+    credit (issue 34). Unless its rest follows at once (`rest`, `RestOfReceive`): the next receive asks
+    for it on the same credit."""
     received = await receiver.receive_messages(max_message_count=count, max_wait_time=wait)
-    if len(received) < count:
+    if len(received) < count and not (rest is not None and rest.follows(asked=count, received=len(received))):
         await sdk.close_link_credit(receiver)
     return received
 
