@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pairedbus.syphon.receive_plan import ReceivePlan, receivers_ahead
+from pairedbus.syphon.receive_plan import ReceivePlan, RestOfReceive, receivers_ahead
 
 
 @pytest.mark.parametrize(
@@ -106,3 +106,15 @@ def test_receivers_opened_ahead_are_a_named_queues_share_as_if_every_one_had_wor
     queues: int, capacity: int, ahead: int
 ) -> None:
     assert receivers_ahead(queues=queues, capacity=capacity, batch_size=500, most=4) == ahead
+
+
+def test_a_short_receive_of_listed_messages_is_followed_by_its_rest_until_a_rest_brings_nothing() -> None:
+    first = RestOfReceive(listed=True, is_rest=False)
+    rest = RestOfReceive(listed=True, is_rest=True)
+
+    assert first.follows(asked=500, received=300)
+    assert first.follows(asked=500, received=0)  # its transfers may all be on their way
+    assert rest.follows(asked=200, received=50)
+    assert not rest.follows(asked=200, received=0)  # a rest that brought nothing ends it
+    assert not first.follows(asked=500, received=500)  # a full receive leaves no credit
+    assert not RestOfReceive(listed=False, is_rest=False).follows(asked=16, received=3)  # a probe: as before

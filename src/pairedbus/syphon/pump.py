@@ -157,11 +157,7 @@ class BacklogPump(Generic[M]):
             async with asyncio.TaskGroup() as batches:
                 while not halt.is_set():
                     rest = RestOfReceive(listed=plan.expected > 0, is_rest=carried > 0)
-                    if carried:
-                        granted, carried = carried, 0
-                    else:
-                        limit = plan.receive_size(batch_size=self._batch_size(), receivers=self._open_receivers)
-                        granted = await budget.acquire(budget.ask(busy=busy, limit=limit))
+                    granted, carried = carried or await self._acquire(busy), 0
                     # Messages still listed: they are there, so a receive waits for them (`_LISTED_WAIT`).
                     receive_wait = max(wait, _LISTED_WAIT) if plan.expected else wait
                     try:
@@ -178,16 +174,7 @@ class BacklogPump(Generic[M]):
                         await budget.release(granted)
                         raise
                     opened = True
-                    count, nbytes = (
-                        (0, 0) if isinstance(received, ReceiveEnd) else (len(received), _body_bytes(received))
-                    )
-                    failed = received is ReceiveEnd.FAILED or received is ReceiveEnd.GONE
-                    carried = granted - count if not failed and rest.follows(asked=granted, received=count) else 0
-                    await budget.received(granted - carried, count, nbytes)
-                    if failed:
-                        busy = False
-                    elif count or not carried:  # nothing yet, its rest following: still expected, still busy
-                        busy = plan.received(count, granted)
+                    nbytes, carried, busy = await self._record(received, granted, rest, busy=busy)
                     match received:
                         case ReceiveEnd.GONE:
                             return
@@ -226,6 +213,27 @@ class BacklogPump(Generic[M]):
             await budget.release(carried)  # stopped before the rest was received
             self._open_receivers -= 1
             await self._close(receiver)
+
+    async def _acquire(self, busy: bool) -> int:
+        """Slots for the next receive: its share of what is expected, cut to what the budget grants."""
+        limit = self._plan.receive_size(batch_size=self._batch_size(), receivers=self._open_receivers)
+        return await self._ctx.budget.acquire(self._ctx.budget.ask(busy=busy, limit=limit))
+
+    async def _record(
+        self, received: list[M] | ReceiveEnd, granted: int, rest: RestOfReceive, *, busy: bool
+    ) -> tuple[int, int, bool]:
+        """Account a receive on `granted` slots: the budget keeps its messages and the slots its rest is
+        received on (`RestOfReceive`) and frees the others; the plan counts its messages. Returns its body
+        bytes, the slots carried to its rest (0: none follows) and whether the queue is still busy."""
+        count, nbytes = (0, 0) if isinstance(received, ReceiveEnd) else (len(received), _body_bytes(received))
+        failed = received is ReceiveEnd.FAILED or received is ReceiveEnd.GONE
+        carried = granted - count if not failed and rest.follows(asked=granted, received=count) else 0
+        await self._ctx.budget.received(granted - carried, count, nbytes)
+        if failed:
+            return nbytes, carried, False
+        if count or not carried:  # nothing yet, its rest following: still expected, still busy
+            busy = self._plan.received(count, granted)
+        return nbytes, carried, busy
 
     def _settling(self) -> asyncio.Semaphore | None:
         """A new receiver's bound on its outstanding settlements, shared by its batches (None: unbounded)."""
