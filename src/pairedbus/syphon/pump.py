@@ -156,7 +156,7 @@ class BacklogPump(Generic[M]):
         try:
             async with asyncio.TaskGroup() as batches:
                 while not halt.is_set():
-                    rest = RestOfReceive(listed=plan.expected > 0, is_rest=carried > 0)
+                    rest = RestOfReceive(plan, is_rest=carried > 0)
                     granted, carried = carried or await self._acquire(busy), 0
                     # Messages still listed: they are there, so a receive waits for them (`_LISTED_WAIT`).
                     receive_wait = max(wait, _LISTED_WAIT) if plan.expected else wait
