@@ -157,7 +157,7 @@ class BacklogPump(Generic[M]):
             async with asyncio.TaskGroup() as batches:
                 while not halt.is_set():
                     rest = RestOfReceive(plan, is_rest=carried > 0)
-                    granted, carried = carried or await self._acquire(busy), 0
+                    granted, carried = (self._with_free(carried) if carried else await self._acquire(busy)), 0
                     # Messages still listed: they are there, so a receive waits for them (`_LISTED_WAIT`).
                     receive_wait = max(wait, _LISTED_WAIT) if plan.expected else wait
                     try:
@@ -218,6 +218,13 @@ class BacklogPump(Generic[M]):
         """Slots for the next receive: its share of what is expected, cut to what the budget grants."""
         limit = self._plan.receive_size(batch_size=self._batch_size(), receivers=self._open_receivers)
         return await self._ctx.budget.acquire(self._ctx.budget.ask(busy=busy, limit=limit))
+
+    def _with_free(self, carried: int) -> int:
+        """The slots of a receive's rest: those it carried, and what the budget has free now up to a receive's
+        size (a rest of the few transfers a receive missed would otherwise be a receive, a batch and its sends
+        of a few messages)."""
+        limit = self._plan.receive_size(batch_size=self._batch_size(), receivers=self._open_receivers)
+        return carried + self._ctx.budget.take_free(limit - carried)
 
     async def _record(
         self, received: list[M] | ReceiveEnd, granted: int, rest: RestOfReceive, *, busy: bool
