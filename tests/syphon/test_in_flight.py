@@ -37,6 +37,18 @@ async def test_a_full_budget_makes_the_next_receive_wait_until_a_settlement() ->
     assert await asyncio.wait_for(waiting, guard(5)) == 1
 
 
+async def test_take_free_takes_what_is_free_now_and_never_ahead_of_a_waiter() -> None:
+    budget = InFlightBudget(10)
+    await budget.received(await budget.acquire(6), 6)
+    assert budget.take_free(8) == 4  # what is free, without waiting
+    assert budget.take_free(1) == 0  # nothing left
+    waiting = asyncio.create_task(budget.acquire(10))
+    await asyncio.sleep(0)
+    await budget.settled(6)
+    assert budget.take_free(5) == 0  # the waiter comes first
+    assert await asyncio.wait_for(waiting, guard(5)) == 6
+
+
 async def test_idle_waits_for_every_settlement() -> None:
     budget = InFlightBudget(3)
     await budget.received(await budget.acquire(3), 3)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pairedbus.syphon.receive_plan import ReceivePlan, receivers_ahead
+from pairedbus.syphon.receive_plan import ReceivePlan, RestOfReceive, receivers_ahead
 
 
 @pytest.mark.parametrize(
@@ -106,3 +106,27 @@ def test_receivers_opened_ahead_are_a_named_queues_share_as_if_every_one_had_wor
     queues: int, capacity: int, ahead: int
 ) -> None:
     assert receivers_ahead(queues=queues, capacity=capacity, batch_size=500, most=4) == ahead
+
+
+def test_a_short_receive_of_listed_messages_is_followed_by_its_rest_until_a_rest_brings_nothing() -> None:
+    def rest(expected: int, *, is_rest: bool = False) -> RestOfReceive:
+        return RestOfReceive(ReceivePlan(expected), is_rest=is_rest)
+
+    assert rest(1_000).follows(asked=500, received=300)
+    assert rest(1_000).follows(asked=500, received=0)  # its transfers may all be on their way
+    assert rest(700, is_rest=True).follows(asked=200, received=50)
+    assert not rest(700, is_rest=True).follows(asked=200, received=0)  # a rest that brought nothing ends it
+    assert not rest(1_000).follows(asked=500, received=500)  # a full receive leaves no credit
+    assert not rest(120).follows(asked=250, received=120)  # the last ones expected: the rest is another's
+    assert not rest(0).follows(asked=16, received=3)  # a probe: as before
+
+
+def test_whether_a_rest_follows_is_decided_once() -> None:
+    """The receive keeps its credit or takes it back on the first answer, and the pump carries the slots on the
+    second: another receiver of the queue counting its messages in between must not split them."""
+    plan = ReceivePlan(1_000)
+    rest = RestOfReceive(plan, is_rest=False)
+
+    assert rest.follows(asked=500, received=300)
+    plan.received(700, 700)  # another receiver's receive, counted meanwhile: none expected now
+    assert rest.follows(asked=500, received=300)

@@ -154,6 +154,13 @@ class InFlightBudget:
                 self._serve_soon()
             raise
 
+    def take_free(self, wanted: int) -> int:
+        """Up to `wanted` slots that are free now, without waiting: none while others wait (they come first)
+        or the budget is closed (`acquire`'s rule)."""
+        if wanted <= 0 or self._waiters or not self._open():
+            return 0
+        return self._take(wanted)
+
     def _open(self) -> bool:
         if self._free <= 0:
             return False

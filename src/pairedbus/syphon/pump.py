@@ -35,7 +35,7 @@ from pairedbus.syphon.outcomes import (  # noqa: F401  (the dead-letter reasons,
     DEAD_LETTER_MESSAGE_SIZE_EXCEEDED,
     DEAD_LETTER_SEND_REJECTED,
 )
-from pairedbus.syphon.receive_plan import ReceivePlan
+from pairedbus.syphon.receive_plan import ReceivePlan, RestOfReceive
 from pairedbus.syphon.sending import PrimarySends
 from pairedbus.syphon.settlement import Settlement
 from pairedbus.syphon.warm_receivers import close_quietly
@@ -151,11 +151,13 @@ class BacklogPump(Generic[M]):
         handed: set[asyncio.Task[None]] = set()
         busy = extra or plan.starts_busy
         opened = False  # opened before its first receive
+        #: Slots of a short receive of listed messages, kept for its rest (`RestOfReceive`): received at once.
+        carried = 0
         try:
             async with asyncio.TaskGroup() as batches:
                 while not halt.is_set():
-                    limit = plan.receive_size(batch_size=self._batch_size(), receivers=self._open_receivers)
-                    granted = await budget.acquire(budget.ask(busy=busy, limit=limit))
+                    rest = RestOfReceive(plan, is_rest=carried > 0)
+                    granted, carried = (self._with_free(carried) if carried else await self._acquire(busy)), 0
                     # Messages still listed: they are there, so a receive waits for them (`_LISTED_WAIT`).
                     receive_wait = max(wait, _LISTED_WAIT) if plan.expected else wait
                     try:
@@ -166,19 +168,13 @@ class BacklogPump(Generic[M]):
                             min(receive_wait, _EXTRA_WAIT) if extra else receive_wait,
                             halt,
                             opened=opened,
+                            rest=rest,
                         )
                     except BaseException:
                         await budget.release(granted)
                         raise
                     opened = True
-                    count, nbytes = (
-                        (0, 0) if isinstance(received, ReceiveEnd) else (len(received), _body_bytes(received))
-                    )
-                    await budget.received(granted, count, nbytes)
-                    if not isinstance(received, ReceiveEnd) or received is ReceiveEnd.EMPTY:
-                        busy = plan.received(count, granted)
-                    else:
-                        busy = False
+                    nbytes, carried, busy = await self._record(received, granted, rest, busy=busy)
                     match received:
                         case ReceiveEnd.GONE:
                             return
@@ -198,20 +194,53 @@ class BacklogPump(Generic[M]):
                             )
                             continue
                         case ReceiveEnd.EMPTY:
+                            if carried:
+                                continue
                             if until_empty or extra:
                                 return
                         case messages:
                             handling = batches.create_task(self._handle(receiver, messages, nbytes, settling))
                             handed.add(handling)
                             handling.add_done_callback(handed.discard)
+                            if carried:
+                                continue
                             if extra and not busy:
                                 return
                             if busy:  # one more receiver per full receive, up to what the queue warrants
                                 upto = min(self._open_receivers + 1, self._warranted())
                                 self._add_receivers(receivers, upto, wait=wait, halt=halt, until_empty=until_empty)
         finally:
+            await budget.release(carried)  # stopped before the rest was received
             self._open_receivers -= 1
             await self._close(receiver)
+
+    async def _acquire(self, busy: bool) -> int:
+        """Slots for the next receive: its share of what is expected, cut to what the budget grants."""
+        limit = self._plan.receive_size(batch_size=self._batch_size(), receivers=self._open_receivers)
+        return await self._ctx.budget.acquire(self._ctx.budget.ask(busy=busy, limit=limit))
+
+    def _with_free(self, carried: int) -> int:
+        """The slots of a receive's rest: those it carried, and what the budget has free now up to a receive's
+        size (a rest of the few transfers a receive missed would otherwise be a receive, a batch and its sends
+        of a few messages)."""
+        limit = self._plan.receive_size(batch_size=self._batch_size(), receivers=self._open_receivers)
+        return carried + self._ctx.budget.take_free(limit - carried)
+
+    async def _record(
+        self, received: list[M] | ReceiveEnd, granted: int, rest: RestOfReceive, *, busy: bool
+    ) -> tuple[int, int, bool]:
+        """Account a receive on `granted` slots: the budget keeps its messages and the slots its rest is
+        received on (`RestOfReceive`) and frees the others; the plan counts its messages. Returns its body
+        bytes, the slots carried to its rest (0: none follows) and whether the queue is still busy."""
+        count, nbytes = (0, 0) if isinstance(received, ReceiveEnd) else (len(received), _body_bytes(received))
+        failed = received is ReceiveEnd.FAILED or received is ReceiveEnd.GONE
+        carried = granted - count if not failed and rest.follows(asked=granted, received=count) else 0
+        await self._ctx.budget.received(granted - carried, count, nbytes)
+        if failed:
+            return nbytes, carried, False
+        if count or not carried:  # nothing yet, its rest following: still expected, still busy
+            busy = self._plan.received(count, granted)
+        return nbytes, carried, busy
 
     def _settling(self) -> asyncio.Semaphore | None:
         """A new receiver's bound on its outstanding settlements, shared by its batches (None: unbounded)."""
@@ -229,7 +258,14 @@ class BacklogPump(Generic[M]):
         await close_receiver(receiver, self.queue)
 
     async def _receive(
-        self, receiver: Receiver[M], count: int, wait: float, halt: asyncio.Event, *, opened: bool = True
+        self,
+        receiver: Receiver[M],
+        count: int,
+        wait: float,
+        halt: asyncio.Event,
+        *,
+        opened: bool = True,
+        rest: RestOfReceive | None = None,
     ) -> list[M] | ReceiveEnd:
         """One receive raced against `halt` and bounded by its wait plus the operation timeout;
         unless `opened`, the receiver's link is opened first, bounded by the operation timeout.
@@ -251,7 +287,7 @@ class BacklogPump(Generic[M]):
             if isinstance(opening, ReceiveEnd):
                 return opening
         received = await self._raced(
-            receive_leaving_no_credit(receiver, count, wait),
+            receive_leaving_no_credit(receiver, count, wait, rest=rest),
             wait + self._timeout,
             halt,
             "receive",
@@ -349,14 +385,17 @@ async def close_receiver(receiver: Receiver[M], queue: str) -> None:
     await close_quietly(receiver, queue)
 
 
-async def receive_leaving_no_credit(receiver: Receiver[M], count: int, wait: float) -> list[M]:
+async def receive_leaving_no_credit(
+    receiver: Receiver[M], count: int, wait: float, *, rest: RestOfReceive | None = None
+) -> list[M]:
     """One receive of at most `count` messages; one that returned fewer takes back the link credit it left
     open (`sdk.close_link_credit`), so that the broker locks no message for a receiver that is not
     receiving (a pump waiting for its budget, a receiver retired after its batches): over the wire such
     messages stayed locked until the SDK's keep-alive released them, and were locked again on the same
-    credit (issue 34)."""
+    credit (issue 34). Unless its rest follows at once (`rest`, `RestOfReceive`): the next receive asks
+    for it on the same credit."""
     received = await receiver.receive_messages(max_message_count=count, max_wait_time=wait)
-    if len(received) < count:
+    if len(received) < count and not (rest is not None and rest.follows(asked=count, received=len(received))):
         await sdk.close_link_credit(receiver)
     return received
 
