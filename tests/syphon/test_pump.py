@@ -781,3 +781,42 @@ async def test_an_empty_receive_of_listed_messages_asks_again_once_and_a_second_
     on_first = [(what, asked, got) for what, receiver, asked, got in events if receiver == first]
     assert on_first == [("receive", 400, 0), ("receive", 400, 0), ("take back", None, 0)]
     assert stats.moved == 400 and len(orders.active_messages()) == 400
+
+
+async def test_a_receive_that_ends_with_the_sdks_error_as_its_caller_is_cancelled_is_not_left_unread():
+    """The 200-message harsh wire drill logged "Task exception was never retrieved" twice: a pump cancelled
+    while its receive ran (`_raced`) cancels the receive, the SDK ends it with its own error (busy, connection
+    lost) instead of the cancellation, and the pump, being cancelled, never read it."""
+    import gc
+
+    from pairedbus.syphon.pump import cancel_until_done
+
+    logged: list[str] = []
+    asyncio.get_running_loop().set_exception_handler(lambda _loop, context: logged.append(context["message"]))
+    receiving = asyncio.Event()
+
+    async def receive() -> None:
+        receiving.set()
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            raise ServiceBusServerBusyError(message="busy") from None
+
+    task = asyncio.ensure_future(receive())
+
+    async def pump(receiving_task: asyncio.Future[None]) -> None:
+        try:
+            await asyncio.sleep(60)
+        finally:
+            await cancel_until_done(receiving_task)
+
+    await receiving.wait()
+    stopping = asyncio.ensure_future(pump(task))
+    await asyncio.sleep(0)
+    stopping.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await stopping
+    assert task.done() and not task.cancelled()  # ended with the SDK's error (reading it here would mark it read)
+    del task, stopping
+    gc.collect()
+    assert not [m for m in logged if "never retrieved" in m], logged

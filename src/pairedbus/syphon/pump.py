@@ -413,7 +413,9 @@ async def cancel_until_done(task: asyncio.Future[T]) -> None:
     swallows one). A receive that lost its cancellation went on into its long poll while its pump
     waited for it. Cancelling again reaches the task at its next await. A cancellation of the caller
     meanwhile is kept and raised once `task` has ended (an SDK call must not outlive its pump: it uses
-    the pump's receiver)."""
+    the pump's receiver). Its error is marked read: a caller being cancelled never reads it, and asyncio
+    then logged "Task exception was never retrieved" for a receive the SDK ended with its own error (busy,
+    connection lost) as its pump stopped (twice in the 200-message harsh wire drill)."""
     cancelled = False
     while not task.done():
         task.cancel()
@@ -421,6 +423,8 @@ async def cancel_until_done(task: asyncio.Future[T]) -> None:
             await asyncio.wait({task}, timeout=RECANCEL_INTERVAL)
         except asyncio.CancelledError:
             cancelled = True
+    if not task.cancelled():
+        task.exception()
     if cancelled:
         raise asyncio.CancelledError
 
