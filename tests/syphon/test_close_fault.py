@@ -169,3 +169,33 @@ async def test_a_syphon_stopped_by_the_rule_gives_back_what_it_holds_and_settles
     assert syphon.stats.moved == 0  # its complete skipped: the broker has it back
     assert backlog.counts.completes == 0
     assert backlog.message_counts()["active"] == 1
+
+
+async def test_a_fault_is_raised_though_the_work_ends_while_the_rule_still_gives_back(
+    world: ServiceBusWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CI (the syphon over the wire, load of two workers): the primary went down, the rule faulted the
+    secondary, and the syphon ended "stopped", no SyphonFaulted. The rule halts the work before it gives
+    back what is held; the work ended during the give-back (30 abandons by lock token), and the syphon
+    cancelled the rule's watch before it had made its fault. Here the give-back takes 0.5 s: the fault is
+    raised and the rule's close of the secondary done (the code before: the syphon returned, no fault)."""
+    from pairedbus.syphon import syphon as syphon_module
+
+    create_backlog_queues(world, 1)
+    gave_back = asyncio.Event()
+
+    async def slow_give_back(holders: object, stats: object, **_: object) -> tuple[int, int]:
+        await asyncio.sleep(0.5)
+        gave_back.set()
+        return 0, 0
+
+    monkeypatch.setattr(syphon_module, "give_back", slow_give_back)
+    async with make_syphon(world, close_fault_grace=timedelta(milliseconds=50)) as syphon:
+        running = asyncio.create_task(syphon.run(asyncio.Event()))
+        await eventually(lambda: world.operations.get("receive", 0) >= 1)
+        syphon.report_fault(PRIMARY_SIDE)
+        with pytest.raises(SyphonFaulted) as caught:
+            await asyncio.wait_for(running, guard(10))
+        assert gave_back.is_set()
+        assert world.open_clients(SECONDARY) == []  # the rule closed the partner it faulted
+    assert (caught.value.side, caught.value.partner_followed) == (PRIMARY_SIDE, False)

@@ -69,13 +69,14 @@ class StopOnFault:
         await self._judged.wait()
         verdict = self._verdict
         assert verdict is not None
+        # Made first: `before_close` halts the syphon's work, which may end before the give-back does.
+        self.fault = SyphonFaulted(verdict.side, partner_followed=verdict.partner_followed, cause=verdict.cause)
         if before_close is not None:
             await before_close(verdict)
         if not verdict.partner_followed:
             error = await pair.close_side(verdict.partner)
             if error is not None:  # closing is best effort: the syphon stops either way
                 log.warning("closing a namespace client failed", extra={"side": verdict.partner, "error": repr(error)})
-        self.fault = SyphonFaulted(verdict.side, partner_followed=verdict.partner_followed, cause=verdict.cause)
         return self.fault
 
 

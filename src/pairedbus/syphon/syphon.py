@@ -440,8 +440,12 @@ class Syphon:
                 tasks = [group.create_task(w(halt)) for w in work]
                 await asyncio.wait(tasks[:1])  # its failure, if any, is raised by the group
                 halt.set()
-                for task in (watcher, *tasks[1:]):
+                for task in tasks[1:]:
                     task.cancel()
+                # The rule halts the work before it gives back and closes the partner: once it has made
+                # its fault, the work may end first, and the rule is left to finish (bounded: give_back).
+                if self._reaction.fault is None:
+                    watcher.cancel()
         except BaseExceptionGroup as group_error:
             if len(group_error.exceptions) == 1:
                 raise group_error.exceptions[0] from None
