@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from azure.servicebus.exceptions import OperationTimeoutError, ServiceBusError
 
+from pairedbus.emulator.remote import EmulatorProcess
 from tests.benchmarks.loading import load_benchmark
 
 
@@ -18,8 +19,17 @@ def bench() -> ModuleType:
     return load_benchmark("syphon_wire_bench")
 
 
-def _figures(bench: ModuleType, *, rate: list[float], steady: list[float], seconds: list[float]) -> Any:
-    return bench.Figures(rate=rate, steady=steady, seconds=seconds)
+def _figures(
+    bench: ModuleType,
+    *,
+    rate: list[float],
+    steady: list[float],
+    seconds: list[float],
+    sustained: list[float] | None = None,
+) -> Any:
+    return bench.Figures(
+        rate=rate, steady=steady, seconds=seconds, sustained=steady if sustained is None else sustained
+    )
 
 
 def test_the_ceiling_is_the_capacity_over_three_round_trips(bench: ModuleType) -> None:
@@ -54,14 +64,19 @@ def test_the_steady_state_is_judged_against_the_lower_of_the_ceiling_and_the_unb
 ) -> None:
     figures = {
         "syphon": _figures(bench, rate=[1.0], steady=[900.0, 800.0, 1_000.0], seconds=[5.0]),
-        "unbounded": _figures(bench, rate=[1.0], steady=[1_000.0, 1_200.0, 1_100.0], seconds=[5.0]),
+        # What it sustains (its slowest stage), not its steady state (its completes alone).
+        "unbounded": _figures(
+            bench, rate=[1.0], steady=[5_000.0], sustained=[1_000.0, 1_200.0, 1_100.0], seconds=[5.0]
+        ),
     }
 
     under_the_unbounded = bench.judge(figures, c3r=5_000.0)
     under_the_ceiling = bench.judge(figures, c3r=1_000.0)
 
     # 0.85 x min(5,000, 1,100) = 935 > 900; 0.85 x min(1,000, 1,100) = 850 <= 900.
-    assert [(v.syphon, v.bound, v.met) for v in under_the_unbounded] == [(900.0, pytest.approx(935.0), False)]
+    assert [(v.syphon, v.other, v.bound, v.met) for v in under_the_unbounded] == [
+        (900.0, 1_100.0, pytest.approx(935.0), False)
+    ]
     assert [(v.syphon, v.bound, v.met) for v in under_the_ceiling] == [(900.0, pytest.approx(850.0), True)]
 
 
@@ -71,11 +86,30 @@ def test_no_goal_is_judged_without_the_syphon(bench: ModuleType) -> None:
     assert bench.judge(figures, c3r=1.0) == []
 
 
-def test_the_steady_state_is_the_rate_between_ten_and_ninety_percent_moved(bench: ModuleType) -> None:
-    progress = bench.Progress(samples=[(0.0, 0), (1.0, 5), (2.0, 10), (3.0, 50), (6.0, 90), (7.0, 100)])
+def test_the_steady_state_is_the_rate_between_ten_and_ninety_percent_completed(bench: ModuleType) -> None:
+    progress = bench.Progress({"completed": [(0.0, 0), (1.0, 5), (2.0, 10), (3.0, 50), (6.0, 90), (7.0, 100)]})
 
     assert progress.steady(100) == pytest.approx(80 / 4.0)
-    assert bench.Progress(samples=[(0.0, 0), (1.0, 100)]).steady(100) == 0.0  # both marks in one sample
+    assert progress.sustained(100) == pytest.approx(80 / 4.0)  # the syphon's: its one stage
+    assert bench.Progress({"completed": [(0.0, 0), (1.0, 100)]}).steady(100) == 0.0  # both marks in one sample
+
+
+def test_what_a_mover_sustains_is_its_slowest_stage_not_a_burst_of_completes(bench: ModuleType) -> None:
+    # The unbounded mover over the wire: the backlog received and sent in 8 s while 10 % waited to be completed,
+    # then completed in a burst of 1 s.
+    progress = bench.Progress(
+        {
+            "received": [(0.0, 0), (1.0, 10), (9.0, 90), (10.0, 100)],
+            "sent": [(0.0, 0), (1.0, 0), (2.0, 10), (10.0, 90), (11.0, 100)],
+            "completed": [(0.0, 0), (10.0, 9), (10.5, 10), (11.5, 90), (12.0, 100)],
+        }
+    )
+
+    assert progress.steady(100) == pytest.approx(80 / 1.0)
+    assert progress.sustained(100) == pytest.approx(80 / 8.0)
+    # A stage too fast to tell (its marks in one sample) leaves it unknown, not the others' rate.
+    progress.stages["sent"] = [(0.0, 0), (1.0, 100)]
+    assert progress.sustained(100) == 0.0
 
 
 class _Receiver:
@@ -135,9 +169,29 @@ def test_the_steady_state_goal_is_undecided_when_the_unbounded_movers_steady_sta
 ) -> None:
     figures = {
         "syphon": _figures(bench, rate=[1.0], steady=[300.0], seconds=[5.0]),
-        "unbounded": _figures(bench, rate=[1.0], steady=[0.0], seconds=[0.5]),  # 10-90 % within one sample
+        # A stage's 10-90 % within one sample; its completes' steady state known.
+        "unbounded": _figures(bench, rate=[1.0], steady=[900.0], sustained=[0.0], seconds=[0.5]),
     }
 
     (verdict,) = bench.judge(figures, c3r=5_000.0)
 
     assert verdict.met is None
+
+
+@pytest.mark.slow
+def test_the_unbounded_mover_counts_each_stage_as_messages_pass_it_over_the_wire(bench: ModuleType) -> None:
+    with EmulatorProcess(["primary", "secondary"]) as brokers:
+        bench.create_queues(brokers, 2)
+        asyncio.run(bench._park(brokers, 60, 2, 256, "stages"))
+
+        progress = asyncio.run(bench._unbounded(brokers, 2, 60, 256, 1))
+
+        assert sum(brokers.queue("primary", f"dest-{d}")["counts"]["active"] for d in range(10)) == 60
+    assert {stage: samples[-1][1] for stage, samples in progress.stages.items()} == {
+        "received": 60,
+        "sent": 60,
+        "completed": 60,
+    }
+    # A message passes the stages in order: at every sample, received >= sent >= completed.
+    received, sent, completed = (progress.stages[stage] for stage in bench.STAGES)
+    assert all(r[1] >= s[1] >= c[1] for r, s, c in zip(received, sent, completed, strict=True))
