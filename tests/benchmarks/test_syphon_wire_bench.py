@@ -26,9 +26,14 @@ def _figures(
     steady: list[float],
     seconds: list[float],
     sustained: list[float] | None = None,
+    pipeline: list[float] | None = None,
 ) -> Any:
     return bench.Figures(
-        rate=rate, steady=steady, seconds=seconds, sustained=steady if sustained is None else sustained
+        rate=rate,
+        steady=steady,
+        seconds=seconds,
+        sustained=steady if sustained is None else sustained,
+        pipeline=steady if pipeline is None else pipeline,
     )
 
 
@@ -63,21 +68,33 @@ def test_the_steady_state_is_judged_against_the_lower_of_the_ceiling_and_the_unb
     bench: ModuleType,
 ) -> None:
     figures = {
-        "syphon": _figures(bench, rate=[1.0], steady=[900.0, 800.0, 1_000.0], seconds=[5.0]),
-        # What it sustains (its slowest stage), not its steady state (its completes alone).
+        "syphon": _figures(
+            bench, rate=[1.0], steady=[900.0, 800.0, 1_000.0], pipeline=[800.0, 700.0, 900.0], seconds=[5.0]
+        ),
+        # What it sustains (received to completed), not its completes alone nor its slowest stage alone.
         "unbounded": _figures(
-            bench, rate=[1.0], steady=[5_000.0], sustained=[1_000.0, 1_200.0, 1_100.0], seconds=[5.0]
+            bench,
+            rate=[1.0],
+            steady=[5_000.0],
+            sustained=[4_000.0],
+            pipeline=[1_000.0, 1_200.0, 1_100.0],
+            seconds=[5.0],
         ),
     }
 
     under_the_unbounded = bench.judge(figures, c3r=5_000.0)
     under_the_ceiling = bench.judge(figures, c3r=1_000.0)
 
-    # 0.85 x min(5,000, 1,100) = 935 > 900; 0.85 x min(1,000, 1,100) = 850 <= 900.
-    assert [(v.syphon, v.other, v.bound, v.met) for v in under_the_unbounded] == [
-        (900.0, 1_100.0, pytest.approx(935.0), False)
+    # 0.85 x min(5,000, 1,100) = 935 > 900; 0.85 x min(1,000, 1,100) = 850 <= 900. The syphon's own received
+    # to completed (800) is held to the same floor.
+    assert [(v.measure, v.syphon, v.other, v.bound, v.met) for v in under_the_unbounded] == [
+        ("steady state, msg/s", 900.0, 1_100.0, pytest.approx(935.0), False),
+        ("received to completed", 800.0, 1_100.0, pytest.approx(935.0), False),
     ]
-    assert [(v.syphon, v.bound, v.met) for v in under_the_ceiling] == [(900.0, pytest.approx(850.0), True)]
+    assert [(v.syphon, v.bound, v.met) for v in under_the_ceiling] == [
+        (900.0, pytest.approx(850.0), True),
+        (800.0, pytest.approx(850.0), False),
+    ]
 
 
 def test_no_goal_is_judged_without_the_syphon(bench: ModuleType) -> None:
@@ -91,6 +108,7 @@ def test_the_steady_state_is_the_rate_between_ten_and_ninety_percent_completed(b
 
     assert progress.steady(100) == pytest.approx(80 / 4.0)
     assert progress.sustained(100) == pytest.approx(80 / 4.0)  # the syphon's: its one stage
+    assert progress.pipeline(100) == pytest.approx(80 / 4.0)
     assert bench.Progress({"completed": [(0.0, 0), (1.0, 100)]}).steady(100) == 0.0  # both marks in one sample
 
 
@@ -107,9 +125,30 @@ def test_what_a_mover_sustains_is_its_slowest_stage_not_a_burst_of_completes(ben
 
     assert progress.steady(100) == pytest.approx(80 / 1.0)
     assert progress.sustained(100) == pytest.approx(80 / 8.0)
+    # 10 % received at 1 s, 90 % completed at 11.5 s.
+    assert progress.pipeline(100) == pytest.approx(80 / 10.5)
     # A stage too fast to tell (its marks in one sample) leaves it unknown, not the others' rate.
     progress.stages["sent"] = [(0.0, 0), (1.0, 100)]
     assert progress.sustained(100) == 0.0
+
+
+def test_what_an_unbounded_mover_sustains_holds_the_wait_of_stages_that_do_not_overlap(bench: ModuleType) -> None:
+    # Unbounded at 10 queues: every stage's 10-90 % in 2 s, one after another, over a 9 s drain. Each stage
+    # alone is a burst of 4,000 msg/s; what passed all of them came at 80 / 7 s.
+    progress = bench.Progress(
+        {
+            "received": [(0.0, 0), (1.0, 10), (3.0, 90), (3.5, 100)],
+            "sent": [(0.0, 0), (3.5, 0), (4.0, 10), (6.0, 90), (6.5, 100)],
+            "completed": [(0.0, 0), (5.5, 0), (6.0, 10), (8.0, 90), (9.0, 100)],
+        }
+    )
+
+    assert progress.sustained(100) == pytest.approx(80 / 2.0)
+    assert progress.pipeline(100) == pytest.approx(80 / 7.0)
+    # A mover whose 90 % completed came no later than its 10 % received: unknown, not infinite.
+    assert (
+        bench.Progress({"received": [(0.0, 0), (1.0, 100)], "completed": [(0.0, 0), (1.0, 100)]}).pipeline(100) == 0.0
+    )
 
 
 class _Receiver:
@@ -170,12 +209,10 @@ def test_the_steady_state_goal_is_undecided_when_the_unbounded_movers_steady_sta
     figures = {
         "syphon": _figures(bench, rate=[1.0], steady=[300.0], seconds=[5.0]),
         # A stage's 10-90 % within one sample; its completes' steady state known.
-        "unbounded": _figures(bench, rate=[1.0], steady=[900.0], sustained=[0.0], seconds=[0.5]),
+        "unbounded": _figures(bench, rate=[1.0], steady=[900.0], pipeline=[0.0], seconds=[0.5]),
     }
 
-    (verdict,) = bench.judge(figures, c3r=5_000.0)
-
-    assert verdict.met is None
+    assert [verdict.met for verdict in bench.judge(figures, c3r=5_000.0)] == [None, None]
 
 
 @pytest.mark.slow
@@ -195,3 +232,18 @@ def test_the_unbounded_mover_counts_each_stage_as_messages_pass_it_over_the_wire
     # A message passes the stages in order: at every sample, received >= sent >= completed.
     received, sent, completed = (progress.stages[stage] for stage in bench.STAGES)
     assert all(r[1] >= s[1] >= c[1] for r, s, c in zip(received, sent, completed, strict=True))
+
+
+@pytest.mark.slow
+def test_the_syphon_counts_what_it_received_and_holds_beside_what_it_moved_over_the_wire(bench: ModuleType) -> None:
+    with EmulatorProcess(["primary", "secondary"]) as brokers:
+        bench.create_queues(brokers, 2)
+        asyncio.run(bench._park(brokers, 60, 2, 256, "syphon-stages"))
+
+        progress = asyncio.run(bench._syphon(brokers, 2, 60, 256, 1))
+
+    received, completed = progress.stages["received"], progress.stages["completed"]
+    assert (received[-1][1], completed[-1][1]) == (60, 60)
+    # Received is moved or held: never behind the completes, ahead of them while messages are held.
+    assert all(r[1] >= c[1] for r, c in zip(received, completed, strict=True))
+    assert any(r[1] > c[1] for r, c in zip(received, completed, strict=True))
