@@ -399,7 +399,7 @@ STEADY_SHARE = 0.85
 @dataclass(frozen=True)
 class Verdict:
     """One cell's comparison: what was measured, the bound it had to reach, and whether it did (None: not
-    decided, what the unbounded mover sustains unknown: a stage's 10-90 % fell between two samples)."""
+    decided, what the unbounded mover moves unknown: its 10 % received and 90 % completed in one sample)."""
 
     measure: str
     syphon: float
@@ -433,12 +433,12 @@ def judge(figures: dict[str, Figures], c3r: float) -> list[Verdict]:
         verdicts.append(Verdict("end to end / pipelined", ratio, median(pipelined.rate), bound, ratio >= bound))
     unbounded = figures.get("unbounded")
     if unbounded is not None and unbounded.pipeline:
-        sustained = median(unbounded.pipeline)
-        floor = STEADY_SHARE * min(c3r, sustained)
+        moves = median(unbounded.pipeline)
+        floor = STEADY_SHARE * min(c3r, moves)
         for measure, rates in (("steady state, msg/s", syphon.steady), ("received to completed", syphon.pipeline)):
             rate = median(rates)
             met = rate >= floor if floor > 0 else None
-            verdicts.append(Verdict(measure, rate, sustained, floor, met))
+            verdicts.append(Verdict(measure, rate, moves, floor, met))
     return verdicts
 
 

@@ -203,12 +203,12 @@ async def _watch(tally: Any, seen: list[int]) -> None:
         await asyncio.sleep(0)
 
 
-def test_the_steady_state_goal_is_undecided_when_the_unbounded_movers_steady_state_is_unknown(
+def test_the_steady_state_goal_is_undecided_when_what_the_unbounded_mover_moves_is_unknown(
     bench: ModuleType,
 ) -> None:
     figures = {
         "syphon": _figures(bench, rate=[1.0], steady=[300.0], seconds=[5.0]),
-        # A stage's 10-90 % within one sample; its completes' steady state known.
+        # Its 10 % received and 90 % completed within one sample; its completes' steady state known.
         "unbounded": _figures(bench, rate=[1.0], steady=[900.0], pipeline=[0.0], seconds=[0.5]),
     }
 
