@@ -101,11 +101,11 @@ def jvm_cpu_by_role(pid: int) -> dict[str, float]:
     return cpu_by_role(stats, os.sysconf("SC_CLK_TCK")) if stats else {}
 
 
-def estate(pairs: int, entities: int, backlog_queues: int) -> list[tuple]:
+def estate(pairs: int, entities: int, backlog_queues: int) -> list[tuple[object, ...]]:
     """Inventory rows (kind, namespace, entity, sku_name, sku_capacity): `pairs` primaries with
     `entities` queues each, and their secondaries with `backlog_queues` backlog queues plus
     local queues up to `entities`. Every fifth pair is Premium."""
-    rows: list[tuple] = []
+    rows: list[tuple[object, ...]] = []
     for p in range(pairs):
         sku, capacity = (contract.SKU_PREMIUM, 1 + p % 4) if p % 5 == 0 else (contract.SKU_STANDARD, None)
         primary, secondary = f"ns{p:04d}", f"ns{p:04d}-dr"
@@ -768,6 +768,8 @@ def single_process(args: argparse.Namespace) -> int:
 
         def parse_only() -> None:
             raw = read_json(spark, list_files(spark, str(given.documents), "metrics"), METRICS_READ)
+            if raw is None:
+                raise SystemExit(f"no JSON documents to parse in {given.documents}")
             series_points(flatten_metrics(raw).rows).write.format("noop").mode("overwrite").save()
 
         def parse_and_deduplicate() -> None:

@@ -174,7 +174,7 @@ def summarise_event_log(events: Iterable[dict[str, object]]) -> EventLogSummary:
     shuffle_bytes = tasks = sql = 0
     app_start = app_end = 0
     for event in events:
-        kind = event["Event"]
+        kind = str(event["Event"])
         if kind == "SparkListenerApplicationStart":
             app_start = int(event["Timestamp"])  # type: ignore[call-overload]
         elif kind == "SparkListenerApplicationEnd":
@@ -200,7 +200,7 @@ def summarise_event_log(events: Iterable[dict[str, object]]) -> EventLogSummary:
             if written:
                 shuffle_stages.add(int(event["Stage ID"]))  # type: ignore[call-overload]
                 shuffle_bytes += written
-        elif kind.endswith("SparkListenerSQLExecutionStart"):  # type: ignore[union-attr]
+        elif kind.endswith("SparkListenerSQLExecutionStart"):
             sql += 1
     spans = sorted((j.start, j.end) for j in jobs.values() if j.end)  # a log cut short: its unfinished jobs
     in_jobs, covered_to = 0, 0

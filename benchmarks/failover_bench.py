@@ -112,10 +112,10 @@ def main(argv: list[str] | None = None) -> dict[tuple[str, str], list[float]]:
     print(f"failover_interval {args.interval:g} s, {args.repeats} runs each, the broker in its own process")
     print(f"{'fault':<26} {'client setting':<30} {'to first parked (s)':>22} {'sends raised':>13}")
     for (fault_name, setting_name), values in results.items():
-        raised = raised_counts[(fault_name, setting_name)]
+        raised_each = raised_counts[(fault_name, setting_name)]
         print(
             f"{fault_name:<26} {setting_name:<30} {statistics.median(values):>10.2f} "
-            f"({min(values):.2f}-{max(values):.2f}) {statistics.median(raised):>13g}"
+            f"({min(values):.2f}-{max(values):.2f}) {statistics.median(raised_each):>13g}"
         )
     return results
 

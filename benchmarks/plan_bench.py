@@ -15,6 +15,7 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -23,7 +24,7 @@ from pairedbus.iac.render import PulumiProject, render_stack
 REPO = Path(__file__).resolve().parents[1]
 
 
-def generated_stack(entities: int) -> dict:
+def generated_stack(entities: int) -> dict[str, Any]:
     queues = entities // 2
     topics = (entities - queues) // 2
     subscriptions = entities - queues - topics

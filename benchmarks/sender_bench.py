@@ -185,6 +185,11 @@ class _NoOpConnections:
         pass
 
 
+async def _never_pinged(failover: object, message: object) -> None:
+    """The failover's ping: a healthy primary never fails over, so nothing pings."""
+    raise AssertionError("the benchmark's primary never fails: nothing pings")
+
+
 def _failover_over(plain: Any) -> Any:
     """The failover sender (`PairedSender`) with `plain` as its primary's sender, healthy."""
     from pairedbus.sender.backlog import Backlog, BacklogRotation
@@ -199,9 +204,9 @@ def _failover_over(plain: Any) -> Any:
         EntityKind.QUEUE,
         FailoverClock(timedelta(0)),
         stats,
-        ping=None,
+        ping=_never_pinged,
         ping_interval=60,
-        sleep=asyncio.sleep,  # type: ignore[arg-type]
+        sleep=asyncio.sleep,
     )
     backlog = Backlog(BacklogRotation(["unused"]), connections, stats, timeout=60)
     return PairedSender(failover, backlog, connections, stats, backlog_queue="unused", timeout=60)

@@ -71,7 +71,7 @@ from pairedbus.servicebus.link import Link
 PRIMARY = contract.service_bus_fqdn("bench-primary")
 SECONDARY = contract.service_bus_fqdn("bench-secondary")
 PREFIX = "bench-primary"
-CREDENTIAL = object()
+CREDENTIAL: Any = object()  # the fake's clients take any credential
 DESTINATIONS = 10
 CAPACITY = 2_000
 CAPACITY_BYTES = 64 * 1024 * 1024
@@ -79,7 +79,8 @@ BATCH = 250
 #: Bodies this large or larger make a large-message backlog (a tenth of the counts; see above).
 LARGE = 200 * 1024
 #: The link model of the "on" cells: 50 µs per frame, 1 Gbit/s per connection and direction.
-LINK = Link(frame_cost=50e-6, bandwidth=125e6)
+LINK_BANDWIDTH = 125e6  # bytes/s
+LINK = Link(frame_cost=50e-6, bandwidth=LINK_BANDWIDTH)
 #: Extra Syphon options from the command line (`--syphon-option name=value`).
 SYPHON_OPTIONS: dict[str, Any] = {}
 
@@ -316,14 +317,14 @@ class Result(NamedTuple):
     rate: float  # msg/s end to end
     steady: float  # msg/s between 10 % and 90 % delivered
     cpu_us: float  # CPU µs per message, the whole process
-    count: int  # messages this mover drained (the sequential one may drain fewer than parked)
+    messages: int  # messages this mover drained (the sequential one may drain fewer than parked)
 
 
 class Cell(NamedTuple):
     size: int
     link: bool
     queues: int
-    count: int
+    messages: int
 
 
 def _measure(world: Any, mover: Mover, queues: int, count: int, size: int) -> Result:
@@ -376,9 +377,9 @@ def drain_cell(world: Any, cell: Cell, movers: list[str], *, rounds: int, sequen
     end counts (its CPU per message: the least seen)."""
     world.link = LINK if cell.link else None
     best: dict[str, Result] = {}
-    for _ in range(rounds_for(cell.count, rounds)):
+    for _ in range(rounds_for(cell.messages, rounds)):
         for name in movers:
-            count = min(cell.count, sequential_cap) if name == "sequential" else cell.count
+            count = min(cell.messages, sequential_cap) if name == "sequential" else cell.messages
             result = _measure(world, MOVERS[name], cell.queues, count, cell.size)
             kept = best.get(name)
             if kept is None or result.rate > kept.rate:
@@ -434,7 +435,7 @@ def _sdk_add(batch: Any, message: Any) -> bool:
 
 
 def _cells(args: argparse.Namespace) -> list[Cell]:
-    cells = []
+    cells: list[Cell] = []
     for size in args.sizes:
         counts = [max(1, c // 10) for c in args.counts] if size >= LARGE else args.counts
         for link in args.links:
@@ -459,9 +460,9 @@ def header(movers: list[str]) -> list[str]:
 
 def row(cell: Cell, results: dict[str, Result]) -> str:
     """One cell of the headline table; `*`: a capped backlog; `<`: the syphon slower than pipelined."""
-    line = f"{_size_label(cell.size):>7} {'on' if cell.link else 'off':>4} {cell.queues:>6} {cell.count:>8,}"
+    line = f"{_size_label(cell.size):>7} {'on' if cell.link else 'off':>4} {cell.queues:>6} {cell.messages:>8,}"
     for r in results.values():
-        line += f"{r.rate:>11,.0f}" + ("*" if r.count < cell.count else " ")
+        line += f"{r.rate:>11,.0f}" + ("*" if r.messages < cell.messages else " ")
     if "syphon" in results and "pipelined" in results:
         ratio = results["syphon"].rate / results["pipelined"].rate
         line += f"{ratio:>7.2f}" + ("" if ratio >= 1 else "  <")
@@ -479,7 +480,7 @@ def report(table: dict[Cell, dict[str, Result]], latency: float) -> list[str]:
 def footer(table: dict[Cell, dict[str, Result]], latency: float) -> list[str]:
     """What the marks mean, the cells the syphon lost, and steady state against the ceiling."""
     lines = []
-    if any(r.count < cell.count for cell, results in table.items() for r in results.values()):
+    if any(r.messages < cell.messages for cell, results in table.items() for r in results.values()):
         lines.append(
             "* drained a capped backlog (--sequential-cap): one batch at a time, its rate does not grow with depth"
         )
@@ -504,10 +505,10 @@ def footer(table: dict[Cell, dict[str, Result]], latency: float) -> list[str]:
             parts = [
                 f"{name} {r.steady:,.0f} msg/s = {r.steady / most:.0%} ({r.cpu_us:.0f} µs CPU/msg)"
                 for name, r in table[cell].items()
-                if r.count == cell.count
+                if r.messages == cell.messages
             ]
             lines.append(
-                f"  {cell.queues:>2} queues, {cell.count:,} x {_size_label(cell.size)}, ceiling {most:,.0f} msg/s: "
+                f"  {cell.queues:>2} queues, {cell.messages:,} x {_size_label(cell.size)}, ceiling {most:,.0f} msg/s: "
                 + "; ".join(parts)
             )
     return lines
@@ -518,7 +519,7 @@ def _steady_cells(table: dict[Cell, dict[str, Result]]) -> list[Cell]:
     chosen: dict[int, Cell] = {}
     for cell in table:
         kept = chosen.get(cell.queues)
-        if kept is None or (cell.size, not cell.link, -cell.count) < (kept.size, not kept.link, -kept.count):
+        if kept is None or (cell.size, not cell.link, -cell.messages) < (kept.size, not kept.link, -kept.messages):
             chosen[cell.queues] = cell
     return [chosen[q] for q in sorted(chosen)]
 
@@ -557,7 +558,7 @@ def main(argv: list[str] | None = None) -> dict[Cell, dict[str, Result]]:
 
     print(
         f"round trip {args.latency * 1000:.0f} ms; link model (on): {LINK.frame_cost * 1e6:g} µs/frame, "
-        f"{LINK.bandwidth / 1e6:g} MB/s per connection and direction; bound C = {CAPACITY} messages, "
+        f"{LINK_BANDWIDTH / 1e6:g} MB/s per connection and direction; bound C = {CAPACITY} messages, "
         f"{CAPACITY_BYTES >> 20} MiB; {_size_label(LARGE)}-class backlogs hold a tenth of --counts",
         flush=True,
     )

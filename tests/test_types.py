@@ -1,8 +1,8 @@
 """The type checker: mypy, strict, as pyproject.toml's [tool.mypy] configures it.
 
 The runtime's packages and the Service Bus model (`pairedbus.servicebus`) are strict with no exception; the rest of `src/pairedbus` is
-strict except for the error codes its per-module overrides list (each with its reason). Any error fails,
-with mypy's report as the message. mypy's cache is the checkout's `.mypy_cache` (ignored by git): a cold
+strict except for the error codes its per-module overrides list (each with its reason); `benchmarks/` is
+strict too. Any error fails, with mypy's report as the message. mypy's cache is the checkout's `.mypy_cache` (ignored by git): a cold
 run of the whole tree takes minutes, a warm one seconds.
 """
 
@@ -69,3 +69,9 @@ def test_the_runtime_and_the_fakes_model_type_check_strictly() -> None:
 @pytest.mark.timeout(900)  # stretched with the load by tests/load.py, as the subprocess's own bound
 def test_all_of_src_type_checks_with_its_listed_overrides() -> None:
     _mypy()  # the packages pyproject.toml's [tool.mypy] names
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)  # as above: mypy follows the benchmarks' imports into src
+def test_the_benchmarks_type_check_strictly() -> None:
+    _mypy(*sorted(str(path.relative_to(REPO)) for path in (REPO / "benchmarks").glob("*.py")))

@@ -20,7 +20,7 @@ def test_quick_run_drains_every_cell_with_every_mover_and_prints_the_table(
     table = bench.main(["--quick", "--latency", "0.002"])
 
     # 256 B and 200 KB, link off and on, 1 and 3 queues; the 200 KB backlogs hold a tenth.
-    assert [(c.size, c.link, c.queues, c.count) for c in table] == [
+    assert [(c.size, c.link, c.queues, c.messages) for c in table] == [
         (size, link, queues, 60 if size == 256 else 6)
         for size in (256, 200 * 1024)
         for link in (False, True)
@@ -28,7 +28,7 @@ def test_quick_run_drains_every_cell_with_every_mover_and_prints_the_table(
     ]
     for cell, results in table.items():
         assert list(results) == ["syphon", "pipelined", "sequential"]
-        assert all(r.count == cell.count and r.rate > 0 and r.cpu_us > 0 for r in results.values())
+        assert all(r.messages == cell.messages and r.rate > 0 and r.cpu_us > 0 for r in results.values())
     out = capsys.readouterr().out
     assert "end to end, msg/s" in out and "ratio = syphon / pipelined" in out
     assert "cells; lowest ratio" in out
@@ -44,8 +44,8 @@ def test_the_sequential_mover_drains_a_capped_backlog_and_the_table_marks_it(
     table = bench.main(argv.split())
 
     (results,) = table.values()
-    assert results["syphon"].count == results["pipelined"].count == 40
-    assert results["sequential"].count == 10
+    assert results["syphon"].messages == results["pipelined"].messages == 40
+    assert results["sequential"].messages == 10
     assert "* drained a capped backlog" in capsys.readouterr().out
 
 
